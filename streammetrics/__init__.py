@@ -1,0 +1,25 @@
+"""streammetrics: streaming, mergeable, serialisable evaluation metrics.
+
+Every metric is a small state with ``update`` / ``merge`` / ``compute``; states serialise to
+msgpack bytes (:meth:`Metric.to_bytes`, :func:`loads`) so that partial states from shards,
+processes, machines or time windows combine into the exact result.
+"""
+
+from . import classification
+from .base import Metric, StateBlock, loads, registered_metrics
+from .classification import *  # noqa: F403
+from .errors import IncompatibleStateError, InputError, StateDecodeError, StreamMetricsError
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "IncompatibleStateError",
+    "InputError",
+    "Metric",
+    "StateBlock",
+    "StateDecodeError",
+    "StreamMetricsError",
+    "loads",
+    "registered_metrics",
+    *classification.__all__,
+]

@@ -1,0 +1,197 @@
+"""The wire format: a versioned msgpack envelope around a tree of plain values and numpy arrays.
+
+This module knows nothing about metrics. It turns a tree made of ``None``, ``bool``, ``int``,
+``float``, ``str``, ``bytes``, ``list``/``tuple``, ``dict`` and :class:`numpy.ndarray` into
+canonical bytes and back, and wraps such a tree in the envelope described in ``docs/format.md``.
+
+Canonical means that the same logical tree always gives the same bytes: dict entries are written
+in sorted key order, integers in msgpack's smallest form, floats always as float64, arrays as
+little-endian bytes in C order. Decoding never imports anything by name, never unpickles, and
+never allocates more than the blob justifies: every length is checked against the bytes present.
+Every failure becomes :class:`~streammetrics.errors.StateDecodeError`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgpack
+import numpy as np
+
+from .errors import StateDecodeError
+
+__all__ = [
+    "FORMAT_MAGIC",
+    "FORMAT_VERSION",
+    "check_envelope",
+    "decode",
+    "encode",
+    "envelope_tree",
+    "pack_envelope",
+    "unpack_envelope",
+]
+
+FORMAT_MAGIC = "streammetrics"
+#: Version of the envelope layout. Bump only with a reader for every older version.
+FORMAT_VERSION = 1
+
+_EXT_NDARRAY = 1
+# Only plain numeric dtypes travel; never object, void or datetime arrays. Keys are numpy's
+# ``dtype.str`` for the little-endian form, which is what the wire carries.
+_ALLOWED_DTYPES = frozenset(
+    ["|b1", "|i1", "|u1", "<i2", "<u2", "<i4", "<u4", "<i8", "<u8", "<f4", "<f8"]
+)
+_MAX_NDIM = 8
+_MAX_DEPTH = 64
+
+
+def _sort_key(key: Any) -> tuple[int, Any]:
+    # Keys of one dict may mix ints and strings (group ids); order by kind first, then value.
+    if isinstance(key, (bool, int, np.integer)):
+        return (0, int(key))
+    if isinstance(key, (float, np.floating)):
+        return (1, float(key))
+    if isinstance(key, str):
+        return (2, key)
+    if isinstance(key, bytes):
+        return (3, key)
+    raise TypeError(f"dict key of type {type(key).__name__} cannot be serialised")
+
+
+def _pack_array(arr: np.ndarray) -> msgpack.ExtType:
+    if arr.dtype.kind == "b":
+        wire = arr.astype("|b1", copy=False)
+    else:
+        wire = arr.astype(arr.dtype.newbyteorder("<"), copy=False)
+    if wire.dtype.str not in _ALLOWED_DTYPES:
+        raise TypeError(f"arrays of dtype {arr.dtype} cannot be serialised")
+    data = np.ascontiguousarray(wire).tobytes()
+    payload = msgpack.packb([wire.dtype.str, list(arr.shape), data], use_bin_type=True)
+    return msgpack.ExtType(_EXT_NDARRAY, payload)
+
+
+def _canonical(obj: Any, depth: int = 0) -> Any:
+    if depth > _MAX_DEPTH:
+        raise TypeError("value nested too deeply to serialise")
+    if obj is None or isinstance(obj, (bool, str, bytes)):
+        return obj
+    if isinstance(obj, (int, np.integer)):
+        return int(obj)
+    if isinstance(obj, (float, np.floating)):
+        return float(obj)
+    if isinstance(obj, np.bool_):
+        return bool(obj)
+    if isinstance(obj, np.ndarray):
+        return _pack_array(obj)
+    if isinstance(obj, (list, tuple)):
+        return [_canonical(v, depth + 1) for v in obj]
+    if isinstance(obj, dict):
+        items = sorted(obj.items(), key=lambda kv: _sort_key(kv[0]))
+        return {_canonical(k, depth + 1): _canonical(v, depth + 1) for k, v in items}
+    raise TypeError(f"values of type {type(obj).__name__} cannot be serialised")
+
+
+def encode(obj: Any) -> bytes:
+    """Canonical msgpack bytes of a tree of plain values and numpy arrays."""
+    out: bytes = msgpack.packb(_canonical(obj), use_bin_type=True, use_single_float=False)
+    return out
+
+
+def _unpack_array(payload: bytes) -> np.ndarray:
+    head = msgpack.unpackb(payload, raw=False, use_list=True, strict_map_key=True)
+    if not (isinstance(head, list) and len(head) == 3):
+        raise StateDecodeError("array header is not [dtype, shape, data]")
+    dtype_str, shape, data = head
+    if not isinstance(dtype_str, str) or dtype_str not in _ALLOWED_DTYPES:
+        raise StateDecodeError(f"array dtype {dtype_str!r} is not allowed")
+    if not isinstance(shape, list) or len(shape) > _MAX_NDIM:
+        raise StateDecodeError("array shape is not a list of at most 8 sizes")
+    if not all(type(s) is int and s >= 0 for s in shape):
+        raise StateDecodeError("array shape holds a negative or non-integer size")
+    if not isinstance(data, bytes):
+        raise StateDecodeError("array data is not bytes")
+    dtype = np.dtype(dtype_str)
+    size = 1
+    for s in shape:
+        size *= s
+    # Python ints cannot overflow, so a forged huge shape fails here before any allocation.
+    if size * dtype.itemsize != len(data):
+        raise StateDecodeError(
+            f"array of shape {tuple(shape)} and dtype {dtype_str} needs "
+            f"{size * dtype.itemsize} bytes, the blob has {len(data)}"
+        )
+    arr = np.frombuffer(data, dtype=dtype).reshape(shape)
+    return arr.astype(dtype.newbyteorder("="), copy=True)
+
+
+def _ext_hook(code: int, payload: bytes) -> Any:
+    if code != _EXT_NDARRAY:
+        raise StateDecodeError(f"unknown msgpack extension type {code}")
+    return _unpack_array(payload)
+
+
+def decode(blob: bytes) -> Any:
+    """Inverse of :func:`encode`; raises :class:`StateDecodeError` on anything malformed."""
+    if not isinstance(blob, (bytes, bytearray, memoryview)):
+        raise StateDecodeError(f"expected bytes, got {type(blob).__name__}")
+    try:
+        return msgpack.unpackb(
+            bytes(blob),
+            raw=False,
+            use_list=True,
+            strict_map_key=False,
+            ext_hook=_ext_hook,
+        )
+    except StateDecodeError:
+        raise
+    except Exception as exc:  # msgpack raises several unrelated types; the contract wants one
+        raise StateDecodeError(f"not a valid msgpack state: {type(exc).__name__}: {exc}") from exc
+
+
+def envelope_tree(class_name: str, schema: int, config: dict[str, Any], state: Any) -> Any:
+    """The envelope of one serialised metric as a tree (``docs/format.md``)."""
+    return {
+        "format": FORMAT_MAGIC,
+        "version": FORMAT_VERSION,
+        "class": class_name,
+        "schema": schema,
+        "config": config,
+        "state": state,
+    }
+
+
+def pack_envelope(class_name: str, schema: int, config: dict[str, Any], state: Any) -> bytes:
+    """Bytes of one serialised metric: see ``docs/format.md``."""
+    return encode(envelope_tree(class_name, schema, config, state))
+
+
+def check_envelope(tree: Any) -> tuple[str, int, dict[str, Any], Any]:
+    """Validate a decoded envelope tree and return ``(class, schema, config, state)``."""
+    if not isinstance(tree, dict):
+        raise StateDecodeError("a state blob must hold a map at its top level")
+    if tree.get("format") != FORMAT_MAGIC:
+        raise StateDecodeError("not a streammetrics state (the format marker is missing)")
+    version = tree.get("version")
+    if type(version) is not int or not 1 <= version <= FORMAT_VERSION:
+        raise StateDecodeError(
+            f"state format version {version!r} is not supported (this reader knows 1 to "
+            f"{FORMAT_VERSION}); upgrade streammetrics to read it"
+        )
+    extra = set(tree) - {"format", "version", "class", "schema", "config", "state"}
+    if extra:
+        raise StateDecodeError(f"unexpected envelope fields {sorted(map(str, extra))}")
+    name, schema, config = tree.get("class"), tree.get("schema"), tree.get("config")
+    if not isinstance(name, str):
+        raise StateDecodeError("the envelope's class name is missing")
+    if type(schema) is not int or schema < 1:
+        raise StateDecodeError("the envelope's schema number is missing or invalid")
+    if not isinstance(config, dict) or not all(isinstance(k, str) for k in config):
+        raise StateDecodeError("the envelope's config is not a map of names to values")
+    if "state" not in tree:
+        raise StateDecodeError("the envelope has no state")
+    return name, schema, config, tree["state"]
+
+
+def unpack_envelope(blob: bytes) -> tuple[str, int, dict[str, Any], Any]:
+    """Decode and validate an envelope: ``(class, schema, config, state)``."""
+    return check_envelope(decode(blob))

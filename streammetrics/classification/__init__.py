@@ -1,0 +1,7 @@
+"""Classification: label metrics from a confusion matrix, and score metrics (AUC, AP, GAUC, ...)."""
+
+from . import confusion, scores
+from .confusion import *  # noqa: F403
+from .scores import *  # noqa: F403
+
+__all__ = [*confusion.__all__, *scores.__all__]

@@ -1,0 +1,29 @@
+"""The three errors of the public API.
+
+All three subclass :class:`ValueError`, so code written against scikit-learn's habit of raising
+``ValueError`` for bad input keeps working.
+"""
+
+from __future__ import annotations
+
+__all__ = ["IncompatibleStateError", "InputError", "StateDecodeError", "StreamMetricsError"]
+
+
+class StreamMetricsError(ValueError):
+    """Base of every error streammetrics raises on purpose."""
+
+
+class InputError(StreamMetricsError):
+    """Bad input to ``update`` or to a constructor.
+
+    The message names the argument and says what was wrong with it. An ``update`` that raises
+    this leaves the metric's state exactly as it was.
+    """
+
+
+class IncompatibleStateError(StreamMetricsError):
+    """Two metrics cannot be merged: different classes or different configurations."""
+
+
+class StateDecodeError(StreamMetricsError):
+    """Bytes that are not a valid serialised state (truncated, corrupt, wrong version, ...)."""

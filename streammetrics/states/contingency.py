@@ -1,0 +1,164 @@
+"""Contingency counts: how often each (row label, column label) pair occurred.
+
+The state behind the confusion matrix and every classification score derived from it, and behind
+the external clustering indices (true classes against predicted clusters). Labels are any
+hashable values of one kind (integers or strings); the two axes share one label set (confusion
+matrix) or keep their own (clustering). The canonical form keeps each label set sorted, so a
+stream split any way and merged in any order gives the same state, byte for byte.
+
+Memory: one count per (row label, column label) pair, int64 until a sample weight arrives, then
+float64 (whole-number weights stay exact up to 2**53).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..base import StateBlock
+from ..errors import IncompatibleStateError, InputError
+from .labels import (
+    EMPTY_LABELS,
+    check_kinds,
+    codes_in,
+    labels_from_wire,
+    labels_to_wire,
+    union,
+    unique_codes,
+)
+
+__all__ = ["ContingencyCounts"]
+
+
+def _embed(table: np.ndarray, rows: np.ndarray, cols: np.ndarray, new_rows: np.ndarray,
+           new_cols: np.ndarray, dtype: np.dtype[Any]) -> np.ndarray:
+    if np.array_equal(rows, new_rows) and np.array_equal(cols, new_cols):
+        return table.astype(dtype, copy=False)
+    out = np.zeros((len(new_rows), len(new_cols)), dtype=dtype)
+    if table.size:
+        out[np.ix_(np.searchsorted(new_rows, rows), np.searchsorted(new_cols, cols))] = table
+    return out
+
+
+class ContingencyCounts(StateBlock):
+    """Counts of label pairs, merged by label union.
+
+    Parameters
+    ----------
+    shared : bool
+        One label set for both axes (a confusion matrix: square table) instead of one per axis.
+    labels : array-like, optional
+        A fixed, complete label set (shared axes only): labels outside it are an ``InputError``
+        and the table is always ``len(labels)`` square.
+
+    Complexity: ``add`` is O(n) for integer labels of small range and O(n log n) otherwise;
+    ``merged`` is O(r * c) for the union's r row and c column labels.
+    """
+
+    def __init__(self, *, shared: bool, labels: np.ndarray | None = None) -> None:
+        self.shared = shared
+        self.fixed = labels is not None
+        base = np.sort(labels) if labels is not None else EMPTY_LABELS
+        self.rows: np.ndarray = base
+        self.cols: np.ndarray = base
+        size = len(base)
+        self.table: np.ndarray = np.zeros((size, size), dtype=np.int64)
+
+    # -- building increments -----------------------------------------------------------------
+
+    def batch(self, a: np.ndarray, b: np.ndarray, weights: np.ndarray | None,
+              names: tuple[str, str]) -> ContingencyCounts:
+        """A new block holding only this batch's counts, with label sets compatible with ``self``
+        (the fixed labels, where there are some). Pure: ``self`` does not change."""
+        out = ContingencyCounts.__new__(ContingencyCounts)
+        out.shared, out.fixed = self.shared, self.fixed
+        if self.fixed:
+            ra, rb = codes_in(self.rows, a, names[0]), codes_in(self.rows, b, names[1])
+            out.rows = out.cols = self.rows
+        elif self.shared:
+            check_kinds(self.rows, a, names[0])
+            check_kinds(self.rows, b, names[1])
+            if len(a) and len(b) and a.dtype.kind != b.dtype.kind:
+                raise InputError(f"{names[0]} and {names[1]} hold different kinds of label")
+            labels, codes = unique_codes(np.concatenate([a, b]))
+            ra, rb = codes[: len(a)], codes[len(a):]
+            out.rows = out.cols = labels
+        else:
+            check_kinds(self.rows, a, names[0])
+            check_kinds(self.cols, b, names[1])
+            out.rows, ra = unique_codes(a)
+            out.cols, rb = unique_codes(b)
+        nr, nc = len(out.rows), len(out.cols)
+        flat = np.bincount(ra * nc + rb, weights=weights, minlength=nr * nc)
+        out.table = flat.reshape(nr, nc)
+        return out
+
+    # -- merging -----------------------------------------------------------------------------
+
+    def check_mergeable(self, other: ContingencyCounts) -> None:
+        for mine, theirs in ((self.rows, other.rows), (self.cols, other.cols)):
+            if len(mine) and len(theirs) and (mine.dtype.kind == "U") != (theirs.dtype.kind == "U"):
+                raise IncompatibleStateError(
+                    "cannot merge a state of integer labels with one of string labels"
+                )
+
+    def merged(self, other: ContingencyCounts) -> ContingencyCounts:
+        """A new block with the counts of both (label union); neither input changes."""
+        self.check_mergeable(other)
+        out = ContingencyCounts.__new__(ContingencyCounts)
+        out.shared, out.fixed = self.shared, self.fixed
+        out.rows = union(self.rows, other.rows)
+        out.cols = out.rows if self.shared else union(self.cols, other.cols)
+        dtype = np.result_type(self.table.dtype, other.table.dtype)
+        mine = _embed(self.table, self.rows, self.cols, out.rows, out.cols, dtype)
+        theirs = _embed(other.table, other.rows, other.cols, out.rows, out.cols, dtype)
+        out.table = mine + theirs
+        return out
+
+    def merge(self, other: Any) -> None:
+        new = self.merged(other)
+        self.rows, self.cols, self.table = new.rows, new.cols, new.table
+
+    # -- wire --------------------------------------------------------------------------------
+
+    def to_wire(self) -> Any:
+        wire: dict[str, Any] = {"rows": labels_to_wire(self.rows), "table": self.table}
+        if not self.shared:
+            wire["cols"] = labels_to_wire(self.cols)
+        return wire
+
+    def from_wire(self, wire: Any) -> ContingencyCounts:
+        if not isinstance(wire, dict):
+            raise ValueError("contingency counts must be a map")
+        keys = {"rows", "table"} if self.shared else {"rows", "cols", "table"}
+        if set(wire) != keys:
+            raise ValueError(f"contingency counts need exactly the fields {sorted(keys)}")
+        out = ContingencyCounts.__new__(ContingencyCounts)
+        out.shared, out.fixed = self.shared, self.fixed
+        out.rows = labels_from_wire(wire["rows"])
+        out.cols = out.rows if self.shared else labels_from_wire(wire["cols"])
+        if self.fixed and not np.array_equal(out.rows, self.rows):
+            raise ValueError("the labels differ from the configured labels")
+        table = wire["table"]
+        if not isinstance(table, np.ndarray) or table.dtype not in (np.int64, np.float64):
+            raise ValueError("the table must be an int64 or float64 array")
+        if table.shape != (len(out.rows), len(out.cols)):
+            raise ValueError(
+                f"the table has shape {table.shape}, the labels call for "
+                f"{(len(out.rows), len(out.cols))}"
+            )
+        if table.size and not (np.isfinite(table).all() and table.min() >= 0):
+            raise ValueError("counts must be finite and non-negative")
+        out.table = table
+        return out
+
+    # -- views -------------------------------------------------------------------------------
+
+    @property
+    def weighted(self) -> bool:
+        """True once a sample weight has been counted (the table is float64)."""
+        return self.table.dtype == np.float64
+
+    def total(self) -> float:
+        return float(self.table.sum())

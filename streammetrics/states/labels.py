@@ -1,0 +1,119 @@
+"""Sorted label sets and the vectorised mapping of a label column onto them.
+
+Labels are either all integers (held as int64) or all strings (a numpy unicode array); a set is
+kept sorted as scikit-learn sorts labels, which also makes every state built on it canonical.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError
+
+__all__ = ["EMPTY_LABELS", "codes_in", "labels_from_wire", "labels_to_wire", "unique_codes", "union"]
+
+EMPTY_LABELS = np.empty(0, dtype=np.int64)
+# Integer columns whose range is at most this many times their length (or this small) are
+# uniqued with a bincount instead of a sort: O(n + range) instead of O(n log n).
+_DENSE_RANGE = 1 << 16
+
+
+def _kind(labels: np.ndarray) -> str:
+    return "str" if labels.dtype.kind == "U" else "int"
+
+
+def check_kinds(labels: np.ndarray, values: np.ndarray, name: str) -> None:
+    """``InputError`` when ``values`` are strings and ``labels`` integers, or the reverse."""
+    if len(labels) and len(values) and _kind(labels) != _kind(values):
+        raise InputError(
+            f"{name}: {_kind(values)} labels, but this state holds {_kind(labels)} labels; "
+            "use one kind of label throughout"
+        )
+
+
+def unique_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(sorted unique values, index of each value in them)``, fast for small-range integers."""
+    if values.dtype.kind == "i" and len(values):
+        lo, hi = int(values.min()), int(values.max())
+        span = hi - lo + 1
+        if span <= max(_DENSE_RANGE, 4 * len(values)):
+            shifted = values - lo if lo else values
+            present = np.zeros(span, dtype=bool)
+            present[shifted] = True
+            uniq = np.flatnonzero(present)
+            lut = np.cumsum(present, dtype=np.int64) - 1
+            return uniq + lo, lut[shifted]
+    uniq, inverse = np.unique(values, return_inverse=True)
+    return uniq, inverse.reshape(-1)
+
+
+def union(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Sorted union of two sorted label sets of one kind."""
+    if len(a) == 0:
+        return b
+    if len(b) == 0 or (len(a) == len(b) and np.array_equal(a, b)):
+        return a
+    return np.union1d(a, b)
+
+
+def codes_in(labels: np.ndarray, values: np.ndarray, name: str) -> np.ndarray:
+    """Index of each value in the sorted ``labels``; ``InputError`` naming the unknown ones."""
+    check_kinds(labels, values, name)
+    if values.dtype.kind == "i" and len(labels) and len(values):
+        lo, hi = int(labels[0]), int(labels[-1])
+        if hi - lo + 1 == len(labels):  # a contiguous range: no search needed
+            vmin, vmax = int(values.min()), int(values.max())
+            if vmin >= lo and vmax <= hi:
+                return values - lo if lo else values
+            bad = values[(values < lo) | (values > hi)]
+            raise InputError(
+                f"{name}: labels {sorted(set(bad.tolist()))[:10]} are not among the configured "
+                f"labels {labels.tolist()[:20]}"
+            )
+    idx = np.searchsorted(labels, values)
+    idx_clipped = np.minimum(idx, max(len(labels) - 1, 0))
+    ok = (idx < len(labels)) & (labels[idx_clipped] == values) if len(labels) else idx < 0
+    if not ok.all():
+        bad = values[~ok]
+        raise InputError(
+            f"{name}: labels {sorted(set(bad.tolist()))[:10]} are not among the configured "
+            f"labels {labels.tolist()[:20]}"
+        )
+    return idx
+
+
+def labels_to_wire(labels: np.ndarray) -> Any:
+    """Integer labels travel as an int64 array, string labels as a list of str."""
+    return labels.tolist() if labels.dtype.kind == "U" else labels.astype(np.int64)
+
+
+def labels_from_wire(wire: Any) -> np.ndarray:
+    """Inverse of :func:`labels_to_wire`; ``ValueError`` unless strictly sorted and unique."""
+    if isinstance(wire, np.ndarray):
+        if wire.dtype != np.int64 or wire.ndim != 1:
+            raise ValueError("integer labels must be a 1-D int64 array")
+        labels = wire
+    elif isinstance(wire, list) and all(isinstance(v, str) for v in wire):
+        labels = np.array(wire, dtype=np.str_) if wire else EMPTY_LABELS
+    else:
+        raise ValueError("labels must be an int64 array or a list of strings")
+    if len(labels) > 1 and not (labels[1:] > labels[:-1]).all():
+        raise ValueError("labels must be sorted and unique")
+    return labels
+
+
+def config_labels(labels: Any, name: str = "labels") -> list[Any] | None:
+    """Validate a ``labels=`` argument: ``None`` or a non-empty list of distinct labels of one
+    kind, returned as a plain list (ints or strs) that the codec can carry."""
+    from .._inputs import as_labels
+
+    if labels is None:
+        return None
+    arr = as_labels(labels, name)
+    if len(arr) == 0:
+        raise InputError(f"{name}: must hold at least one label")
+    if len(np.unique(arr)) != len(arr):
+        raise InputError(f"{name}: holds a label twice")
+    return [str(v) for v in arr] if arr.dtype.kind == "U" else [int(v) for v in arr]

@@ -1,0 +1,1 @@
+"""Conformance cases, one module per metric family: each defines ``CASES``."""

@@ -1,0 +1,128 @@
+"""The conformance harness every public metric goes through.
+
+Each metric family lists, in ``tests/cases/<family>.py``, a ``CASES`` list of :class:`Case`: how
+to build the metric, how to draw a random valid batch, and which batches must be refused.
+``tests/test_conformance.py`` discovers every public metric class and fails if one has no case,
+then runs each case through the same checks: codec round trip of every field, compute is
+idempotent, merge with empty is identity, merge leaves its argument unchanged, any split merged
+in any order equals the single stream (byte for byte where ``exact``), a failing update leaves
+the state unchanged, incompatible merges are refused, and corrupt bytes give only
+``StateDecodeError``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import math
+import pkgutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+import streammetrics as sm
+
+Batch = tuple[tuple[Any, ...], dict[str, Any]]
+
+
+@dataclass
+class Case:
+    """One configuration of one metric, and how to feed it.
+
+    make:   a fresh metric of this configuration.
+    batch:  ``(rng, n) -> (args, kwargs)``: a random valid update of about ``n`` rows.
+    bad:    ``(args, kwargs)`` updates that must raise ``InputError`` (after valid data).
+    exact:  the state is made of counts: any split gives the same bytes. Otherwise compute()
+            must agree to ``rtol``.
+    other:  a metric of the same class but another configuration (merging it must be refused),
+            or None when the class has no configuration.
+    """
+
+    id: str
+    make: Callable[[], sm.Metric]
+    batch: Callable[[np.random.Generator, int], Batch]
+    bad: list[Batch] = field(default_factory=list)
+    exact: bool = True
+    rtol: float = 1e-12
+    atol: float = 0.0
+    other: Callable[[], sm.Metric] | None = None
+
+
+def family_modules() -> list[Any]:
+    """Every public module of streammetrics that can be imported (optional extras may be
+    missing)."""
+    names = ["streammetrics"] + [
+        f"streammetrics.{m.name}"
+        for m in pkgutil.iter_modules(sm.__path__)
+        if not m.name.startswith("_") and m.name not in {"cli", "dask", "spark", "prometheus"}
+    ]
+    return [importlib.import_module(n) for n in names]
+
+
+def public_metric_classes() -> set[type[sm.Metric]]:
+    """Every concrete Metric subclass named in a public ``__all__``."""
+    found: set[type[sm.Metric]] = set()
+    for module in family_modules():
+        for name in getattr(module, "__all__", []):
+            obj = getattr(module, name, None)
+            if inspect.isclass(obj) and issubclass(obj, sm.Metric) and obj is not sm.Metric:
+                found.add(obj)
+    return found
+
+
+def all_cases() -> list[Case]:
+    from tests import cases
+
+    out: list[Case] = []
+    for info in pkgutil.iter_modules(cases.__path__):
+        module = importlib.import_module(f"tests.cases.{info.name}")
+        out.extend(module.CASES)
+    return out
+
+
+def feed(metric: sm.Metric, batches: list[Batch]) -> sm.Metric:
+    for args, kwargs in batches:
+        metric.update(*args, **kwargs)
+    return metric
+
+
+def assert_same_result(a: Any, b: Any, rtol: float = 1e-12, atol: float = 0.0,
+                       path: str = "result") -> None:
+    """Equal results: nan equals nan; floats to ``rtol``; arrays, tuples and dicts recursively."""
+    if isinstance(a, dict):
+        assert isinstance(b, dict) and set(a) == set(b), f"{path}: keys {set(a)} != {set(b)}"
+        for k in a:
+            assert_same_result(a[k], b[k], rtol, atol, f"{path}[{k!r}]")
+    elif isinstance(a, (tuple, list)):
+        assert isinstance(b, (tuple, list)) and len(a) == len(b), f"{path}: lengths differ"
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            assert_same_result(x, y, rtol, atol, f"{path}[{i}]")
+    elif isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        a, b = np.asarray(a), np.asarray(b)
+        assert a.shape == b.shape, f"{path}: shapes {a.shape} != {b.shape}"
+        if a.dtype.kind in "fc" or b.dtype.kind in "fc":
+            np.testing.assert_allclose(a, b, rtol=rtol, atol=atol, equal_nan=True, err_msg=path)
+        else:
+            np.testing.assert_array_equal(a, b, err_msg=path)
+    elif isinstance(a, float) or isinstance(b, float):
+        if math.isnan(a) or math.isnan(b):
+            assert math.isnan(a) and math.isnan(b), f"{path}: {a} != {b}"
+        else:
+            assert math.isclose(a, b, rel_tol=rtol, abs_tol=atol), f"{path}: {a} != {b}"
+    else:
+        assert a == b, f"{path}: {a!r} != {b!r}"
+
+
+def is_all_nan(result: Any) -> bool:
+    """True when every float in an empty metric's result is nan (containers may be empty)."""
+    if isinstance(result, dict):
+        return all(is_all_nan(v) for v in result.values())
+    if isinstance(result, (tuple, list)):
+        return all(is_all_nan(v) for v in result)
+    if isinstance(result, np.ndarray):
+        return result.dtype.kind not in "fc" or result.size == 0 or bool(np.isnan(result).all())
+    if isinstance(result, float):
+        return math.isnan(result)
+    return True  # counts and labels of an empty metric (0, [], None)

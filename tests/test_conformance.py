@@ -1,0 +1,189 @@
+"""Every public metric through the same conformance checks (see ``tests/harness.py``)."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+import streammetrics as sm
+from tests.harness import (
+    Case,
+    all_cases,
+    assert_same_result,
+    feed,
+    is_all_nan,
+    public_metric_classes,
+)
+
+CASES = all_cases()
+
+
+def test_every_public_metric_has_a_case() -> None:
+    covered = {type(case.make()) for case in CASES}
+    missing = sorted(cls.__name__ for cls in public_metric_classes() - covered)
+    assert not missing, f"metrics without a conformance case in tests/cases/: {missing}"
+
+
+def test_every_public_metric_is_registered() -> None:
+    registry = sm.registered_metrics()
+    for cls in public_metric_classes():
+        assert registry.get(cls.__name__) is cls
+
+
+parametrize = pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+
+
+def _batches(case: Case, seed: int, count: int = 12) -> list:
+    rng = np.random.default_rng(seed)
+    sizes = [0, 1] + [int(s) for s in rng.integers(2, 60, count - 2)]
+    rng.shuffle(sizes)
+    return [case.batch(rng, n) for n in sizes]
+
+
+def _check_equal(case: Case, got: sm.Metric, want: sm.Metric, what: str) -> None:
+    if case.exact:
+        assert got.to_bytes() == want.to_bytes(), f"{what}: states differ"
+        assert got == want
+    assert got.count == want.count, f"{what}: counts differ"
+    assert_same_result(got.compute(), want.compute(), case.rtol, case.atol, what)
+
+
+@parametrize
+def test_empty_metric(case: Case) -> None:
+    m = case.make()
+    assert m.count == 0
+    assert is_all_nan(m.compute()), f"empty {case.id} should compute to nan"
+    again = sm.loads(m.to_bytes())
+    assert again == m and type(again) is type(m)
+    repr(m)
+
+
+@parametrize
+def test_roundtrip_every_field(case: Case) -> None:
+    m = feed(case.make(), _batches(case, 1))
+    blob = m.to_bytes()
+    back = sm.loads(blob)
+    assert type(back) is type(m) and back.count == m.count
+    assert repr(back.config) == repr(m.config)
+    assert back.to_bytes() == blob
+    assert back == m
+    assert_same_result(back.compute(), m.compute(), 0.0, 0.0, "round trip")
+    assert type(m).from_bytes(blob) == m
+    foreign = sm.Accuracy() if not isinstance(m, sm.Accuracy) else sm.ConfusionMatrix()
+    with pytest.raises(sm.StateDecodeError):
+        type(m).from_bytes(foreign.to_bytes())
+
+
+@parametrize
+def test_compute_is_idempotent_and_pure(case: Case) -> None:
+    m = feed(case.make(), _batches(case, 2))
+    before = m.to_bytes()
+    first = m.compute()
+    assert_same_result(m.compute(), first, 0.0, 0.0, "second compute")
+    assert m.to_bytes() == before, "compute changed the state"
+
+
+@parametrize
+def test_merge_with_empty_is_identity(case: Case) -> None:
+    m = feed(case.make(), _batches(case, 3))
+    _check_equal(case, m.copy().merge(case.make()), m, "m.merge(empty)")
+    _check_equal(case, case.make().merge(m), m, "empty.merge(m)")
+
+
+@parametrize
+def test_merge_leaves_argument_unchanged(case: Case) -> None:
+    a = feed(case.make(), _batches(case, 4))
+    b = feed(case.make(), _batches(case, 5))
+    b_bytes = b.to_bytes()
+    c = a + b
+    assert b.to_bytes() == b_bytes
+    a.merge(b)
+    assert b.to_bytes() == b_bytes
+    _check_equal(case, c, a, "a + b")
+    args, kwargs = case.batch(np.random.default_rng(6), 10)
+    b.update(*args, **kwargs)
+    _check_equal(case, c, a, "merge keeps no reference to its argument")
+
+
+@parametrize
+@pytest.mark.parametrize("seed", [10, 11, 12])
+def test_split_invariance(case: Case, seed: int) -> None:
+    batches = _batches(case, seed, count=16)
+    whole = feed(case.make(), batches)
+    rnd = random.Random(seed)
+    n_shards = rnd.randint(2, 5)
+    shards = [case.make() for _ in range(n_shards)]
+    for batch in batches:
+        feed(shards[rnd.randrange(n_shards)], [batch])
+    order = shards[:]
+    rnd.shuffle(order)
+    folded = order[0].copy().merge(*order[1:])
+    _check_equal(case, folded, whole, "shards merged in random order")
+    tree = [s.copy() for s in order]
+    while len(tree) > 1:
+        tree = [tree[i].merge(tree[i + 1]) if i + 1 < len(tree) else tree[i]
+                for i in range(0, len(tree), 2)]
+    _check_equal(case, tree[0], whole, "shards merged as a tree")
+    _check_equal(case, sum(shards), whole, "sum(shards)")
+    merged_bytes = sm.loads(folded.to_bytes())
+    _check_equal(case, merged_bytes, whole, "merged through bytes")
+
+
+@parametrize
+def test_failed_update_leaves_state_unchanged(case: Case) -> None:
+    assert case.bad, f"{case.id} lists no bad input"
+    m = feed(case.make(), _batches(case, 7))
+    before = m.to_bytes()
+    for args, kwargs in case.bad:
+        with pytest.raises(sm.InputError):
+            m.update(*args, **kwargs)
+        assert m.to_bytes() == before, "a failing update changed the state"
+
+
+@parametrize
+def test_incompatible_merges_refused(case: Case) -> None:
+    m = feed(case.make(), _batches(case, 8))
+    before = m.to_bytes()
+    foreign = sm.Accuracy() if not isinstance(m, sm.Accuracy) else sm.ConfusionMatrix()
+    with pytest.raises(sm.IncompatibleStateError):
+        m.merge(foreign)
+    if case.other is not None:
+        other = case.other()
+        assert type(other) is type(m) and other.config != m.config
+        with pytest.raises(sm.IncompatibleStateError):
+            m.merge(other)
+    assert m.to_bytes() == before
+
+
+@parametrize
+def test_reset_and_copy(case: Case) -> None:
+    m = feed(case.make(), _batches(case, 9))
+    c = m.copy()
+    assert c == m and c is not m
+    m.reset()
+    assert m == case.make() and m.count == 0
+    assert c.count > 0
+
+
+@parametrize
+def test_corrupt_bytes_raise_only_state_decode_error(case: Case) -> None:
+    m = feed(case.make(), _batches(case, 13))
+    blob = m.to_bytes()
+    rng = np.random.default_rng(14)
+    candidates = [blob[:i] for i in sorted(set(rng.integers(0, len(blob), 40).tolist()))]
+    for _ in range(150):
+        flipped = bytearray(blob)
+        pos = int(rng.integers(0, len(blob)))
+        flipped[pos] ^= 1 << int(rng.integers(0, 8))
+        candidates.append(bytes(flipped))
+    candidates += [bytes(rng.integers(0, 256, int(n), dtype=np.uint8)) for n in (0, 1, 7, 64)]
+    for bad in candidates:
+        try:
+            back = sm.loads(bad)
+        except sm.StateDecodeError:
+            continue
+        # A flip can land on a value that is still valid: then the state must be usable.
+        back.compute()
+        back.to_bytes()
