@@ -8,6 +8,7 @@ processes, machines or time windows combine into the exact result.
 from . import classification
 from .base import Metric, StateBlock, loads, registered_metrics
 from .classification import *  # noqa: F403
+from .collection import MetricCollection
 from .errors import IncompatibleStateError, InputError, StateDecodeError, StreamMetricsError
 
 __version__ = "0.1.0"
@@ -16,6 +17,7 @@ __all__ = [
     "IncompatibleStateError",
     "InputError",
     "Metric",
+    "MetricCollection",
     "StateBlock",
     "StateDecodeError",
     "StreamMetricsError",

@@ -148,7 +148,9 @@ def decode(blob: bytes) -> Any:
         raise StateDecodeError(f"not a valid msgpack state: {type(exc).__name__}: {exc}") from exc
 
 
-def envelope_tree(class_name: str, schema: int, config: dict[str, Any], state: Any) -> Any:
+def envelope_tree(
+    class_name: str, schema: int, config: dict[str, Any], state: Any
+) -> dict[str, Any]:
     """The envelope of one serialised metric as a tree (``docs/format.md``)."""
     return {
         "format": FORMAT_MAGIC,

@@ -76,7 +76,7 @@ class StateBlock(ABC):
         Raises ``ValueError`` or ``TypeError`` when ``wire`` is not a valid contents tree.
         """
 
-    def check_mergeable(self, other: Any) -> None:
+    def check_mergeable(self, other: Any) -> None:  # noqa: B027 - most blocks accept any peer
         """Raise :class:`IncompatibleStateError` if ``other`` cannot be merged into ``self``.
 
         Called for every block before a merge changes anything, so that a merge is all or nothing.
@@ -273,7 +273,7 @@ class Metric:
         return self
 
     def _merge_from(self, other: Any) -> None:
-        """Merge the declared fields of ``other`` into ``self`` (``count`` is done by the caller)."""
+        """Merge the declared fields of ``other`` into ``self`` (the caller adds ``count``)."""
         for name, field in self._fields.items():
             mine, theirs = getattr(self, name), getattr(other, name)
             if isinstance(mine, (StateBlock, Metric)):
@@ -320,7 +320,7 @@ class Metric:
         return _codec.envelope_tree(self._wire_name, self._schema, self._config, self._state_wire())
 
     def to_bytes(self) -> bytes:
-        """The state as canonical msgpack bytes (``docs/format.md``); read back with :func:`loads`."""
+        """The state as canonical msgpack bytes (``docs/format.md``), read by :func:`loads`."""
         return _codec.encode(self._envelope())
 
     @classmethod

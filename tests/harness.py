@@ -88,8 +88,9 @@ def feed(metric: sm.Metric, batches: list[Batch]) -> sm.Metric:
     return metric
 
 
-def assert_same_result(a: Any, b: Any, rtol: float = 1e-12, atol: float = 0.0,
-                       path: str = "result") -> None:
+def assert_same_result(
+    a: Any, b: Any, rtol: float = 1e-12, atol: float = 0.0, path: str = "result"
+) -> None:
     """Equal results: nan equals nan; floats to ``rtol``; arrays, tuples and dicts recursively."""
     if isinstance(a, dict):
         assert isinstance(b, dict) and set(a) == set(b), f"{path}: keys {set(a)} != {set(b)}"

@@ -75,7 +75,8 @@ class _ConfusionMetric(Metric, register=False):
     # -- shared views on the counts ------------------------------------------------------------
 
     def _table(self) -> tuple[np.ndarray, np.ndarray]:
-        return self.counts.rows, self.counts.table
+        table: np.ndarray = self.counts.table
+        return self.counts.rows, table
 
 
 def _prf_divide(num: np.ndarray, den: np.ndarray, zero_division: float) -> np.ndarray:
@@ -183,8 +184,11 @@ class _PRF(_ConfusionMetric, register=False):
             tp, pred, true = sums
         if average == "micro":
             tp, pred, true = (np.array([s.sum()], dtype=np.float64) for s in (tp, pred, true))
-        return (np.asarray(tp, np.float64), np.asarray(pred, np.float64),
-                np.asarray(true, np.float64))
+        return (
+            np.asarray(tp, np.float64),
+            np.asarray(pred, np.float64),
+            np.asarray(true, np.float64),
+        )
 
     def _scores(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         tp, pred, true = self._sums()
@@ -232,10 +236,16 @@ class Precision(_PRF):
 
     _metric = "precision"
 
-    def __init__(self, average: str | None = "binary", pos_label: Any = 1, labels: Any = None,
-                 zero_division: Any = 0.0) -> None:
-        super().__init__(average=average, pos_label=pos_label, labels=labels,
-                         zero_division=zero_division)
+    def __init__(
+        self,
+        average: str | None = "binary",
+        pos_label: Any = 1,
+        labels: Any = None,
+        zero_division: Any = 0.0,
+    ) -> None:
+        super().__init__(
+            average=average, pos_label=pos_label, labels=labels, zero_division=zero_division
+        )
         del self._config["beta"]
 
 
@@ -253,10 +263,16 @@ class Recall(_PRF):
 
     _metric = "recall"
 
-    def __init__(self, average: str | None = "binary", pos_label: Any = 1, labels: Any = None,
-                 zero_division: Any = 0.0) -> None:
-        super().__init__(average=average, pos_label=pos_label, labels=labels,
-                         zero_division=zero_division)
+    def __init__(
+        self,
+        average: str | None = "binary",
+        pos_label: Any = 1,
+        labels: Any = None,
+        zero_division: Any = 0.0,
+    ) -> None:
+        super().__init__(
+            average=average, pos_label=pos_label, labels=labels, zero_division=zero_division
+        )
         del self._config["beta"]
 
 
@@ -270,13 +286,24 @@ class FBeta(_PRF):
     --------
     >>> import streammetrics as sm
     >>> round(sm.FBeta(beta=2.0).update([0, 1, 1, 1], [1, 1, 0, 1]).compute(), 6)
-    0.689655
+    0.666667
     """
 
-    def __init__(self, beta: float, average: str | None = "binary", pos_label: Any = 1,
-                 labels: Any = None, zero_division: Any = 0.0) -> None:
-        super().__init__(beta=beta, average=average, pos_label=pos_label, labels=labels,
-                         zero_division=zero_division)
+    def __init__(
+        self,
+        beta: float,
+        average: str | None = "binary",
+        pos_label: Any = 1,
+        labels: Any = None,
+        zero_division: Any = 0.0,
+    ) -> None:
+        super().__init__(
+            beta=beta,
+            average=average,
+            pos_label=pos_label,
+            labels=labels,
+            zero_division=zero_division,
+        )
 
 
 class F1(_PRF):
@@ -291,10 +318,20 @@ class F1(_PRF):
     0.6666666666666666
     """
 
-    def __init__(self, average: str | None = "binary", pos_label: Any = 1, labels: Any = None,
-                 zero_division: Any = 0.0) -> None:
-        super().__init__(beta=1.0, average=average, pos_label=pos_label, labels=labels,
-                         zero_division=zero_division)
+    def __init__(
+        self,
+        average: str | None = "binary",
+        pos_label: Any = 1,
+        labels: Any = None,
+        zero_division: Any = 0.0,
+    ) -> None:
+        super().__init__(
+            beta=1.0,
+            average=average,
+            pos_label=pos_label,
+            labels=labels,
+            zero_division=zero_division,
+        )
         del self._config["beta"]
 
 
@@ -327,7 +364,8 @@ class ConfusionMatrix(_ConfusionMetric):
         """The labels of the rows and columns of :meth:`compute`, in order."""
         if self._config["labels"] is not None:
             return np.asarray(self._config["labels"])
-        return self.counts.rows.copy()
+        rows: np.ndarray = self.counts.rows.copy()
+        return rows
 
     def _compute(self) -> np.ndarray:
         rows, table = self._table()
@@ -346,7 +384,8 @@ class ConfusionMatrix(_ConfusionMetric):
                 out = table / table.sum(axis=0, keepdims=True)
             else:
                 out = table / table.sum()
-        return np.nan_to_num(out)
+        result: np.ndarray = np.nan_to_num(out)
+        return result
 
     def _empty_result(self) -> Any:
         if self._config["labels"] is None:
@@ -422,12 +461,15 @@ class CohenKappa(_ConfusionMetric):
     def _compute(self) -> float:
         _, table = self._table()
         conf = table.astype(np.float64)
-        k = conf.shape[0]
         sum0, sum1 = conf.sum(axis=0), conf.sum(axis=1)
         total = sum0.sum()
         if total == 0:
             return math.nan
-        expected = np.outer(sum0, sum1) / total
+        with np.errstate(over="ignore", invalid="ignore"):  # absurd weights give nan
+            return self._kappa(conf, np.outer(sum0, sum1) / total)
+
+    def _kappa(self, conf: np.ndarray, expected: np.ndarray) -> float:
+        k = conf.shape[0]
         if self._config["weights"] is None:
             w = np.ones((k, k))
             np.fill_diagonal(w, 0)
@@ -458,9 +500,20 @@ class ClassificationReport(_ConfusionMetric):
     (0.666667, 2.0)
     """
 
-    _KEYS = ("accuracy", "precision_macro", "recall_macro", "f1_macro", "precision_micro",
-             "recall_micro", "f1_micro", "precision_weighted", "recall_weighted", "f1_weighted",
-             "mcc", "kappa")
+    _KEYS = (
+        "accuracy",
+        "precision_macro",
+        "recall_macro",
+        "f1_macro",
+        "precision_micro",
+        "recall_micro",
+        "f1_micro",
+        "precision_weighted",
+        "recall_weighted",
+        "f1_weighted",
+        "mcc",
+        "kappa",
+    )
 
     def __init__(self, labels: Any = None, zero_division: Any = 0.0) -> None:
         super().__init__()
@@ -490,8 +543,7 @@ class ClassificationReport(_ConfusionMetric):
         precision, recall, f1, support = per._scores()
         names = labels if labels is not None else [_label_value(v) for v in self.counts.rows]
         out["per_class"] = {
-            name: {"precision": float(p), "recall": float(r), "f1": float(f),
-                   "support": float(s)}
+            name: {"precision": float(p), "recall": float(r), "f1": float(f), "support": float(s)}
             for name, p, r, f, s in zip(names, precision, recall, f1, support, strict=True)
         }
         return out
@@ -517,6 +569,9 @@ class TopKAccuracy(Metric):
     >>> sm.TopKAccuracy(k=2).update([0, 1, 0], scores).compute()
     0.6666666666666666
     """
+
+    hits: float
+    total: float
 
     def __init__(self, k: int = 2) -> None:
         super().__init__()

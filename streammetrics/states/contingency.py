@@ -31,8 +31,14 @@ from .labels import (
 __all__ = ["ContingencyCounts"]
 
 
-def _embed(table: np.ndarray, rows: np.ndarray, cols: np.ndarray, new_rows: np.ndarray,
-           new_cols: np.ndarray, dtype: np.dtype[Any]) -> np.ndarray:
+def _embed(
+    table: np.ndarray,
+    rows: np.ndarray,
+    cols: np.ndarray,
+    new_rows: np.ndarray,
+    new_cols: np.ndarray,
+    dtype: np.dtype[Any],
+) -> np.ndarray:
     if np.array_equal(rows, new_rows) and np.array_equal(cols, new_cols):
         return table.astype(dtype, copy=False)
     out = np.zeros((len(new_rows), len(new_cols)), dtype=dtype)
@@ -67,8 +73,9 @@ class ContingencyCounts(StateBlock):
 
     # -- building increments -----------------------------------------------------------------
 
-    def batch(self, a: np.ndarray, b: np.ndarray, weights: np.ndarray | None,
-              names: tuple[str, str]) -> ContingencyCounts:
+    def batch(
+        self, a: np.ndarray, b: np.ndarray, weights: np.ndarray | None, names: tuple[str, str]
+    ) -> ContingencyCounts:
         """A new block holding only this batch's counts, with label sets compatible with ``self``
         (the fixed labels, where there are some). Pure: ``self`` does not change."""
         out = ContingencyCounts.__new__(ContingencyCounts)
@@ -82,7 +89,7 @@ class ContingencyCounts(StateBlock):
             if len(a) and len(b) and a.dtype.kind != b.dtype.kind:
                 raise InputError(f"{names[0]} and {names[1]} hold different kinds of label")
             labels, codes = unique_codes(np.concatenate([a, b]))
-            ra, rb = codes[: len(a)], codes[len(a):]
+            ra, rb = codes[: len(a)], codes[len(a) :]
             out.rows = out.cols = labels
         else:
             check_kinds(self.rows, a, names[0])

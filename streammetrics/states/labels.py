@@ -12,7 +12,16 @@ import numpy as np
 
 from ..errors import InputError
 
-__all__ = ["EMPTY_LABELS", "codes_in", "labels_from_wire", "labels_to_wire", "unique_codes", "union"]
+__all__ = [
+    "EMPTY_LABELS",
+    "check_kinds",
+    "codes_in",
+    "config_labels",
+    "labels_from_wire",
+    "labels_to_wire",
+    "union",
+    "unique_codes",
+]
 
 EMPTY_LABELS = np.empty(0, dtype=np.int64)
 # Integer columns whose range is at most this many times their length (or this small) are

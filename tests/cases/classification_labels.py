@@ -33,29 +33,72 @@ BAD_LABEL_PAIRS = [
 BAD_STRINGS = [((["cat", "dog"], [0, 1]), {}), ((["cat"], ["dog", "dog"]), {})]
 
 CASES = [
-    Case("ConfusionMatrix", sm.ConfusionMatrix, _ints(5), BAD_LABEL_PAIRS,
-         other=lambda: sm.ConfusionMatrix(labels=[0, 1, 2, 3, 4])),
-    Case("ConfusionMatrix-fixed", lambda: sm.ConfusionMatrix(labels=[4, 0, 3, 1, 2]), _ints(5),
-         [*BAD_LABEL_PAIRS, (([0, 7], [0, 1]), {})], other=sm.ConfusionMatrix),
-    Case("ConfusionMatrix-weighted", sm.ConfusionMatrix, _ints(4, weighted=True),
-         BAD_LABEL_PAIRS),
+    Case(
+        "ConfusionMatrix",
+        sm.ConfusionMatrix,
+        _ints(5),
+        BAD_LABEL_PAIRS,
+        other=lambda: sm.ConfusionMatrix(labels=[0, 1, 2, 3, 4]),
+    ),
+    Case(
+        "ConfusionMatrix-fixed",
+        lambda: sm.ConfusionMatrix(labels=[4, 0, 3, 1, 2]),
+        _ints(5),
+        [*BAD_LABEL_PAIRS, (([0, 7], [0, 1]), {})],
+        other=sm.ConfusionMatrix,
+    ),
+    Case("ConfusionMatrix-weighted", sm.ConfusionMatrix, _ints(4, weighted=True), BAD_LABEL_PAIRS),
     Case("ConfusionMatrix-str", sm.ConfusionMatrix, _strings, BAD_STRINGS),
     Case("Accuracy", sm.Accuracy, _ints(3, weighted=True), BAD_LABEL_PAIRS),
-    Case("Precision-binary", sm.Precision, _ints(2), [*BAD_LABEL_PAIRS, (([0, 2], [1, 1]), {})],
-         other=lambda: sm.Precision(average="macro")),
-    Case("Precision-None-labels", lambda: sm.Precision(average=None, labels=[2, 0]), _ints(4),
-         BAD_LABEL_PAIRS),
-    Case("Recall-weighted", lambda: sm.Recall(average="weighted"), _ints(6, weighted=True),
-         BAD_LABEL_PAIRS, other=lambda: sm.Recall(average="macro")),
-    Case("FBeta-micro", lambda: sm.FBeta(beta=0.5, average="micro"), _ints(4), BAD_LABEL_PAIRS,
-         other=lambda: sm.FBeta(beta=2.0, average="micro")),
-    Case("F1-macro-str", lambda: sm.F1(average="macro", zero_division=float("nan")), _strings,
-         BAD_STRINGS, other=lambda: sm.F1(average="macro")),
+    Case(
+        "Precision-binary",
+        sm.Precision,
+        _ints(2),
+        [*BAD_LABEL_PAIRS, (([0, 2], [1, 1]), {})],
+        other=lambda: sm.Precision(average="macro"),
+    ),
+    Case(
+        "Precision-None-labels",
+        lambda: sm.Precision(average=None, labels=[2, 0]),
+        _ints(4),
+        BAD_LABEL_PAIRS,
+    ),
+    Case(
+        "Recall-weighted",
+        lambda: sm.Recall(average="weighted"),
+        _ints(6, weighted=True),
+        BAD_LABEL_PAIRS,
+        other=lambda: sm.Recall(average="macro"),
+    ),
+    Case(
+        "FBeta-micro",
+        lambda: sm.FBeta(beta=0.5, average="micro"),
+        _ints(4),
+        BAD_LABEL_PAIRS,
+        other=lambda: sm.FBeta(beta=2.0, average="micro"),
+    ),
+    Case(
+        "F1-macro-str",
+        lambda: sm.F1(average="macro", zero_division=float("nan")),
+        _strings,
+        BAD_STRINGS,
+        other=lambda: sm.F1(average="macro"),
+    ),
     Case("MatthewsCorrCoef", sm.MatthewsCorrCoef, _ints(3, weighted=True), BAD_LABEL_PAIRS),
-    Case("CohenKappa-linear", lambda: sm.CohenKappa(weights="linear"), _ints(5), BAD_LABEL_PAIRS,
-         other=sm.CohenKappa),
-    Case("ClassificationReport", sm.ClassificationReport, _ints(4, weighted=True),
-         BAD_LABEL_PAIRS, other=lambda: sm.ClassificationReport(labels=[0, 1])),
+    Case(
+        "CohenKappa-linear",
+        lambda: sm.CohenKappa(weights="linear"),
+        _ints(5),
+        BAD_LABEL_PAIRS,
+        other=sm.CohenKappa,
+    ),
+    Case(
+        "ClassificationReport",
+        sm.ClassificationReport,
+        _ints(4, weighted=True),
+        BAD_LABEL_PAIRS,
+        other=lambda: sm.ClassificationReport(labels=[0, 1]),
+    ),
     Case("ClassificationReport-str", sm.ClassificationReport, _strings, BAD_STRINGS),
 ]
 
@@ -66,10 +109,16 @@ def _topk_batch(rng: np.random.Generator, n: int):
 
 
 CASES.append(
-    Case("TopKAccuracy", lambda: sm.TopKAccuracy(k=2), _topk_batch,
-         [((np.array([0, 5]), np.zeros((2, 5))), {}),
-          ((np.array([0, 1]), np.zeros((3, 5))), {}),
-          ((np.array([0]), np.array([[0.1, float("inf"), 0, 0, 0]])), {}),
-          ((np.array([0]), np.zeros(5)), {})],
-         other=lambda: sm.TopKAccuracy(k=3))
+    Case(
+        "TopKAccuracy",
+        lambda: sm.TopKAccuracy(k=2),
+        _topk_batch,
+        [
+            ((np.array([0, 5]), np.zeros((2, 5))), {}),
+            ((np.array([0, 1]), np.zeros((3, 5))), {}),
+            ((np.array([0]), np.array([[0.1, float("inf"), 0, 0, 0]])), {}),
+            ((np.array([0]), np.zeros(5)), {}),
+        ],
+        other=lambda: sm.TopKAccuracy(k=3),
+    )
 )

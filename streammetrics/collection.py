@@ -1,0 +1,89 @@
+"""``MetricCollection``: several metrics updated, merged and serialised as one."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .base import Metric, registered_metrics
+from .errors import InputError
+
+__all__ = ["MetricCollection"]
+
+
+class MetricCollection(Metric):
+    """Several named metrics fed the same columns, merged and serialised as one state.
+
+    ``update(*args, **kwargs)`` forwards the same arguments to every member; ``compute()`` gives
+    ``{name: value}``. The collection starts empty: it keeps each member's configuration, not
+    the data a member may already hold. An update is all or nothing: if any member refuses the
+    batch, no member changes (each member updates a copy that is committed only when all have
+    succeeded, so an update costs one copy of every member's state besides the members' own
+    work). Two collections merge when they hold the same names with the same configurations.
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> c = sm.MetricCollection(acc=sm.Accuracy(), f1=sm.F1(average="macro"))
+    >>> c.update([0, 1, 1, 2], [0, 1, 2, 2]).compute()
+    {'acc': 0.75, 'f1': 0.7777777777777777}
+    """
+
+    def __init__(self, **metrics: Metric) -> None:
+        super().__init__()
+        if not metrics:
+            raise InputError("MetricCollection: give at least one metric, as name=metric")
+        for name, metric in metrics.items():
+            if not isinstance(metric, Metric):
+                raise InputError(f"{name}: expected a streammetrics metric, got {metric!r}")
+            if name.startswith("_") or hasattr(MetricCollection, name):
+                raise InputError(f"{name}: this name is taken by the collection itself; rename it")
+        self._names = list(metrics)
+        self._add_config(
+            members={
+                name: {"class": m._wire_name, "config": m._config} for name, m in metrics.items()
+            }
+        )
+        for name, metric in metrics.items():
+            self._add_state(name, metric.copy().reset(), merge=None)
+
+    @classmethod
+    def _from_config(cls, config: dict[str, Any]) -> MetricCollection:
+        if set(config) != {"members"} or not isinstance(config["members"], dict):
+            raise ValueError("a MetricCollection config holds exactly 'members'")
+        registry = registered_metrics()
+        members: dict[str, Metric] = {}
+        for name, spec in config["members"].items():
+            if not (isinstance(spec, dict) and set(spec) == {"class", "config"}):
+                raise ValueError(f"member {name!r} must give its class and config")
+            klass = registry.get(spec["class"]) if isinstance(spec["class"], str) else None
+            if klass is None or not isinstance(spec["config"], dict):
+                raise ValueError(f"member {name!r}: unknown class {spec['class']!r}")
+            members[str(name)] = klass._from_config(spec["config"])
+        return cls(**members)
+
+    def __getitem__(self, name: str) -> Metric:
+        """The member called ``name`` (a live reference: do not update it directly)."""
+        if name not in self._names:
+            raise KeyError(name)
+        member: Metric = getattr(self, name)
+        return member
+
+    def keys(self) -> list[str]:
+        return list(self._names)
+
+    def update(self, *args: Any, **kwargs: Any) -> MetricCollection:
+        """Forward one batch to every member; all members change or none does."""
+        updated = {name: getattr(self, name).copy().update(*args, **kwargs) for name in self._names}
+        n = max((m.count - getattr(self, k).count for k, m in updated.items()), default=0)
+        return self._commit(n, **updated)
+
+    def _compute(self) -> dict[str, Any]:
+        return {name: getattr(self, name).compute() for name in self._names}
+
+    def _empty_result(self) -> dict[str, Any]:
+        return self._compute()
+
+    def _validate_state(self) -> None:
+        counts = {getattr(self, name).count for name in self._names}
+        if counts and max(counts) > self._count:
+            raise ValueError("a member has seen more samples than the collection")

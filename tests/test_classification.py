@@ -1,0 +1,289 @@
+"""Label-based classification metrics against scikit-learn: a reference table run on real data
+(classifiers fitted on datasets scikit-learn ships) and on random data (hypothesis), fed in many
+updates, split over shards and passed through bytes."""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from sklearn import metrics as skm
+from sklearn.datasets import load_breast_cancer, load_digits
+from sklearn.exceptions import UndefinedMetricWarning
+from sklearn.linear_model import LogisticRegression
+
+import streammetrics as sm
+from tests.harness import assert_same_result
+
+AVERAGES = ["micro", "macro", "weighted", None]
+
+# (our metric factory, scikit-learn function of (y_true, y_pred, sample_weight)), per averaging.
+Ref = tuple[Callable[[], sm.Metric], Callable[..., Any]]
+
+
+def reference_table(labels: Any = None, zero_division: Any = 0.0) -> dict[str, Ref]:
+    table: dict[str, Ref] = {
+        "accuracy": (sm.Accuracy, skm.accuracy_score),
+        "mcc": (sm.MatthewsCorrCoef, skm.matthews_corrcoef),
+        "confusion": (sm.ConfusionMatrix, skm.confusion_matrix),
+    }
+    for w in (None, "linear", "quadratic"):
+        table[f"kappa-{w}"] = (
+            lambda w=w: sm.CohenKappa(weights=w),
+            lambda a, b, sample_weight=None, w=w: skm.cohen_kappa_score(
+                a, b, weights=w, sample_weight=sample_weight
+            ),
+        )
+    for avg in AVERAGES:
+        kw = {"average": avg, "labels": labels, "zero_division": zero_division}
+        for name, ours, theirs in (
+            ("precision", sm.Precision, skm.precision_score),
+            ("recall", sm.Recall, skm.recall_score),
+            ("f1", sm.F1, skm.f1_score),
+        ):
+            table[f"{name}-{avg}"] = (
+                lambda ours=ours, kw=kw: ours(**kw),
+                lambda a, b, sample_weight=None, theirs=theirs, kw=kw: theirs(
+                    a, b, sample_weight=sample_weight, **kw
+                ),
+            )
+        for beta in (0.5, 2.0):
+            table[f"fbeta{beta}-{avg}"] = (
+                lambda kw=kw, beta=beta: sm.FBeta(beta=beta, **kw),
+                lambda a, b, sample_weight=None, kw=kw, beta=beta: skm.fbeta_score(
+                    a, b, beta=beta, sample_weight=sample_weight, **kw
+                ),
+            )
+    return table
+
+
+def streamed(
+    make: Callable[[], sm.Metric],
+    y_true: np.ndarray,
+    y_pred: np.ndarray,
+    weight: np.ndarray | None,
+    rng: np.random.Generator,
+    shards: int = 3,
+) -> sm.Metric:
+    """Feed the data in many random-size updates spread over shards; merge through bytes."""
+    parts = [make() for _ in range(shards)]
+    cuts = np.sort(
+        rng.choice(np.arange(1, len(y_true)), size=min(40, len(y_true) - 1), replace=False)
+    )
+    for idx in np.split(np.arange(len(y_true)), cuts):
+        w = None if weight is None else weight[idx]
+        parts[rng.integers(shards)].update(y_true[idx], y_pred[idx], sample_weight=w)
+    return sum(sm.loads(p.to_bytes()) for p in parts)  # type: ignore[return-value]
+
+
+def check_table(
+    y_true: np.ndarray,
+    y_pred: np.ndarray,
+    weight: np.ndarray | None,
+    table: dict[str, Ref],
+    seed: int = 0,
+) -> None:
+    rng = np.random.default_rng(seed)
+    for key, (make, ref) in table.items():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UndefinedMetricWarning)
+            warnings.simplefilter("ignore", UserWarning)
+            want = ref(y_true, y_pred, sample_weight=weight)
+        got = streamed(make, y_true, y_pred, weight, rng).compute()
+        assert_same_result(got, want, rtol=1e-12, atol=1e-15, path=key)
+
+
+@pytest.fixture(scope="module")
+def digits_predictions() -> tuple[np.ndarray, np.ndarray]:
+    X, y = load_digits(return_X_y=True)
+    model = LogisticRegression(max_iter=3000).fit(X[::2], y[::2])
+    return y[1::2], model.predict(X[1::2])
+
+
+@pytest.fixture(scope="module")
+def cancer_predictions() -> tuple[np.ndarray, np.ndarray]:
+    X, y = load_breast_cancer(return_X_y=True)
+    X = (X - X.mean(axis=0)) / X.std(axis=0)
+    model = LogisticRegression(max_iter=3000).fit(X[::2], y[::2])
+    return y[1::2], model.predict(X[1::2])
+
+
+def test_real_multiclass_every_averaging(digits_predictions) -> None:
+    y_true, y_pred = digits_predictions
+    weight = np.random.default_rng(1).integers(0, 5, len(y_true)).astype(float)
+    check_table(y_true, y_pred, None, reference_table())
+    check_table(y_true, y_pred, weight, reference_table(), seed=1)
+    check_table(y_true, y_pred, None, reference_table(labels=[9, 3, 4]), seed=2)
+
+
+def test_real_binary(cancer_predictions) -> None:
+    y_true, y_pred = cancer_predictions
+    table = reference_table()
+    for name, ours, theirs in (
+        ("precision", sm.Precision, skm.precision_score),
+        ("recall", sm.Recall, skm.recall_score),
+        ("f1", sm.F1, skm.f1_score),
+    ):
+        for pos in (0, 1):
+            table[f"{name}-binary-{pos}"] = (
+                lambda ours=ours, pos=pos: ours(pos_label=pos),
+                lambda a, b, sample_weight=None, theirs=theirs, pos=pos: theirs(
+                    a, b, pos_label=pos, sample_weight=sample_weight
+                ),
+            )
+    check_table(y_true, y_pred, None, table)
+    weight = np.random.default_rng(3).random(len(y_true))
+    check_table(y_true, y_pred, weight, table, seed=3)
+
+
+def test_string_labels_and_string_pos_label(cancer_predictions) -> None:
+    names = np.array(["benign", "malignant"])
+    y_true, y_pred = (names[v] for v in cancer_predictions)
+    table: dict[str, Ref] = {
+        "f1-binary-str": (
+            lambda: sm.F1(pos_label="malignant"),
+            lambda a, b, sample_weight=None: skm.f1_score(a, b, pos_label="malignant"),
+        ),
+        "confusion-str": (sm.ConfusionMatrix, skm.confusion_matrix),
+        **reference_table(),
+    }
+    check_table(y_true, y_pred, None, table)
+
+
+@pytest.mark.parametrize("zero_division", [0.0, 1.0, float("nan")])
+def test_zero_division_and_absent_labels(zero_division: float) -> None:
+    # Label 3 is never predicted and label 4 never occurs: 0/0 ratios everywhere.
+    rng = np.random.default_rng(4)
+    y_true = rng.integers(0, 4, 300)
+    y_pred = rng.integers(0, 3, 300)
+    check_table(y_true, y_pred, None, reference_table(zero_division=zero_division))
+    check_table(
+        y_true, y_pred, None, reference_table(labels=[4, 3, 0], zero_division=zero_division), seed=5
+    )
+
+
+label_columns = st.integers(1, 80).flatmap(
+    lambda n: st.tuples(
+        st.lists(st.integers(-2, 5), min_size=n, max_size=n),
+        st.lists(st.integers(-2, 5), min_size=n, max_size=n),
+        st.one_of(st.none(), st.lists(st.integers(0, 3), min_size=n, max_size=n)),
+    )
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(label_columns, st.integers(0, 2**32 - 1))
+def test_random_data_matches_scikit_learn(data, seed: int) -> None:
+    y_true, y_pred, weight = (None if v is None else np.asarray(v) for v in data)
+    if weight is not None:
+        weight = weight.astype(float)
+        if weight.sum() == 0:
+            weight[0] = 1.0
+    table = {k: v for k, v in reference_table().items() if not k.startswith("kappa")}
+    check_table(y_true, y_pred, weight, table, seed=seed)
+
+
+def test_top_k_accuracy_matches_scikit_learn_with_ties() -> None:
+    rng = np.random.default_rng(6)
+    y_true = rng.integers(0, 6, 2000)
+    scores = rng.integers(0, 5, (2000, 6)) / 4.0
+    weight = rng.random(2000)
+    for k in (1, 2, 3, 5):
+        want = skm.top_k_accuracy_score(y_true, scores, k=k, labels=range(6), sample_weight=weight)
+        m = sm.TopKAccuracy(k=k)
+        for idx in np.array_split(np.arange(2000), 17):
+            m.update(y_true[idx], scores[idx], sample_weight=weight[idx])
+        assert math.isclose(m.compute(), want, rel_tol=1e-12)
+
+
+def test_classification_report_matches_scikit_learn(digits_predictions) -> None:
+    y_true, y_pred = digits_predictions
+    report = sm.ClassificationReport().update(y_true, y_pred).compute()
+    want = skm.classification_report(y_true, y_pred, output_dict=True)
+    for label, row in report["per_class"].items():
+        ref = want[str(label)]
+        for key, ref_key in (
+            ("precision", "precision"),
+            ("recall", "recall"),
+            ("f1", "f1-score"),
+            ("support", "support"),
+        ):
+            assert math.isclose(row[key], ref[ref_key], rel_tol=1e-12)
+    for avg, ref_key in (("macro", "macro avg"), ("weighted", "weighted avg")):
+        assert math.isclose(report[f"f1_{avg}"], want[ref_key]["f1-score"], rel_tol=1e-12)
+    assert math.isclose(report["accuracy"], want["accuracy"], rel_tol=1e-12)
+    assert math.isclose(report["mcc"], skm.matthews_corrcoef(y_true, y_pred), rel_tol=1e-12)
+
+
+def test_confusion_matrix_fixed_labels_order_and_normalize() -> None:
+    rng = np.random.default_rng(7)
+    y_true, y_pred = rng.integers(0, 4, 500), rng.integers(0, 4, 500)
+    for normalize in (None, "true", "pred", "all"):
+        m = sm.ConfusionMatrix(labels=[3, 1, 0, 2], normalize=normalize)
+        m.update(y_true, y_pred)
+        want = skm.confusion_matrix(y_true, y_pred, labels=[3, 1, 0, 2], normalize=normalize)
+        assert_same_result(m.compute(), want, rtol=1e-12)
+
+
+def test_binary_average_refuses_a_third_label_at_update_time() -> None:
+    m = sm.F1().update([0, 1], [1, 1])
+    with pytest.raises(sm.InputError, match="average='binary'"):
+        m.update([2], [0])
+    with pytest.raises(sm.InputError, match="pos_label"):
+        sm.F1(pos_label="yes").update(["a", "b"], ["a", "b"])
+    assert m.count == 2
+
+
+def test_inputs_in_every_container() -> None:
+    import pandas as pd
+    import pyarrow as pa
+
+    y_true, y_pred = [0, 1, 2, 2, 1], [0, 2, 2, 2, 1]
+    want = sm.ConfusionMatrix().update(y_true, y_pred)
+
+    class FakeTensor:  # quacks like a CUDA torch tensor: detach().cpu().numpy()
+        def __init__(self, values: list[int]) -> None:
+            self.values = values
+
+        def detach(self) -> FakeTensor:
+            return self
+
+        def cpu(self) -> FakeTensor:
+            return self
+
+        def numpy(self) -> np.ndarray:
+            return np.asarray(self.values)
+
+    for wrap in (
+        np.asarray,
+        pd.Series,
+        pa.array,
+        FakeTensor,
+        tuple,
+        lambda v: np.asarray(v, dtype=float),
+    ):
+        got = sm.ConfusionMatrix().update(wrap(y_true), wrap(y_pred))
+        assert got == want, wrap
+    one = sm.ConfusionMatrix().update(2, 2).update(np.int64(1), 1)
+    assert one.count == 2 and one.compute().tolist() == [[1, 0], [0, 1]]
+    assert sm.Accuracy().update([], []).count == 0
+
+
+def test_error_messages_name_the_argument() -> None:
+    m = sm.Accuracy()
+    with pytest.raises(sm.InputError, match="y_true has 3, y_pred has 2"):
+        m.update([0, 1, 1], [0, 1])
+    with pytest.raises(sm.InputError, match="sample_weight"):
+        m.update([0, 1], [0, 1], sample_weight=[1, -1])
+    with pytest.raises(sm.InputError, match="y_pred: mixes strings and numbers"):
+        m.update(["a", "b"], np.array(["a", 1], dtype=object))
+    with pytest.raises(sm.InputError, match="y_true: str labels, but this state holds int labels"):
+        sm.Accuracy().update([0], [0]).update(["a"], ["a"])
+    with pytest.raises(sm.InputError, match="average"):
+        sm.Precision(average="samples")
