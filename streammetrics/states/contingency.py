@@ -22,6 +22,7 @@ from .labels import (
     EMPTY_LABELS,
     check_kinds,
     codes_in,
+    known_codes,
     labels_from_wire,
     labels_to_wire,
     union,
@@ -88,14 +89,21 @@ class ContingencyCounts(StateBlock):
             check_kinds(self.rows, b, names[1])
             if len(a) and len(b) and a.dtype.kind != b.dtype.kind:
                 raise InputError(f"{names[0]} and {names[1]} hold different kinds of label")
-            labels, codes = unique_codes(np.concatenate([a, b]))
-            ra, rb = codes[: len(a)], codes[len(a) :]
-            out.rows = out.cols = labels
+            ka, kb = known_codes(self.rows, a), known_codes(self.rows, b)
+            if ka is not None and kb is not None:
+                # Every label is known already: the union stays the state's label set.
+                ra, rb = ka, kb
+                out.rows = out.cols = self.rows
+            else:
+                labels, codes = unique_codes(np.concatenate([a, b]))
+                ra, rb = codes[: len(a)], codes[len(a) :]
+                out.rows = out.cols = labels
         else:
             check_kinds(self.rows, a, names[0])
             check_kinds(self.cols, b, names[1])
-            out.rows, ra = unique_codes(a)
-            out.cols, rb = unique_codes(b)
+            ka, kb = known_codes(self.rows, a), known_codes(self.cols, b)
+            out.rows, ra = (self.rows, ka) if ka is not None else unique_codes(a)
+            out.cols, rb = (self.cols, kb) if kb is not None else unique_codes(b)
         nr, nc = len(out.rows), len(out.cols)
         flat = np.bincount(ra * nc + rb, weights=weights, minlength=nr * nc)
         out.table = flat.reshape(nr, nc)

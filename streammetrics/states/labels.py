@@ -17,6 +17,7 @@ __all__ = [
     "check_kinds",
     "codes_in",
     "config_labels",
+    "known_codes",
     "labels_from_wire",
     "labels_to_wire",
     "union",
@@ -91,6 +92,28 @@ def codes_in(labels: np.ndarray, values: np.ndarray, name: str) -> np.ndarray:
             f"labels {labels.tolist()[:20]}"
         )
     return idx
+
+
+def known_codes(labels: np.ndarray, values: np.ndarray) -> np.ndarray | None:
+    """Index of each value in the sorted ``labels`` when every value is among them, else None.
+
+    The steady state of a stream: after the first batches every label is known, and looking it
+    up (an offset for a contiguous integer range, a binary search otherwise) is much cheaper
+    than finding the batch's unique labels again.
+    """
+    if len(labels) == 0 or len(values) == 0 or _kind(labels) != _kind(values):
+        return None
+    if values.dtype.kind == "i":
+        lo, hi = int(labels[0]), int(labels[-1])
+        if int(values.min()) < lo or int(values.max()) > hi:
+            return None
+        if hi - lo + 1 == len(labels):  # a contiguous range: an offset is the index
+            return values - lo if lo else values
+    idx = np.searchsorted(labels, values)
+    if int(idx.max()) >= len(labels) or not np.array_equal(labels[idx], values):
+        return None
+    codes: np.ndarray = idx
+    return codes
 
 
 def labels_to_wire(labels: np.ndarray) -> Any:
