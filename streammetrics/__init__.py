@@ -5,15 +5,19 @@ msgpack bytes (:meth:`Metric.to_bytes`, :func:`loads`) so that partial states fr
 processes, machines or time windows combine into the exact result.
 """
 
-from . import classification
+# Every family module is imported here so that loads() knows all of their classes.
+from . import classification, ranking, regression  # noqa: F401
 from .base import Metric, StateBlock, loads, registered_metrics
 from .classification import *  # noqa: F403
 from .collection import MetricCollection
 from .errors import IncompatibleStateError, InputError, StateDecodeError, StreamMetricsError
+from .regression import *  # noqa: F403
+from .windows import Decayed, SlidingWindow, TumblingWindows
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "Decayed",
     "IncompatibleStateError",
     "InputError",
     "Metric",
@@ -23,5 +27,8 @@ __all__ = [
     "StreamMetricsError",
     "loads",
     "registered_metrics",
+    "SlidingWindow",
+    "TumblingWindows",
     *classification.__all__,
+    *regression.__all__,
 ]

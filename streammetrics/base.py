@@ -76,6 +76,14 @@ class StateBlock(ABC):
         Raises ``ValueError`` or ``TypeError`` when ``wire`` is not a valid contents tree.
         """
 
+    #: True for blocks made of counts or weights, which :meth:`scale` multiplies (``Decayed``
+    #: relies on it to forget old data).
+    scalable: ClassVar[bool] = False
+
+    def scale(self, factor: float) -> None:
+        """Multiply every count or weight by ``factor``, in place (``scalable`` blocks only)."""
+        raise TypeError(f"{type(self).__name__} holds no counts or weights to scale")
+
     def check_mergeable(self, other: Any) -> None:  # noqa: B027 - most blocks accept any peer
         """Raise :class:`IncompatibleStateError` if ``other`` cannot be merged into ``self``.
 

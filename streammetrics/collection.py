@@ -77,6 +77,22 @@ class MetricCollection(Metric):
         n = max((m.count - getattr(self, k).count for k, m in updated.items()), default=0)
         return self._commit(n, **updated)
 
+    def update_each(
+        self, batches: dict[str, tuple[tuple[Any, ...], dict[str, Any]]]
+    ) -> MetricCollection:
+        """Update each member with its own columns: ``{name: (args, kwargs)}``, one batch of
+        ``n`` rows for every member (a CLI feeding ``roc_auc`` scores and ``accuracy`` labels
+        from one table). All or nothing, as :meth:`update`; members not named get nothing."""
+        unknown = set(batches) - set(self._names)
+        if unknown:
+            raise InputError(f"batches: no members called {sorted(unknown)}")
+        updated = {
+            name: getattr(self, name).copy().update(*args, **kwargs)
+            for name, (args, kwargs) in batches.items()
+        }
+        n = max((m.count - getattr(self, k).count for k, m in updated.items()), default=0)
+        return self._commit(n, **updated)
+
     def _compute(self) -> dict[str, Any]:
         return {name: getattr(self, name).compute() for name in self._names}
 

@@ -135,6 +135,12 @@ class ContingencyCounts(StateBlock):
         new = self.merged(other)
         self.rows, self.cols, self.table = new.rows, new.cols, new.table
 
+    scalable = True
+
+    def scale(self, factor: float) -> None:
+        """Multiply every count by ``factor``; the table becomes float64 (weights)."""
+        self.table = self.table.astype(np.float64) * factor
+
     # -- wire --------------------------------------------------------------------------------
 
     def to_wire(self) -> Any:

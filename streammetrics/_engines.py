@@ -1,0 +1,124 @@
+"""What the Dask and Spark adapters share: per-partition states as bytes, and their merge.
+
+A partition's rows become one state (or one state per key), serialised with
+:meth:`~streammetrics.base.Metric.to_bytes`; states travel between processes as those bytes (no
+pickled metric objects) and are merged in a tree. Only numpy and the core are used here, so the
+functions run unchanged in Dask workers and in Spark's Python workers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from .base import Metric, loads
+from .errors import InputError
+
+__all__ = ["check_columns", "merge_blobs", "merge_keyed", "partition_states", "tree_merge"]
+
+
+def check_columns(metric: Any, columns: Any, by: Any) -> tuple[list[str], dict[str, str]]:
+    """``columns`` as (positional names, keyword name -> column); ``InputError`` if malformed.
+
+    ``columns`` is a list of column names passed positionally to ``metric.update`` (e.g.
+    ``["y_true", "y_score"]``) or a dict of update keyword -> column (e.g.
+    ``{"y_true": "label", "y_score": "p", "sample_weight": "w"}``).
+    """
+    if not isinstance(metric, Metric):
+        raise InputError(f"metric: expected a streammetrics metric, got {metric!r}")
+    if isinstance(columns, str):
+        raise InputError("columns: give a list of column names (or a dict), not one string")
+    if isinstance(columns, dict):
+        positional, keywords = [], {str(k): str(v) for k, v in columns.items()}
+    else:
+        try:
+            positional, keywords = [str(c) for c in columns], {}
+        except TypeError:
+            raise InputError(
+                f"columns: expected a list or dict of names, got {columns!r}"
+            ) from None
+    if not positional and not keywords:
+        raise InputError("columns: name at least one column")
+    if by is not None and not isinstance(by, str):
+        raise InputError(f"by: expected one column name, got {by!r}")
+    return positional, keywords
+
+
+def _update(
+    metric: Metric,
+    frame: Any,
+    positional: list[str],
+    keywords: dict[str, str],
+    rows: np.ndarray | None = None,
+) -> None:
+    def col(name: str) -> np.ndarray:
+        values: np.ndarray = frame[name].to_numpy()
+        return values if rows is None else values[rows]
+
+    metric.update(  # type: ignore[attr-defined]
+        *[col(c) for c in positional], **{k: col(c) for k, c in keywords.items()}
+    )
+
+
+def _key(value: Any) -> Any:
+    return value.item() if isinstance(value, np.generic) else value
+
+
+def partition_states(
+    frames: Iterable[Any],
+    template: bytes,
+    positional: list[str],
+    keywords: dict[str, str],
+    by: str | None,
+) -> dict[Any, bytes]:
+    """The state of the rows of ``frames`` (pandas DataFrames of one partition) as bytes.
+
+    Without ``by``: ``{None: state}``. With ``by``: ``{key: state}`` per key present, the rows
+    of each key found with one sort per frame (one update per key, not per row).
+    """
+    states: dict[Any, Metric] = {}
+    empty = loads(template)
+    for frame in frames:
+        if len(frame) == 0:
+            continue
+        if by is None:
+            _update(states.setdefault(None, empty.copy()), frame, positional, keywords)
+            continue
+        keys = frame[by].to_numpy()
+        uniq, codes = np.unique(keys, return_inverse=True)
+        order = np.argsort(codes, kind="stable")
+        bounds = np.searchsorted(codes[order], np.arange(len(uniq) + 1))
+        for i, key in enumerate(uniq.tolist()):
+            rows = order[bounds[i] : bounds[i + 1]]
+            _update(states.setdefault(_key(key), empty.copy()), frame, positional, keywords, rows)
+    if by is None and None not in states:
+        states[None] = empty
+    return {k: m.to_bytes() for k, m in states.items()}
+
+
+def merge_blobs(blobs: Sequence[bytes]) -> bytes:
+    """One state's bytes from several (all of one class and configuration)."""
+    if len(blobs) == 1:
+        return blobs[0]
+    first = loads(blobs[0])
+    return first.merge(*[loads(b) for b in blobs[1:]]).to_bytes()
+
+
+def merge_keyed(parts: Sequence[dict[Any, bytes]]) -> dict[Any, bytes]:
+    """Key-wise :func:`merge_blobs` of several ``{key: state}`` maps."""
+    grouped: dict[Any, list[bytes]] = {}
+    for part in parts:
+        for key, blob in part.items():
+            grouped.setdefault(key, []).append(blob)
+    return {k: merge_blobs(v) for k, v in grouped.items()}
+
+
+def tree_merge(items: list[Any], merge: Any, fan_in: int = 8) -> Any:
+    """Fold ``items`` with ``merge`` (a function of a list) in a tree of the given fan-in."""
+    if not items:
+        raise ValueError("nothing to merge")
+    while len(items) > 1:
+        items = [merge(items[i : i + fan_in]) for i in range(0, len(items), fan_in)]
+    return items[0]

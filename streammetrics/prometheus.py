@@ -1,0 +1,168 @@
+"""Expose metrics as Prometheus gauges, computed afresh on every scrape.
+
+Needs the ``prometheus`` extra (``pip install 'streammetrics[prometheus]'``). A
+:class:`MetricsCollector` is a custom ``prometheus_client`` collector: it holds a reference to a
+metric (usually a :class:`~streammetrics.MetricCollection`, or a window of one) and computes it
+when Prometheus scrapes, so the served values are always those of the state at that moment and
+nothing runs between scrapes.
+
+Served series (``namespace`` defaults to ``streammetrics``):
+
+* ``<namespace>_value{metric="<name>"}``: each computed value. Dict results are flattened with
+  dots (``classification_report.f1_macro``), arrays with their index
+  (``confusion_matrix.0.1``); ``nan`` is served as NaN (Prometheus' own value for it).
+* ``<namespace>_rows``: rows seen (``count``).
+* For :class:`~streammetrics.windows.TumblingWindows`, every value carries a ``window_start``
+  label, one series per open window. For :class:`~streammetrics.windows.SlidingWindow`,
+  ``<namespace>_dropped`` counts the rows older than the window.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from .base import Metric
+
+__all__ = ["MetricsCollector", "serve"]
+
+
+def _flat(prefix: str, value: Any) -> Iterator[tuple[str, float]]:
+    if isinstance(value, dict):
+        for k, v in value.items():
+            yield from _flat(f"{prefix}.{k}" if prefix else str(k), v)
+    elif isinstance(value, (np.ndarray, list, tuple)):
+        arr = np.asarray(value)
+        if arr.dtype.kind in "biuf":
+            for index in np.ndindex(arr.shape):
+                yield f"{prefix}." + ".".join(map(str, index)), float(arr[index])
+    elif isinstance(value, (bool, int, float, np.generic)):
+        yield prefix or "value", float(value)
+
+
+class MetricsCollector:
+    """A ``prometheus_client`` collector that computes ``source`` on every scrape.
+
+    Parameters
+    ----------
+    source : Metric or callable
+        The metric to serve, or a function returning it (e.g. ``lambda: state["current"]`` when
+        the live object is replaced over time).
+    namespace : str
+        Prefix of the series names.
+    labels : dict, optional
+        Constant labels added to every series (``{"model": "ranker-v3"}``).
+    lock : threading.Lock, optional
+        Held while computing, so that a scrape never sees a half-applied update; take the same
+        lock around your ``update`` calls. Without one, the collector computes on a copy.
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> from prometheus_client import CollectorRegistry, generate_latest
+    >>> from streammetrics.prometheus import MetricsCollector
+    >>> m = sm.MetricCollection(acc=sm.Accuracy()).update([0, 1, 1, 1], [0, 1, 0, 1])
+    >>> registry = CollectorRegistry()
+    >>> registry.register(MetricsCollector(m, labels={"model": "a"}))
+    >>> print(generate_latest(registry).decode().splitlines()[2])
+    streammetrics_value{metric="acc",model="a"} 0.75
+    """
+
+    def __init__(
+        self,
+        source: Metric | Callable[[], Metric],
+        namespace: str = "streammetrics",
+        labels: dict[str, str] | None = None,
+        lock: Any = None,
+    ) -> None:
+        try:
+            import prometheus_client  # noqa: F401
+        except ImportError:
+            raise ImportError(
+                "streammetrics.prometheus needs prometheus_client: "
+                "pip install 'streammetrics[prometheus]'"
+            ) from None
+        self._source = source
+        self._namespace = namespace
+        self._labels = dict(labels or {})
+        self._lock = lock
+
+    def _snapshot(self) -> Metric:
+        source = (
+            self._source()
+            if callable(self._source) and not isinstance(self._source, Metric)
+            else self._source
+        )
+        assert isinstance(source, Metric)
+        if self._lock is not None:
+            with self._lock:
+                return source.copy()
+        return source.copy()
+
+    def collect(self) -> Iterator[Any]:
+        from prometheus_client.core import GaugeMetricFamily
+
+        from .windows import SlidingWindow, TumblingWindows
+
+        metric = self._snapshot()
+        const = sorted(self._labels)
+        ns = self._namespace
+        windowed = isinstance(metric, TumblingWindows)
+        names = ["metric", *(["window_start"] if windowed else []), *const]
+        values = GaugeMetricFamily(f"{ns}_value", "Metric values computed on scrape", labels=names)
+        if windowed:
+            for start, window_value in metric.compute().items():
+                for key, v in _flat("", window_value):
+                    values.add_metric([key, _number(start), *self._consts(const)], v)
+        else:
+            for key, v in _flat("", metric.compute()):
+                values.add_metric([key, *self._consts(const)], v)
+        yield values
+        rows = GaugeMetricFamily(f"{ns}_rows", "Rows in the state", labels=const)
+        rows.add_metric(self._consts(const), float(metric.count))
+        yield rows
+        if isinstance(metric, SlidingWindow):
+            dropped = GaugeMetricFamily(
+                f"{ns}_dropped", "Rows older than the sliding window", labels=const
+            )
+            dropped.add_metric(self._consts(const), float(metric.dropped))
+            yield dropped
+
+    def _consts(self, names: list[str]) -> list[str]:
+        return [str(self._labels[k]) for k in names]
+
+
+def _number(x: Any) -> str:
+    if isinstance(x, float) and math.isfinite(x) and x.is_integer():
+        return str(int(x))
+    return str(x)
+
+
+def serve(
+    source: Metric | Callable[[], Metric],
+    port: int = 9090,
+    addr: str = "127.0.0.1",
+    *,
+    namespace: str = "streammetrics",
+    labels: dict[str, str] | None = None,
+    lock: threading.Lock | None = None,
+    registry: Any = None,
+) -> tuple[Any, Any, MetricsCollector]:
+    """Serve ``source`` on ``http://addr:port/metrics`` from a background thread.
+
+    Registers a :class:`MetricsCollector` in ``registry`` (a fresh ``CollectorRegistry`` by
+    default, so the process's default metrics are not mixed in) and starts
+    ``prometheus_client.start_http_server``. Returns ``(server, thread, collector)``; call
+    ``server.shutdown()`` to stop.
+    """
+    from prometheus_client import CollectorRegistry, start_http_server
+
+    collector = MetricsCollector(source, namespace=namespace, labels=labels, lock=lock)
+    registry = registry if registry is not None else CollectorRegistry()
+    registry.register(collector)
+    server, thread = start_http_server(port, addr=addr, registry=registry)
+    return server, thread, collector

@@ -1,0 +1,250 @@
+"""Weighted running means and co-moments, merged with the parallel update of Chan et al.
+
+The state behind the regression metrics (and reusable wherever a mean, a variance or a
+covariance of streamed columns is needed). It holds, for ``groups`` variables that are each
+``width`` columns wide (e.g. ``y_true``, ``y_pred`` and the residual of a d-output regression),
+
+* ``weight``: the total sample weight W (the sample count when unweighted),
+* ``mean``: shape (groups, width), the weighted mean of every column,
+* ``comoment``: shape (len(pairs), width), for each configured pair (g, h) of groups the
+  weighted co-moment ``sum w (x_g - mean_g) * (x_h - mean_h)`` column by column; a pair (g, g)
+  is the sum of squared deviations (W times the variance).
+
+Raw sums of squares are never kept: ``sum x**2 - (sum x)**2 / W`` loses every digit of the
+variance when the mean is large against the spread (1e9 values around 1e6 with a spread of 1e-3
+leave no significant digit in float64). Instead each batch is summarised around its own mean
+(the corrected two-pass algorithm: centre on a first estimate of the mean, then correct both the
+mean and the co-moment with the sum of the centred values) and two summaries combine with
+
+    delta = mean_b - mean_a,  W = W_a + W_b,
+    mean = mean_a + delta * W_b / W,
+    C = C_a + C_b + delta_g * delta_h * W_a * W_b / W
+
+(Chan, Golub & LeVeque, "Updating formulae and a pairwise algorithm for computing sample
+variances", 1979), which only ever adds terms of the size of the spread. The mean itself is kept
+as an unevaluated sum ``mean + mean_low`` of two floats (a double-double, renormalised with
+TwoSum after every merge), so ``delta`` keeps the digits of the spread even when the mean is
+1e8 times larger than the spread. Columns that are
+constant within a batch get exactly their value as mean and exactly zero co-moment, so a constant
+column stays exactly constant (zero variance) through any number of updates and merges.
+
+These are float sums: a stream split and merged differently agrees to rounding (about 1e-12
+relative for the co-moments of well-conditioned data), not bit for bit.
+
+Memory: ``(groups + len(pairs)) * width + 1`` floats. ``batch``: O(n * width * (groups +
+len(pairs))). ``merge``: O((groups + len(pairs)) * width).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..base import StateBlock
+from ..errors import IncompatibleStateError
+
+__all__ = ["Moments"]
+
+
+class Moments(StateBlock):
+    """Weighted means of ``groups`` column groups and co-moments of the configured group pairs.
+
+    Parameters
+    ----------
+    groups : int
+        Number of variables (each ``width`` columns wide; ``width`` is fixed by the first
+        non-empty batch).
+    pairs : sequence of (int, int)
+        The group pairs whose column-wise co-moments are kept; (g, g) gives a variance.
+    """
+
+    def __init__(self, groups: int, pairs: Sequence[tuple[int, int]] = ()) -> None:
+        if groups < 1:
+            raise ValueError("groups must be at least 1")
+        for g, h in pairs:
+            if not (0 <= g < groups and 0 <= h < groups):
+                raise ValueError(f"pair {(g, h)} refers to a group outside 0..{groups - 1}")
+        self.groups = int(groups)
+        self.pairs: tuple[tuple[int, int], ...] = tuple((int(g), int(h)) for g, h in pairs)
+        self.weight = 0.0
+        # The mean as an unevaluated sum hi + lo (a double-double): differences of means are
+        # then accurate to the spread of the data, however large the mean itself is.
+        self.hi: np.ndarray = np.zeros((self.groups, 0))
+        self.lo: np.ndarray = np.zeros((self.groups, 0))
+        self.comoment: np.ndarray = np.zeros((len(self.pairs), 0))
+
+    @property
+    def mean(self) -> np.ndarray:
+        """The weighted mean of every column, shape (groups, width)."""
+        return np.asarray(self.hi + self.lo)
+
+    # -- views -------------------------------------------------------------------------------
+
+    @property
+    def width(self) -> int | None:
+        """Columns per group, or ``None`` before the first non-empty batch."""
+        return int(self.hi.shape[1]) if self.hi.shape[1] else None
+
+    def comoment_of(self, g: int, h: int) -> np.ndarray:
+        """The co-moment row of the configured pair (g, h) (or (h, g))."""
+        for i, pair in enumerate(self.pairs):
+            if pair in ((g, h), (h, g)):
+                return np.asarray(self.comoment[i])
+        raise KeyError(f"the pair {(g, h)} is not kept by this block")
+
+    def _empty_like(self) -> Moments:
+        out = Moments.__new__(Moments)
+        out.groups, out.pairs = self.groups, self.pairs
+        out.weight = 0.0
+        out.hi = np.zeros((self.groups, 0))
+        out.lo = np.zeros((self.groups, 0))
+        out.comoment = np.zeros((len(self.pairs), 0))
+        return out
+
+    # -- building increments -----------------------------------------------------------------
+
+    def batch(self, columns: Sequence[np.ndarray], weights: np.ndarray | None) -> Moments:
+        """A new block summarising one batch: ``columns`` holds one (n, width) float64 array
+        per group, ``weights`` n non-negative weights or ``None``. Pure: ``self`` is unchanged.
+        """
+        if len(columns) != self.groups:
+            raise ValueError(f"expected {self.groups} column groups, got {len(columns)}")
+        out = self._empty_like()
+        n, width = columns[0].shape
+        if n == 0:
+            return out
+        total = float(n) if weights is None else float(weights.sum())
+        paired = {g for pair in self.pairs for g in pair}
+        his = np.zeros((self.groups, width))
+        los = np.zeros((self.groups, width))
+        centred: dict[int, np.ndarray] = {}
+        shifts: dict[int, np.ndarray] = {}
+        for g, x in enumerate(columns):
+            if total == 0.0:
+                continue  # no weight: nothing to average (means and co-moments stay zero)
+            rough = (x.sum(axis=0) if weights is None else weights @ x) / total
+            if g not in paired:
+                his[g] = rough
+                continue
+            lo, hi = x.min(axis=0), x.max(axis=0)
+            rough = np.clip(rough, lo, hi)
+            const = lo == hi
+            rough[const] = lo[const]  # exactly the value: zero deviations, zero variance
+            dev = x - rough
+            shift = (dev.sum(axis=0) if weights is None else weights @ dev) / total
+            shift[const] = 0.0
+            his[g], los[g] = _two_sum(rough, shift)
+            # Deviations from the rough mean; the pairs below subtract the shift's share.
+            centred[g], shifts[g] = dev, shift
+        comoment = np.zeros((len(self.pairs), width))
+        for i, (g, h) in enumerate(self.pairs):
+            if total == 0.0:
+                continue
+            a, b = centred[g], centred[h]
+            prod = a * b
+            s = prod.sum(axis=0) if weights is None else weights @ prod
+            # Corrected two-pass: sum w (a - sa)(b - sb) = sum w a b - W sa sb.
+            s = s - total * shifts[g] * shifts[h]
+            if g == h:
+                s = np.maximum(s, 0.0)
+            comoment[i] = s
+        out.weight = total
+        out.hi, out.lo = his, los
+        out.comoment = comoment
+        return out
+
+    # -- merging -----------------------------------------------------------------------------
+
+    def check_mergeable(self, other: Any) -> None:
+        if not isinstance(other, Moments) or (other.groups, other.pairs) != (
+            self.groups,
+            self.pairs,
+        ):
+            raise IncompatibleStateError("cannot merge moments of different layouts")
+        if self.width is not None and other.width is not None and self.width != other.width:
+            raise IncompatibleStateError(
+                f"cannot merge moments of {self.width} columns with moments of {other.width}"
+            )
+
+    def merged(self, other: Moments) -> Moments:
+        """A new block with the moments of both (Chan et al.); neither input changes."""
+        self.check_mergeable(other)
+        if other.width is None:
+            return self.copy()
+        if self.width is None:
+            return other.copy()
+        out = self._empty_like()
+        wa, wb = self.weight, other.weight
+        total = wa + wb
+        if wb == 0.0:
+            out.weight, out.hi, out.lo = wa, self.hi.copy(), self.lo.copy()
+            out.comoment = self.comoment.copy()
+            return out
+        if wa == 0.0:
+            out.weight, out.hi, out.lo = wb, other.hi.copy(), other.lo.copy()
+            out.comoment = other.comoment.copy()
+            return out
+        # hi_b - hi_a is exact when the means are within a factor 2 (Sterbenz), so delta keeps
+        # the digits of the spread even when the means are huge.
+        delta = (other.hi - self.hi) + (other.lo - self.lo)
+        out.weight = total
+        out.hi, out.lo = _two_sum(self.hi, self.lo + delta * (wb / total))
+        factor = wa * (wb / total)
+        comoment = self.comoment + other.comoment
+        for i, (g, h) in enumerate(self.pairs):
+            comoment[i] += delta[g] * delta[h] * factor
+        out.comoment = comoment
+        return out
+
+    def merge(self, other: Any) -> None:
+        new = self.merged(other)
+        self.weight, self.hi, self.lo = new.weight, new.hi, new.lo
+        self.comoment = new.comoment
+
+    # -- wire --------------------------------------------------------------------------------
+
+    def to_wire(self) -> Any:
+        return {
+            "weight": self.weight,
+            "mean": self.hi,
+            "mean_low": self.lo,
+            "comoment": self.comoment,
+        }
+
+    def from_wire(self, wire: Any) -> Moments:
+        if not isinstance(wire, dict) or set(wire) != {"weight", "mean", "mean_low", "comoment"}:
+            raise ValueError("moments need exactly the fields comoment, mean, mean_low, weight")
+        weight, mean, low = wire["weight"], wire["mean"], wire["mean_low"]
+        comoment = wire["comoment"]
+        if type(weight) is int:
+            weight = float(weight)
+        if not isinstance(weight, float) or not (np.isfinite(weight) and weight >= 0):
+            raise ValueError("the weight must be a finite non-negative float")
+        for name, arr, rows in (
+            ("mean", mean, self.groups),
+            ("comoment", comoment, len(self.pairs)),
+        ):
+            if not isinstance(arr, np.ndarray) or arr.dtype != np.float64 or arr.ndim != 2:
+                raise ValueError(f"{name} must be a 2-D float64 array")
+            if arr.shape[0] != rows:
+                raise ValueError(f"{name} must have {rows} rows, has {arr.shape[0]}")
+            if arr.size and not np.isfinite(arr).all():
+                raise ValueError(f"{name} must be finite")
+        if not mean.shape[1] == low.shape[1] == comoment.shape[1]:
+            raise ValueError("mean, mean_low and comoment differ in width")
+        for i, (g, h) in enumerate(self.pairs):
+            if g == h and comoment.shape[1] and comoment[i].min() < 0:
+                raise ValueError("a sum of squared deviations is negative")
+        out = self._empty_like()
+        out.weight, out.hi, out.lo, out.comoment = weight, mean, low, comoment
+        return out
+
+
+def _two_sum(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(s, e)`` with ``s = fl(a + b)`` and ``s + e == a + b`` exactly (Knuth's TwoSum); keeps
+    a mean as the unevaluated sum hi + lo."""
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)

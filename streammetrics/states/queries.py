@@ -1,0 +1,166 @@
+"""Per-query row buffers: the rows of queries that may still receive rows from other batches.
+
+The state behind the ranking metrics. A query's rows (query id, relevance, score) may arrive in
+many updates and on many shards, and its score is only defined once all of them are together.
+This block keeps those rows. Its logical contents are the multiset of rows, and its canonical
+form sorts them by (query id, score, relevance), so a stream split any way and merged in any
+order gives the same bytes.
+
+Appending is O(b) for a batch of b rows: batches are kept as chunks and sorted into canonical
+form only when the rows are read (``rows``, ``to_wire``, ``take``), once per read; a read costs
+O(B log B) for B buffered rows. Query ids are integers (int64) or strings, one kind per block.
+
+Memory: three values per buffered row. Rows leave the buffer only through ``take`` (when the
+caller declares their queries complete).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..base import StateBlock
+from ..errors import IncompatibleStateError
+from .labels import check_kinds
+
+__all__ = ["QueryBuffers"]
+
+_EMPTY_IDS = np.empty(0, dtype=np.int64)
+_EMPTY_F = np.empty(0, dtype=np.float64)
+# Consolidate into one sorted chunk once this many chunks pile up (bounds per-chunk overhead).
+_MAX_CHUNKS = 64
+
+Rows = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+def canonical(query: np.ndarray, relevance: np.ndarray, score: np.ndarray) -> Rows:
+    """The rows sorted by (query id, score, relevance): the same for any order of arrival."""
+    if len(query) < 2:
+        return query, relevance, score
+    order = np.lexsort((relevance, score, query))
+    return query[order], relevance[order], score[order]
+
+
+class QueryBuffers(StateBlock):
+    """Rows of open queries, merged by concatenation; canonical form sorted.
+
+    Chunks are never modified in place once stored, so blocks may share them.
+    """
+
+    def __init__(self) -> None:
+        self._chunks: list[Rows] = []
+        self._size = 0
+
+    def __len__(self) -> int:
+        return self._size
+
+    @property
+    def kind(self) -> str | None:
+        """``"int"`` or ``"str"`` once rows are held, else ``None``."""
+        for q, _, _ in self._chunks:
+            if len(q):
+                return "str" if q.dtype.kind == "U" else "int"
+        return None
+
+    def _sample_ids(self) -> np.ndarray:
+        for q, _, _ in self._chunks:
+            if len(q):
+                return q
+        return _EMPTY_IDS
+
+    def check_query_ids(self, query: np.ndarray, name: str) -> None:
+        """``InputError`` when ``query`` holds another kind of id than the buffered rows."""
+        check_kinds(self._sample_ids(), query, name)
+
+    # -- contents ----------------------------------------------------------------------------
+
+    def rows(self) -> Rows:
+        """All buffered rows in canonical order (query ids, relevance, scores)."""
+        if not self._chunks:
+            return _EMPTY_IDS, _EMPTY_F, _EMPTY_F
+        if len(self._chunks) > 1:
+            joined = tuple(np.concatenate([c[i] for c in self._chunks]) for i in range(3))
+            self._chunks = [canonical(*joined)]  # same logical contents, sorted once
+        return self._chunks[0]
+
+    def _with_chunks(self, chunks: list[Rows]) -> QueryBuffers:
+        out = QueryBuffers()
+        out._chunks = [c for c in chunks if len(c[0])]
+        out._size = sum(len(c[0]) for c in out._chunks)
+        if len(out._chunks) > _MAX_CHUNKS:
+            out.rows()
+        return out
+
+    def appended(self, query: np.ndarray, relevance: np.ndarray, score: np.ndarray) -> QueryBuffers:
+        """A new block with these rows added (``self`` does not change). O(b)."""
+        chunk = canonical(query, relevance, score)
+        return self._with_chunks([*self._chunks, chunk])
+
+    def take(self, queries: np.ndarray) -> tuple[Rows, QueryBuffers]:
+        """Split off the rows of ``queries``: ``(their rows, a block of the others)``.
+
+        ``self`` does not change. O(B log B) for B buffered rows (none when empty).
+        """
+        if not self._size or not len(queries):
+            return (_EMPTY_IDS, _EMPTY_F, _EMPTY_F), self
+        q, r, s = self.rows()
+        if len(q) and (q.dtype.kind == "U") != (queries.dtype.kind == "U"):
+            return (_EMPTY_IDS, _EMPTY_F, _EMPTY_F), self
+        hit = np.isin(q, queries)
+        if not hit.any():
+            return (_EMPTY_IDS, _EMPTY_F, _EMPTY_F), self
+        keep = ~hit
+        return (q[hit], r[hit], s[hit]), self._with_chunks([(q[keep], r[keep], s[keep])])
+
+    # -- merging -----------------------------------------------------------------------------
+
+    def check_mergeable(self, other: Any) -> None:
+        if not isinstance(other, QueryBuffers):
+            raise IncompatibleStateError("cannot merge query buffers with another state")
+        mine, theirs = self.kind, other.kind
+        if mine is not None and theirs is not None and mine != theirs:
+            raise IncompatibleStateError(
+                f"cannot merge a state of {mine} query ids with one of {theirs} query ids"
+            )
+
+    def merged(self, other: QueryBuffers) -> QueryBuffers:
+        self.check_mergeable(other)
+        return self._with_chunks([*self._chunks, *other._chunks])
+
+    def merge(self, other: Any) -> None:
+        new = self.merged(other)
+        self._chunks, self._size = new._chunks, new._size
+
+    def copy(self) -> QueryBuffers:
+        return self._with_chunks(list(self._chunks))  # chunks are immutable: share them
+
+    # -- wire --------------------------------------------------------------------------------
+
+    def to_wire(self) -> Any:
+        q, r, s = self.rows()
+        ids: Any = q.tolist() if q.dtype.kind == "U" else q.astype(np.int64)
+        return {"query": ids, "relevance": r, "score": s}
+
+    def from_wire(self, wire: Any) -> QueryBuffers:
+        if not isinstance(wire, dict) or set(wire) != {"query", "relevance", "score"}:
+            raise ValueError("query buffers need exactly the fields query, relevance, score")
+        ids, rel, score = wire["query"], wire["relevance"], wire["score"]
+        if isinstance(ids, np.ndarray):
+            if ids.dtype != np.int64 or ids.ndim != 1:
+                raise ValueError("integer query ids must be a 1-D int64 array")
+            q = ids
+        elif isinstance(ids, list) and all(isinstance(v, str) for v in ids):
+            q = np.array(ids, dtype=np.str_) if ids else _EMPTY_IDS
+        else:
+            raise ValueError("query ids must be an int64 array or a list of strings")
+        for name, arr in (("relevance", rel), ("score", score)):
+            if not isinstance(arr, np.ndarray) or arr.dtype != np.float64 or arr.ndim != 1:
+                raise ValueError(f"{name} must be a 1-D float64 array")
+            if len(arr) != len(q):
+                raise ValueError(f"{name} has {len(arr)} rows, query has {len(q)}")
+            if arr.size and not np.isfinite(arr).all():
+                raise ValueError(f"{name} must be finite")
+        if rel.size and rel.min() < 0:
+            raise ValueError("relevance must be non-negative")
+        return self._with_chunks([canonical(q, rel, score)])

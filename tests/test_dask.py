@@ -1,0 +1,76 @@
+"""The Dask adapter for real: a LocalCluster of two worker processes, many partitions."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+dd = pytest.importorskip("dask.dataframe")
+distributed = pytest.importorskip("distributed")
+pd = pytest.importorskip("pandas")
+
+import streammetrics as sm  # noqa: E402
+from streammetrics.dask import aggregate  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def client():
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as c,
+    ):
+        yield c
+
+
+@pytest.fixture(scope="module")
+def frame():
+    rng = np.random.default_rng(0)
+    n = 200_000
+    return pd.DataFrame(
+        {
+            "y": rng.integers(0, 3, n),
+            "p": rng.integers(0, 3, n),
+            "w": rng.integers(0, 5, n).astype(float),
+            "user": np.char.add("u", rng.integers(0, 50, n).astype(str)),
+        }
+    )
+
+
+def test_whole_table_equals_single_process(client, frame) -> None:
+    ddf = dd.from_pandas(frame, npartitions=37)
+    got = aggregate(ddf, sm.ConfusionMatrix(), ["y", "p"])
+    want = sm.ConfusionMatrix().update(frame["y"], frame["p"])
+    assert got.to_bytes() == want.to_bytes()
+    weighted = aggregate(
+        ddf, sm.F1(average="macro"), {"y_true": "y", "y_pred": "p", "sample_weight": "w"}
+    )
+    assert weighted == sm.F1(average="macro").update(
+        frame["y"], frame["p"], sample_weight=frame["w"]
+    )
+
+
+def test_by_key_equals_per_key_metrics(client, frame) -> None:
+    ddf = dd.from_pandas(frame, npartitions=23)
+    got = aggregate(ddf, sm.Accuracy(), ["y", "p"], by="user")
+    assert sorted(got) == sorted(frame["user"].unique())
+    for user, rows in frame.groupby("user"):
+        assert got[user] == sm.Accuracy().update(rows["y"], rows["p"])
+
+
+@pytest.mark.skipif(not hasattr(sm, "GAUC"), reason="GAUC has not landed yet")
+def test_gauc_over_partitions(client, frame) -> None:
+    rng = np.random.default_rng(1)
+    df = frame.assign(y=(frame["y"] > 0).astype(int), s=rng.random(len(frame)))
+    got = aggregate(dd.from_pandas(df, npartitions=19), sm.GAUC(), ["y", "s", "user"])
+    want = sm.GAUC().update(df["y"], df["s"], df["user"])
+    assert got.compute() == pytest.approx(want.compute(), rel=1e-12)
+
+
+def test_bad_arguments(frame) -> None:
+    ddf = dd.from_pandas(frame.head(10), npartitions=2)
+    with pytest.raises(sm.InputError, match="nope"):
+        aggregate(ddf, sm.Accuracy(), ["y", "nope"])
+    with pytest.raises(sm.InputError, match="columns"):
+        aggregate(ddf, sm.Accuracy(), "y")

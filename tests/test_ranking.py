@@ -1,0 +1,228 @@
+"""Ranking metrics against scikit-learn (and brute-force expectations over tie orders), with
+queries split randomly over updates and shards, complete and open, through bytes."""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+from sklearn.metrics import average_precision_score, dcg_score, ndcg_score
+
+import streammetrics as sm
+from streammetrics import ranking as K
+from streammetrics.states.queries import QueryBuffers
+
+
+def _queries(seed, n_queries=400, max_len=12, levels=4):
+    """Queries of 2..max_len items with graded relevance, coarse scores (many ties), some
+    queries all-zero."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for q in range(n_queries):
+        n = int(rng.integers(2, max_len + 1))
+        rel = rng.integers(0, levels, n).astype(float) * (rng.random() < 0.85)
+        out.append((q * 7919 + 11, rel, rng.integers(0, 5, n) / 4.0))
+    return out
+
+
+def _rows(queries):
+    ids = np.concatenate([np.full(len(r), q) for q, r, _ in queries])
+    rel = np.concatenate([r for _, r, _ in queries])
+    score = np.concatenate([s for _, _, s in queries])
+    return ids, rel, score
+
+
+def _split_feed(make, queries, seed, n_shards=5, complete_share=0.5):
+    """Each query's rows are scattered: most queries over random shards and batches (open);
+    some go whole, in complete=True batches. Shards merge through bytes in random order."""
+    rng = np.random.default_rng(seed)
+    shards = [make() for _ in range(n_shards)]
+    whole = [q for q in queries if rng.random() < complete_share]
+    opened = [q for q in queries if all(q is not w for w in whole)]
+    ids, rel, score = _rows(opened)
+    perm = rng.permutation(len(ids))
+    for idx in np.array_split(perm, 37):
+        shards[int(rng.integers(n_shards))].update(ids[idx], rel[idx], score[idx])
+    for start in range(0, len(whole), 9):
+        ids, rel, score = _rows(whole[start : start + 9])
+        p = rng.permutation(len(ids))
+        shards[int(rng.integers(n_shards))].update(ids[p], rel[p], score[p], complete=True)
+    blobs = [s.to_bytes() for s in shards]
+    rng.shuffle(blobs)
+    return sm.loads(blobs[0]).merge(*[sm.loads(b) for b in blobs[1:]])
+
+
+@pytest.fixture(scope="module")
+def queries():
+    return _queries(0)
+
+
+@pytest.mark.parametrize("k", [None, 1, 3, 10])
+@pytest.mark.parametrize("seed", [1, 2])
+def test_ndcg_and_dcg_match_sklearn(queries, k, seed):
+    lin = np.mean([ndcg_score([r], [s], k=k) for _, r, s in queries])
+    exp = np.mean([ndcg_score([2**r - 1], [s], k=k) for _, r, s in queries])
+    dcg_lin = np.mean([dcg_score([r], [s], k=k) for _, r, s in queries])
+    dcg_exp = np.mean([dcg_score([2**r - 1], [s], k=k) for _, r, s in queries])
+    for make, want in (
+        (lambda: K.NDCG(k=k, gain="linear"), lin),
+        (lambda: K.NDCG(k=k), exp),
+        (lambda: K.DCG(k=k, gain="linear"), dcg_lin),
+        (lambda: K.DCG(k=k), dcg_exp),
+    ):
+        got = _split_feed(make, queries, seed).compute()
+        assert got == pytest.approx(want, rel=1e-12)
+
+
+@pytest.mark.parametrize("seed", [3, 4])
+def test_map_matches_per_query_average_precision(queries, seed):
+    aps = [average_precision_score(r > 0, s) for _, r, s in queries if (r > 0).any()]
+    m = _split_feed(K.MAP, queries, seed)
+    assert m.compute() == pytest.approx(np.mean(aps), rel=1e-12)
+    skipped = sum(not (r > 0).any() for _, r, _ in queries)
+    assert m.query_counts() == {"scored": len(aps), "skipped": skipped}
+    # k at least every query's length is the same AP
+    assert _split_feed(lambda: K.MAP(k=50), queries, seed).compute() == pytest.approx(
+        np.mean(aps), rel=1e-12
+    )
+
+
+def _apk(ranked_rel, k):
+    """Textbook AP@k for a ranking without ties (denominator min(k, n_relevant))."""
+    hits, total = 0, 0.0
+    for i, r in enumerate(ranked_rel[:k]):
+        if r > 0:
+            hits += 1
+            total += hits / (i + 1)
+    return total / min(k, sum(r > 0 for r in ranked_rel))
+
+
+def test_map_at_k_without_ties_is_textbook_apk():
+    rng = np.random.default_rng(5)
+    qs = [(q, rng.integers(0, 2, 15).astype(float), rng.permutation(15) / 15.0) for q in range(60)]
+    for k in (1, 3, 7):
+        want = np.mean([_apk(list(r[np.argsort(-s)]), k) for _, r, s in qs if (r > 0).any()])
+        assert _split_feed(lambda k=k: K.MAP(k=k), qs, k).compute() == pytest.approx(want, 1e-12)
+
+
+def _expect(rel, score, f):
+    """f averaged over every order of the items consistent with the scores (ties random)."""
+    vals = []
+    for perm in itertools.permutations(range(len(rel))):
+        s = score[list(perm)]
+        if np.all(s[:-1] >= s[1:]):
+            vals.append(f(rel[list(perm)]))
+    return float(np.mean(vals))
+
+
+def test_tie_expectations_brute_force():
+    rng = np.random.default_rng(6)
+    small = [
+        (q, rng.integers(0, 3, n).astype(float) * (rng.random() < 0.8), rng.integers(0, 3, n) / 2.0)
+        for q, n in enumerate(rng.integers(1, 7, 60))
+    ]
+    has = [(q, r, s) for q, r, s in small if (r > 0).any()]
+    for k in (1, 2, 3, 5):
+        checks = [
+            (K.HitRate(k), small, lambda x, k=k: float((x[:k] > 0).any())),
+            (K.PrecisionAtK(k), small, lambda x, k=k: (x[:k] > 0).sum() / k),
+            (K.RecallAtK(k), has, lambda x, k=k: (x[:k] > 0).sum() / (x > 0).sum()),
+            (K.CumulativeGain(k), small, lambda x, k=k: x[:k].sum()),
+        ]
+        for metric, qs, f in checks:
+            want = np.mean([_expect(r, s, f) for _, r, s in qs])
+            got = _split_feed(lambda m=metric: m.copy(), small, k).compute()
+            assert got == pytest.approx(want, rel=1e-12), type(metric).__name__
+    mrr = np.mean([_expect(r, s, lambda x: 1 / (1 + np.flatnonzero(x > 0)[0])) for _, r, s in has])
+    m = _split_feed(K.MRR, small, 9)
+    assert m.compute() == pytest.approx(mrr, rel=1e-12)
+    assert m.query_counts()["skipped"] == len(small) - len(has)
+
+
+def test_seed_dcg_definition():
+    # Seed 004: DCG = sum (2**rel - 1) / log2(i + 1); NDCG divides by the ideal order's DCG.
+    rel, score = [3, 2, 3, 0, 1, 2], [0.9, 0.8, 0.7, 0.6, 0.5, 0.4]
+    dcg = sum((2**r - 1) / math.log2(i + 2) for i, r in enumerate(rel))
+    ideal = sum((2**r - 1) / math.log2(i + 2) for i, r in enumerate(sorted(rel, reverse=True)))
+    assert K.DCG().update([1] * 6, rel, score).compute() == pytest.approx(dcg, rel=1e-14)
+    assert K.NDCG().update([1] * 6, rel, score).compute() == pytest.approx(dcg / ideal, 1e-14)
+    assert K.CumulativeGain().update([1] * 6, rel, score).compute() == 11.0
+
+
+def test_all_zero_and_single_item_queries():
+    m = K.NDCG().update([1, 1, 2], [0, 0, 1], [0.5, 0.1, 0.3])
+    assert m.compute() == 0.5  # the all-zero query scores 0 and counts, as scikit-learn
+    assert ndcg_score([[0, 0]], [[0.5, 0.1]]) == 0.0
+    assert math.isnan(K.MAP().update([1, 1], [0, 0], [0.1, 0.2]).compute())
+    assert K.MAP().update([1, 1], [0, 0], [0.1, 0.2]).query_counts() == {"scored": 0, "skipped": 1}
+    assert K.HitRate(3).update([1, 1], [0, 0], [0.1, 0.2]).compute() == 0.0
+
+
+def test_complete_batches_fold_and_bound_memory():
+    qs = _queries(7, n_queries=300)
+    ref = K.NDCG(k=5)
+    streamed = K.NDCG(k=5)
+    for start in range(0, 300, 25):
+        ids, rel, score = _rows(qs[start : start + 25])
+        ref.update(ids, rel, score)
+        streamed.update(ids, rel, score, complete=True)
+        assert streamed.open_queries() == 0
+    assert streamed.compute() == pytest.approx(ref.compute(), rel=1e-12)
+    assert len(streamed.to_bytes()) < 400 < len(ref.to_bytes())
+
+
+def test_complete_takes_buffered_rows_of_the_same_query():
+    m = K.MAP().update([1, 1], [1, 0], [0.9, 0.8])  # open
+    m.update([1, 2, 2], [1, 1, 0], [0.1, 0.5, 0.6], complete=True)
+    assert m.open_queries() == 0
+    want = np.mean(
+        [
+            average_precision_score([1, 0, 1], [0.9, 0.8, 0.1]),
+            average_precision_score([1, 0], [0.5, 0.6]),
+        ]
+    )
+    assert m.compute() == pytest.approx(want, rel=1e-14)
+    # A completed query that reappears is scored as a second query (documented).
+    m.update([2], [1], [0.3])
+    assert m.query_counts()["scored"] == 3
+
+
+def test_open_buffers_are_split_invariant_byte_for_byte(queries):
+    ids, rel, score = _rows(queries[:100])
+    whole = K.NDCG().update(ids, rel, score)
+    rng = np.random.default_rng(8)
+    shards = [K.NDCG() for _ in range(4)]
+    for idx in np.array_split(rng.permutation(len(ids)), 23):
+        shards[int(rng.integers(4))].update(ids[idx], rel[idx], score[idx])
+    merged = shards[2] + shards[0] + shards[3] + shards[1]
+    assert merged.to_bytes() == whole.to_bytes()
+
+
+def test_string_ids_and_errors():
+    m = K.RecallAtK(2).update(["a", "a", "b"], [1, 1, 0], [0.3, 0.2, 0.1])
+    assert m.compute() == 1.0
+    with pytest.raises(sm.InputError, match="query_ids"):
+        m.update([1], [1], [0.5])
+    with pytest.raises(sm.IncompatibleStateError):
+        m.merge(K.RecallAtK(2).update([1], [1], [0.5]))
+    with pytest.raises(sm.InputError, match="k"):
+        K.PrecisionAtK(0)
+    with pytest.raises(sm.InputError, match="gain"):
+        K.NDCG(gain="log")
+    with pytest.raises(sm.InputError, match="relevance"):
+        K.NDCG().update([1], [-1.0], [0.5])
+
+
+def test_query_buffers_block():
+    b = QueryBuffers()
+    b2 = b.appended(np.array([3, 1, 3]), np.array([1.0, 0.0, 2.0]), np.array([0.5, 0.1, 0.2]))
+    assert len(b) == 0 and len(b2) == 3
+    (tq, _, _), rest = b2.take(np.array([3]))
+    assert tq.tolist() == [3, 3] and rest.rows()[0].tolist() == [1]
+    assert b2.from_wire(b2.to_wire()) == b2
+    with pytest.raises(ValueError):
+        b2.from_wire(
+            {"query": np.array([1]), "relevance": np.array([-1.0]), "score": np.array([0.0])}
+        )

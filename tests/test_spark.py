@@ -1,0 +1,76 @@
+"""The Spark adapter for real: a local[2] session, data over many partitions."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pyspark = pytest.importorskip("pyspark")
+pd = pytest.importorskip("pandas")
+pytest.importorskip("pyarrow")
+
+import streammetrics as sm  # noqa: E402
+from streammetrics.spark import aggregate  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def spark():
+    from pyspark.sql import SparkSession
+
+    # Workers run this interpreter and import this checkout of streammetrics.
+    root = str(Path(sm.__file__).resolve().parents[1])
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    os.environ["PYTHONPATH"] = os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])
+    jvm = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("streammetrics-tests")
+        .config("spark.driver.extraJavaOptions", jvm)
+        .config("spark.executor.extraJavaOptions", jvm)
+        .config("spark.sql.shuffle.partitions", "4")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    yield session
+    session.stop()
+
+
+@pytest.fixture(scope="module")
+def frame():
+    rng = np.random.default_rng(0)
+    n = 60_000
+    return pd.DataFrame(
+        {
+            "y": rng.integers(0, 3, n),
+            "p": rng.integers(0, 3, n),
+            "w": rng.integers(0, 5, n).astype(float),
+            "user": np.char.add("u", rng.integers(0, 40, n).astype(str)),
+        }
+    )
+
+
+# pandas 3 makes PySpark warn about its pandas version; the results must not care.
+@pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas")
+def test_spark_equals_single_process(spark, frame) -> None:
+    if True:
+        df = spark.createDataFrame(frame).repartition(12)
+        got = aggregate(df, sm.ConfusionMatrix(), ["y", "p"])
+        weighted = aggregate(
+            df, sm.F1(average="weighted"), {"y_true": "y", "y_pred": "p", "sample_weight": "w"}
+        )
+        per_user = aggregate(df, sm.Accuracy(), ["y", "p"], by="user")
+    assert got.to_bytes() == sm.ConfusionMatrix().update(frame["y"], frame["p"]).to_bytes()
+    assert weighted == sm.F1(average="weighted").update(
+        frame["y"], frame["p"], sample_weight=frame["w"]
+    )
+    assert sorted(per_user) == sorted(frame["user"].unique())
+    for user, rows in frame.groupby("user"):
+        assert per_user[user] == sm.Accuracy().update(rows["y"], rows["p"])
+    with pytest.raises(sm.InputError, match="nope"):
+        aggregate(df, sm.Accuracy(), ["y", "nope"])

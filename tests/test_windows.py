@@ -1,0 +1,247 @@
+"""Windows and decay: routing, late and out-of-order data, retention, closed forms, splits."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+
+import numpy as np
+import pytest
+from sklearn.metrics import accuracy_score, confusion_matrix, f1_score
+
+import streammetrics as sm
+from streammetrics.windows import Decayed, SlidingWindow, TumblingWindows
+
+
+def _stream(seed: int, n: int, span: float):
+    rng = np.random.default_rng(seed)
+    return rng.integers(0, 3, n), rng.integers(0, 3, n), rng.uniform(0, span, n)
+
+
+def _chunks(n: int, k: int, seed: int):
+    cuts = np.sort(np.random.default_rng(seed).choice(np.arange(1, n), k - 1, replace=False))
+    return np.split(np.arange(n), cuts)
+
+
+# -- tumbling -----------------------------------------------------------------------------------
+
+
+def test_tumbling_matches_per_window_reference_with_out_of_order_rows() -> None:
+    yt, yp, t = _stream(0, 5000, 1000.0)  # times in random order: every batch is out of order
+    w = TumblingWindows(sm.F1(average="macro"), width=60)
+    for idx in _chunks(len(t), 37, 1):
+        w.update(yt[idx], yp[idx], timestamps=t[idx])
+    got = w.compute()
+    keys = np.floor(t / 60).astype(int)
+    assert sorted(got) == [60 * k for k in np.unique(keys)]
+    for k in np.unique(keys):
+        sel = keys == k
+        assert got[60 * k] == pytest.approx(f1_score(yt[sel], yp[sel], average="macro"), abs=1e-15)
+    assert w.count == 5000
+
+
+def test_tumbling_late_rows_go_to_their_own_window() -> None:
+    w = TumblingWindows(sm.Accuracy(), width=10)
+    w.update([1, 1], [1, 1], timestamps=[100, 105])
+    w.update([1], [0], timestamps=[3])  # very late: its own, older window
+    assert w.compute() == {0: 0.0, 100: 1.0}
+
+
+def test_tumbling_retention_closes_oldest_and_pop_hands_them_out() -> None:
+    yt, yp, t = _stream(2, 3000, 100.0)
+    w = TumblingWindows(sm.ConfusionMatrix(labels=[0, 1, 2]), width=10, retention=3)
+    for idx in _chunks(len(t), 20, 3):
+        w.update(yt[idx], yp[idx], timestamps=t[idx])
+    assert list(w.compute()) == [70, 80, 90]
+    assert w.closed == [0, 10, 20, 30, 40, 50, 60]
+    closed = w.pop_closed()
+    assert list(closed) == [0, 10, 20, 30, 40, 50, 60] and w.closed == []
+    keys = np.floor(t / 10).astype(int)
+    for start, metric in {**closed, **w.windows}.items():
+        sel = keys == start // 10
+        np.testing.assert_array_equal(metric.compute(), confusion_matrix(yt[sel], yp[sel]))
+    assert w.count == int((keys >= 7).sum())
+    # a row for a window already popped is kept as a closed piece, never lost
+    w.update([0], [0], timestamps=[5.0])
+    assert w.closed == [0] and w.count == int((keys >= 7).sum()) + 1
+    piece = w.pop_closed()[0]
+    assert piece.count == 1
+
+
+def test_tumbling_datetimes_and_timedelta_width() -> None:
+    base = np.datetime64("2024-05-01T10:00:00")
+    ts = base + np.array([0, 59, 60, 3599, 3600], dtype="timedelta64[s]")
+    w = TumblingWindows(sm.Accuracy(), width=dt.timedelta(hours=1))
+    w.update([1, 1, 0, 1, 1], [1, 0, 0, 1, 0], timestamps=ts)
+    start = float((base - np.datetime64("1970-01-01T00:00:00")) / np.timedelta64(1, "s"))
+    assert w.compute() == {start: 0.75, start + 3600: 0.0}
+
+
+def test_tumbling_splits_and_bytes() -> None:
+    yt, yp, t = _stream(4, 4000, 500.0)
+    whole = TumblingWindows(sm.Accuracy(), width=25, retention=5)
+    whole.update(yt, yp, timestamps=t)
+    parts = []
+    for idx in _chunks(len(t), 6, 5):
+        p = TumblingWindows(sm.Accuracy(), width=25, retention=5)
+        p.update(yt[idx], yp[idx], timestamps=t[idx])
+        parts.append(p)
+    merged = parts[3].copy().merge(*parts[:3], *parts[4:])
+    assert merged.to_bytes() == whole.to_bytes()
+    back = sm.loads(merged.to_bytes())
+    assert back == whole and back.closed == whole.closed
+
+
+def test_tumbling_wraps_a_collection() -> None:
+    yt, yp, t = _stream(6, 600, 100.0)
+    coll = sm.MetricCollection(acc=sm.Accuracy(), f1=sm.F1(average="micro"))
+    w = TumblingWindows(coll, width=50)
+    w.update(yt, yp, timestamps=t)
+    got = sm.loads(w.to_bytes()).compute()
+    sel = t < 50
+    assert got[0]["acc"] == pytest.approx(accuracy_score(yt[sel], yp[sel]))
+    assert set(got) == {0, 50}
+
+
+def test_wrapper_refuses_bad_arguments() -> None:
+    with pytest.raises(sm.InputError, match="width"):
+        TumblingWindows(sm.Accuracy(), width=0)
+    with pytest.raises(sm.InputError, match="metric"):
+        TumblingWindows(object(), width=1)  # type: ignore[arg-type]
+    with pytest.raises(sm.InputError, match="retention"):
+        TumblingWindows(sm.Accuracy(), width=1, retention=0)
+    with pytest.raises(sm.InputError, match="slots"):
+        SlidingWindow(sm.Accuracy(), width=1, slots=0)
+    w = TumblingWindows(sm.Accuracy(), width=1)
+    with pytest.raises(sm.InputError, match="timestamps"):
+        w.update([1], [1])
+
+
+def test_decode_refuses_inconsistent_window_states() -> None:
+    from streammetrics import _codec
+
+    w = TumblingWindows(sm.Accuracy(), width=10, retention=2).update(
+        [1, 0, 1], [1, 1, 1], timestamps=[1, 15, 25]
+    )
+    tree = _codec.decode(w.to_bytes())
+    tree["state"]["count"] = 4
+    with pytest.raises(sm.StateDecodeError, match="count"):
+        sm.loads(_codec.encode(tree))
+    tree = _codec.decode(w.to_bytes())
+    tree["state"]["open"][0] = tree["state"]["closed"][0]  # a closed window reopened
+    tree["state"]["count"] += 1
+    with pytest.raises(sm.StateDecodeError):
+        sm.loads(_codec.encode(tree))
+    tree = _codec.decode(w.to_bytes())
+    tree["config"]["metric"]["class"] = "NoSuchMetric"
+    with pytest.raises(sm.StateDecodeError):
+        sm.loads(_codec.encode(tree))
+
+
+# -- sliding ------------------------------------------------------------------------------------
+
+
+def test_sliding_window_covers_the_last_slots_and_counts_dropped_rows() -> None:
+    yt, yp, t = _stream(7, 4000, 1000.0)
+    w = SlidingWindow(sm.Accuracy(), width=100, slots=10)
+    for idx in _chunks(len(t), 50, 8):
+        w.update(yt[idx], yp[idx], timestamps=t[idx])
+    head = int(np.floor(t.max() / 10))
+    inside = np.floor(t / 10).astype(int) > head - 10
+    assert w.compute() == pytest.approx(accuracy_score(yt[inside], yp[inside]), abs=1e-15)
+    assert w.dropped == int((~inside).sum()) and w.count == 4000
+    assert w.span == ((head - 9) * 10, (head + 1) * 10)
+    assert w.window().count == int(inside.sum())
+
+
+def test_sliding_late_row_is_dropped_but_validated() -> None:
+    w = SlidingWindow(sm.Accuracy(), width=10, slots=2)
+    w.update([1], [1], timestamps=[100])
+    w.update([0], [1], timestamps=[50])
+    assert w.dropped == 1 and w.compute() == 1.0
+    before = w.to_bytes()
+    with pytest.raises(sm.InputError, match="y_true"):
+        w.update([0.5], [1], timestamps=[50])  # bad even though it would be dropped
+    assert w.to_bytes() == before
+
+
+def test_sliding_merge_aligns_slots_in_any_order() -> None:
+    yt, yp, t = _stream(9, 3000, 300.0)
+    order = np.argsort(t)  # in time order: early shards see rows the whole stream drops later
+    whole = SlidingWindow(sm.ConfusionMatrix(), width=60, slots=6)
+    for idx in np.array_split(order, 30):
+        whole.update(yt[idx], yp[idx], timestamps=t[idx])
+    shards = [SlidingWindow(sm.ConfusionMatrix(), width=60, slots=6) for _ in range(3)]
+    for i, idx in enumerate(np.array_split(order, 30)):
+        shards[i % 3].update(yt[idx], yp[idx], timestamps=t[idx])
+    merged = shards[2] + shards[0] + shards[1]
+    assert merged.to_bytes() == whole.to_bytes()
+    assert merged.dropped == whole.dropped > 0
+
+
+# -- decay --------------------------------------------------------------------------------------
+
+
+def _decay_weights(t: np.ndarray, h: float) -> np.ndarray:
+    return np.exp2(-(t.max() - t) / h)
+
+
+def test_decayed_accuracy_equals_closed_form_across_many_epochs() -> None:
+    yt, yp, t = _stream(10, 5000, 3000.0)  # 3000 / (64 * 5) ~ 9 renormalisations
+    d = Decayed(sm.Accuracy(), half_life=5.0)
+    for idx in _chunks(len(t), 40, 11):
+        d.update(yt[idx], yp[idx], timestamps=t[idx])
+    w = _decay_weights(t, 5.0)
+    want = float(np.sum(w * (yt == yp)) / np.sum(w))
+    assert d.compute() == pytest.approx(want, rel=1e-12)
+    assert d.compute() == pytest.approx(accuracy_score(yt, yp, sample_weight=w), rel=1e-12)
+
+
+def test_decayed_confusion_matrix_counts_decay_to_now() -> None:
+    yt, yp, t = _stream(12, 2000, 400.0)
+    sw = np.random.default_rng(13).uniform(0, 2, 2000)
+    d = Decayed(sm.ConfusionMatrix(labels=[0, 1, 2]), half_life=3.0)
+    for idx in _chunks(len(t), 25, 14):
+        d.update(yt[idx], yp[idx], timestamps=t[idx], sample_weight=sw[idx])
+    want = confusion_matrix(yt, yp, sample_weight=sw * _decay_weights(t, 3.0))
+    np.testing.assert_allclose(d.compute(), want, rtol=1e-12, atol=1e-300)
+    later = d.at(t.max() + 6.0).compute()  # two half-lives later, every count is a quarter
+    np.testing.assert_allclose(later, want / 4, rtol=1e-12)
+    with pytest.raises(sm.InputError, match="now"):
+        d.at(t.max() - 1)
+
+
+def test_decayed_split_merge_agrees_to_rounding() -> None:
+    yt, yp, t = _stream(15, 3000, 2000.0)
+    whole = Decayed(sm.F1(average="weighted"), half_life=4.0).update(yt, yp, timestamps=t)
+    parts = [Decayed(sm.F1(average="weighted"), half_life=4.0) for _ in range(4)]
+    for i, idx in enumerate(_chunks(len(t), 12, 16)):
+        parts[i % 4].update(yt[idx], yp[idx], timestamps=t[idx])
+    merged = sm.loads((parts[3] + parts[1] + parts[0] + parts[2]).to_bytes())
+    assert merged.compute() == pytest.approx(whole.compute(), rel=1e-12)
+    assert merged.epoch == whole.epoch and merged.count == whole.count
+
+
+def test_decayed_very_old_rows_fade_to_nothing_without_overflow() -> None:
+    d = Decayed(sm.Accuracy(), half_life=1.0)
+    d.update([1], [0], timestamps=[0.0])
+    d.update([1] * 3, [1] * 3, timestamps=[1e6, 1e6 + 1, 1e6 + 2])  # 1e6 half-lives later
+    assert d.compute() == 1.0 and d.count == 4
+    assert np.isfinite(d.inner.counts.table).all()
+
+
+def test_decayed_refuses_states_that_cannot_be_scaled() -> None:
+    class MaxScore(sm.Metric):
+        def __init__(self) -> None:
+            super().__init__()
+            self._add_state("top", -math.inf, merge="max")
+
+        def update(self, x, sample_weight=None):  # type: ignore[no-untyped-def]
+            return self._commit(len(x), top=max(self.top, float(np.max(x))))
+
+    with pytest.raises(sm.InputError, match="maximum"):
+        Decayed(MaxScore(), half_life=1.0)
+    with pytest.raises(sm.InputError, match="manages its own state"):
+        Decayed(TumblingWindows(sm.Accuracy(), width=1), half_life=1.0)
+    with pytest.raises(sm.InputError, match="half_life"):
+        Decayed(sm.Accuracy(), half_life=-1)
