@@ -6,9 +6,10 @@ processes, machines or time windows combine into the exact result.
 """
 
 # Every family module is imported here so that loads() knows all of their classes.
-from . import classification, ranking, regression  # noqa: F401
+from . import classification, clustering, ranking, regression  # noqa: F401
 from .base import Metric, StateBlock, loads, registered_metrics
 from .classification import *  # noqa: F403
+from .clustering import *  # noqa: F403
 from .collection import MetricCollection
 from .errors import IncompatibleStateError, InputError, StateDecodeError, StreamMetricsError
 from .regression import *  # noqa: F403
@@ -30,5 +31,6 @@ __all__ = [
     "SlidingWindow",
     "TumblingWindows",
     *classification.__all__,
+    *clustering.__all__,
     *regression.__all__,
 ]

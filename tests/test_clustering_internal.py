@@ -1,0 +1,340 @@
+"""Internal clustering indices: Alink's published example, scikit-learn, samples and scale."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import numpy as np
+import pytest
+from scipy.spatial.distance import cdist
+from sklearn import metrics as skm
+from sklearn.cluster import KMeans
+from sklearn.datasets import load_breast_cancer, load_digits, load_iris, load_wine
+
+import streammetrics as sm
+from streammetrics import clustering as C
+from streammetrics.states.centroids import ClusterMoments
+from streammetrics.states.samples import BottomKSample, row_hash
+
+DISTANCES = ["euclidean", "cosine", "cityblock"]
+
+
+def _feed(make, X, labels, rng, shards: int = 3, batches: int = 15):
+    parts = [make() for _ in range(shards)]
+    cuts = np.sort(rng.choice(np.arange(1, len(X)), size=batches - 1, replace=False))
+    for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, len(X)], strict=True):
+        parts[int(rng.integers(shards))].update(X[lo:hi], labels[lo:hi])
+    order = list(range(shards))
+    random.Random(int(rng.integers(1 << 30))).shuffle(order)
+    return sum(sm.loads(parts[i].to_bytes()) for i in order)
+
+
+def _alink(X, labels, distance):
+    """Alink's evaluator, written out directly (its ClusterEvaluationUtil / MetricsSummary)."""
+    keys = np.unique(labels)
+    pts = X / np.linalg.norm(X, axis=1, keepdims=True) if distance == "cosine" else X
+    cents = np.array([pts[labels == k].mean(axis=0) for k in keys])
+    cp = np.array(
+        [
+            cdist(X[labels == k], cents[i : i + 1], metric=distance).mean()
+            for i, k in enumerate(keys)
+        ]
+    )
+    cd = cdist(cents, cents, metric=distance)
+    k = len(keys)
+    db = np.mean([max((cp[i] + cp[j]) / cd[i, j] for j in range(k) if j != i) for i in range(k)])
+    return {
+        "compactness": cp.mean(),
+        "separation": cd[np.triu_indices(k, 1)].mean(),
+        "davies_bouldin": db,
+    }
+
+
+def _dunn(X, labels, distance):
+    d = cdist(X, X, metric=distance)
+    same = labels[:, None] == labels[None, :]
+    return d[~same].min() / d[same].max()
+
+
+# -- the seed's published example (Alink's EvalClusterBatchOp) -----------------------------------
+
+SIX = np.array(
+    [[0, 0, 0], [0.1, 0.1, 0.1], [0.2, 0.2, 0.2], [9, 9, 9], [9.1, 9.1, 9.1], [9.2, 9.2, 9.2]]
+)
+
+
+def test_seed_001_alink_example() -> None:
+    r = C.ClusterGeometry().update(SIX, [0, 0, 0, 1, 1, 1]).compute()
+    assert r["count"] == 6 and r["k"] == 2
+    assert r["labels"].tolist() == [0, 1] and r["sizes"].tolist() == [3, 3]
+    published = {
+        "compactness": 0.11547005383792497,
+        "davies_bouldin": 0.014814814814814791,
+        "separation": 15.588457268119896,
+        "ssb": 364.5,
+        "ssw": 0.12,
+        "calinski_harabasz": 12150.000000000042,
+    }
+    for key, value in published.items():
+        assert r[key] == pytest.approx(value, rel=1e-9), key
+    assert all(r["exact"].values())
+    # The same through the single-metric classes, fed one row at a time, string labels.
+    lab = ["a", "a", "a", "b", "b", "b"]
+    for cls, key in (
+        (C.Compactness, "compactness"),
+        (C.DaviesBouldin, "davies_bouldin"),
+        (C.Separation, "separation"),
+        (C.CalinskiHarabasz, "calinski_harabasz"),
+    ):
+        m = cls()
+        for x, y in zip(SIX, lab, strict=True):
+            m.update(x[None, :], [y])
+        assert m.compute() == pytest.approx(published[key], rel=1e-9), key
+
+
+def test_result_keys_follow_the_contract() -> None:
+    r = C.ClusterGeometry().update(SIX, [0, 0, 0, 1, 1, 1]).compute()
+    assert set(r) == {
+        "count",
+        "k",
+        "labels",
+        "sizes",
+        "compactness",
+        "separation",
+        "davies_bouldin",
+        "calinski_harabasz",
+        "ssb",
+        "ssw",
+        "dunn",
+        "silhouette",
+        "exact",
+    }
+    assert set(r["exact"]) == set(r) - {"count", "k", "labels", "sizes", "exact"}
+    empty = C.ClusterGeometry().compute()
+    assert set(empty) == set(r) and empty["count"] == 0 and math.isnan(empty["silhouette"])
+
+
+# -- scikit-learn on real data --------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("loader", [load_iris, load_wine, load_breast_cancer, load_digits])
+def test_kmeans_on_real_data_matches_sklearn(loader) -> None:
+    X = loader().data
+    k = {load_iris: 3, load_wine: 3, load_breast_cancer: 2, load_digits: 10}[loader]
+    labels = KMeans(k, n_init=4, random_state=0).fit_predict(X)
+    rng = np.random.default_rng(0)
+    r = _feed(lambda: C.ClusterGeometry(sample_size=2000), X, labels, rng).compute()
+    assert all(r["exact"].values())
+    assert r["calinski_harabasz"] == pytest.approx(skm.calinski_harabasz_score(X, labels), rel=1e-9)
+    assert r["davies_bouldin"] == pytest.approx(skm.davies_bouldin_score(X, labels), rel=1e-9)
+    assert r["silhouette"] == pytest.approx(skm.silhouette_score(X, labels), rel=1e-9)
+    assert r["sizes"].tolist() == np.bincount(labels).tolist()
+
+
+@pytest.mark.parametrize("distance", DISTANCES)
+def test_distances_on_iris(distance: str) -> None:
+    X = load_iris().data
+    labels = KMeans(3, n_init=4, random_state=1).fit_predict(X)
+    rng = np.random.default_rng(1)
+    r = _feed(lambda: C.ClusterGeometry(distance=distance), X, labels, rng).compute()
+    want = skm.silhouette_score(X, labels, metric=distance)
+    assert r["silhouette"] == pytest.approx(want, rel=1e-9)
+    for key, value in _alink(X, labels, distance).items():
+        assert r[key] == pytest.approx(value, rel=1e-9), key
+    assert r["dunn"] == pytest.approx(_dunn(X, labels, distance), rel=1e-9)
+    pts = X / np.linalg.norm(X, axis=1, keepdims=True) if distance == "cosine" else X
+    assert r["calinski_harabasz"] == pytest.approx(
+        skm.calinski_harabasz_score(pts, labels), rel=1e-9
+    )
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_data_after_many_updates(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    k, d, n = int(rng.integers(2, 7)), int(rng.integers(1, 6)), int(rng.integers(100, 1500))
+    centres = rng.normal(0, 3, (k, d))
+    labels = rng.integers(0, k, n)
+    X = centres[labels] + rng.normal(size=(n, d)) + 1e4  # far from the origin on purpose
+    names = np.array([f"c{i}" for i in range(k)])[labels]
+    r = _feed(C.ClusterGeometry, X, names, rng, shards=4, batches=30).compute()
+    # scikit-learn's Euclidean distances use |x|^2 - 2 x.y + |y|^2, which loses digits this far
+    # from the origin; the indices are translation invariant, so give it centred data.
+    Xc = X - X.mean(axis=0)
+    assert r["calinski_harabasz"] == pytest.approx(
+        skm.calinski_harabasz_score(Xc, labels), rel=1e-8
+    )
+    assert r["davies_bouldin"] == pytest.approx(skm.davies_bouldin_score(Xc, labels), rel=1e-9)
+    assert r["silhouette"] == pytest.approx(skm.silhouette_score(Xc, labels), rel=1e-9)
+    for key, value in _alink(X, labels, "euclidean").items():
+        assert r[key] == pytest.approx(value, rel=1e-9), key
+
+
+def test_single_metric_classes_agree_with_the_dict() -> None:
+    rng = np.random.default_rng(9)
+    X = rng.normal(size=(400, 3))
+    labels = rng.integers(0, 4, 400)
+    X[labels == 1] += 3
+    full = C.ClusterGeometry(distance="cityblock").update(X, labels).compute()
+    for cls, key in (
+        (C.Compactness, "compactness"),
+        (C.DaviesBouldin, "davies_bouldin"),
+        (C.DunnIndex, "dunn"),
+        (C.Silhouette, "silhouette"),
+    ):
+        m = cls(distance="cityblock").update(X, labels)
+        assert m.compute() == full[key], key
+        assert m.is_exact()
+    assert C.Separation(distance="cityblock").update(X, labels).compute() == full["separation"]
+    assert C.CalinskiHarabasz().update(X, labels).compute() == full["calinski_harabasz"]
+
+
+# -- centers= (the monitoring case) ---------------------------------------------------------------
+
+
+def test_centers_give_exact_compactness_and_db_beyond_the_sample() -> None:
+    X = load_digits().data
+    km = KMeans(10, n_init=2, random_state=0).fit(X)
+    labels = km.predict(X)
+    rng = np.random.default_rng(2)
+    make = lambda: C.ClusterGeometry(centers=km.cluster_centers_, sample_size=20)  # noqa: E731
+    r = _feed(make, X, labels, rng).compute()
+    centres = km.cluster_centers_
+    cp = np.array([np.linalg.norm(X[labels == i] - centres[i], axis=1).mean() for i in range(10)])
+    cd = cdist(centres, centres)
+    np.fill_diagonal(cd, np.inf)
+    db = ((cp[:, None] + cp[None, :]) / cd).max(axis=1).mean()
+    assert r["exact"]["compactness"] and r["exact"]["davies_bouldin"]
+    assert not r["exact"]["silhouette"] and not r["exact"]["dunn"]
+    assert r["compactness"] == pytest.approx(cp.mean(), rel=1e-12)
+    assert r["davies_bouldin"] == pytest.approx(db, rel=1e-12)
+    assert r["separation"] == pytest.approx(cd[np.isfinite(cd)].mean(), rel=1e-12)
+
+
+def test_center_labels_and_bad_centers() -> None:
+    centres = np.array([[0.0, 0.0], [5.0, 5.0]])
+    m = C.ClusterGeometry(centers=centres, center_labels=["far", "near"])
+    m.update([[0.0, 1.0], [5.0, 4.0]], ["far", "near"])
+    assert m.compute()["compactness"] == pytest.approx(1.0)
+    with pytest.raises(sm.InputError, match="labels"):
+        m.update([[0.0, 1.0]], ["other"])
+    with pytest.raises(sm.InputError, match="X"):
+        m.update([[0.0, 1.0, 2.0]], ["far"])
+    with pytest.raises(sm.InputError, match="center_labels"):
+        C.ClusterGeometry(centers=centres, center_labels=["a"])
+    with pytest.raises(sm.InputError, match="center_labels"):
+        C.ClusterGeometry(center_labels=["a"])
+    with pytest.raises(sm.InputError, match="distance"):
+        C.ClusterGeometry(distance="chebyshev")
+    with pytest.raises(sm.InputError, match="sample_size"):
+        C.ClusterGeometry(sample_size=1)
+    with pytest.raises(sm.InputError, match="centers"):
+        C.ClusterGeometry(distance="cosine", centers=[[0.0, 0.0]])
+
+
+def test_one_million_rows_db_exact_with_centers_and_estimated_within_one_percent() -> None:
+    rng = np.random.default_rng(11)
+    n, d, k = 1_000_000, 4, 8
+    centres = rng.normal(0, 4, (k, d))
+    labels = rng.integers(0, k, n)
+    X = centres[labels] + rng.normal(size=(n, d)) * rng.uniform(0.5, 2.0, k)[labels, None]
+    means = np.array([X[labels == i].mean(axis=0) for i in range(k)])
+    want = skm.davies_bouldin_score(X, labels)
+    with_centres, estimate = C.DaviesBouldin(centers=means), C.DaviesBouldin()
+    for lo in range(0, n, 250_000):
+        with_centres.update(X[lo : lo + 250_000], labels[lo : lo + 250_000])
+        estimate.update(X[lo : lo + 250_000], labels[lo : lo + 250_000])
+    assert with_centres.is_exact() and not estimate.is_exact()
+    assert with_centres.compute() == pytest.approx(want, rel=1e-9)
+    assert estimate.compute() == pytest.approx(want, rel=0.01)
+
+
+# -- the deterministic sample ---------------------------------------------------------------------
+
+
+def test_sample_is_split_invariant_and_flags_estimates() -> None:
+    rng = np.random.default_rng(12)
+    X = rng.normal(size=(3000, 2))
+    labels = rng.integers(0, 3, 3000)
+    X[labels == 2] += 4
+    whole = C.ClusterGeometry(sample_size=64).update(X, labels)
+    for seed in range(3):
+        merged = _feed(
+            lambda: C.ClusterGeometry(sample_size=64),
+            X,
+            labels,
+            np.random.default_rng(seed),
+            shards=5,
+            batches=40,
+        )
+        assert merged.sample == whole.sample  # the sample: byte for byte
+        assert merged.moments.counts.tolist() == whole.moments.counts.tolist()
+    r = whole.compute()
+    assert r["exact"]["ssb"] and r["exact"]["separation"]
+    assert not r["exact"]["compactness"] and not r["exact"]["silhouette"]
+    assert r["silhouette"] == pytest.approx(skm.silhouette_score(X, labels), abs=0.03)
+    assert r["davies_bouldin"] == pytest.approx(skm.davies_bouldin_score(X, labels), rel=0.05)
+    assert r["calinski_harabasz"] == pytest.approx(skm.calinski_harabasz_score(X, labels), rel=1e-9)
+
+
+def test_bottom_k_keeps_the_smallest_hashes_and_all_duplicates() -> None:
+    rng = np.random.default_rng(13)
+    rows = np.round(rng.normal(size=(500, 3)), 1) + 0.0  # no -0.0: the block stores 0.0
+    rows[100:150] = rows[0]  # 51 copies of one row
+    keys = rng.integers(0, 4, 500)
+    block = BottomKSample(40).batch(keys, rows)
+    hashes = row_hash(rows)
+    for code, key in enumerate(block.keys):
+        want = np.sort(hashes[keys == key])[:40]
+        assert np.array_equal(block.hashes[block.codes == code], want)
+    assert block.seen.tolist() == np.bincount(keys).tolist()
+    assert not block.complete().any()
+    assert BottomKSample(1000).batch(keys, rows).complete().all()
+    # -0.0 and 0.0 are the same value: the same hash.
+    assert row_hash(np.array([[0.0, 1.0]]) + 0.0)[0] == row_hash(np.array([[-0.0, 1.0]]) + 0.0)[0]
+
+
+def test_sample_wire_is_validated() -> None:
+    block = BottomKSample(5).batch(np.array([0, 0, 1]), np.array([[1.0], [2.0], [3.0]]))
+    wire = block.to_wire()
+    assert block.from_wire(wire) == block
+    tampered = dict(wire, rows=wire["rows"] + 1.0)
+    with pytest.raises(ValueError, match="hashes"):
+        block.from_wire(tampered)
+    with pytest.raises(ValueError, match="min"):
+        block.from_wire(dict(wire, seen=wire["seen"] + 1))
+
+
+def test_moments_merge_is_numerically_careful() -> None:
+    rng = np.random.default_rng(14)
+    x = 1e8 + rng.normal(size=(20_000, 2))  # the naive sum-of-squares form loses every digit
+    keys = np.zeros(20_000, dtype=np.int64)
+    m = ClusterMoments()
+    for lo in range(0, 20_000, 1000):
+        m = m.merged(m.batch(keys[lo : lo + 1000], x[lo : lo + 1000]))
+    want = ((x - x.mean(axis=0)) ** 2).sum()
+    assert m.m2[0] == pytest.approx(want, rel=1e-6)
+    assert m.counts.tolist() == [20_000]
+
+
+def test_bad_inputs_leave_state_and_name_the_argument() -> None:
+    m = C.ClusterGeometry(distance="cosine").update([[1.0, 2.0]], [0])
+    before = m.to_bytes()
+    with pytest.raises(sm.InputError, match="X"):
+        m.update([[0.0, 0.0]], [1])
+    with pytest.raises(sm.InputError, match="X"):
+        m.update([[1.0, 2.0, 3.0]], [1])
+    with pytest.raises(sm.InputError, match="labels"):
+        m.update([[1.0, 2.0]], ["a"])
+    assert m.to_bytes() == before
+    with pytest.raises(sm.IncompatibleStateError):
+        C.ClusterGeometry().update([[1.0]], [0]).merge(
+            C.ClusterGeometry().update([[1.0, 2.0]], [0])
+        )
+
+
+def test_fewer_than_two_clusters_is_nan() -> None:
+    r = C.ClusterGeometry().update([[0.0], [1.0], [2.0]], [0, 0, 0]).compute()
+    for key in ("separation", "davies_bouldin", "calinski_harabasz", "dunn", "silhouette"):
+        assert math.isnan(r[key]), key
+    assert r["compactness"] == pytest.approx(2 / 3)
