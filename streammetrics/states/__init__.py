@@ -1,12 +1,12 @@
 """Reusable mergeable states: the building blocks that metric families are made of.
 
-| block | holds | merge | exact under any split |
-| --- | --- | --- | --- |
-| `ContingencyCounts` | counts of (row label, column label) pairs | label union, add | byte for byte |
-| `Moments` | total weight, weighted means and co-moments | Chan et al. | to rounding |
-| `ClusterMoments` | per-cluster count, mean, sum of squared deviations | Chan et al. | to rounding |
-| `BottomKSample` | per-key bounded sample, bottom-k by a hash of the row | union, keep k | byte for byte |
-| `QueryBuffers` | rows of ranking queries not yet complete | sorted union | byte for byte |
+- ``ContingencyCounts``: counts of (row label, column label) pairs; merged by label union;
+  byte-identical under any split.
+- ``Moments``: total weight, weighted means and co-moments; Chan et al. merge; equal to rounding.
+- ``ClusterMoments``: per-cluster count, mean and sum of squared deviations; Chan et al. merge;
+  equal to rounding.
+- ``BottomKSample``: a per-key bounded sample, the k rows of smallest hash; byte-identical.
+- ``QueryBuffers``: rows of ranking queries not yet complete, sorted; byte-identical.
 """
 
 from .centroids import ClusterMoments
