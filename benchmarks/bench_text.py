@@ -1,0 +1,165 @@
+"""BLEU and chrF throughput against sacrebleu, on 20-word sentences with punctuation and numbers.
+
+Run: ``python benchmarks/bench_text.py [n_sentences]``. Prints sentences per second and the
+ratios: streammetrics against sacrebleu (the peer), and against a floor that only splits every
+line on whitespace (no tokeniser, no counting: the least any BLEU must do).
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import sys
+import time
+
+from streammetrics.text import BLEU, CHRF
+
+WORDS = (
+    "the a of to and in is it you that he was for on are with as his they at one have this from "
+    "or had by word but what some we can out other were all there when up use your how said each "
+    "she which do their time if will way about many then them would like so these her long make"
+).split()
+ODD = [
+    "don't",
+    "it's",
+    "U.S.",
+    "3.14",
+    "1,000",
+    "2019",
+    "e-mail",
+    "(see",
+    "note)",
+    "$5",
+    "50%",
+    '"quoted"',
+    "co-op",
+    "1990-2000",
+    "can't",
+    "O'Neil",
+]
+
+
+def sentence(rng: random.Random, n: int = 20) -> str:
+    toks = [rng.choice(WORDS) if rng.random() > 0.15 else rng.choice(ODD) for _ in range(n)]
+    for i in range(n - 1):
+        if rng.random() < 0.08:
+            toks[i] += rng.choice([",", ";", "."])
+    return " ".join(toks).capitalize() + rng.choice([".", "!", "?"])
+
+
+def perturb(rng: random.Random, s: str) -> str:
+    t = s.split()
+    for _ in range(rng.randint(0, 6)):
+        i = rng.randrange(len(t))
+        t[i] = rng.choice(WORDS)
+    return " ".join(t)
+
+
+def best(fn, repeat: int = 3) -> float:
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+def main() -> None:
+    n = int(sys.argv[1]) if len(sys.argv) > 1 else 20000
+    logging.getLogger("sacrebleu").setLevel(logging.ERROR)
+    rng = random.Random(0)
+    refs = [sentence(rng) for _ in range(n)]
+    hyps = [perturb(rng, r) for r in refs]
+    refs2 = [perturb(rng, r) for r in refs]
+    batch = 2000
+
+    def ours_bleu(multi: bool = False):
+        m = BLEU()
+        for i in range(0, n, batch):
+            r = (
+                [[a, b] for a, b in zip(refs[i : i + batch], refs2[i : i + batch], strict=True)]
+                if multi
+                else refs[i : i + batch]
+            )
+            m.update(hyps[i : i + batch], r)
+        return m.compute()
+
+    def ours_chrf(word_order: int, limit: int):
+        m = CHRF(word_order=word_order)
+        for i in range(0, limit, batch):
+            m.update(hyps[i : min(i + batch, limit)], refs[i : min(i + batch, limit)])
+        return m.compute()
+
+    def floor():
+        return sum(len(line.split()) for line in hyps + refs)
+
+    rows = [("floor: whitespace split only", best(floor), None)]
+    rows.append(("streammetrics BLEU, 1 ref", best(ours_bleu), None))
+    rows.append(("streammetrics BLEU, 2 refs", best(lambda: ours_bleu(True)), None))
+    try:
+        import sacrebleu
+    except ImportError:
+        sacrebleu = None
+    if sacrebleu is not None:
+        from sacrebleu.tokenizers.tokenizer_13a import Tokenizer13a
+        from sacrebleu.tokenizers.tokenizer_re import TokenizerRegexp
+
+        def cold(fn):
+            # sacrebleu caches tokenised lines across calls: clear, so each run tokenises.
+            def run():
+                Tokenizer13a.__call__.cache_clear()
+                TokenizerRegexp.__call__.cache_clear()
+                return fn()
+
+            return run
+
+        rows.append(
+            (
+                "sacrebleu corpus_bleu, 1 ref",
+                best(cold(lambda: sacrebleu.corpus_bleu(hyps, [refs])), 1),
+                None,
+            )
+        )
+        rows.append(
+            (
+                "sacrebleu corpus_bleu, 2 refs",
+                best(cold(lambda: sacrebleu.corpus_bleu(hyps, [refs, refs2])), 1),
+                None,
+            )
+        )
+    m = n // 4
+    rows.append(("streammetrics chrF2", best(lambda: ours_chrf(0, m), 1) * n / m, None))
+    rows.append(("streammetrics chrF++", best(lambda: ours_chrf(2, m), 1) * n / m, None))
+    if sacrebleu is not None:
+        rows.append(
+            (
+                "sacrebleu corpus_chrf",
+                best(lambda: sacrebleu.corpus_chrf(hyps[:m], [refs[:m]]), 1) * n / m,
+                None,
+            )
+        )
+        rows.append(
+            (
+                "sacrebleu chrF++",
+                best(lambda: sacrebleu.corpus_chrf(hyps[:m], [refs[:m]], word_order=2), 1) * n / m,
+                None,
+            )
+        )
+    floor_t = rows[0][1]
+    ours = dict((name, t) for name, t, _ in rows)
+    print(f"{n} hypotheses of 20 words (+ references), batches of {batch}")
+    print(f"{'':34s} {'sent/s':>10s} {'x floor':>8s}")
+    for name, t, _ in rows:
+        print(f"{name:34s} {n / t:10.0f} {t / floor_t:8.1f}")
+    if sacrebleu is not None:
+        for k in ("1 ref", "2 refs"):
+            r = ours[f"sacrebleu corpus_bleu, {k}"] / ours[f"streammetrics BLEU, {k}"]
+            print(f"BLEU speed-up over sacrebleu, {k}: {r:.1f}x")
+        r = ours["sacrebleu corpus_chrf"] / ours["streammetrics chrF2"]
+        print(f"chrF2 speed-up over sacrebleu: {r:.1f}x")
+        r = ours["sacrebleu chrF++"] / ours["streammetrics chrF++"]
+        print(f"chrF++ speed-up over sacrebleu: {r:.1f}x")
+
+
+if __name__ == "__main__":
+    main()

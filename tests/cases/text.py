@@ -1,0 +1,62 @@
+"""Conformance cases for the text metrics (BLEU, chrF)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from streammetrics.text import BLEU, CHRF
+from tests.harness import Case
+
+WORDS = np.array(
+    "the a cat dog sat on mat it's don't U.S. 3.14 1,000 e-mail (see) $5 50% \"so\" can't "
+    "1990-2000 ran fast , . ! ? ... -- naïve Café".split()
+)
+
+
+def _sentence(rng: np.random.Generator) -> str:
+    return " ".join(WORDS[rng.integers(0, len(WORDS), int(rng.integers(0, 12)))].tolist())
+
+
+def _batch(n_refs: int):
+    def batch(rng: np.random.Generator, n: int):
+        hyps = [_sentence(rng) for _ in range(n)]
+        refs = [[_sentence(rng) for _ in range(int(rng.integers(1, n_refs + 1)))] for _ in hyps]
+        return (hyps, refs), {}
+
+    return batch
+
+
+BAD = [
+    ((["a b", "c"], ["a b"]), {}),
+    (([1, "c"], ["a", "b"]), {}),
+    ((["a"], [[None]]), {}),
+    ((["a"], [[3]]), {}),
+    ((["a"], [None]), {}),
+    ((None, ["a"]), {}),
+]
+
+CASES = [
+    Case("BLEU", BLEU, _batch(1), BAD, other=lambda: BLEU(smooth_method="floor")),
+    Case(
+        "BLEU-multiref-lc",
+        lambda: BLEU(lowercase=True, tokenize="intl"),
+        _batch(3),
+        BAD,
+        other=lambda: BLEU(lowercase=True),
+    ),
+    Case(
+        "BLEU-addk-char",
+        lambda: BLEU(smooth_method="add-k", tokenize="char", max_ngram_order=3),
+        _batch(2),
+        BAD,
+        other=lambda: BLEU(smooth_method="add-k", tokenize="char", max_ngram_order=2),
+    ),
+    Case("CHRF", CHRF, _batch(1), BAD, other=lambda: CHRF(word_order=2)),
+    Case(
+        "CHRF++-multiref",
+        lambda: CHRF(word_order=2, lowercase=True),
+        _batch(3),
+        BAD,
+        other=lambda: CHRF(word_order=2),
+    ),
+]

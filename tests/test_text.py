@@ -1,0 +1,257 @@
+"""BLEU and chrF against sacrebleu (a test-only reference) on varied text, shards and bytes."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+
+import streammetrics as sm
+from streammetrics.text import BLEU, CHRF, _ngrams
+from streammetrics.text.tokenizers import TOKENIZERS
+
+sacrebleu = pytest.importorskip("sacrebleu")
+
+VOCAB = (
+    "the a of to and in is it you that he was for on are with as his they at one have this "
+    "from or had by word but what some we can out other were all there when up use your how "
+    "said each she which do their time if will way about many then them would like so these"
+).split()
+ODD = [
+    "don't",
+    "it's",
+    "U.S.",
+    "3.14",
+    "1,000",
+    "1,000.50",
+    "2019.",
+    "e-mail",
+    "(see",
+    "note)",
+    "$5",
+    "50%",
+    '"quoted"',
+    "&amp;",
+    "&lt;tag&gt;",
+    "&quot;",
+    "co-op",
+    "1990-2000",
+    "3-4",
+    "can't",
+    "O'Neil",
+    "a...b",
+    "1.,2",
+    "..",
+    "--",
+    "naïve",
+    "Café",
+    "“curly”",
+    "¡Hola!",
+    "—",
+    "x/y",
+    "{brace}",
+    "[sq]",
+    "#tag",
+    "@user",
+    "<skipped>",
+    "7.",
+    ",8",
+    "A.B.C.",
+    "Straße",
+    "İstanbul",
+    "日本語",
+    "€10",
+    "½",
+    "line-\nbreak",
+    "tab\there",
+]
+EDGE = ["", "   ", ".", "a", "a b", "  padded  ", "1-2-3", "...", "Hello , world ."]
+
+
+def sentence(rng: random.Random, n: int = 20) -> str:
+    toks = [rng.choice(VOCAB) if rng.random() > 0.2 else rng.choice(ODD) for _ in range(n)]
+    for i in range(n - 1):
+        r = rng.random()
+        if r < 0.06:
+            toks[i] += ","
+        elif r < 0.08:
+            toks[i] += ";"
+        elif r < 0.09:
+            toks[i] += "."
+    if toks:
+        toks[0] = toks[0].capitalize()
+    return " ".join(toks) + rng.choice([".", "!", "?", "...", " .", "", " "])
+
+
+def perturb(rng: random.Random, s: str) -> str:
+    t = s.split()
+    for _ in range(rng.randint(0, 7)):
+        if not t:
+            break
+        i = rng.randrange(len(t))
+        op = rng.random()
+        if op < 0.4:
+            t[i] = rng.choice(VOCAB).upper() if rng.random() < 0.2 else rng.choice(VOCAB)
+        elif op < 0.7 and len(t) > 1:
+            del t[i]
+        else:
+            t.insert(i, rng.choice(VOCAB + ODD))
+    return " ".join(t)
+
+
+def corpus(seed: int, n: int, max_refs: int = 1):
+    """Hypotheses, per-hypothesis reference lists (1..max_refs), and sacrebleu's streams."""
+    rng = random.Random(seed)
+    hyps, refs = [], []
+    for i in range(n):
+        base = sentence(rng, rng.randint(0, 25))
+        hyps.append(EDGE[i % len(EDGE)] if i % 37 == 5 else perturb(rng, base))
+        k = rng.randint(1, max_refs)
+        refs.append([base if j == 0 else perturb(rng, base) for j in range(k)])
+    streams = [[r[j] if j < len(r) else None for r in refs] for j in range(max_refs)]
+    return hyps, refs, streams
+
+
+def sharded(make, hyps, refs, seed: int):
+    """Feed random batches into random shards, merge through bytes."""
+    rng = random.Random(seed)
+    shards = [make() for _ in range(rng.randint(2, 5))]
+    i = 0
+    while i < len(hyps):
+        j = i + rng.randint(0, 60)
+        rng.choice(shards).update(hyps[i:j], refs[i:j])
+        i = j
+    blobs = [s.to_bytes() for s in shards]
+    return sum(sm.loads(b) for b in blobs)
+
+
+@pytest.mark.parametrize("tokenize", sorted(TOKENIZERS))
+def test_tokenizers_equal_sacrebleu(tokenize: str) -> None:
+    from sacrebleu.metrics.bleu import _get_tokenizer
+
+    ref_tok = _get_tokenizer(tokenize)()
+    hyps, refs, _ = corpus(1, 400, 2)
+    lines = hyps + [r for rs in refs for r in rs] + ODD + EDGE
+    got = TOKENIZERS[tokenize](lines)
+    want = [ref_tok(line.rstrip()).split() for line in lines]
+    assert got == want
+
+
+@pytest.mark.parametrize("max_refs", [1, 3])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {},
+        {"lowercase": True},
+        {"smooth_method": "floor"},
+        {"smooth_method": "floor", "smooth_value": 0.3},
+        {"smooth_method": "add-k"},
+        {"smooth_method": "add-k", "smooth_value": 2},
+        {"smooth_method": "none"},
+        {"tokenize": "none"},
+        {"tokenize": "intl"},
+        {"tokenize": "char", "max_ngram_order": 6},
+        {"max_ngram_order": 2},
+    ],
+)
+def test_bleu_equals_sacrebleu(kwargs: dict, max_refs: int) -> None:
+    hyps, refs, streams = corpus(2 + max_refs, 600, max_refs)
+    m = sharded(lambda: BLEU(**kwargs), hyps, refs, seed=7)
+    bleu = sacrebleu.BLEU(force=True, **{k: v for k, v in kwargs.items()})
+    want = bleu.corpus_score(hyps, streams)
+    assert m.count == len(hyps)
+    d = m.details()
+    if kwargs.get("smooth_method") != "add-k":  # sacrebleu adds k into its reported counts
+        assert d["counts"] == list(want.counts) and d["totals"] == list(want.totals)
+    assert (d["sys_len"], d["ref_len"]) == (want.sys_len, want.ref_len)
+    assert m.compute() == pytest.approx(want.score, rel=0, abs=1e-9)
+
+
+def test_bleu_corpus_call_and_effective_order() -> None:
+    hyps, refs, streams = corpus(5, 300, 2)
+    m = BLEU().update(hyps, refs)
+    assert m.compute() == pytest.approx(
+        sacrebleu.corpus_bleu(hyps, streams, force=True).score, abs=1e-9
+    )
+    short = ["a b", "c"]
+    for eff in (False, True):
+        m = BLEU(effective_order=eff).update(short, [["a b"], ["c d"]])
+        want = sacrebleu.corpus_bleu(short, [["a b", "c d"]], use_effective_order=eff).score
+        assert m.compute() == pytest.approx(want, abs=1e-9)
+
+
+def test_bleu_single_sentence_and_scalars() -> None:
+    m = BLEU().update("The cat sat on the mat.", ["The cat is on the mat.", "A cat sat."])
+    want = sacrebleu.corpus_bleu(
+        ["The cat sat on the mat."], [["The cat is on the mat."], ["A cat sat."]]
+    )
+    assert m.compute() == pytest.approx(want.score, abs=1e-12)
+    assert BLEU().update([], []).count == 0
+    assert np.isnan(BLEU().compute())
+    # numpy and pandas columns
+    pd = pytest.importorskip("pandas")
+    h = pd.Series(["a b c d", "e f g h"])
+    r = np.array(["a b c d", "e f g x"])
+    assert BLEU().update(h, r) == BLEU().update(list(h), list(r))
+
+
+def test_bleu_fallbacks_for_huge_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Batches whose exact keys would overflow are split, then counted with Counter."""
+    hyps, refs, _ = corpus(8, 200, 3)
+    want = BLEU().update(hyps, refs)
+    for limit in (1 << 24, 1000):
+        monkeypatch.setattr(_ngrams, "KEY_LIMIT", limit)
+        assert BLEU().update(hyps, refs) == want
+
+
+@pytest.mark.parametrize("max_refs", [1, 3])
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {},
+        {"word_order": 2},
+        {"word_order": 2, "lowercase": True},
+        {"beta": 1},
+        {"char_order": 4, "word_order": 1, "beta": 3},
+        {"whitespace": True},
+        {"eps_smoothing": True, "word_order": 2},
+    ],
+)
+def test_chrf_equals_sacrebleu(kwargs: dict, max_refs: int) -> None:
+    hyps, refs, streams = corpus(20 + max_refs, 300, max_refs)
+    m = sharded(lambda: CHRF(**kwargs), hyps, refs, seed=9)
+    want = sacrebleu.CHRF(**kwargs).corpus_score(hyps, streams)
+    assert m.compute() == pytest.approx(want.score, rel=0, abs=1e-9)
+    if not kwargs:
+        call = sacrebleu.corpus_chrf(hyps, streams).score
+        assert m.compute() == pytest.approx(call, abs=1e-9)
+
+
+def test_split_invariance_byte_for_byte() -> None:
+    hyps, refs, _ = corpus(30, 500, 3)
+    for make in (BLEU, lambda: CHRF(word_order=2)):
+        whole = make().update(hyps, refs)
+        assert sharded(make, hyps, refs, seed=3).to_bytes() == whole.to_bytes()
+
+
+def test_bad_inputs_name_the_argument() -> None:
+    m = BLEU()
+    with pytest.raises(sm.InputError, match="references"):
+        m.update(["a"], [["b", 7]])
+    with pytest.raises(sm.InputError, match="hypotheses"):
+        m.update([b"a"], ["b"])
+    with pytest.raises(sm.InputError, match="tokenize"):
+        BLEU(tokenize="zh")
+    with pytest.raises(sm.InputError, match="smooth_method"):
+        BLEU(smooth_method="nist")
+    with pytest.raises(sm.InputError, match="word_order"):
+        CHRF(word_order=-1)
+
+
+def test_corrupt_state_refused() -> None:
+    m = BLEU().update(["a b c"], ["a b d"])
+    m.stats = m.stats.copy()
+    m.stats[2] = 99  # more matches than n-grams
+    with pytest.raises(sm.StateDecodeError):
+        sm.loads(m.to_bytes())
