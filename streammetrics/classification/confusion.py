@@ -122,7 +122,7 @@ class _PRF(_ConfusionMetric, register=False):
     def __init__(
         self,
         *,
-        beta: float = 1.0,
+        beta: float | None = None,
         average: str | None = "binary",
         pos_label: Any = 1,
         labels: Any = None,
@@ -137,12 +137,14 @@ class _PRF(_ConfusionMetric, register=False):
             pos_label = int(pos_label)
         if not isinstance(pos_label, (int, str)):
             raise InputError(f"pos_label: must be an int or a str; got {pos_label!r}")
-        if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not beta >= 0:
-            raise InputError(f"beta: must be a non-negative number; got {beta!r}")
+        # Only FBeta configures beta; Precision, Recall and F1 score with beta = 1.
+        if beta is not None:
+            if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not beta >= 0:
+                raise InputError(f"beta: must be a non-negative number; got {beta!r}")
+            self._add_config(beta=float(beta))
+        self._beta = 1.0 if beta is None else float(beta)
         self._zero = _check_zero_division(zero_division)
-        self._beta = float(beta)
         self._add_config(
-            beta=float(beta),
             average=average,
             pos_label=pos_label,
             labels=config_labels(labels),
@@ -246,7 +248,6 @@ class Precision(_PRF):
         super().__init__(
             average=average, pos_label=pos_label, labels=labels, zero_division=zero_division
         )
-        del self._config["beta"]
 
 
 class Recall(_PRF):
@@ -273,7 +274,6 @@ class Recall(_PRF):
         super().__init__(
             average=average, pos_label=pos_label, labels=labels, zero_division=zero_division
         )
-        del self._config["beta"]
 
 
 class FBeta(_PRF):
@@ -326,13 +326,11 @@ class F1(_PRF):
         zero_division: Any = 0.0,
     ) -> None:
         super().__init__(
-            beta=1.0,
             average=average,
             pos_label=pos_label,
             labels=labels,
             zero_division=zero_division,
         )
-        del self._config["beta"]
 
 
 class ConfusionMatrix(_ConfusionMetric):

@@ -17,10 +17,11 @@ from typing import Any
 import numpy as np
 
 from ..base import StateBlock
-from ..errors import IncompatibleStateError, InputError
+from ..errors import InputError
 from .labels import (
     EMPTY_LABELS,
     check_kinds,
+    check_merge_kinds,
     codes_in,
     known_codes,
     labels_from_wire,
@@ -112,11 +113,8 @@ class ContingencyCounts(StateBlock):
     # -- merging -----------------------------------------------------------------------------
 
     def check_mergeable(self, other: ContingencyCounts) -> None:
-        for mine, theirs in ((self.rows, other.rows), (self.cols, other.cols)):
-            if len(mine) and len(theirs) and (mine.dtype.kind == "U") != (theirs.dtype.kind == "U"):
-                raise IncompatibleStateError(
-                    "cannot merge a state of integer labels with one of string labels"
-                )
+        check_merge_kinds(self.rows, other.rows)
+        check_merge_kinds(self.cols, other.cols)
 
     def merged(self, other: ContingencyCounts) -> ContingencyCounts:
         """A new block with the counts of both (label union); neither input changes."""

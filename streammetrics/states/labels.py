@@ -10,11 +10,12 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import InputError
+from ..errors import IncompatibleStateError, InputError
 
 __all__ = [
     "EMPTY_LABELS",
     "check_kinds",
+    "check_merge_kinds",
     "codes_in",
     "config_labels",
     "known_codes",
@@ -40,6 +41,14 @@ def check_kinds(labels: np.ndarray, values: np.ndarray, name: str) -> None:
         raise InputError(
             f"{name}: {_kind(values)} labels, but this state holds {_kind(labels)} labels; "
             "use one kind of label throughout"
+        )
+
+
+def check_merge_kinds(mine: np.ndarray, theirs: np.ndarray) -> None:
+    """``IncompatibleStateError`` when one label set holds integers and the other strings."""
+    if len(mine) and len(theirs) and _kind(mine) != _kind(theirs):
+        raise IncompatibleStateError(
+            "cannot merge a state of integer labels with one of string labels"
         )
 
 

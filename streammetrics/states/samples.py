@@ -27,6 +27,7 @@ from ..errors import IncompatibleStateError
 from .labels import (
     EMPTY_LABELS,
     check_kinds,
+    check_merge_kinds,
     labels_from_wire,
     labels_to_wire,
     union,
@@ -143,11 +144,8 @@ class BottomKSample(StateBlock):
     def check_mergeable(self, other: Any) -> None:
         if not isinstance(other, BottomKSample) or other.capacity != self.capacity:
             raise IncompatibleStateError("cannot merge samples of different capacity")
+        check_merge_kinds(self.keys, other.keys)
         if len(self.keys) and len(other.keys):
-            if (self.keys.dtype.kind == "U") != (other.keys.dtype.kind == "U"):
-                raise IncompatibleStateError(
-                    "cannot merge a state of integer labels with one of string labels"
-                )
             if self.dim != other.dim:
                 raise IncompatibleStateError(
                     f"cannot merge rows of {self.dim} columns with rows of {other.dim} columns"
