@@ -6,7 +6,7 @@ processes, machines or time windows combine into the exact result.
 """
 
 # Every family module is imported here so that loads() knows all of their classes.
-from . import classification, clustering, ranking, regression, text  # noqa: F401
+from . import classification, clustering, detection, ranking, regression, text  # noqa: F401
 from .base import Metric, StateBlock, loads, registered_metrics
 from .classification import *  # noqa: F403
 from .clustering import *  # noqa: F403

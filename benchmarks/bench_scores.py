@@ -1,0 +1,235 @@
+"""Benchmarks of the binary-score metrics, each against a bare numpy floor run side by side.
+
+Run: ``python benchmarks/bench_scores.py`` (``--quick`` for a smaller run). Prints ratios
+(higher is better for "x floor" throughput ratios) and the figures recorded in
+``docs/benchmarks/scores.md``. Timings are the best of several interleaved repeats, so a busy
+machine slows both sides alike.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import streammetrics as sm
+from streammetrics.states.buckets import mapping_for
+from tests.score_datasets import DATASETS
+
+
+def best_of(fn, repeats: int) -> float:
+    times = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def floor_bincount(y: np.ndarray, p: np.ndarray, batch: int) -> None:
+    """The floor: 10,000 uniform bins on [0, 1], one np.bincount per class, per batch."""
+    pos = np.zeros(10_000, dtype=np.int64)
+    neg = np.zeros(10_000, dtype=np.int64)
+    for i in range(0, len(p), batch):
+        yb, pb = y[i : i + batch], p[i : i + batch]
+        idx = np.minimum((pb * 10_000).astype(np.intp), 9_999)
+        pos += np.bincount(idx[yb], minlength=10_000)
+        neg += np.bincount(idx[~yb], minlength=10_000)
+
+
+def feed(metric, y, p, batch, *extra):
+    for i in range(0, len(p), batch):
+        metric.update(y[i : i + batch], p[i : i + batch], *(e[i : i + batch] for e in extra))
+    return metric
+
+
+def bench_update(n: int, batch: int, repeats: int) -> None:
+    y, p = DATASETS["calibrated_auc75"](n, 0)
+    print(f"## sketch update: {n:,} samples in batches of {batch:,}")
+    t_floor = best_of(lambda: floor_bincount(y, p, batch), repeats)
+    print(f"floor (np.bincount, 10k bins per class): {n / t_floor / 1e6:8.1f} M rows/s")
+    for score_type, scores in (
+        ("probability", p),
+        ("logit", np.log(p / (1 - p))),
+        ("real", np.log(p / (1 - p))),
+    ):
+        t = best_of(
+            lambda st=score_type, s=scores: feed(sm.ROCAUC(score_type=st), y, s, batch), repeats
+        )
+        print(
+            f"ROCAUC(score_type={score_type!r}) update: {n / t / 1e6:8.1f} M rows/s, "
+            f"{t_floor / t:5.2f}x floor"
+        )
+    mapping = mapping_for("probability")
+    t_keys = best_of(lambda: [mapping.keys(p[i : i + batch]) for i in range(0, n, batch)], repeats)
+
+    def log_keys():
+        for i in range(0, n, batch):
+            pb = p[i : i + batch]
+            with np.errstate(divide="ignore"):
+                z = np.log(pb / (1.0 - pb)) * 128.0
+            np.clip(z, -2049, 2048, out=z)
+            np.floor(z).astype(np.int64)
+
+    t_log = best_of(log_keys, repeats)
+    print(
+        f"probability keys: table lookup {n / t_keys / 1e6:.1f} M/s vs np.log logit "
+        f"{n / t_log / 1e6:.1f} M/s ({t_log / t_keys:.2f}x)"
+    )
+    t_exact = best_of(lambda: feed(sm.ROCAUC(exact=True), y, p, batch), 1)
+    print(
+        f"ROCAUC(exact=True) update: {n / t_exact / 1e6:8.2f} M rows/s, "
+        f"{t_floor / t_exact:5.2f}x floor"
+    )
+
+
+def bench_compute_merge(n: int, repeats: int) -> None:
+    from sklearn.metrics import average_precision_score, roc_auc_score
+
+    y, p = DATASETS["ctr_like"](n, 1)
+    print(f"\n## compute, state size, merge ({n:,} CTR-like samples)")
+    auc = feed(sm.ROCAUC(), y, p, 100_000)
+    ap = feed(sm.AveragePrecision(), y, p, 100_000)
+    t_auc = best_of(auc.compute, 20)
+    t_ap = best_of(ap.compute, 20)
+    t_sk = best_of(lambda: roc_auc_score(y, p), 1)
+    t_sk_ap = best_of(lambda: average_precision_score(y, p), 1)
+    print(
+        f"ROCAUC.compute: {t_auc * 1e3:.3f} ms (sklearn roc_auc_score on the samples: "
+        f"{t_sk:.2f} s, {t_sk / t_auc:,.0f}x)"
+    )
+    print(f"AveragePrecision.compute: {t_ap * 1e3:.3f} ms (sklearn: {t_sk_ap:.2f} s)")
+    print(
+        f"error: AUC {abs(auc.compute() - roc_auc_score(y, p)):.1e} (bound "
+        f"{auc.error_bound():.1e}); AP {abs(ap.compute() - average_precision_score(y, p)):.1e}"
+        f" (bound {ap.error_bound():.1e})"
+    )
+    blob = auc.to_bytes()
+    print(f"state: {len(blob):,} bytes ({len(auc.hist):,} non-empty buckets)")
+    shards = [feed(sm.ROCAUC(), y[i::100], p[i::100], 100_000) for i in range(100)]
+    t_merge = best_of(lambda: shards[0].copy().merge(*shards[1:]), repeats)
+    t_floor = best_of(
+        lambda: sum(np.bincount(np.arange(4098) % 4098, minlength=8196) for _ in range(99)), repeats
+    )
+    print(
+        f"merge of 100 sketch shards: {t_merge * 1e3:.2f} ms ({t_merge / 99 * 1e6:.1f} us per "
+        f"merge; floor of 99 dense 8,196-bin adds {t_floor * 1e3:.2f} ms)"
+    )
+    t_bytes = best_of(lambda: sm.loads(blob), repeats)
+    print(f"loads: {t_bytes * 1e3:.2f} ms")
+    exact = feed(sm.ROCAUC(exact=True), y[:1_000_000], p[:1_000_000], 100_000)
+    t_exact = best_of(exact.compute, 3)
+    print(
+        f"exact mode at 1M samples: state {len(exact.to_bytes()):,} bytes, compute "
+        f"{t_exact * 1e3:.1f} ms"
+    )
+
+
+def bench_gauc(n: int, groups: int, repeats: int) -> None:
+    rng = np.random.default_rng(3)
+    g = rng.integers(0, groups, n)
+    y = rng.random(n) < 0.05
+    p = np.clip(rng.lognormal(np.log(0.03), 0.5, n) * (1 + 0.4 * y), 0, 1)
+    print(f"\n## GAUC: {n:,} rows, {groups:,} groups, batches of 100,000")
+    for exact in (False, True):
+        t = best_of(lambda ex=exact: feed(sm.GAUC(exact=ex), y, p, 100_000, g), repeats)
+        m = feed(sm.GAUC(exact=exact), y, p, 100_000, g)
+        t_c = best_of(m.compute, 3)
+        size = len(m.to_bytes())
+        print(
+            f"GAUC(exact={exact}): update {n / t / 1e6:.2f} M rows/s; compute {t_c * 1e3:.1f} ms;"
+            f" state {size / groups:,.0f} bytes/group; bound {m.error_bound():.1e}"
+        )
+    half = n // 2
+    a = feed(sm.GAUC(), y[:half], p[:half], 100_000, g[:half])
+    b = feed(sm.GAUC(), y[half:], p[half:], 100_000, g[half:])
+    t_m = best_of(lambda: a.copy().merge(b), repeats)
+    print(f"GAUC merge of two halves: {t_m * 1e3:.1f} ms")
+    try:
+        import pandas as pd
+        from sklearn.metrics import roc_auc_score
+    except ImportError:  # pragma: no cover
+        return
+    small = 200_000
+    df = pd.DataFrame({"y": y[:small], "p": p[:small], "g": g[:small] % 2_000})
+
+    def reference():
+        parts = [
+            (len(d), roc_auc_score(d.y, d.p)) for _, d in df.groupby("g") if d.y.nunique() == 2
+        ]
+        w = np.array([c for c, _ in parts], dtype=float)
+        return float(np.dot(w, [a for _, a in parts]) / w.sum())
+
+    t_ref = best_of(reference, 1)
+    t_ours = best_of(
+        lambda: feed(
+            sm.GAUC(exact=True), df.y.to_numpy(), df.p.to_numpy(), 100_000, df.g.to_numpy()
+        ).compute(),
+        repeats,
+    )
+    print(
+        f"pandas groupby + roc_auc_score, {small:,} rows / 2,000 groups: {t_ref:.2f} s; "
+        f"GAUC(exact=True) {t_ours:.3f} s ({t_ref / t_ours:,.0f}x)"
+    )
+
+
+def accuracy_table(n: int) -> None:
+    """Actual error and certified bound per distribution and resolution (docs/accuracy.md)."""
+    from sklearn.metrics import average_precision_score, roc_auc_score
+
+    print(f"\n## accuracy at {n:,} samples: |error| / bound")
+    resolutions = (32, 128, 512)
+    print(
+        "| distribution | exact AUC | "
+        + " | ".join(f"AUC r={r}" for r in resolutions)
+        + " | exact AP | "
+        + " | ".join(f"AP r={r}" for r in resolutions)
+        + " |"
+    )
+    print("|---" * (2 * len(resolutions) + 3) + "|")
+    for name, draw in DATASETS.items():
+        y, p = draw(n, 21)
+        exact_auc, exact_ap = roc_auc_score(y, p), average_precision_score(y, p)
+        cells_auc, cells_ap = [], []
+        for r in resolutions:
+            auc = feed(sm.ROCAUC(resolution=r), y, p, 500_000)
+            ap = feed(sm.AveragePrecision(resolution=r), y, p, 500_000)
+            cells_auc.append(f"{abs(auc.compute() - exact_auc):.1e} / {auc.error_bound():.1e}")
+            cells_ap.append(f"{abs(ap.compute() - exact_ap):.1e} / {ap.error_bound():.1e}")
+        print(
+            f"| {name} | {exact_auc:.4f} | "
+            + " | ".join(cells_auc)
+            + f" | {exact_ap:.4f} | "
+            + " | ".join(cells_ap)
+            + " |"
+        )
+    y, p = DATASETS["calibrated_auc75"](n, 21)
+    sizes = [len(feed(sm.ROCAUC(resolution=r), y, p, 500_000).to_bytes()) for r in resolutions]
+    print(
+        "state bytes (calibrated_auc75): "
+        + ", ".join(f"r={r}: {b:,}" for r, b in zip(resolutions, sizes, strict=True))
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--accuracy", action="store_true", help="only the accuracy table")
+    args = parser.parse_args()
+    if args.accuracy:
+        accuracy_table(1_000_000 if args.quick else 5_000_000)
+        return
+    n = 2_000_000 if args.quick else 10_000_000
+    repeats = 2 if args.quick else 3
+    bench_update(n, 100_000, repeats)
+    bench_compute_merge(n, repeats)
+    bench_gauc(n // 5 if args.quick else n // 2, 100_000, 2)
+
+
+if __name__ == "__main__":
+    main()

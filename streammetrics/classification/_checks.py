@@ -1,0 +1,49 @@
+"""Input checks shared by the score metrics (labels, scores, mode arguments)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .._inputs import as_labels, as_scores
+from ..errors import InputError
+from ..states.buckets import SCORE_TYPES
+
+__all__ = ["binary_labels", "check_mode", "checked_scores"]
+
+
+def binary_labels(y_true: Any, name: str = "y_true") -> np.ndarray:
+    """Labels {0, 1} or {False, True} (or 0.0 / 1.0) as an int64 0/1 array; ``InputError``
+    else."""
+    y = as_labels(y_true, name)
+    if y.dtype.kind == "U":
+        raise InputError(f"{name}: binary labels must be 0/1 or False/True; got strings")
+    if y.size and np.any(y.view(np.uint64) > 1):
+        bad = sorted(set(y[(y != 0) & (y != 1)].tolist()))[:5]
+        raise InputError(f"{name}: binary labels must be 0/1 or False/True; found {bad}")
+    return y
+
+
+def checked_scores(y_score: Any, score_type: str, name: str = "y_score") -> np.ndarray:
+    """Finite float64 scores; probabilities must lie in [0, 1]."""
+    x = as_scores(y_score, name)
+    if score_type == "probability" and x.size:
+        lo, hi = float(x.min()), float(x.max())
+        if lo < 0.0 or hi > 1.0:
+            bad = lo if lo < 0.0 else hi
+            raise InputError(
+                f"{name}: score_type='probability' needs values in [0, 1], found {bad}; pass "
+                'score_type="logit" for raw model outputs (or "real" for any scale)'
+            )
+    return x
+
+
+def check_mode(exact: Any, score_type: Any, resolution: Any) -> None:
+    if not isinstance(exact, bool):
+        raise InputError(f"exact: must be True or False; got {exact!r}")
+    if score_type not in SCORE_TYPES:
+        raise InputError(f"score_type: must be one of {SCORE_TYPES}; got {score_type!r}")
+    ok = isinstance(resolution, int) and not isinstance(resolution, bool)
+    if not ok or resolution not in [2**b for b in range(3, 13)]:
+        raise InputError(f"resolution: must be a power of two from 8 to 4096; got {resolution!r}")

@@ -1,0 +1,264 @@
+"""Probability-quality metrics: calibration error, log loss and the Brier score.
+
+Their states are running float64 sums (per bin for :class:`CalibrationError`), so merged shards
+agree with the single stream to rounding (1e-12 relative), not byte for byte.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .._inputs import as_array, as_labels, as_scores, as_weights, check_same_length
+from ..base import Metric
+from ..errors import InputError
+from ..states.labels import codes_in, config_labels
+from ._checks import binary_labels
+
+__all__ = ["BrierScore", "CalibrationError", "LogLoss"]
+
+
+def _probabilities(y_prob: Any, name: str = "y_prob") -> np.ndarray:
+    arr = as_array(y_prob, name)
+    if arr.ndim not in (1, 2):
+        raise InputError(f"{name}: expected a 1-D (binary) or 2-D (n, classes) array")
+    x = as_scores(arr, name, ndim=arr.ndim)
+    if x.size and (x.min() < 0.0 or x.max() > 1.0):
+        raise InputError(f"{name}: probabilities must lie in [0, 1]")
+    return x
+
+
+def _class_codes(y_true: Any, k: int, labels: list[Any] | None) -> np.ndarray:
+    """Column index of each row's class (2-D probabilities)."""
+    y = as_labels(y_true, "y_true")
+    if labels is not None:
+        if len(labels) != k:
+            raise InputError(f"y_prob: has {k} columns, labels names {len(labels)} classes")
+        return codes_in(np.asarray(labels), y, "y_true")
+    if y.dtype.kind == "U":
+        raise InputError("y_true: string labels need labels=[...] naming the columns")
+    if y.size and (y.min() < 0 or y.max() >= k):
+        raise InputError(f"y_true: labels must be column indices 0..{k - 1}; pass labels=")
+    return y
+
+
+class _SumMetric(Metric, register=False):
+    """A weighted mean of one per-row loss, kept as two running float sums."""
+
+    def __init__(self, labels: Any = None) -> None:
+        super().__init__()
+        fixed = config_labels(labels)
+        if fixed is not None and fixed != sorted(fixed):
+            raise InputError("labels: must be sorted (they name the columns in order)")
+        self._add_config(labels=fixed)
+        self._add_state("loss_sum", 0.0)
+        self._add_state("weight_sum", 0.0)
+        self._add_state("columns", -1, merge="max")  # -1: none yet, 0: 1-D
+
+    loss_sum: float
+    weight_sum: float
+    columns: int
+
+    def _losses(self, y_true: Any, x: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def update(self, y_true: Any, y_prob: Any, sample_weight: Any = None) -> Any:
+        """Add a batch of (label, probability) rows, optionally weighted. Complexity O(n k)."""
+        x = _probabilities(y_prob)
+        n = len(x)
+        k = 0 if x.ndim == 1 else x.shape[1]
+        if n and self.columns >= 0 and k != self.columns:
+            raise InputError(f"y_prob: {k or 1}-D rows, earlier batches had {self.columns} columns")
+        losses = self._losses(y_true, x)
+        check_same_length(y_true=losses, y_prob=x)
+        w = as_weights(sample_weight, n)
+        if n == 0:
+            return self
+        total = float(losses.sum()) if w is None else float(np.dot(losses, w))
+        weight = float(n) if w is None else float(w.sum())
+        return self._commit(
+            n, loss_sum=self.loss_sum + total, weight_sum=self.weight_sum + weight, columns=k
+        )
+
+    def _validate_state(self) -> None:
+        if self.weight_sum < 0 or self.columns < -1 or not math.isfinite(self.loss_sum):
+            raise ValueError("sums must be finite and weights non-negative")
+
+    def _compute(self) -> float:
+        return self.loss_sum / self.weight_sum if self.weight_sum > 0 else math.nan
+
+
+class LogLoss(_SumMetric):
+    """Mean negative log-likelihood, as scikit-learn's ``log_loss``.
+
+    ``y_prob`` is the probability of class 1 (1-D, binary labels) or a matrix of class
+    probabilities (one column per class; ``y_true`` holds column indices, or the classes named
+    by ``labels``). Probabilities are clipped to ``[eps, 1 - eps]`` as scikit-learn clips them
+    (``eps="auto"``: float64's machine epsilon); rows are not renormalised.
+
+    State: two float sums (agree to rounding after merges). Memory O(1); update O(n k); merge
+    and compute O(1).
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> round(sm.LogLoss().update([0, 1, 1, 0], [0.1, 0.9, 0.8, 0.35]).compute(), 6)
+    0.216162
+    """
+
+    def __init__(self, eps: Any = "auto", labels: Any = None) -> None:
+        super().__init__(labels)
+        if eps == "auto":
+            value = float(np.finfo(np.float64).eps)
+        elif isinstance(eps, (int, float)) and not isinstance(eps, bool) and 0 < eps < 0.5:
+            value = float(eps)
+        else:
+            raise InputError(f"eps: must be 'auto' or a number in (0, 0.5); got {eps!r}")
+        self._eps = value
+        self._add_config(eps=eps if eps == "auto" else value)
+
+    def _losses(self, y_true: Any, x: np.ndarray) -> np.ndarray:
+        eps = self._eps
+        if x.ndim == 1:
+            y = binary_labels(y_true)
+            check_same_length(y_true=y, y_prob=x)
+            chosen = np.where(y, x, 1.0 - x)
+        else:
+            codes = _class_codes(y_true, x.shape[1], self._config["labels"])
+            check_same_length(y_true=codes, y_prob=x)
+            chosen = x[np.arange(len(x)), codes]
+        out: np.ndarray = -np.log(np.clip(chosen, eps, 1.0 - eps))
+        return out
+
+
+class BrierScore(_SumMetric):
+    """Mean squared difference between the predicted probability and the outcome, as
+    scikit-learn's ``brier_score_loss``.
+
+    1-D ``y_prob`` (probability of class 1, binary labels): ``mean((y - p)**2)``. A matrix of
+    class probabilities: ``mean(sum_c (onehot - p)**2)`` (scikit-learn's multiclass form, not
+    halved). State, memory and complexity as :class:`LogLoss`.
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> round(sm.BrierScore().update([0, 1, 1, 0], [0.1, 0.9, 0.8, 0.3]).compute(), 6)
+    0.0375
+    """
+
+    def __init__(self, labels: Any = None) -> None:
+        super().__init__(labels)
+
+    def _losses(self, y_true: Any, x: np.ndarray) -> np.ndarray:
+        if x.ndim == 1:
+            y = binary_labels(y_true)
+            check_same_length(y_true=y, y_prob=x)
+            d: np.ndarray = y - x
+            sq: np.ndarray = d * d
+            return sq
+        codes = _class_codes(y_true, x.shape[1], self._config["labels"])
+        check_same_length(y_true=codes, y_prob=x)
+        sq = x * x
+        rows = np.arange(len(x))
+        # (1 - p_true)**2 replaces p_true**2 in the true class's column.
+        out: np.ndarray = sq.sum(axis=1) + (1.0 - 2.0 * x[rows, codes])
+        return out
+
+
+class CalibrationError(Metric):
+    """Expected (or maximum) calibration error over equal-width confidence bins.
+
+    For 1-D ``y_prob`` (probability of class 1, binary labels) the confidence is ``p`` and the
+    outcome ``y``; for a matrix of class probabilities it is the top probability and whether the
+    top class is right (``y_true`` holds column indices). Bins split [0, 1] into ``bins`` equal
+    widths, a value on an inner edge going to the lower bin, as scikit-learn's
+    ``calibration_curve(strategy="uniform")`` bins. With ``w_b`` the weight of bin b,
+    ``acc_b`` its mean outcome and ``conf_b`` its mean confidence:
+
+    * ``norm="l1"``: ECE ``= sum_b w_b / W * |acc_b - conf_b|``;
+    * ``norm="l2"``: ``sqrt(sum_b w_b / W * (acc_b - conf_b)**2)``;
+    * ``norm="max"``: MCE ``= max_b |acc_b - conf_b|`` over non-empty bins.
+
+    State: three float arrays of ``bins`` sums (merges agree to rounding). Memory O(bins);
+    update O(n log bins); merge and compute O(bins).
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> m = sm.CalibrationError(bins=2).update([0, 1, 1, 0], [0.2, 0.9, 0.7, 0.6])
+    >>> round(m.compute(), 6)
+    0.1
+    """
+
+    def __init__(self, bins: int = 15, norm: str = "l1", labels: Any = None) -> None:
+        super().__init__()
+        if isinstance(bins, bool) or not isinstance(bins, int) or bins < 1:
+            raise InputError(f"bins: must be a positive integer; got {bins!r}")
+        if norm not in ("l1", "l2", "max"):
+            raise InputError(f"norm: must be 'l1', 'l2' or 'max'; got {norm!r}")
+        fixed = config_labels(labels)
+        self._add_config(bins=bins, norm=norm, labels=fixed)
+        self._edges = np.linspace(0.0, 1.0, bins + 1)[1:-1]
+        self._add_state("weight", np.zeros(bins))
+        self._add_state("confidence", np.zeros(bins))
+        self._add_state("outcome", np.zeros(bins))
+
+    weight: np.ndarray
+    confidence: np.ndarray
+    outcome: np.ndarray
+
+    def update(self, y_true: Any, y_prob: Any, sample_weight: Any = None) -> Any:
+        """Add a batch of (label, probability) rows, optionally weighted."""
+        x = _probabilities(y_prob)
+        if x.ndim == 1:
+            y = binary_labels(y_true)
+            check_same_length(y_true=y, y_prob=x)
+            conf, hit = x, y.astype(np.float64)
+        else:
+            codes = _class_codes(y_true, x.shape[1], self._config["labels"])
+            check_same_length(y_true=codes, y_prob=x)
+            top = np.argmax(x, axis=1)
+            conf, hit = x[np.arange(len(x)), top], (top == codes).astype(np.float64)
+        n = len(x)
+        w = as_weights(sample_weight, n)
+        if n == 0:
+            return self
+        b = np.searchsorted(self._edges, conf)
+        size = self._config["bins"]
+        wt = np.bincount(b, weights=w, minlength=size).astype(np.float64)
+        cw = conf if w is None else conf * w
+        hw = hit if w is None else hit * w
+        return self._commit(
+            n,
+            weight=self.weight + wt,
+            confidence=self.confidence + np.bincount(b, weights=cw, minlength=size),
+            outcome=self.outcome + np.bincount(b, weights=hw, minlength=size),
+        )
+
+    def _validate_state(self) -> None:
+        size = self._config["bins"]
+        for a in (self.weight, self.confidence, self.outcome):
+            if a.shape != (size,) or not np.isfinite(a).all():
+                raise ValueError(f"bin sums must be {size} finite values")
+        if self.weight.min() < 0:
+            raise ValueError("bin weights must be non-negative")
+
+    def _compute(self) -> float:
+        with np.errstate(all="ignore"):  # a forged state may hold huge sums
+            return self._ece()
+
+    def _ece(self) -> float:
+        keep = self.weight > 0
+        total = float(self.weight.sum())
+        if not keep.any() or total <= 0:
+            return math.nan
+        w = self.weight[keep]
+        gap = np.abs(self.outcome[keep] / w - self.confidence[keep] / w)
+        norm = self._config["norm"]
+        if norm == "max":
+            return float(gap.max())
+        if norm == "l2":
+            return float(np.sqrt(np.dot(w / total, gap * gap)))
+        return float(np.dot(w / total, gap))

@@ -1,0 +1,143 @@
+"""GAUC against a pandas groupby + scikit-learn reference, across batches and shards."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.metrics import roc_auc_score
+
+import streammetrics as sm
+
+
+def _reference(y, x, g, w=None, weighting="impressions"):
+    """Per-group roc_auc_score, weighted, groups with one class left out."""
+    df = pd.DataFrame({"y": y, "x": x, "g": g, "w": np.ones(len(y)) if w is None else w})
+    num = den = 0.0
+    used = left = 0
+    for _, part in df.groupby("g"):
+        pos = float(part.loc[part.y == 1, "w"].sum())
+        neg = float(part.loc[part.y == 0, "w"].sum())
+        if pos == 0 or neg == 0:
+            left += 1
+            continue
+        sw = None if w is None else part.w.to_numpy()
+        auc = roc_auc_score(part.y, part.x, sample_weight=sw)
+        weight = {"impressions": pos + neg, "clicks": pos, "uniform": 1.0}[weighting]
+        num += weight * auc
+        den += weight
+        used += 1
+    return num / den, used, left
+
+
+def _data(seed, n=6000, groups=150, grid=40, strings=False):
+    rng = np.random.default_rng(seed)
+    g = rng.zipf(1.6, n) % groups  # skewed: a few large groups, many small ones
+    quality = rng.normal(0.1, 0.1, groups)
+    y = rng.integers(0, 2, n)
+    x = np.clip(rng.normal(0.4 + quality[g] * y, 0.2, n), 0, 1)
+    if grid:
+        x = np.round(x * grid) / grid
+    if strings:
+        g = np.array([f"user{v:04d}" for v in g])
+    return y, x, g
+
+
+def _shards(make, y, x, g, w=None, seed=0, n_shards=4):
+    """Rows shuffled, cut into batches, sent to random shards, merged in random order."""
+    rnd = random.Random(seed)
+    order = np.random.default_rng(seed).permutation(len(y))
+    cuts = sorted(rnd.sample(range(1, len(y)), 25))
+    shards = [make() for _ in range(n_shards)]
+    for a, b in zip([0, *cuts], [*cuts, len(y)], strict=True):
+        idx = order[a:b]
+        kw = {} if w is None else {"sample_weight": w[idx]}
+        shards[rnd.randrange(n_shards)].update(y[idx], x[idx], g[idx], **kw)
+    rnd.shuffle(shards)
+    return sm.loads(shards[0].merge(*shards[1:]).to_bytes())
+
+
+@pytest.mark.parametrize("weighting", ["impressions", "clicks", "uniform"])
+@pytest.mark.parametrize("strings", [False, True])
+def test_exact_gauc_equals_pandas_reference(weighting, strings):
+    y, x, g = _data(1, strings=strings)
+    want, used, left = _reference(y, x, g, weighting=weighting)
+    m = _shards(lambda: sm.GAUC(weighting=weighting, exact=True), y, x, g, seed=2)
+    assert m.compute() == pytest.approx(want, abs=1e-12)
+    assert (m.groups_used, m.groups_left_out) == (used, left)
+    assert m.error_bound() == 0.0
+
+
+def test_exact_gauc_weighted_rows():
+    y, x, g = _data(3, grid=0)
+    w = np.random.default_rng(3).random(len(y)) * 2
+    want, _, _ = _reference(y, x, g, w)
+    m = _shards(lambda: sm.GAUC(exact=True), y, x, g, w, seed=4)
+    assert m.compute() == pytest.approx(want, abs=1e-12)
+
+
+@pytest.mark.parametrize("max_exact", [0, 10, 40, 10_000])
+def test_sketch_gauc_bound_and_split_invariance(max_exact):
+    y, x, g = _data(5, n=8000, grid=0)
+    want, used, left = _reference(y, x, g)
+    make = lambda: sm.GAUC(max_exact=max_exact)  # noqa: E731
+    a = _shards(make, y, x, g, seed=6)
+    b = _shards(make, y, x, g, seed=7, n_shards=2)
+    whole = make().update(y, x, g)
+    assert a.to_bytes() == b.to_bytes() == whole.to_bytes()  # the K switch ignores order
+    assert abs(a.compute() - want) <= a.error_bound() + 1e-12
+    assert (a.groups_used, a.groups_left_out) == (used, left)
+    if max_exact >= 10_000:
+        assert a.error_bound() == 0.0 and a.compute() == pytest.approx(want, abs=1e-12)
+    else:
+        assert a.error_bound() > 0.0
+
+
+def test_group_crossing_the_threshold_in_pieces():
+    # One group of 30 rows arrives as ten pieces of 3 on different shards: exact in every shard,
+    # sketched once merged (30 > 20), the same bytes as the single stream.
+    rng = np.random.default_rng(9)
+    y, x = rng.integers(0, 2, 30), rng.random(30)
+    g = np.zeros(30, dtype=int)
+    whole = sm.GAUC(max_exact=20).update(y, x, g)
+    parts = [
+        sm.GAUC(max_exact=20).update(y[i : i + 3], x[i : i + 3], g[i : i + 3])
+        for i in range(0, 30, 3)
+    ]
+    assert sum(parts).to_bytes() == whole.to_bytes()
+    assert abs(whole.compute() - roc_auc_score(y, x)) <= whole.error_bound() + 1e-12
+
+
+def test_single_class_groups_left_out_and_empty():
+    m = sm.GAUC().update([1, 1, 0, 1], [0.2, 0.4, 0.3, 0.9], ["a", "a", "b", "b"])
+    assert m.groups_used == 1 and m.groups_left_out == 1
+    assert m.compute() == 1.0
+    assert math.isnan(sm.GAUC().update([1, 1], [0.1, 0.2], [1, 2]).compute())
+    empty = sm.GAUC()
+    assert math.isnan(empty.compute()) and empty.groups_used == 0
+
+
+def test_mixed_group_kinds_refused():
+    m = sm.GAUC().update([0, 1], [0.1, 0.2], [1, 2])
+    with pytest.raises(sm.InputError):
+        m.update([0, 1], [0.1, 0.2], ["a", "b"])
+    other = sm.GAUC().update([0, 1], [0.1, 0.2], ["a", "b"])
+    with pytest.raises(sm.IncompatibleStateError):
+        m.merge(other)
+
+
+def test_gauc_many_groups_at_scale():
+    rng = np.random.default_rng(12)
+    n, groups = 400_000, 20_000
+    g = rng.integers(0, groups, n)
+    y = rng.random(n) < 0.05
+    x = np.clip(rng.lognormal(np.log(0.03), 0.4, n) * (1 + 0.3 * y), 0, 1)
+    m = sm.GAUC()
+    for i in range(0, n, 100_000):
+        m.update(y[i : i + 100_000], x[i : i + 100_000], g[i : i + 100_000])
+    exact = sm.GAUC(exact=True).update(y, x, g)
+    assert abs(m.compute() - exact.compute()) <= m.error_bound() + 1e-12
+    assert len(m.to_bytes()) / groups < 2048

@@ -1,0 +1,374 @@
+"""ROC AUC, AP, curves, multiclass AUC and calibration against scikit-learn."""
+
+from __future__ import annotations
+
+import functools
+import math
+import random
+from decimal import Decimal, localcontext
+
+import numpy as np
+import pytest
+from sklearn.calibration import calibration_curve
+from sklearn.datasets import load_breast_cancer, load_digits, load_iris, load_wine
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import (
+    average_precision_score,
+    brier_score_loss,
+    log_loss,
+    precision_recall_curve,
+    roc_auc_score,
+    roc_curve,
+)
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+import streammetrics as sm
+from streammetrics.states.buckets import LogitGrid, ProbabilityGrid, RealBits, mapping_for
+from tests.score_datasets import DATASETS
+
+# -- helpers -------------------------------------------------------------------------------------
+
+
+@functools.cache
+def _model_proba(loader):
+    """Predicted probabilities of a logistic regression fitted on half of a shipped dataset."""
+    data = loader()
+    model = make_pipeline(StandardScaler(), LogisticRegression(max_iter=200))
+    model.fit(data.data[::2], data.target[::2])
+    return data.target, model.predict_proba(data.data)
+
+
+def _stream(make, columns, seed, kwargs=None):
+    """Feed ``columns`` in random batches to random shards; merge, round-trip through bytes."""
+    rnd = random.Random(seed)
+    n = len(columns[0])
+    cuts = sorted(rnd.sample(range(1, n), min(n - 1, 12)))
+    shards = [make() for _ in range(3)]
+    for a, b in zip([0, *cuts], [*cuts, n], strict=True):
+        extra = {k: v[a:b] for k, v in (kwargs or {}).items()}
+        shards[rnd.randrange(3)].update(*(c[a:b] for c in columns), **extra)
+    merged = shards[0].merge(shards[1], shards[2])
+    return sm.loads(merged.to_bytes())
+
+
+def _data(seed, n=3000, grid=0, weights=None):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, n)
+    x = np.clip(rng.normal(0.4 + 0.2 * y, 0.25, n), 0, 1)
+    if grid:
+        x = np.round(x * grid) / grid
+    w = None
+    if weights == "float":
+        w = rng.random(n) * 3
+        w[rng.random(n) < 0.05] = 0.0
+    elif weights == "int":
+        w = rng.integers(0, 4, n).astype(float)
+    return y, x, w
+
+
+# -- the seed 004 examples -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("exact", [True, False])
+@pytest.mark.parametrize(
+    ("y", "x", "want"),
+    [
+        ([0, 0, 1, 1], [0.1, 0.4, 0.35, 0.8], 0.75),
+        ([0, 0, 1, 1], [0.1, 0.4, 0.4, 0.8], 0.875),
+        ([0, 1, 1, 0, 0, 1, 1], [0.3, 0.5, 0.5, 0.5, 0.5, 0.7, 0.8], 10 / 12),
+    ],
+)
+def test_seed_004_auc(y, x, want, exact):
+    m = sm.ROCAUC(exact=exact).update(y, x)
+    assert m.compute() == pytest.approx(want, abs=1e-15)
+    assert m.error_bound() == 0.0  # one distinct score per bucket: the sketch is exact
+    assert roc_auc_score(y, x) == pytest.approx(want)
+
+
+# -- exact mode equals scikit-learn --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("weights", [None, "float", "int"])
+@pytest.mark.parametrize("grid", [0, 20])
+def test_exact_auc_ap_equal_sklearn(seed, weights, grid):
+    y, x, w = _data(seed, grid=grid, weights=weights)
+    kw = {} if w is None else {"sample_weight": w}
+    auc = _stream(lambda: sm.ROCAUC(exact=True), [y, x], seed, kw)
+    ap = _stream(lambda: sm.AveragePrecision(exact=True), [y, x], seed, kw)
+    assert auc.compute() == pytest.approx(roc_auc_score(y, x, sample_weight=w), abs=1e-12)
+    assert ap.compute() == pytest.approx(average_precision_score(y, x, sample_weight=w), abs=1e-12)
+    assert auc.error_bound() == 0.0 and ap.error_bound() == 0.0
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("weights", [None, "int"])
+@pytest.mark.parametrize("drop", [True, False])
+def test_exact_curves_equal_sklearn(seed, weights, drop):
+    y, x, w = _data(seed, n=800, grid=25 if seed else 0, weights=weights)
+    kw = {} if w is None else {"sample_weight": w}
+    got = _stream(lambda: sm.ROCCurve(exact=True, drop_intermediate=drop), [y, x], seed, kw)
+    want = roc_curve(y, x, sample_weight=w, drop_intermediate=drop)
+    for a, b in zip(got.compute(), want, strict=True):
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-12)
+    got = _stream(lambda: sm.PRCurve(exact=True, drop_intermediate=drop), [y, x], seed, kw)
+    want = precision_recall_curve(y, x, sample_weight=w, drop_intermediate=drop)
+    for a, b in zip(got.compute(), want, strict=True):
+        np.testing.assert_allclose(a, b, rtol=0, atol=1e-12)
+
+
+def test_float_weight_curves_without_dropping():
+    y, x, w = _data(7, n=1500, grid=30, weights="float")
+    got = _stream(
+        lambda: sm.ROCCurve(exact=True, drop_intermediate=False), [y, x], 7, {"sample_weight": w}
+    ).compute()
+    for a, b in zip(got, roc_curve(y, x, sample_weight=w, drop_intermediate=False), strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("loader", [load_breast_cancer, load_wine])
+def test_exact_on_real_data(loader):
+    data = loader()
+    y = (data.target == data.target.max()).astype(int)
+    for j in range(0, data.data.shape[1], 4):  # raw features as scores: any scale, many ties
+        x = data.data[:, j]
+        for st in ("logit", "real"):
+            m = _stream(lambda st=st: sm.ROCAUC(exact=True, score_type=st), [y, x], j)
+            assert m.compute() == pytest.approx(roc_auc_score(y, x), abs=1e-12)
+        ap = _stream(lambda: sm.AveragePrecision(exact=True, score_type="real"), [y, x], j)
+        assert ap.compute() == pytest.approx(average_precision_score(y, x), abs=1e-12)
+        sketch = _stream(lambda: sm.ROCAUC(score_type="real"), [y, x], j)
+        assert abs(sketch.compute() - roc_auc_score(y, x)) <= sketch.error_bound() + 1e-12
+
+
+def test_one_class_gives_nan():
+    m = sm.ROCAUC().update([1, 1], [0.2, 0.3])
+    assert math.isnan(m.compute())
+    assert math.isnan(sm.AveragePrecision().update([0, 0], [0.2, 0.3]).compute())
+    assert math.isnan(sm.ROCAUC().compute()) and math.isnan(sm.ROCAUC().error_bound())
+
+
+def test_probability_out_of_range_names_logit():
+    m = sm.ROCAUC()
+    with pytest.raises(sm.InputError, match='score_type="logit"'):
+        m.update([0, 1], [0.5, 2.0])
+    assert m.count == 0
+    sm.ROCAUC(score_type="logit").update([0, 1], [0.5, 2.0])
+
+
+def test_bad_config():
+    for bad in (dict(score_type="prob"), dict(resolution=100), dict(exact=1)):
+        with pytest.raises(sm.InputError):
+            sm.ROCAUC(**bad)
+    with pytest.raises(sm.InputError):
+        sm.GAUC(weighting="views")
+
+
+# -- the bucket mappings -------------------------------------------------------------------------
+
+
+def _key_decimal(p: float, r: int = 128) -> int:
+    """floor(r * logit(p)) clipped, in 60-digit decimal arithmetic (the definition)."""
+    if p <= 0.0:
+        return 0
+    if p >= 1.0:
+        return 32 * r + 1
+    with localcontext() as ctx:
+        ctx.prec = 60
+        d = Decimal(p)
+        z = (d / (1 - d)).ln() * r
+        k = int(z.to_integral_value(rounding="ROUND_FLOOR"))
+    return min(max(k, -16 * r - 1), 16 * r) + 16 * r + 1
+
+
+def test_probability_grid_matches_definition():
+    rng = np.random.default_rng(0)
+    g = ProbabilityGrid()
+    x = np.concatenate([rng.random(300), rng.random(300) ** 12, 1 - rng.random(300) ** 12])
+    edges = g.lower_edges(np.arange(1, 4098))
+    near = np.concatenate([edges, np.nextafter(edges, 0), np.nextafter(edges, 1)])
+    x = np.concatenate([x, rng.choice(near, 600), [0.0, 1.0, 0.5, 5e-324]])
+    got = g.keys(x)
+    want = np.array([_key_decimal(float(v)) for v in x])
+    np.testing.assert_array_equal(got, want)
+
+
+def test_mappings_are_monotone_and_pinned():
+    rng = np.random.default_rng(1)
+    for name, x in (
+        ("probability", np.sort(rng.random(20000))),
+        ("logit", np.sort(rng.normal(0, 10, 20000))),
+        ("real", np.sort(rng.standard_cauchy(20000) * 1e3)),
+    ):
+        k = mapping_for(name).keys(x)
+        assert (np.diff(k) >= 0).all(), name
+    # Golden keys: the mapping is part of the state format and must never drift.
+    assert ProbabilityGrid().keys(np.array([0.0, 1e-8, 0.01, 0.5, 0.75, 1.0])).tolist() == [
+        0,
+        0,
+        1460,
+        2049,
+        2189,
+        4097,
+    ]
+    assert LogitGrid().keys(np.array([-1e9, -16.0, -0.001, 0.0, 3.3, 16.0])).tolist() == [
+        0,
+        1,
+        2048,
+        2049,
+        2471,
+        4097,
+    ]
+    assert RealBits().keys(np.array([-2.0, -0.0, 0.0, 1.0, 3.0])).tolist() == [
+        -131073,
+        0,
+        0,
+        130944,
+        131136,
+    ]
+
+
+def test_sketch_curves_on_bucket_edges():
+    y, x, _ = _data(3, n=5000)
+    m = sm.ROCCurve().update(y, x)
+    fpr, tpr, thr = m.compute()
+    g = ProbabilityGrid()
+    edges = g.lower_edges(np.arange(4098))
+    assert np.isin(thr[1:], edges).all()
+    for t, f, tp in zip(thr[1:], fpr[1:], tpr[1:], strict=True):  # exact rates at each edge
+        assert f == pytest.approx(((x >= t) & (y == 0)).sum() / (y == 0).sum(), abs=1e-15)
+        assert tp == pytest.approx(((x >= t) & (y == 1)).sum() / (y == 1).sum(), abs=1e-15)
+    p, r, t2 = sm.PRCurve().update(y, x).compute()
+    assert p[-1] == 1.0 and r[-1] == 0.0 and len(t2) == len(p) - 1
+
+
+# -- sketch accuracy on the named distributions ---------------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(DATASETS))
+def test_sketch_bound_holds(name):
+    y, x = DATASETS[name](200_000, 3)
+    auc = sm.ROCAUC()
+    ap = sm.AveragePrecision()
+    for i in range(0, len(y), 50_000):
+        auc.update(y[i : i + 50_000], x[i : i + 50_000])
+        ap.update(y[i : i + 50_000], x[i : i + 50_000])
+    exact_auc, exact_ap = roc_auc_score(y, x), average_precision_score(y, x)
+    assert abs(auc.compute() - exact_auc) <= auc.error_bound() + 1e-12
+    assert abs(ap.compute() - exact_ap) <= ap.error_bound() + 1e-12
+    assert abs(auc.compute() - exact_auc) < 1e-4
+    if name == "heavily_tied":
+        assert auc.error_bound() == 0.0 and ap.error_bound() == 0.0
+
+
+@pytest.mark.parametrize("name", ["ctr_like", "calibrated_auc75"])
+def test_sketch_error_at_two_million(name):
+    y, x = DATASETS[name](2_000_000, 11)
+    auc, ap = sm.ROCAUC(), sm.AveragePrecision()
+    for i in range(0, len(y), 250_000):
+        auc.update(y[i : i + 250_000], x[i : i + 250_000])
+        ap.update(y[i : i + 250_000], x[i : i + 250_000])
+    exact_auc, exact_ap = roc_auc_score(y, x), average_precision_score(y, x)
+    assert abs(auc.compute() - exact_auc) < 1e-4
+    assert abs(ap.compute() - exact_ap) < 1e-3
+    assert abs(auc.compute() - exact_auc) <= auc.error_bound()
+    assert abs(ap.compute() - exact_ap) <= ap.error_bound()
+    assert len(auc.to_bytes()) < 200_000
+
+
+@pytest.mark.parametrize("score_type", ["logit", "real"])
+def test_sketch_on_raw_scores(score_type):
+    rng = np.random.default_rng(5)
+    y = rng.random(100_000) < 0.4
+    z = rng.normal(0, 3, 100_000) + y
+    x = z if score_type == "logit" else z * 1e150
+    m = sm.ROCAUC(score_type=score_type).update(y, x)
+    exact = roc_auc_score(y, x)
+    assert abs(m.compute() - exact) <= m.error_bound() + 1e-12
+    assert abs(m.compute() - exact) < 1e-4
+
+
+def test_resolution_trades_memory_for_bound():
+    y, x = DATASETS["calibrated_auc75"](100_000, 2)
+    bounds = [sm.ROCAUC(resolution=r).update(y, x).error_bound() for r in (16, 128, 1024)]
+    assert bounds[0] > bounds[1] > bounds[2]
+
+
+# -- multiclass and calibration -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("loader", [load_iris, load_digits])
+@pytest.mark.parametrize("average", ["macro", "weighted", "micro", None])
+def test_multiclass_auc_on_real_data(loader, average):
+    y, proba = _model_proba(loader)
+    want = roc_auc_score(y, proba, multi_class="ovr", average=average)
+    exact = _stream(lambda: sm.MulticlassROCAUC(average=average, exact=True), [y, proba], 1)
+    np.testing.assert_allclose(exact.compute(), want, rtol=0, atol=1e-12)
+    sketch = _stream(lambda: sm.MulticlassROCAUC(average=average), [y, proba], 2)
+    assert np.all(
+        np.abs(np.asarray(sketch.compute()) - want) <= np.asarray(sketch.error_bound()) + 1e-12
+    )
+
+
+def test_multiclass_weighted_and_labels():
+    rng = np.random.default_rng(4)
+    p = rng.dirichlet(np.ones(3), 2000)
+    names = np.array(["a", "b", "c"])
+    y = rng.integers(0, 3, 2000)
+    w = rng.random(2000)
+    m = sm.MulticlassROCAUC(exact=True, average="weighted", labels=["a", "b", "c"])
+    m.update(names[y], p, sample_weight=w)
+    want = roc_auc_score(names[y], p, multi_class="ovr", average="weighted", sample_weight=w)
+    assert m.compute() == pytest.approx(want, abs=1e-12)
+
+
+@pytest.mark.parametrize("bins", [5, 15])
+def test_calibration_error_matches_sklearn_curve(bins):
+    y, proba = _model_proba(load_breast_cancer)
+    p = proba[:, 1]
+    prob_true, prob_pred = calibration_curve(y, p, n_bins=bins, strategy="uniform")
+    counts = np.bincount(np.searchsorted(np.linspace(0, 1, bins + 1)[1:-1], p), minlength=bins)
+    counts = counts[counts > 0]
+    gap = np.abs(prob_true - prob_pred)
+    for norm, want in (
+        ("l1", np.dot(counts / counts.sum(), gap)),
+        ("max", gap.max()),
+        ("l2", np.sqrt(np.dot(counts / counts.sum(), gap**2))),
+    ):
+        got = _stream(lambda norm=norm: sm.CalibrationError(bins=bins, norm=norm), [y, p], 3)
+        assert got.compute() == pytest.approx(want, rel=1e-12)
+
+
+def test_calibration_multiclass_top_label():
+    rng = np.random.default_rng(8)
+    p = rng.dirichlet(np.ones(4), 3000)
+    y = rng.integers(0, 4, 3000)
+    conf, hit = p.max(axis=1), (p.argmax(axis=1) == y)
+    b = np.searchsorted(np.linspace(0, 1, 11)[1:-1], conf)
+    ece = sum(
+        abs(hit[b == i].mean() - conf[b == i].mean()) * (b == i).mean()
+        for i in range(10)
+        if (b == i).any()
+    )
+    assert sm.CalibrationError(bins=10).update(y, p).compute() == pytest.approx(ece, rel=1e-12)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_logloss_and_brier_match_sklearn(weighted):
+    rng = np.random.default_rng(6)
+    y = rng.integers(0, 2, 4000)
+    p = np.clip(rng.beta(2, 2, 4000) * 0.5 + 0.5 * y * rng.random(4000), 0, 1)
+    p[:5] = [0.0, 1.0, 0.0, 1.0, 0.5]  # clipping as scikit-learn clips
+    w = rng.random(4000) if weighted else None
+    kw = {} if w is None else {"sample_weight": w}
+    ll = _stream(sm.LogLoss, [y, p], 1, kw).compute()
+    assert ll == pytest.approx(log_loss(y, p, sample_weight=w, labels=[0, 1]), rel=1e-12)
+    bs = _stream(sm.BrierScore, [y, p], 2, kw).compute()
+    assert bs == pytest.approx(brier_score_loss(y, p, sample_weight=w), rel=1e-12)
+    mat = rng.dirichlet(np.ones(3), 4000)
+    yc = rng.integers(0, 3, 4000)
+    ll3 = _stream(sm.LogLoss, [yc, mat], 3, kw).compute()
+    assert ll3 == pytest.approx(log_loss(yc, mat, sample_weight=w), rel=1e-12)
+    bs3 = _stream(sm.BrierScore, [yc, mat], 4, kw).compute()
+    assert bs3 == pytest.approx(brier_score_loss(yc, mat, sample_weight=w), rel=1e-12)
