@@ -1,5 +1,6 @@
 """Classification: label metrics from a confusion matrix, and score metrics (AUC, AP, GAUC, ...)."""
 
+from ..errors import InputError  # noqa: F401 - the family's inputs are refused with it
 from . import confusion, scores
 from .confusion import *  # noqa: F403
 from .scores import *  # noqa: F403
