@@ -589,7 +589,7 @@ def _scale_plan(metric: Metric, path: str = "metric") -> None:
         elif isinstance(default, StateBlock):
             if not default.scalable:
                 raise InputError(
-                    f"{where} is a {type(default).__name__}, which has no scale(); Decayed "
+                    f"{where} is a {type(default).__name__}, which is not scalable; Decayed "
                     "works only on states made of counts or weights"
                 )
         elif field.merge is not _MERGES["sum"]:

@@ -245,3 +245,22 @@ def test_decayed_refuses_states_that_cannot_be_scaled() -> None:
         Decayed(TumblingWindows(sm.Accuracy(), width=1), half_life=1.0)
     with pytest.raises(sm.InputError, match="half_life"):
         Decayed(sm.Accuracy(), half_life=-1)
+
+
+def test_decayed_auc_equals_scikit_learn_with_decayed_weights() -> None:
+    # "AUC over the last hour, decayed": the score stores scale like any count state.
+    from sklearn.metrics import roc_auc_score
+
+    rng = np.random.default_rng(21)
+    ts = np.sort(rng.uniform(0, 100, 5000))
+    y = rng.integers(0, 2, 5000)
+    s = np.clip(0.3 * y + 0.7 * rng.random(5000), 0, 1)
+    want = roc_auc_score(y, s, sample_weight=2.0 ** ((ts - ts.max()) / 10.0))
+    exact = sm.Decayed(sm.ROCAUC(exact=True), half_life=10.0)
+    sketch = sm.Decayed(sm.ROCAUC(), half_life=10.0)
+    for i in range(0, 5000, 500):
+        exact.update(y[i : i + 500], s[i : i + 500], timestamps=ts[i : i + 500])
+        sketch.update(y[i : i + 500], s[i : i + 500], timestamps=ts[i : i + 500])
+    assert abs(exact.compute() - want) < 1e-12
+    assert abs(sketch.compute() - want) <= sketch.inner.error_bound() + 1e-12
+    assert sm.loads(sketch.to_bytes()) == sketch

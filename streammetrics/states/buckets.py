@@ -462,6 +462,14 @@ class ScoreBuckets(StateBlock):
     def _empty_like(self) -> ScoreBuckets:
         return ScoreBuckets(self.mapping)
 
+    scalable = True
+
+    def scale(self, factor: float) -> None:
+        """Multiply every weight by ``factor`` (counts become float64 weights): ``Decayed``."""
+        self._flush()
+        self._pos = self._pos.astype(_F64) * factor
+        self._neg = self._neg.astype(_F64) * factor
+
     # -- building ------------------------------------------------------------------------------
 
     def batch(
