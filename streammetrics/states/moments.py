@@ -121,19 +121,22 @@ class Moments(StateBlock):
         los = np.zeros((self.groups, width))
         centred: dict[int, np.ndarray] = {}
         shifts: dict[int, np.ndarray] = {}
-        for g, x in enumerate(columns):
+        # Reductions run along the rows of transposed, contiguous (width, n) copies: numpy
+        # reduces a C-ordered (n, width) array along axis 0 several times slower.
+        for g, column in enumerate(columns):
             if total == 0.0:
                 continue  # no weight: nothing to average (means and co-moments stay zero)
-            rough = (x.sum(axis=0) if weights is None else weights @ x) / total
+            x = np.ascontiguousarray(column.T)
+            rough = (x.sum(axis=1) if weights is None else x @ weights) / total
             if g not in paired:
                 his[g] = rough
                 continue
-            lo, hi = x.min(axis=0), x.max(axis=0)
+            lo, hi = x.min(axis=1), x.max(axis=1)
             rough = np.clip(rough, lo, hi)
             const = lo == hi
             rough[const] = lo[const]  # exactly the value: zero deviations, zero variance
-            dev = x - rough
-            shift = (dev.sum(axis=0) if weights is None else weights @ dev) / total
+            dev = x - rough[:, None]
+            shift = (dev.sum(axis=1) if weights is None else dev @ weights) / total
             shift[const] = 0.0
             his[g], los[g] = _two_sum(rough, shift)
             # Deviations from the rough mean; the pairs below subtract the shift's share.
@@ -144,7 +147,7 @@ class Moments(StateBlock):
                 continue
             a, b = centred[g], centred[h]
             prod = a * b
-            s = prod.sum(axis=0) if weights is None else weights @ prod
+            s = prod.sum(axis=1) if weights is None else prod @ weights
             # Corrected two-pass: sum w (a - sa)(b - sb) = sum w a b - W sa sb.
             s = s - total * shifts[g] * shifts[h]
             if g == h:
