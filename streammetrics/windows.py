@@ -152,7 +152,10 @@ class _Rows:
                 arr = np.asarray(x)
             except (TypeError, ValueError):
                 arr = None  # ragged: kept as a list (e.g. lists of references)
-            if arr is None or arr.dtype == object or arr.ndim == 0:
+            # Ragged or nested text (lists of references) stays a list of rows: numpy would
+            # make a 2-D string array of equal-length reference lists.
+            nested_text = arr is not None and arr.ndim > 1 and arr.dtype.kind in "US"
+            if arr is None or arr.dtype == object or arr.ndim == 0 or nested_text:
                 if len(x) != n:
                     raise InputError(f"{name}: has {len(x)} rows, timestamps has {n}")
                 return True, list(x)

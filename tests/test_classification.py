@@ -287,3 +287,17 @@ def test_error_messages_name_the_argument() -> None:
         sm.Accuracy().update([0], [0]).update(["a"], ["a"])
     with pytest.raises(sm.InputError, match="average"):
         sm.Precision(average="samples")
+
+
+def test_binary_merge_refuses_what_an_update_would() -> None:
+    a = sm.Precision().update([0, 1, 1], [0, 1, 0])
+    b = sm.Precision().update([2, 1], [2, 1])
+    before = a.to_bytes()
+    with pytest.raises(sm.IncompatibleStateError, match="average='binary'"):
+        a.merge(b)
+    assert a.to_bytes() == before
+    with pytest.raises(sm.IncompatibleStateError):
+        sm.F1(pos_label=1).update([0], [0]) + sm.F1(pos_label=1).update([2], [2])
+    # Fixed labels are ConfusionMatrix's configuration alone, never a hidden argument.
+    with pytest.raises(TypeError):
+        sm.Accuracy(fixed_labels=[0, 1])  # type: ignore[call-arg]

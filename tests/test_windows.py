@@ -264,3 +264,20 @@ def test_decayed_auc_equals_scikit_learn_with_decayed_weights() -> None:
     assert abs(exact.compute() - want) < 1e-12
     assert abs(sketch.compute() - want) <= sketch.inner.error_bound() + 1e-12
     assert sm.loads(sketch.to_bytes()) == sketch
+
+
+def test_windows_carry_lists_of_references() -> None:
+    # Equal-length reference lists must reach the text metric as lists, not a 2-D array.
+    from streammetrics.text import BLEU
+
+    hyps = ["the cat sat on the mat today", "a dog ran in the park all day", "it is raining"]
+    refs = [
+        ["the cat sat on the mat", "a cat sat on the mat today"],
+        ["a dog ran in the park", "the dog ran in the park all day"],
+        ["it is raining now", "it rains"],
+    ]
+    w = TumblingWindows(BLEU(), width=10)
+    w.update(hyps, refs, timestamps=[1, 2, 15])
+    got = w.compute()
+    assert got[0] == BLEU().update(hyps[:2], refs[:2]).compute() > 0
+    assert got[10] == BLEU().update(hyps[2:], refs[2:]).compute()

@@ -18,9 +18,9 @@ import numpy as np
 
 from .._inputs import as_array, as_labels, as_scores, as_weights, check_same_length
 from ..base import Metric
-from ..errors import InputError
+from ..errors import IncompatibleStateError, InputError
 from ..states.contingency import ContingencyCounts
-from ..states.labels import config_labels
+from ..states.labels import config_labels, union
 
 __all__ = [
     "Accuracy",
@@ -45,9 +45,12 @@ def _label_value(v: Any) -> Any:
 class _ConfusionMetric(Metric, register=False):
     """Shared state and update of every metric of (y_true, y_pred) label pairs."""
 
-    def __init__(self, fixed_labels: list[Any] | None = None) -> None:
+    #: A fixed label set (only ``ConfusionMatrix(labels=...)`` sets one, before ``__init__``).
+    _fixed_labels: list[Any] | None = None
+
+    def __init__(self) -> None:
         super().__init__()
-        fixed = None if fixed_labels is None else np.asarray(fixed_labels)
+        fixed = None if self._fixed_labels is None else np.asarray(self._fixed_labels)
         self._add_state("counts", ContingencyCounts(shared=True, labels=fixed), merge=None)
 
     counts: ContingencyCounts
@@ -68,6 +71,14 @@ class _ConfusionMetric(Metric, register=False):
 
     def _check_labels(self, labels: np.ndarray) -> None:
         """Refuse, at update time, label sets the configuration cannot score."""
+
+    def _check_compatible(self, other: Any) -> None:
+        super()._check_compatible(other)
+        # A merge must not build a label set that an update would have refused.
+        try:
+            self._check_labels(union(self.counts.rows, other.counts.rows))
+        except InputError as exc:
+            raise IncompatibleStateError(f"the merged state could not be scored: {exc}") from exc
 
     def _validate_state(self) -> None:
         self._check_labels(self.counts.rows)
@@ -353,7 +364,8 @@ class ConfusionMatrix(_ConfusionMetric):
 
     def __init__(self, labels: Any = None, normalize: str | None = None) -> None:
         fixed = config_labels(labels)
-        super().__init__(fixed)
+        self._fixed_labels = fixed
+        super().__init__()
         if normalize not in (None, "true", "pred", "all"):
             raise InputError(f"normalize: must be 'true', 'pred', 'all' or None; got {normalize!r}")
         self._add_config(labels=fixed, normalize=normalize)
