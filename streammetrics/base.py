@@ -38,7 +38,14 @@ import numpy as np
 from . import _codec
 from .errors import IncompatibleStateError, InputError, StateDecodeError
 
-__all__ = ["Metric", "StateBlock", "loads", "registered_metrics"]
+__all__ = [
+    "Metric",
+    "StateBlock",
+    "loads",
+    "metric_from_spec",
+    "metric_spec",
+    "registered_metrics",
+]
 
 _M = TypeVar("_M", bound="Metric")
 _B = TypeVar("_B", bound="StateBlock")
@@ -451,6 +458,24 @@ def _from_tree(
             raise StateDecodeError(f"nested metric does not match its declaration: {exc}") from exc
     metric._load_state(klass._upgrade_state(state, schema))
     return metric
+
+
+def metric_spec(metric: Metric) -> dict[str, Any]:
+    """``{"class", "config"}``: how a wrapper's config names a metric it is built around."""
+    return {"class": metric._wire_name, "config": metric.config}
+
+
+def metric_from_spec(spec: Any) -> Metric:
+    """An empty metric built from :func:`metric_spec` output; ``ValueError`` if it is not one.
+
+    Classes are looked up in the registry of metric classes, never imported by name.
+    """
+    if not (isinstance(spec, dict) and set(spec) == {"class", "config"}):
+        raise ValueError("a metric must be given as its class and config")
+    klass = _REGISTRY.get(spec["class"]) if isinstance(spec["class"], str) else None
+    if klass is None or not isinstance(spec["config"], dict):
+        raise ValueError(f"unknown metric class {spec['class']!r}")
+    return klass._from_config(spec["config"])
 
 
 def loads(blob: bytes) -> Metric:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .base import Metric, registered_metrics
+from .base import Metric, metric_from_spec, metric_spec
 from .errors import InputError
 
 __all__ = ["MetricCollection"]
@@ -38,11 +38,7 @@ class MetricCollection(Metric):
             if name.startswith("_") or hasattr(MetricCollection, name):
                 raise InputError(f"{name}: this name is taken by the collection itself; rename it")
         self._names = list(metrics)
-        self._add_config(
-            members={
-                name: {"class": m._wire_name, "config": m._config} for name, m in metrics.items()
-            }
-        )
+        self._add_config(members={name: metric_spec(m) for name, m in metrics.items()})
         for name, metric in metrics.items():
             self._add_state(name, metric.copy().reset(), merge=None)
 
@@ -50,15 +46,12 @@ class MetricCollection(Metric):
     def _from_config(cls, config: dict[str, Any]) -> MetricCollection:
         if set(config) != {"members"} or not isinstance(config["members"], dict):
             raise ValueError("a MetricCollection config holds exactly 'members'")
-        registry = registered_metrics()
         members: dict[str, Metric] = {}
         for name, spec in config["members"].items():
-            if not (isinstance(spec, dict) and set(spec) == {"class", "config"}):
-                raise ValueError(f"member {name!r} must give its class and config")
-            klass = registry.get(spec["class"]) if isinstance(spec["class"], str) else None
-            if klass is None or not isinstance(spec["config"], dict):
-                raise ValueError(f"member {name!r}: unknown class {spec['class']!r}")
-            members[str(name)] = klass._from_config(spec["config"])
+            try:
+                members[str(name)] = metric_from_spec(spec)
+            except ValueError as exc:
+                raise ValueError(f"member {name!r}: {exc}") from exc
         return cls(**members)
 
     def __getitem__(self, name: str) -> Metric:

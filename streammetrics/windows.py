@@ -30,7 +30,15 @@ import numpy as np
 
 from . import _codec
 from ._inputs import as_array, as_weights
-from .base import _MERGES, Metric, StateBlock, _from_tree, registered_metrics
+from .base import (
+    _MERGES,
+    Metric,
+    StateBlock,
+    _from_tree,
+    metric_from_spec,
+    metric_spec,
+    registered_metrics,
+)
 from .errors import InputError
 
 __all__ = ["Decayed", "SlidingWindow", "TumblingWindows"]
@@ -54,20 +62,6 @@ def _template(metric: Any) -> Metric:
             "windows could not be read back"
         )
     return metric.copy().reset()
-
-
-def _spec(template: Metric) -> dict[str, Any]:
-    return {"class": template._wire_name, "config": template.config}
-
-
-def _rebuild(spec: Any) -> Metric:
-    """The wrapped metric described by a config's ``metric`` entry (``ValueError`` if bad)."""
-    if not (isinstance(spec, dict) and set(spec) == {"class", "config"}):
-        raise ValueError("the wrapped metric must be given as its class and config")
-    klass = registered_metrics().get(spec["class"]) if isinstance(spec["class"], str) else None
-    if klass is None or not isinstance(spec["config"], dict):
-        raise ValueError(f"unknown wrapped metric class {spec['class']!r}")
-    return klass._from_config(spec["config"])
 
 
 def _positive(value: Any, name: str) -> int | float:
@@ -226,7 +220,7 @@ class _Wrapper(Metric, register=False):
             raise ValueError(f"a {cls.__name__} config must name the wrapped metric")
         rest = {k: v for k, v in config.items() if k != "metric"}
         klass: Any = cls  # the subclasses take the wrapped metric first
-        return klass(_rebuild(config["metric"]), **rest)
+        return klass(metric_from_spec(config["metric"]), **rest)
 
     @property
     def metric(self) -> Metric:
@@ -302,7 +296,7 @@ class TumblingWindows(_Wrapper):
         ):
             raise InputError(f"retention: must be a positive integer or None, got {retention!r}")
         self._add_config(
-            metric=_spec(self._template), width=width, retention=retention, origin=origin
+            metric=metric_spec(self._template), width=width, retention=retention, origin=origin
         )
         self._open: dict[int, Metric] = {}
         self._closed: dict[int, Metric] = {}
@@ -460,7 +454,9 @@ class SlidingWindow(_Wrapper):
         origin = _number(origin, "origin")
         if isinstance(slots, bool) or not isinstance(slots, int) or not 1 <= slots <= 1_000_000:
             raise InputError(f"slots: must be a positive integer, got {slots!r}")
-        self._add_config(metric=_spec(self._template), width=width, slots=slots, origin=origin)
+        self._add_config(
+            metric=metric_spec(self._template), width=width, slots=slots, origin=origin
+        )
         self._unit: int | float = (
             width // slots if isinstance(width, int) and width % slots == 0 else width / slots
         )
@@ -670,7 +666,7 @@ class Decayed(_Wrapper):
                 "Decayed cannot weight its rows"
             )
         half_life = _positive(half_life, "half_life")
-        self._add_config(metric=_spec(self._template), half_life=half_life)
+        self._add_config(metric=metric_spec(self._template), half_life=half_life)
         self._add_state("inner", self._template.copy(), merge=None)
         self._add_state("epoch", 0, merge=None)
         self._add_state("latest", -math.inf, merge=None)

@@ -301,3 +301,9 @@ def test_binary_merge_refuses_what_an_update_would() -> None:
     # Fixed labels are ConfusionMatrix's configuration alone, never a hidden argument.
     with pytest.raises(TypeError):
         sm.Accuracy(fixed_labels=[0, 1])  # type: ignore[call-arg]
+
+
+def test_top_k_accepts_one_sample_as_a_scalar_and_a_row() -> None:
+    one = sm.TopKAccuracy(k=1).update(2, [0.1, 0.2, 0.7])
+    assert one == sm.TopKAccuracy(k=1).update([2], [[0.1, 0.2, 0.7]])
+    assert one.compute() == 1.0

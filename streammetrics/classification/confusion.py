@@ -597,6 +597,8 @@ class TopKAccuracy(Metric):
         raw = as_array(y_score_matrix, "y_score_matrix")
         if raw.ndim == 1 and raw.size == 0:
             raw = raw.reshape(0, 0)
+        elif raw.ndim == 1 and np.ndim(y_true) == 0:
+            raw = raw.reshape(1, -1)  # one sample: a scalar label and its row of scores
         scores = as_scores(raw, "y_score_matrix", ndim=2)
         n = check_same_length(y_true=yt, y_score_matrix=scores)
         weights = as_weights(sample_weight, n)
