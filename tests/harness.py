@@ -123,7 +123,7 @@ def is_all_nan(result: Any) -> bool:
     if isinstance(result, (tuple, list)):
         return all(is_all_nan(v) for v in result)
     if isinstance(result, np.ndarray):
-        return result.dtype.kind not in "fc" or result.size == 0 or bool(np.isnan(result).all())
+        return result.size == 0 or (result.dtype.kind in "fc" and bool(np.isnan(result).all()))
     if isinstance(result, float):
         return math.isnan(result)
     return True  # counts and labels of an empty metric (0, [], None)

@@ -398,10 +398,9 @@ class ConfusionMatrix(_ConfusionMetric):
         return result
 
     def _empty_result(self) -> Any:
-        if self._config["labels"] is None:
-            return np.zeros((0, 0), dtype=np.int64)
-        k = len(self._config["labels"])
-        return np.zeros((k, k), dtype=np.int64 if self._config["normalize"] is None else float)
+        # Nothing seen is "no data", as everywhere else: nan cells (none without labels).
+        k = 0 if self._config["labels"] is None else len(self._config["labels"])
+        return np.full((k, k), np.nan)
 
 
 class Accuracy(_ConfusionMetric):
@@ -560,7 +559,10 @@ class ClassificationReport(_ConfusionMetric):
 
     def _empty_result(self) -> dict[str, Any]:
         out: dict[str, Any] = dict.fromkeys(self._KEYS, math.nan)
-        out["per_class"] = {}
+        out["per_class"] = {
+            label: dict.fromkeys(("precision", "recall", "f1", "support"), math.nan)
+            for label in self._config["labels"] or []
+        }
         return out
 
 
