@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import math
 import random
+import warnings
 from decimal import Decimal, localcontext
 
 import numpy as np
@@ -372,3 +373,82 @@ def test_logloss_and_brier_match_sklearn(weighted):
     assert ll3 == pytest.approx(log_loss(yc, mat, sample_weight=w), rel=1e-12)
     bs3 = _stream(sm.BrierScore, [yc, mat], 4, kw).compute()
     assert bs3 == pytest.approx(brier_score_loss(yc, mat, sample_weight=w), rel=1e-12)
+
+
+# -- probability metrics keep one row shape per state ---------------------------------------------
+
+
+def _prob_batches(seed, columns, n=200):
+    """(y_true, y_prob) of ``columns`` classes; ``columns=0`` is the 1-D binary form."""
+    rng = np.random.default_rng(seed)
+    if columns == 0:
+        return rng.integers(0, 2, n), rng.random(n)
+    return rng.integers(0, columns, n), rng.dirichlet(np.ones(columns), n)
+
+
+@pytest.mark.parametrize("make", [sm.LogLoss, sm.BrierScore, sm.CalibrationError])
+@pytest.mark.parametrize(("mine", "theirs"), [(0, 3), (3, 0), (2, 3), (0, 2)])
+def test_merging_states_of_different_shapes_is_refused(make, mine, theirs):
+    a = make().update(*_prob_batches(1, mine))
+    b = make().update(*_prob_batches(2, theirs))
+    fine = make().update(*_prob_batches(3, mine))
+    before, value = a.to_bytes(), a.compute()
+    with pytest.raises(sm.IncompatibleStateError, match="cannot merge"):
+        a.merge(fine, b)  # all or nothing: the compatible `fine` is not merged either
+    with pytest.raises(sm.IncompatibleStateError):
+        a + b
+    assert a.to_bytes() == before and a.compute() == value
+    assert b.to_bytes() == make().update(*_prob_batches(2, theirs)).to_bytes()
+    # an empty state merges with either shape, and a same-shape merge still works
+    assert make().merge(b) == b
+    assert a.copy().merge(fine).count == a.count + fine.count
+
+
+@pytest.mark.parametrize("make", [sm.LogLoss, sm.BrierScore, sm.CalibrationError])
+@pytest.mark.parametrize(("first", "then"), [(0, 3), (3, 0), (2, 3)])
+def test_update_of_another_shape_is_refused(make, first, then):
+    m = make().update(*_prob_batches(1, first))
+    before = m.to_bytes()
+    with pytest.raises(sm.InputError, match="y_prob"):
+        m.update(*_prob_batches(2, then))
+    assert m.to_bytes() == before
+    m.update(*_prob_batches(3, then, n=0))  # an empty batch is a no-op, whatever its shape
+    assert m.to_bytes() == before
+
+
+@pytest.mark.parametrize("make", [sm.LogLoss, sm.BrierScore, sm.CalibrationError])
+def test_decoded_shape_must_match_the_state(make):
+    m = make().update(*_prob_batches(1, 3))
+    assert sm.loads(m.to_bytes()) == m
+    empty = make()
+    empty.columns = 3  # an empty state that claims rows
+    with pytest.raises(sm.StateDecodeError, match="columns"):
+        sm.loads(empty.to_bytes())
+
+
+def test_calibration_error_sorts_its_labels():
+    rng = np.random.default_rng(11)
+    p = rng.dirichlet(np.ones(3), 500)
+    codes = rng.integers(0, 3, 500)
+    names = np.array(["ant", "bee", "cat"])[codes]  # columns in sorted order: ant, bee, cat
+    want = sm.CalibrationError(bins=10).update(codes, p)
+    sorted_ = sm.CalibrationError(bins=10, labels=["ant", "bee", "cat"]).update(names, p)
+    unsorted = sm.CalibrationError(bins=10, labels=["cat", "ant", "bee"]).update(names, p)
+    assert unsorted.config["labels"] == ["ant", "bee", "cat"]
+    assert unsorted == sorted_
+    assert unsorted.compute() == sorted_.compute() == pytest.approx(want.compute(), rel=1e-12)
+    assert unsorted.copy().merge(sorted_).count == 1000  # same config: they merge
+    with pytest.raises(sm.InputError, match="y_true"):
+        unsorted.update(["ant", "dog"], p[:2])
+    with pytest.raises(sm.InputError, match="labels"):
+        sm.CalibrationError(labels=["a", "a"])
+    # LogLoss and BrierScore read labels as scikit-learn's log_loss does: sorted.
+    rng = np.random.default_rng(3)
+    probs = rng.dirichlet([1, 1, 1], 300)
+    names = np.array(["b", "a", "c"])[rng.integers(0, 3, 300)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # scikit-learn notes that it sorts them
+        want_loss = log_loss(names, probs, labels=["c", "a", "b"])
+    got = sm.LogLoss(labels=["c", "a", "b"]).update(names, probs).compute()
+    assert got == pytest.approx(want_loss, rel=1e-12)
+    assert sm.BrierScore(labels=["c", "a", "b"]) == sm.BrierScore(labels=["a", "b", "c"])

@@ -8,9 +8,10 @@ import numpy as np
 
 from .._inputs import as_labels, as_scores
 from ..errors import InputError
-from ..states.buckets import SCORE_TYPES
+from ..states.buckets import RESOLUTIONS, SCORE_TYPES
+from ..states.labels import codes_in, config_labels
 
-__all__ = ["binary_labels", "check_mode", "checked_scores"]
+__all__ = ["binary_labels", "check_mode", "checked_scores", "class_columns", "column_labels"]
 
 
 def binary_labels(y_true: Any, name: str = "y_true") -> np.ndarray:
@@ -40,10 +41,44 @@ def checked_scores(y_score: Any, score_type: str, name: str = "y_score") -> np.n
 
 
 def check_mode(exact: Any, score_type: Any, resolution: Any) -> None:
+    """``InputError`` unless ``exact`` is a bool, ``score_type`` one of ``SCORE_TYPES`` and
+    ``resolution`` one of the bucket grids' ``RESOLUTIONS``."""
     if not isinstance(exact, bool):
         raise InputError(f"exact: must be True or False; got {exact!r}")
     if score_type not in SCORE_TYPES:
         raise InputError(f"score_type: must be one of {SCORE_TYPES}; got {score_type!r}")
     ok = isinstance(resolution, int) and not isinstance(resolution, bool)
-    if not ok or resolution not in [2**b for b in range(3, 13)]:
+    if not ok or resolution not in RESOLUTIONS:
         raise InputError(f"resolution: must be a power of two from 8 to 4096; got {resolution!r}")
+
+
+def column_labels(labels: Any, *, sort: bool = False) -> list[Any] | None:
+    """Validate a ``labels=`` argument naming the columns of a probability matrix.
+
+    ``None``, or distinct labels of one kind in sorted order (column ``j`` holds the ``j``-th
+    smallest class, as scikit-learn's ``log_loss`` reads its ``labels``). Unsorted labels are an
+    ``InputError``, or with ``sort=True`` are sorted.
+    """
+    fixed = config_labels(labels)
+    if fixed is None or fixed == sorted(fixed):
+        return fixed
+    if sort:
+        return sorted(fixed)
+    raise InputError("labels: must be sorted (they name the columns in order)")
+
+
+def class_columns(y: np.ndarray, k: int, labels: list[Any] | None) -> np.ndarray:
+    """The column of each label of ``y`` (coerced ``y_true``) in a ``k``-column matrix.
+
+    With ``labels`` (sorted, see :func:`column_labels`) the classes they name; without, ``y``
+    must hold column indices ``0 .. k-1``. ``InputError`` naming the argument otherwise.
+    """
+    if labels is not None:
+        if len(labels) != k:
+            raise InputError(f"y_prob: has {k} columns, labels names {len(labels)} classes")
+        return codes_in(np.asarray(labels), y, "y_true")
+    if y.dtype.kind == "U":
+        raise InputError("y_true: string labels need labels=[...] naming the columns")
+    if y.size and (y.min() < 0 or y.max() >= k):
+        raise InputError(f"y_true: labels must be column indices 0..{k - 1}; pass labels=")
+    return y

@@ -13,9 +13,8 @@ import numpy as np
 
 from .._inputs import as_array, as_labels, as_scores, as_weights, check_same_length
 from ..base import Metric
-from ..errors import InputError
-from ..states.labels import codes_in, config_labels
-from ._checks import binary_labels
+from ..errors import IncompatibleStateError, InputError
+from ._checks import binary_labels, class_columns, column_labels
 
 __all__ = ["BrierScore", "CalibrationError", "LogLoss"]
 
@@ -32,16 +31,32 @@ def _probabilities(y_prob: Any, name: str = "y_prob") -> np.ndarray:
 
 def _class_codes(y_true: Any, k: int, labels: list[Any] | None) -> np.ndarray:
     """Column index of each row's class (2-D probabilities)."""
-    y = as_labels(y_true, "y_true")
-    if labels is not None:
-        if len(labels) != k:
-            raise InputError(f"y_prob: has {k} columns, labels names {len(labels)} classes")
-        return codes_in(np.asarray(labels), y, "y_true")
-    if y.dtype.kind == "U":
-        raise InputError("y_true: string labels need labels=[...] naming the columns")
-    if y.size and (y.min() < 0 or y.max() >= k):
-        raise InputError(f"y_true: labels must be column indices 0..{k - 1}; pass labels=")
-    return y
+    return class_columns(as_labels(y_true, "y_true"), k, labels)
+
+
+def _shape(columns: int) -> str:
+    return "1-D (binary) probabilities" if columns == 0 else f"{columns} probability columns"
+
+
+def _check_columns(held: int, k: int) -> None:
+    """``InputError`` when a batch of ``k`` columns (0: 1-D) differs from the ``held`` ones."""
+    if held >= 0 and k != held:
+        raise InputError(f"y_prob: has {_shape(k)}, earlier batches had {_shape(held)}")
+
+
+def _check_merge_columns(name: str, mine: int, theirs: int) -> None:
+    """``IncompatibleStateError`` when two states hold rows of different shapes."""
+    if mine >= 0 and theirs >= 0 and mine != theirs:
+        raise IncompatibleStateError(
+            f"cannot merge {name} states of {_shape(mine)} and {_shape(theirs)}"
+        )
+
+
+def _validate_columns(columns: int, count: int, labels: list[Any] | None) -> None:
+    if columns < -1 or (count == 0) != (columns == -1):
+        raise ValueError("columns must be -1 exactly when the state is empty")
+    if labels is not None and columns > 0 and columns != len(labels):
+        raise ValueError(f"{columns} columns, but labels names {len(labels)} classes")
 
 
 class _SumMetric(Metric, register=False):
@@ -49,10 +64,7 @@ class _SumMetric(Metric, register=False):
 
     def __init__(self, labels: Any = None) -> None:
         super().__init__()
-        fixed = config_labels(labels)
-        if fixed is not None and fixed != sorted(fixed):
-            raise InputError("labels: must be sorted (they name the columns in order)")
-        self._add_config(labels=fixed)
+        self._add_config(labels=column_labels(labels, sort=True))
         self._add_state("loss_sum", 0.0)
         self._add_state("weight_sum", 0.0)
         self._add_state("columns", -1, merge="max")  # -1: none yet, 0: 1-D
@@ -69,8 +81,8 @@ class _SumMetric(Metric, register=False):
         x = _probabilities(y_prob)
         n = len(x)
         k = 0 if x.ndim == 1 else x.shape[1]
-        if n and self.columns >= 0 and k != self.columns:
-            raise InputError(f"y_prob: {k or 1}-D rows, earlier batches had {self.columns} columns")
+        if n:
+            _check_columns(self.columns, k)
         losses = self._losses(y_true, x)
         check_same_length(y_true=losses, y_prob=x)
         w = as_weights(sample_weight, n)
@@ -82,9 +94,14 @@ class _SumMetric(Metric, register=False):
             n, loss_sum=self.loss_sum + total, weight_sum=self.weight_sum + weight, columns=k
         )
 
+    def _check_compatible(self, other: Any) -> None:
+        super()._check_compatible(other)
+        _check_merge_columns(type(self).__name__, self.columns, other.columns)
+
     def _validate_state(self) -> None:
-        if self.weight_sum < 0 or self.columns < -1 or not math.isfinite(self.loss_sum):
+        if self.weight_sum < 0 or not math.isfinite(self.loss_sum):
             raise ValueError("sums must be finite and weights non-negative")
+        _validate_columns(self.columns, self._count, self._config["labels"])
 
     def _compute(self) -> float:
         return self.loss_sum / self.weight_sum if self.weight_sum > 0 else math.nan
@@ -95,11 +112,14 @@ class LogLoss(_SumMetric):
 
     ``y_prob`` is the probability of class 1 (1-D, binary labels) or a matrix of class
     probabilities (one column per class; ``y_true`` holds column indices, or the classes named
-    by ``labels``). Probabilities are clipped to ``[eps, 1 - eps]`` as scikit-learn clips them
-    (``eps="auto"``: float64's machine epsilon); rows are not renormalised.
+    by ``labels``, which must be sorted). Probabilities are clipped to ``[eps, 1 - eps]`` as
+    scikit-learn clips them (``eps="auto"``: float64's machine epsilon); rows are not
+    renormalised.
 
-    State: two float sums (agree to rounding after merges). Memory O(1); update O(n k); merge
-    and compute O(1).
+    State: two float sums (agree to rounding after merges) and the number of columns. A state
+    holds either 1-D rows or rows of one number of columns. A batch of another shape is an
+    ``InputError``, and merging states of different shapes is an ``IncompatibleStateError``.
+    Memory O(1); update O(n k); merge and compute O(1).
 
     Examples
     --------
@@ -181,8 +201,14 @@ class CalibrationError(Metric):
     * ``norm="l2"``: ``sqrt(sum_b w_b / W * (acc_b - conf_b)**2)``;
     * ``norm="max"``: MCE ``= max_b |acc_b - conf_b|`` over non-empty bins.
 
-    State: three float arrays of ``bins`` sums (merges agree to rounding). Memory O(bins);
-    update O(n log bins); merge and compute O(bins).
+    ``labels`` names the classes of the columns. Given in any order, they are sorted, as
+    scikit-learn's ``log_loss`` sorts its ``labels``: column ``j`` holds the ``j``-th smallest
+    class. A state holds either 1-D rows or rows of one number of columns. A batch of another
+    shape is an ``InputError``, and merging states of different shapes is an
+    ``IncompatibleStateError``.
+
+    State: three float arrays of ``bins`` sums (merges agree to rounding) and the number of
+    columns. Memory O(bins); update O(n log bins); merge and compute O(bins).
 
     Examples
     --------
@@ -198,16 +224,18 @@ class CalibrationError(Metric):
             raise InputError(f"bins: must be a positive integer; got {bins!r}")
         if norm not in ("l1", "l2", "max"):
             raise InputError(f"norm: must be 'l1', 'l2' or 'max'; got {norm!r}")
-        fixed = config_labels(labels)
+        fixed = column_labels(labels, sort=True)
         self._add_config(bins=bins, norm=norm, labels=fixed)
         self._edges = np.linspace(0.0, 1.0, bins + 1)[1:-1]
         self._add_state("weight", np.zeros(bins))
         self._add_state("confidence", np.zeros(bins))
         self._add_state("outcome", np.zeros(bins))
+        self._add_state("columns", -1, merge="max")  # -1: none yet, 0: 1-D
 
     weight: np.ndarray
     confidence: np.ndarray
     outcome: np.ndarray
+    columns: int
 
     def update(self, y_true: Any, y_prob: Any, sample_weight: Any = None) -> Any:
         """Add a batch of (label, probability) rows, optionally weighted."""
@@ -225,6 +253,8 @@ class CalibrationError(Metric):
         w = as_weights(sample_weight, n)
         if n == 0:
             return self
+        k = 0 if x.ndim == 1 else x.shape[1]
+        _check_columns(self.columns, k)
         b = np.searchsorted(self._edges, conf)
         size = self._config["bins"]
         wt = np.bincount(b, weights=w, minlength=size).astype(np.float64)
@@ -235,7 +265,12 @@ class CalibrationError(Metric):
             weight=self.weight + wt,
             confidence=self.confidence + np.bincount(b, weights=cw, minlength=size),
             outcome=self.outcome + np.bincount(b, weights=hw, minlength=size),
+            columns=k,
         )
+
+    def _check_compatible(self, other: Any) -> None:
+        super()._check_compatible(other)
+        _check_merge_columns("CalibrationError", self.columns, other.columns)
 
     def _validate_state(self) -> None:
         size = self._config["bins"]
@@ -244,6 +279,7 @@ class CalibrationError(Metric):
                 raise ValueError(f"bin sums must be {size} finite values")
         if self.weight.min() < 0:
             raise ValueError("bin weights must be non-negative")
+        _validate_columns(self.columns, self._count, self._config["labels"])
 
     def _compute(self) -> float:
         with np.errstate(all="ignore"):  # a forged state may hold huge sums

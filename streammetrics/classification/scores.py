@@ -34,8 +34,7 @@ from ..states.buckets import (
     curve_counts,
     mapping_for,
 )
-from ..states.labels import codes_in, config_labels
-from ._checks import binary_labels, check_mode, checked_scores
+from ._checks import binary_labels, check_mode, checked_scores, class_columns, column_labels
 
 __all__ = [
     "AveragePrecision",
@@ -327,9 +326,7 @@ class MulticlassROCAUC(Metric):
             raise InputError(
                 f"average: must be 'macro', 'weighted', 'micro' or None; got {average!r}"
             )
-        fixed = config_labels(labels)
-        if fixed is not None and fixed != sorted(fixed):
-            raise InputError("labels: must be sorted (they name the columns in order)")
+        fixed = column_labels(labels)
         self._add_config(
             average=average, exact=exact, score_type=score_type, resolution=resolution, labels=fixed
         )
@@ -347,17 +344,7 @@ class MulticlassROCAUC(Metric):
         if n == 0:
             return self
         k = x.shape[1]
-        labels = self._config["labels"]
-        if labels is not None:
-            if k != len(labels):
-                raise InputError(f"y_prob: has {k} columns, labels names {len(labels)} classes")
-            codes = codes_in(np.asarray(labels), y, "y_true")
-        else:
-            if y.dtype.kind == "U":
-                raise InputError("y_true: string labels need labels=[...] naming the columns")
-            if y.min() < 0 or y.max() >= k:
-                raise InputError(f"y_true: labels must be column indices 0..{k - 1}; pass labels=")
-            codes = y
+        codes = class_columns(y, k, self._config["labels"])
         if self.columns and len(self.columns) != k:
             raise InputError(f"y_prob: has {k} columns, earlier batches had {len(self.columns)}")
         if self._config["score_type"] == "probability":

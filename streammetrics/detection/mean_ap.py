@@ -9,8 +9,9 @@ import numpy as np
 
 from .._inputs import as_array, as_labels, as_scores
 from ..base import Metric
+from ..classification._checks import check_mode
 from ..errors import InputError
-from ..states.buckets import DEFAULT_RESOLUTION, SCORE_TYPES, mapping_for
+from ..states.buckets import DEFAULT_RESOLUTION, mapping_for
 from ._matching import BLOCK, box_iou_pairs, match_groups
 from ._records import DetectionRecords
 from ._sketch import DetectionBuckets
@@ -138,19 +139,13 @@ class MeanAveragePrecision(Metric):
         resolution: int = DEFAULT_RESOLUTION,
     ) -> None:
         super().__init__()
-        if not isinstance(exact, bool):
-            raise InputError(f"exact: must be True or False; got {exact!r}")
+        check_mode(exact, score_type, resolution)
         ious = _float_list(iou_thresholds, "iou_thresholds", COCO_IOU_THRESHOLDS)
         recs = _float_list(rec_thresholds, "rec_thresholds", COCO_REC_THRESHOLDS)
         dets = [int(v) for v in as_labels(max_detection_thresholds, "max_detection_thresholds")]
         if len(dets) != 3 or min(dets) < 1 or dets != sorted(dets):
             raise InputError("max_detection_thresholds: must be 3 increasing positive ints")
-        if score_type not in SCORE_TYPES:
-            raise InputError(f"score_type: must be one of {SCORE_TYPES}; got {score_type!r}")
-        try:
-            mapping = mapping_for(score_type, resolution)
-        except (TypeError, ValueError) as exc:
-            raise InputError(f"resolution: {exc}") from None
+        mapping = mapping_for(score_type, resolution)
         self._add_config(
             iou_thresholds=ious,
             exact=exact,

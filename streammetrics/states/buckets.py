@@ -50,6 +50,7 @@ __all__ = [
     "BucketMapping",
     "LogitGrid",
     "ProbabilityGrid",
+    "RESOLUTIONS",
     "RealBits",
     "SCORE_TYPES",
     "ScoreBuckets",
@@ -64,7 +65,8 @@ GRID_LIMIT = 16
 #: Buckets per unit of logit (probability and logit grids), 2**-bits relative width (real).
 DEFAULT_RESOLUTION = 128
 SCORE_TYPES = ("probability", "logit", "real")
-_RESOLUTIONS = tuple(2**b for b in range(3, 13))  # 8 ... 4096
+#: The allowed ``resolution`` values: powers of two from 8 to 4096.
+RESOLUTIONS = tuple(2**b for b in range(3, 13))
 
 _F64 = np.dtype(np.float64)
 _TINY = 2.0**-25  # below the first grid edge sigmoid(-16) ~ 1.1e-7: one cell of key 0
@@ -103,7 +105,7 @@ class BucketMapping(ABC):
     key_dtype: np.dtype[Any] = _I64
 
     def __init__(self, resolution: int = DEFAULT_RESOLUTION) -> None:
-        if resolution not in _RESOLUTIONS:
+        if resolution not in RESOLUTIONS:
             raise ValueError(f"resolution must be a power of two from 8 to 4096; got {resolution}")
         self.resolution = resolution
 
