@@ -9,6 +9,7 @@ last is atomic.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -16,6 +17,8 @@ import numpy as np
 from .errors import InputError
 
 __all__ = [
+    "config_int",
+    "config_number",
     "as_array",
     "as_labels",
     "as_matrix",
@@ -150,3 +153,24 @@ def as_labels(x: Any, name: str) -> np.ndarray:
             )
         return as_labels(np.array(arr.tolist()), name)
     raise InputError(f"{name}: labels of dtype {arr.dtype} are not supported")
+
+
+def config_int(value: Any, name: str, minimum: int = 1, maximum: int | None = None) -> int:
+    """A whole-number configuration value within bounds, as a Python int (bools refused)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        raise InputError(f"{name}: must be an integer; got {value!r}")
+    if value < minimum or (maximum is not None and value > maximum):
+        upper = f" to {maximum}" if maximum is not None else " or more"
+        raise InputError(f"{name}: must be from {minimum}{upper}; got {value}")
+    return int(value)
+
+
+def config_number(value: Any, name: str, minimum: float = 0.0, finite: bool = True) -> float:
+    """A numeric configuration value of at least ``minimum``, as a Python float."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise InputError(f"{name}: must be a number; got {value!r}")
+    number = float(value)
+    if not number >= minimum or (finite and math.isinf(number)):
+        kind = "a finite number" if finite else "a number"
+        raise InputError(f"{name}: must be {kind} of at least {minimum}; got {value!r}")
+    return number

@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 from scipy.special import gammaln
 
-from ._inputs import as_labels, as_scores, check_same_length
+from ._inputs import as_labels, as_scores, check_same_length, config_int
 from .base import Metric
 from .errors import InputError
 from .states.labels import unique_codes
@@ -137,10 +137,7 @@ def _discount_cumsum(length: int, k: int | None) -> np.ndarray:
 def _check_k(k: Any, optional: bool) -> int | None:
     if k is None and optional:
         return None
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-        raise InputError(
-            f"k: must be a positive integer{' or None' if optional else ''}; got {k!r}"
-        )
+    k = config_int(k, "k")
     return int(k)
 
 

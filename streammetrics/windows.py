@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from . import _codec
-from ._inputs import as_array, as_weights
+from ._inputs import as_array, as_weights, config_int
 from .base import (
     _MERGES,
     Metric,
@@ -291,10 +291,8 @@ class TumblingWindows(_Wrapper):
         self._template = _template(metric)
         width = _positive(width, "width")
         origin = _number(origin, "origin")
-        if retention is not None and (
-            isinstance(retention, bool) or not isinstance(retention, int) or retention < 1
-        ):
-            raise InputError(f"retention: must be a positive integer or None, got {retention!r}")
+        if retention is not None:
+            retention = config_int(retention, "retention")
         self._add_config(
             metric=metric_spec(self._template), width=width, retention=retention, origin=origin
         )
@@ -452,8 +450,7 @@ class SlidingWindow(_Wrapper):
         self._template = _template(metric)
         width = _positive(width, "width")
         origin = _number(origin, "origin")
-        if isinstance(slots, bool) or not isinstance(slots, int) or not 1 <= slots <= 1_000_000:
-            raise InputError(f"slots: must be a positive integer, got {slots!r}")
+        slots = config_int(slots, "slots", maximum=1_000_000)
         self._add_config(
             metric=metric_spec(self._template), width=width, slots=slots, origin=origin
         )

@@ -11,7 +11,14 @@ from typing import Any
 
 import numpy as np
 
-from .._inputs import as_array, as_labels, as_scores, as_weights, check_same_length
+from .._inputs import (
+    as_array,
+    as_labels,
+    as_scores,
+    as_weights,
+    check_same_length,
+    config_int,
+)
 from ..base import Metric
 from ..errors import IncompatibleStateError, InputError
 from ._checks import binary_labels, class_columns, column_labels
@@ -220,8 +227,7 @@ class CalibrationError(Metric):
 
     def __init__(self, bins: int = 15, norm: str = "l1", labels: Any = None) -> None:
         super().__init__()
-        if isinstance(bins, bool) or not isinstance(bins, int) or bins < 1:
-            raise InputError(f"bins: must be a positive integer; got {bins!r}")
+        bins = config_int(bins, "bins")
         if norm not in ("l1", "l2", "max"):
             raise InputError(f"norm: must be 'l1', 'l2' or 'max'; got {norm!r}")
         fixed = column_labels(labels, sort=True)

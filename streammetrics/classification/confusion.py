@@ -16,7 +16,15 @@ from typing import Any
 
 import numpy as np
 
-from .._inputs import as_array, as_labels, as_scores, as_weights, check_same_length
+from .._inputs import (
+    as_array,
+    as_labels,
+    as_scores,
+    as_weights,
+    check_same_length,
+    config_int,
+    config_number,
+)
 from ..base import Metric
 from ..errors import IncompatibleStateError, InputError
 from ..states.contingency import ContingencyCounts
@@ -150,9 +158,8 @@ class _PRF(_ConfusionMetric, register=False):
             raise InputError(f"pos_label: must be an int or a str; got {pos_label!r}")
         # Only FBeta configures beta; Precision, Recall and F1 score with beta = 1.
         if beta is not None:
-            if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not beta >= 0:
-                raise InputError(f"beta: must be a non-negative number; got {beta!r}")
-            self._add_config(beta=float(beta))
+            beta = config_number(beta, "beta", finite=False)
+            self._add_config(beta=beta)
         self._beta = 1.0 if beta is None else float(beta)
         self._zero = _check_zero_division(zero_division)
         self._add_config(
@@ -587,9 +594,7 @@ class TopKAccuracy(Metric):
 
     def __init__(self, k: int = 2) -> None:
         super().__init__()
-        if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or k < 1:
-            raise InputError(f"k: must be a positive integer; got {k!r}")
-        self._add_config(k=int(k))
+        self._add_config(k=config_int(k, "k"))
         self._add_state("hits", 0.0)
         self._add_state("total", 0.0)
 

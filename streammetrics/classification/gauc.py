@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .._inputs import as_array, as_labels, as_weights, check_same_length
+from .._inputs import as_array, as_labels, as_weights, check_same_length, config_int
 from ..base import Metric, StateBlock
 from ..errors import IncompatibleStateError, InputError
 from ..states.buckets import DEFAULT_RESOLUTION, BucketMapping, mapping_for
@@ -462,8 +462,7 @@ class GAUC(Metric):
         if weighting not in _WEIGHTINGS:
             raise InputError(f"weighting: must be one of {_WEIGHTINGS}; got {weighting!r}")
         check_mode(exact, score_type, resolution)
-        if isinstance(max_exact, bool) or not isinstance(max_exact, int) or max_exact < 0:
-            raise InputError(f"max_exact: must be a non-negative integer; got {max_exact!r}")
+        max_exact = config_int(max_exact, "max_exact", minimum=0)
         self._add_config(
             weighting=weighting,
             exact=exact,

@@ -25,7 +25,7 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 from scipy.special import gammaln
 
-from .._inputs import as_labels, check_same_length
+from .._inputs import as_labels, check_same_length, config_number
 from ..base import Metric
 from ..errors import InputError
 from ..states.contingency import ContingencyCounts
@@ -438,10 +438,7 @@ class ClusterAgreement(_External):
 
 
 def _check_beta(beta: Any) -> float:
-    if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not beta >= 0:
-        raise InputError(f"beta: must be a non-negative number; got {beta!r}")
-    if math.isinf(beta):
-        raise InputError("beta: must be finite")
+    beta = config_number(beta, "beta")
     return float(beta)
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from .._inputs import config_int
 from ..base import Metric
 from ..errors import InputError
 from ._inputs import as_texts
@@ -149,10 +150,7 @@ class BLEU(Metric):
         effective_order: bool = False,
     ) -> None:
         super().__init__()
-        if isinstance(max_ngram_order, bool) or not isinstance(max_ngram_order, int):
-            raise InputError(f"max_ngram_order: must be an int; got {max_ngram_order!r}")
-        if not 1 <= max_ngram_order <= 16:
-            raise InputError(f"max_ngram_order: must be between 1 and 16; got {max_ngram_order}")
+        max_ngram_order = config_int(max_ngram_order, "max_ngram_order", maximum=16)
         if smooth_method not in SMOOTH_DEFAULTS:
             raise InputError(
                 f"smooth_method: must be one of {sorted(SMOOTH_DEFAULTS)}; got {smooth_method!r}"
