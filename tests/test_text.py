@@ -138,6 +138,17 @@ def test_tokenizers_equal_sacrebleu(tokenize: str) -> None:
     assert got == want
 
 
+def test_chrf_renumbers_ngrams_when_keys_would_overflow(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A batch so varied that n-gram keys would pass KEY_LIMIT is renumbered compactly first."""
+    hyps, refs, _ = corpus(9, 120, 2)
+    hyps = [h + " 東京は晴れ。" for h in hyps]
+    want = [CHRF(word_order=2).update(hyps, refs), CHRF().update(hyps, refs)]
+    monkeypatch.setattr(_ngrams, "KEY_LIMIT", 1 << 20)
+    assert [CHRF(word_order=2).update(hyps, refs), CHRF().update(hyps, refs)] == want
+
+
 @pytest.mark.parametrize("max_refs", [1, 3])
 @pytest.mark.parametrize(
     "kwargs",

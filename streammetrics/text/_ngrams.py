@@ -13,6 +13,11 @@ sums of those numbers with a few numpy sorts instead of a Python ``Counter`` per
 
 The keys are exact (no hashing): a batch whose keys could pass 2**62 is cut into smaller
 batches, and a single sentence too long for that is counted with ``collections.Counter``.
+
+chrF needs the clipped matches of a hypothesis against each of its references separately (it
+keeps the best reference), over long character n-grams: :func:`match_counts` names each
+n-gram by a dense rank instead (an n-gram is its (n-1)-gram prefix's rank and its last token's
+rank), so keys stay below ``positions**2`` whatever the alphabet or the order.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from collections import Counter
 
 import numpy as np
 
-__all__ = ["bleu_statistics", "closest_length"]
+__all__ = ["bleu_statistics", "closest_length", "match_counts"]
 
 #: Keys stay below this bound (tests lower it to exercise the fallbacks).
 KEY_LIMIT = 1 << 62
@@ -167,4 +172,98 @@ def _vector_statistics(
             at = np.minimum(np.searchsorted(ref_keys, hyp_keys), len(ref_keys) - 1)
             found = ref_keys[at] == hyp_keys
             out[1 + n] = np.minimum(hyp_counts[found], ref_counts[at[found]]).sum()
+    return out
+
+
+def match_counts(
+    ids: np.ndarray, line_len: np.ndarray, n_refs: np.ndarray, order: int, by_line: bool = True
+) -> np.ndarray:
+    """Clipped n-gram matches of every reference line with its hypothesis, orders 1 to ``order``.
+
+    The lines are concatenated in ``ids`` (non-negative int64 token ids, equal tokens equal ids),
+    sentence after sentence, each as its hypothesis line then its ``n_refs[i]`` reference lines;
+    ``line_len`` holds every line's length. Row ``j`` of the ``(n_ref_lines, order)`` int64
+    result is ``sum(min(hyp_count[g], ref_count[g]))`` over the n-grams ``g`` of reference line
+    ``j``, per order. With ``by_line=False`` only the sum of those rows, shape ``(1, order)``.
+
+    One ``argsort`` per order: a position's key is its n-gram's dense rank (one per sentence and
+    n-gram: the rank of its (n-1)-gram prefix and of its last token), shifted left past its
+    line's offset in the sentence (0 for the hypothesis, a last value for positions whose
+    n-gram would run past the line's end), so sorted keys hold each n-gram's hypothesis count
+    first, then its count in each reference. Keys stay below ``positions**2`` (denser ranks are
+    taken first when the batch is so varied that they would pass ``KEY_LIMIT``).
+    """
+    n_sent, n_lines = len(n_refs), len(line_len)
+    out = np.zeros((n_lines - n_sent if by_line else 1, order), dtype=np.int64)
+    total = len(ids)
+    if total == 0 or n_sent == 0:
+        return out
+    sent_line = np.zeros(n_sent, dtype=np.int64)
+    np.cumsum(n_refs[:-1] + 1, out=sent_line[1:])
+    line_sent = np.repeat(np.arange(n_sent, dtype=np.int64), n_refs + 1)
+    line_off = np.arange(n_lines, dtype=np.int64) - sent_line[line_sent]
+    # A reference line's row in ``out``: its line number less the hypotheses up to it.
+    line_row = np.arange(n_lines, dtype=np.int64) - line_sent - 1
+    pos_line = np.repeat(np.arange(n_lines, dtype=np.int64), line_len)
+    starts = np.zeros(n_lines, dtype=np.int64)
+    np.cumsum(line_len[:-1], out=starts[1:])
+    left = line_len[pos_line] - (np.arange(total, dtype=np.int64) - starts[pos_line])
+    pos_off = line_off[pos_line]
+    shift = (int(n_refs.max()) + 1).bit_length()  # offsets 0 to max(n_refs), and past_end
+    width = 1 << shift
+    past_end = width - 1
+
+    # Order 1: the key names (sentence, token); later orders (prefix rank, last token's rank).
+    base = int(ids.max()) + 1
+    content = line_sent[pos_line] * base + ids
+    bound = n_sent * base
+    first_rank = ids
+    rank = ids
+    for n in range(1, order + 1):
+        m = total - n + 1
+        if m <= 0:
+            break
+        if n > 1:
+            content = rank[:m] * base + first_rank[n - 1 :]
+        valid = left[:m] >= n
+        if not valid.any():
+            break
+        if bound * width >= KEY_LIMIT:
+            # Dense ranks first so the offset still fits (only for huge, varied batches).
+            _, content = np.unique(content, return_inverse=True)
+            bound = int(content.max()) + 1
+            if bound * width >= KEY_LIMIT:
+                raise OverflowError("too many characters in one batch for exact n-gram keys")
+        key = (content << shift) | np.where(valid, pos_off[:m], past_end)
+        by = np.argsort(key)
+        key = key[by]
+        gram_key = key >> shift
+        new_gram = np.empty(m, dtype=np.int64)
+        new_gram[0] = 0
+        np.not_equal(gram_key[1:], gram_key[:-1], out=new_gram[1:])
+        sorted_rank = np.cumsum(new_gram)
+        n_grams = int(sorted_rank[-1]) + 1
+        if n < order:
+            rank = np.empty(m, dtype=np.int64)
+            rank[by] = sorted_rank
+            if n == 1:
+                first_rank, base = rank, n_grams
+            bound = n_grams * base
+        # One entry per (n-gram, line offset): its count, and its n-gram's hypothesis count.
+        edge = np.empty(m, dtype=bool)
+        edge[0] = True
+        np.not_equal(key[1:], key[:-1], out=edge[1:])
+        first = np.flatnonzero(edge)
+        counts = np.diff(first, append=m)
+        off = key[first] & (width - 1)
+        group = np.flatnonzero(new_gram[first])  # an n-gram's first entry: the hypothesis's
+        group = np.insert(group, 0, 0)
+        hyp_count = counts[group] * (off[group] == 0)
+        matched = np.minimum(counts, np.repeat(hyp_count, np.diff(group, append=len(first))))
+        matched *= (off > 0) & (off < past_end)
+        if not by_line:
+            out[0, n - 1] = matched.sum()
+            continue
+        rows = line_row[pos_line[by[first]]] + 1  # entries of hypotheses add 0 anywhere
+        out[:, n - 1] = np.bincount(rows, weights=matched, minlength=len(out) + 1)[1:]
     return out

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import Counter
 from typing import Any
 
 import numpy as np
@@ -10,12 +9,15 @@ import numpy as np
 from ..base import Metric
 from ..errors import InputError
 from ._inputs import as_texts
+from ._ngrams import match_counts
 
 __all__ = ["CHRF", "chrf_from_statistics"]
 
 # string.punctuation: chrF++ splits one of these off the end (else the start) of a word.
 _PUNCT = frozenset("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 _EPS = 1e-16
+#: Sentences counted together (bounds the memory of one sort to a few of their characters).
+_CHUNK = 8192
 
 
 def chrf_from_statistics(stats: Any, beta: float, eps_smoothing: bool = False) -> float:
@@ -68,6 +70,52 @@ def _words(sentence: str) -> list[str]:
     return out
 
 
+def _line_lengths(lines: list[Any]) -> np.ndarray:
+    return np.fromiter(map(len, lines), dtype=np.int64, count=len(lines))
+
+
+def _sentence_scores(stats: np.ndarray, beta: float, eps_smoothing: bool) -> np.ndarray:
+    # chrf_from_statistics on every row at once, in the same floating-point operations.
+    factor = beta**2
+    n_orders = stats.shape[1] // 3
+    score = np.zeros(len(stats))
+    avg_prec = np.zeros(len(stats))
+    avg_rec = np.zeros(len(stats))
+    effective = np.zeros(len(stats), dtype=np.int64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for i in range(n_orders):
+            n_hyp, n_ref, n_match = stats[:, 3 * i], stats[:, 3 * i + 1], stats[:, 3 * i + 2]
+            prec = np.where(n_hyp > 0, n_match / n_hyp, _EPS)
+            rec = np.where(n_ref > 0, n_match / n_ref, _EPS)
+            denom = factor * prec + rec
+            score += np.where(denom > 0, (1 + factor) * prec * rec / denom, _EPS)
+            both = (n_hyp > 0) & (n_ref > 0)
+            avg_prec += np.where(both, prec, 0.0)
+            avg_rec += np.where(both, rec, 0.0)
+            effective += both
+        if eps_smoothing:
+            out: np.ndarray = 100 * score / n_orders
+            return out
+        avg_prec = np.where(effective > 0, avg_prec / effective, 0.0)
+        avg_rec = np.where(effective > 0, avg_rec / effective, 0.0)
+        f = (1 + factor) * avg_prec * avg_rec
+        f /= (factor * avg_prec) + avg_rec
+        return np.where(avg_prec + avg_rec != 0, 100 * f, 0.0)
+
+
+def _best_rows(stats: np.ndarray, n_refs: np.ndarray, beta: float, eps: bool) -> np.ndarray:
+    # Each hypothesis's reference rows are consecutive; keep its first best-scoring one.
+    scores = _sentence_scores(stats, beta, eps)
+    starts = np.zeros(len(n_refs), dtype=np.int64)
+    np.cumsum(n_refs[:-1], out=starts[1:])
+    best = np.maximum.reduceat(scores, starts)
+    sent = np.repeat(np.arange(len(n_refs)), n_refs)
+    top = np.flatnonzero(scores == best[sent])
+    keep = np.ones(len(top), dtype=bool)
+    np.not_equal(sent[top[1:]], sent[top[:-1]], out=keep[1:])
+    return top[keep]
+
+
 class CHRF(Metric):
     """Corpus chrF (``word_order=0``) or chrF++ (``word_order=2``), as ``sacrebleu.corpus_chrf``.
 
@@ -97,8 +145,9 @@ class CHRF(Metric):
     Notes
     -----
     Exact: integer state, merges to identical bytes, and the score uses sacrebleu's
-    arithmetic. Memory: ``3 * (char_order + word_order)`` integers. ``update``: O(L * (orders)
-    * references) per hypothesis of L characters. ``merge`` and ``compute``: O(orders).
+    arithmetic. Memory: ``3 * (char_order + word_order)`` integers. ``update``: vectorised over
+    the batch, one sort of its L characters (hypotheses and references) per order,
+    O(L log L * orders); ``merge`` and ``compute``: O(orders).
 
     Examples
     --------
@@ -137,43 +186,47 @@ class CHRF(Metric):
 
     stats: np.ndarray
 
-    def _ngrams(self, sentence: str) -> list[Counter[Any]]:
+    def _statistics(self, hyps: list[str], refs: list[list[str]]) -> np.ndarray:
+        # Per reference line, its [hyp, ref, match] counts per order, then sacrebleu's choice
+        # of each hypothesis's best reference, summed.
         c = self._config
-        chars = sentence if c["whitespace"] else "".join(sentence.split())
-        grams: list[Counter[Any]] = [
-            Counter([chars[i : i + n] for i in range(len(chars) - n + 1)])
-            for n in range(1, c["char_order"] + 1)
-        ]
+        lines = [s for h, rs in zip(hyps, refs, strict=True) for s in (h, *rs)]
+        n_refs = np.array([len(rs) for rs in refs], dtype=np.int64)
+        is_ref = np.ones(len(lines), dtype=bool)
+        is_ref[np.cumsum(n_refs + 1) - n_refs - 1] = False
+        chars = lines if c["whitespace"] else ["".join(s.split()) for s in lines]
+        codes = np.frombuffer("".join(chars).encode("utf-32-le", "surrogatepass"), "<u4")
+        parts = [(_line_lengths(chars), codes.astype(np.int64), c["char_order"])]
         if c["word_order"]:
-            words = _words(sentence)
-            grams.append(Counter(words))
-            for n in range(2, c["word_order"] + 1):
-                grams.append(Counter(zip(*[words[i:] for i in range(n)], strict=False)))
-        return grams
-
-    def _sentence(self, hyp: str, refs: list[str]) -> list[int]:
-        c = self._config
-        hyp_grams = self._ngrams(hyp)
-        hyp_totals = [sum(g.values()) for g in hyp_grams]
-        best: list[int] = []
-        best_f = -1.0
-        for ref in refs:
-            stats: list[int] = []
-            for h, h_total, r in zip(hyp_grams, hyp_totals, self._ngrams(ref), strict=True):
-                if len(h) <= len(r):
-                    match = sum(min(n, r[g]) for g, n in h.items() if g in r)
-                else:
-                    match = sum(min(n, h[g]) for g, n in r.items() if g in h)
-                stats += [h_total if r else 0, sum(r.values()), match]
-            f = chrf_from_statistics(stats, c["beta"], c["eps_smoothing"])
-            if f > best_f:
-                best_f, best = f, stats
-        return best
+            words = [_words(s) for s in lines]
+            vocab: dict[str, int] = {}
+            word_ids = [vocab.setdefault(w, len(vocab)) for ws in words for w in ws]
+            parts.append(
+                (_line_lengths(words), np.array(word_ids, dtype=np.int64), c["word_order"])
+            )
+        # Rows per reference line, or with one reference each, only their sums.
+        by_line = len(lines) > 2 * len(hyps)
+        blocks = []
+        for lengths, ids, order in parts:
+            matches = match_counts(ids, lengths, n_refs, order, by_line)
+            grams = np.maximum(lengths[:, None] - np.arange(order), 0)  # n-grams per line
+            ref_grams = grams[is_ref]
+            hyp_grams = np.repeat(grams[~is_ref], n_refs, axis=0)
+            hyp_grams[ref_grams == 0] = 0  # sacrebleu: no hypothesis count without reference
+            if not by_line:
+                hyp_grams, ref_grams = hyp_grams.sum(axis=0)[None], ref_grams.sum(axis=0)[None]
+            stacked = np.stack([hyp_grams, ref_grams, matches], axis=2)
+            blocks.append(stacked.reshape(len(matches), -1))
+        stats = np.concatenate(blocks, axis=1)
+        if by_line:
+            stats = stats[_best_rows(stats, n_refs, c["beta"], c["eps_smoothing"])]
+        total: np.ndarray = stats.sum(axis=0)
+        return total
 
     def update(self, hypotheses: Any, references: Any) -> CHRF:
         """Add a batch of hypotheses, each with its reference(s).
 
-        Complexity: O(L * orders) per hypothesis and reference of L characters.
+        Complexity: O(L log L * orders) for a batch of L characters (one sort per order).
         """
         hyps, refs = as_texts(hypotheses, references)
         if not hyps:
@@ -181,8 +234,9 @@ class CHRF(Metric):
         if self._config["lowercase"]:
             hyps = [h.lower() for h in hyps]
             refs = [[r.lower() for r in rs] for rs in refs]
-        rows = [self._sentence(h, rs) for h, rs in zip(hyps, refs, strict=True)]
-        inc = np.asarray(rows, dtype=np.int64).sum(axis=0)
+        inc = np.zeros_like(self.stats)
+        for i in range(0, len(hyps), _CHUNK):
+            inc += self._statistics(hyps[i : i + _CHUNK], refs[i : i + _CHUNK])
         return self._commit(len(hyps), stats=self.stats + inc)
 
     def _compute(self) -> float:
