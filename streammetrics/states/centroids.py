@@ -40,21 +40,12 @@ from .labels import (
     check_merge_kinds,
     labels_from_wire,
     labels_to_wire,
+    spread,
     union,
     unique_codes,
 )
 
 __all__ = ["ClusterMoments"]
-
-
-def _embed(keys: np.ndarray, new_keys: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """``values`` (one row per key of ``keys``) spread onto ``new_keys`` (zeros elsewhere)."""
-    if len(keys) == len(new_keys):
-        return values
-    out = np.zeros((len(new_keys), *values.shape[1:]), dtype=values.dtype)
-    if len(keys):
-        out[np.searchsorted(new_keys, keys)] = values
-    return out
 
 
 class ClusterMoments(StateBlock):
@@ -144,21 +135,21 @@ class ClusterMoments(StateBlock):
             return other.copy()
         out = self._new()
         keys = union(self.keys, other.keys)
-        na = _embed(self.keys, keys, self.counts)
-        nb = _embed(other.keys, keys, other.counts)
-        ma = _embed(self.keys, keys, self.means)
-        mb = _embed(other.keys, keys, other.means)
+        na = spread(self.counts, self.keys, keys)
+        nb = spread(other.counts, other.keys, keys)
+        ma = spread(self.means, self.keys, keys)
+        mb = spread(other.means, other.keys, keys)
         n = na + nb
         delta = mb - ma
         frac = nb / n  # every key of the union has n >= 1
         out.keys, out.counts = keys, n
         out.means = ma + delta * frac[:, None]
         out.m2 = (
-            _embed(self.keys, keys, self.m2)
-            + _embed(other.keys, keys, other.m2)
+            spread(self.m2, self.keys, keys)
+            + spread(other.m2, other.keys, keys)
             + np.einsum("ij,ij->i", delta, delta) * (na * frac)
         )
-        out.extra = _embed(self.keys, keys, self.extra) + _embed(other.keys, keys, other.extra)
+        out.extra = spread(self.extra, self.keys, keys) + spread(other.extra, other.keys, keys)
         return out
 
     def merge(self, other: Any) -> None:

@@ -26,27 +26,12 @@ from .labels import (
     known_codes,
     labels_from_wire,
     labels_to_wire,
+    spread,
     union,
     unique_codes,
 )
 
 __all__ = ["ContingencyCounts"]
-
-
-def _embed(
-    table: np.ndarray,
-    rows: np.ndarray,
-    cols: np.ndarray,
-    new_rows: np.ndarray,
-    new_cols: np.ndarray,
-    dtype: np.dtype[Any],
-) -> np.ndarray:
-    if np.array_equal(rows, new_rows) and np.array_equal(cols, new_cols):
-        return table.astype(dtype, copy=False)
-    out = np.zeros((len(new_rows), len(new_cols)), dtype=dtype)
-    if table.size:
-        out[np.ix_(np.searchsorted(new_rows, rows), np.searchsorted(new_cols, cols))] = table
-    return out
 
 
 class ContingencyCounts(StateBlock):
@@ -124,9 +109,12 @@ class ContingencyCounts(StateBlock):
         out.rows = union(self.rows, other.rows)
         out.cols = out.rows if self.shared else union(self.cols, other.cols)
         dtype = np.result_type(self.table.dtype, other.table.dtype)
-        mine = _embed(self.table, self.rows, self.cols, out.rows, out.cols, dtype)
-        theirs = _embed(other.table, other.rows, other.cols, out.rows, out.cols, dtype)
-        out.table = mine + theirs
+
+        def aligned(part: ContingencyCounts) -> np.ndarray:
+            table = spread(part.table.astype(dtype, copy=False), part.rows, out.rows, axis=0)
+            return spread(table, part.cols, out.cols, axis=1)
+
+        out.table = aligned(self) + aligned(other)
         return out
 
     def merge(self, other: Any) -> None:

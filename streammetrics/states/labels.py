@@ -21,6 +21,7 @@ __all__ = [
     "known_codes",
     "labels_from_wire",
     "labels_to_wire",
+    "spread",
     "union",
     "unique_codes",
 ]
@@ -75,6 +76,22 @@ def union(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     if len(b) == 0 or (len(a) == len(b) and np.array_equal(a, b)):
         return a
     return np.union1d(a, b)
+
+
+def spread(values: np.ndarray, keys: np.ndarray, new_keys: np.ndarray, axis: int = 0) -> np.ndarray:
+    """``values`` indexed along ``axis`` by the sorted ``keys``, re-indexed by their sorted
+    superset ``new_keys``: zeros at the new keys. Returns ``values`` itself when nothing is new.
+    """
+    if len(keys) == len(new_keys):  # a superset of the same size is the same set
+        return values
+    shape = list(values.shape)
+    shape[axis] = len(new_keys)
+    out = np.zeros(shape, dtype=values.dtype)
+    if len(keys):
+        where: list[Any] = [slice(None)] * values.ndim
+        where[axis] = np.searchsorted(new_keys, keys)
+        out[tuple(where)] = values
+    return out
 
 
 def codes_in(labels: np.ndarray, values: np.ndarray, name: str) -> np.ndarray:
