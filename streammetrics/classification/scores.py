@@ -176,7 +176,28 @@ def _thresholds(metric: _BinaryScoreMetric) -> np.ndarray:
     return h.mapping.lower_edges(h.keys)[::-1]
 
 
-class ROCCurve(_BinaryScoreMetric):
+class _Curve(_BinaryScoreMetric, register=False):
+    """What ``ROCCurve`` and ``PRCurve`` share: ``drop_intermediate`` and the curve's points."""
+
+    def __init__(
+        self, exact: bool, score_type: str, resolution: int, drop_intermediate: bool
+    ) -> None:
+        super().__init__(exact, score_type, resolution)
+        if not isinstance(drop_intermediate, bool):
+            raise InputError(f"drop_intermediate: must be True or False; got {drop_intermediate!r}")
+        self._add_config(drop_intermediate=drop_intermediate)
+
+    def _empty_result(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        empty = np.empty(0)
+        return empty, empty.copy(), empty.copy()
+
+    def _points(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Cumulative true and false positives and the threshold at each distinct point."""
+        tps, fps = curve_counts(self.hist.pos, self.hist.neg)
+        return tps, fps, _thresholds(self)
+
+
+class ROCCurve(_Curve):
     """The ROC curve ``(fpr, tpr, thresholds)``, as scikit-learn's ``roc_curve`` returns it.
 
     Exact mode: identical to ``roc_curve(y_true, y_score, sample_weight=...,
@@ -203,18 +224,10 @@ class ROCCurve(_BinaryScoreMetric):
         resolution: int = DEFAULT_RESOLUTION,
         drop_intermediate: bool = True,
     ) -> None:
-        super().__init__(exact, score_type, resolution)
-        if not isinstance(drop_intermediate, bool):
-            raise InputError(f"drop_intermediate: must be True or False; got {drop_intermediate!r}")
-        self._add_config(drop_intermediate=drop_intermediate)
-
-    def _empty_result(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        empty = np.empty(0)
-        return empty, empty.copy(), empty.copy()
+        super().__init__(exact, score_type, resolution, drop_intermediate)
 
     def _compute(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        tps, fps = curve_counts(self.hist.pos, self.hist.neg)
-        thr = _thresholds(self)
+        tps, fps, thr = self._points()
         if len(tps) == 0:
             return self._empty_result()
         if self._config["drop_intermediate"] and len(fps) > 2:
@@ -228,7 +241,7 @@ class ROCCurve(_BinaryScoreMetric):
         return fpr, tpr, thr
 
 
-class PRCurve(_BinaryScoreMetric):
+class PRCurve(_Curve):
     """The precision-recall curve ``(precision, recall, thresholds)``, as scikit-learn's
     ``precision_recall_curve`` returns it (recall decreasing, ending at precision 1, recall 0).
 
@@ -251,18 +264,10 @@ class PRCurve(_BinaryScoreMetric):
         resolution: int = DEFAULT_RESOLUTION,
         drop_intermediate: bool = False,
     ) -> None:
-        super().__init__(exact, score_type, resolution)
-        if not isinstance(drop_intermediate, bool):
-            raise InputError(f"drop_intermediate: must be True or False; got {drop_intermediate!r}")
-        self._add_config(drop_intermediate=drop_intermediate)
-
-    def _empty_result(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        empty = np.empty(0)
-        return empty, empty.copy(), empty.copy()
+        super().__init__(exact, score_type, resolution, drop_intermediate)
 
     def _compute(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        tps, fps = curve_counts(self.hist.pos, self.hist.neg)
-        thr = _thresholds(self)
+        tps, fps, thr = self._points()
         if len(tps) == 0:
             return self._empty_result()
         if self._config["drop_intermediate"] and len(fps) > 2:

@@ -37,7 +37,7 @@ from ..errors import IncompatibleStateError
 from .labels import (
     EMPTY_LABELS,
     check_kinds,
-    check_merge_kinds,
+    check_merge_rows,
     labels_from_wire,
     labels_to_wire,
     spread,
@@ -119,12 +119,7 @@ class ClusterMoments(StateBlock):
     def check_mergeable(self, other: Any) -> None:
         if not isinstance(other, ClusterMoments) or other.n_extra != self.n_extra:
             raise IncompatibleStateError("cannot merge cluster moments of another layout")
-        check_merge_kinds(self.keys, other.keys)
-        if len(self.keys) and len(other.keys):
-            if self.dim != other.dim:
-                raise IncompatibleStateError(
-                    f"cannot merge rows of {self.dim} columns with rows of {other.dim} columns"
-                )
+        check_merge_rows(self.keys, other.keys, self.dim, other.dim)
 
     def merged(self, other: ClusterMoments) -> ClusterMoments:
         """A new block with the rows of both (Chan et al.'s pairwise update); inputs unchanged."""

@@ -16,6 +16,7 @@ __all__ = [
     "EMPTY_LABELS",
     "check_kinds",
     "check_merge_kinds",
+    "check_merge_rows",
     "codes_in",
     "config_labels",
     "known_codes",
@@ -50,6 +51,15 @@ def check_merge_kinds(mine: np.ndarray, theirs: np.ndarray) -> None:
     if len(mine) and len(theirs) and _kind(mine) != _kind(theirs):
         raise IncompatibleStateError(
             "cannot merge a state of integer labels with one of string labels"
+        )
+
+
+def check_merge_rows(mine: np.ndarray, theirs: np.ndarray, mine_dim: int, theirs_dim: int) -> None:
+    """For keyed blocks of rows: one kind of key, and rows of one width (when both hold any)."""
+    check_merge_kinds(mine, theirs)
+    if len(mine) and len(theirs) and mine_dim != theirs_dim:
+        raise IncompatibleStateError(
+            f"cannot merge rows of {mine_dim} columns with rows of {theirs_dim} columns"
         )
 
 

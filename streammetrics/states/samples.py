@@ -27,7 +27,7 @@ from ..errors import IncompatibleStateError
 from .labels import (
     EMPTY_LABELS,
     check_kinds,
-    check_merge_kinds,
+    check_merge_rows,
     labels_from_wire,
     labels_to_wire,
     union,
@@ -144,12 +144,7 @@ class BottomKSample(StateBlock):
     def check_mergeable(self, other: Any) -> None:
         if not isinstance(other, BottomKSample) or other.capacity != self.capacity:
             raise IncompatibleStateError("cannot merge samples of different capacity")
-        check_merge_kinds(self.keys, other.keys)
-        if len(self.keys) and len(other.keys):
-            if self.dim != other.dim:
-                raise IncompatibleStateError(
-                    f"cannot merge rows of {self.dim} columns with rows of {other.dim} columns"
-                )
+        check_merge_rows(self.keys, other.keys, self.dim, other.dim)
 
     def merged(self, other: BottomKSample) -> BottomKSample:
         """A new block with the sample of both streams together; neither input changes."""
