@@ -17,6 +17,17 @@ A metric declares its configuration and its state fields once, in ``__init__``::
 The base class then provides ``reset``, ``copy``, ``==``, ``+``/``sum()``, ``merge`` with its
 compatibility check, ``to_bytes``/``from_bytes``/:func:`loads`, ``count`` and ``repr``.
 
+It also makes every metric safe to share between threads and cheap to update per request:
+
+* each metric holds a re-entrant lock; ``update``, ``merge``, ``reset``, every read and every
+  public method a subclass defines run under it (the base class wraps them when the subclass is
+  created), and ``merge`` takes the locks of all its operands in one global order, so neither a
+  metric merged into itself nor two metrics merged into each other from two threads deadlock;
+* a metric that declares its columns (:meth:`Metric._declare_rows`) has calls with one sample
+  (scalars) or a small batch checked at once and buffered (``streammetrics._pending``); the
+  buffer is folded by the metric's own ``update``, vectorised, when it fills and before anything
+  reads the state (every read above, and any read of a declared state field).
+
 Contracts every metric keeps (the conformance harness in ``tests/`` checks them all):
 
 * ``update`` validates everything and computes its increment before it assigns anything, and
@@ -29,6 +40,8 @@ Contracts every metric keeps (the conformance harness in ``tests/`` checks them 
 from __future__ import annotations
 
 import copy as _copy
+import functools
+import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any, ClassVar, TypeVar
@@ -36,6 +49,7 @@ from typing import Any, ClassVar, TypeVar
 import numpy as np
 
 from . import _codec
+from ._pending import FOLD_ROWS, Pending, Rows
 from .errors import IncompatibleStateError, InputError, StateDecodeError
 
 __all__ = [
@@ -118,6 +132,103 @@ class _Field:
         self.dtypes = dtypes
 
 
+class _StateAttr:
+    """A declared state field, read through the class: folds pending rows before any read."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        if obj is None:
+            return self
+        if obj._pending is not None:
+            obj._fold_locked()
+        try:
+            return obj.__dict__[self.name]
+        except KeyError:
+            raise AttributeError(self.name) from None
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        obj.__dict__[self.name] = value
+
+
+# Methods of Metric that subclasses may override and that must keep their locking.
+_BASE_METHODS = frozenset({"update", "reset"})
+
+
+def _reading(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` run under the metric's lock, after folding its pending rows."""
+
+    @functools.wraps(fn)
+    def locked(self: Metric, *args: Any, **kwargs: Any) -> Any:
+        with self._lock:
+            if self._pending is not None:
+                self._fold()
+            return fn(self, *args, **kwargs)
+
+    locked.__sm_locked__ = True  # type: ignore[attr-defined]
+    return locked
+
+
+def _resetting(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """A subclass's ``reset``, run under the lock, dropping pending rows and learnt trust."""
+
+    @functools.wraps(fn)
+    def reset(self: Metric, *args: Any, **kwargs: Any) -> Any:
+        with self._lock:
+            self._pending = None
+            if self._rows is not None:
+                self._rows.forget()
+            return fn(self, *args, **kwargs)
+
+    reset.__sm_locked__ = True  # type: ignore[attr-defined]
+    return reset
+
+
+def _updating(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """A subclass's ``update`` behind the per-request path: check, buffer, or fold and update."""
+
+    @functools.wraps(fn)
+    def update(self: Any, *args: Any, **kwargs: Any) -> Any:
+        with self._lock:
+            rows = self._rows
+            if not kwargs and rows is not None and rows.scalar_args(args):
+                self._append_row(args)  # the hot path: one unweighted sample as scalars
+                return self
+            if self._try_buffer(args, kwargs):
+                return self
+            if self._pending is not None:
+                self._fold()
+            fn(self, *args, **kwargs)
+            if self._rows is not None:
+                self._learn(args, kwargs)
+            return self
+
+    update.__sm_locked__ = True  # type: ignore[attr-defined]
+    update.__sm_raw__ = fn  # type: ignore[attr-defined]
+    return update
+
+
+def _wrap_class(cls: type) -> None:
+    """Give a metric subclass's own ``update`` and public methods the lock and the fold."""
+    for name, value in list(cls.__dict__.items()):
+        if getattr(value, "__sm_locked__", False):
+            continue
+        if name == "update" and callable(value):
+            setattr(cls, name, _updating(value))
+        elif name == "reset" and callable(value):
+            setattr(cls, name, _resetting(value))
+        elif name.startswith("_") or isinstance(value, (staticmethod, classmethod)):
+            continue
+        elif isinstance(value, property) and value.fget is not None:
+            if not getattr(value.fget, "__sm_locked__", False):
+                setattr(cls, name, property(_reading(value.fget), value.fset, value.fdel))
+        elif callable(value) and not isinstance(value, type):
+            setattr(cls, name, _reading(value))
+
+
 _REGISTRY: dict[str, type[Metric]] = {}
 
 
@@ -137,9 +248,15 @@ class Metric:
     _config: dict[str, Any]
     _fields: dict[str, _Field]
     _count: int
+    _lock: threading.RLock
+    #: Rows accepted by the per-request path and not yet folded into the state (or None).
+    _pending: Pending | None
+    #: The declared columns of ``update`` (None: every call goes to ``update`` directly).
+    _rows: Rows | None
 
     def __init_subclass__(cls, register: bool = True, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        _wrap_class(cls)
         if not register:
             return
         name = cls.__dict__.get("_wire_name", cls.__name__)
@@ -153,6 +270,9 @@ class Metric:
         _REGISTRY[name] = cls
 
     def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self._pending = None
+        self._rows = None
         self._config = {}
         self._fields = {}
         self._count = 0
@@ -194,7 +314,114 @@ class Metric:
         if isinstance(default, np.ndarray):
             kinds = (default.dtype, *kinds)
         self._fields[name] = _Field(_copy.deepcopy(default), fn, kinds)
+        cls = type(self)
+        # Reads of the field fold pending rows first; nested metrics fold their own on read.
+        if not isinstance(default, Metric) and not isinstance(getattr(cls, name, None), _StateAttr):
+            if any(name in klass.__dict__ for klass in cls.__mro__):
+                raise TypeError(f"state field {name!r} hides an attribute of {cls.__name__}")
+            setattr(cls, name, _StateAttr(name))
         setattr(self, name, _copy.deepcopy(default))
+
+    def _declare_rows(self, *kinds: str, weights: bool = True) -> None:
+        """Declare the columns of ``update`` for the per-request path (``streammetrics._pending``).
+
+        ``kinds`` gives each positional column's kind: ``"label"`` (class labels),
+        ``"key"`` (group or query ids), ``"number"`` (finite reals) or ``"probability"``
+        (reals in [0, 1]); ``weights`` says whether ``update`` takes ``sample_weight=``. Only a
+        metric whose ``update`` takes exactly these 1-D columns, and whose state is what a
+        sequence of its updates makes it, may declare them: one sample at a time must give the
+        same state as one batch.
+        """
+        self._rows = Rows(tuple(kinds), weights)
+
+    # -- the per-request path ----------------------------------------------------------------
+
+    def _plan(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """What buffering this call would append, if it certainly passes ``update``; no change.
+
+        ``(row, weighted)`` for one sample as scalars, ``(columns, weighted)`` for a small batch
+        (arrays, copied), None otherwise.
+        """
+        rows = self._rows
+        if rows is None or len(args) != rows.n:
+            return None
+        if not kwargs and rows.scalar_args(args):
+            return args, False
+        weight = None
+        if kwargs:
+            if not rows.weights or len(kwargs) != 1 or "sample_weight" not in kwargs:
+                return None
+            weight = kwargs["sample_weight"]
+        if rows.scalar_row(args, weight):
+            return (args if weight is None else (*args, weight)), weight is not None
+        cols = rows.small_batch(args, weight)
+        if cols is None:
+            return None
+        return cols, weight is not None
+
+    def _append_row(self, args: tuple[Any, ...]) -> None:
+        """Buffer one unweighted sample that :meth:`Rows.scalar_args` trusts (lock held)."""
+        pending = self._pending
+        if pending is None or pending.weighted:
+            if pending is not None:
+                self._fold()
+            pending = self._pending = Pending(False)
+        pending.rows.append(args)
+        if len(pending.rows) >= FOLD_ROWS:
+            self._fold()
+
+    def _push(self, plan: Any) -> int:
+        """Append a :meth:`_plan` to the pending rows (lock held); the number of rows added."""
+        values, weighted = plan
+        pending = self._pending
+        if pending is not None and pending.weighted != weighted:
+            self._fold()
+            pending = None
+        if pending is None:
+            pending = self._pending = Pending(weighted)
+        if isinstance(values[0], np.ndarray):
+            pending.add_chunk(values)
+            added = len(values[0])
+        else:
+            pending.rows.append(values)
+            added = 1
+        if pending.size >= FOLD_ROWS:
+            self._fold()
+        return added
+
+    def _try_buffer(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+        """Buffer this ``update`` call if it certainly passes (lock held); False otherwise."""
+        if self._rows is None:
+            return False
+        plan = self._plan(args, kwargs)
+        if plan is None:
+            return False
+        self._push(plan)
+        return True
+
+    def _learn(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        rows = self._rows
+        assert rows is not None
+        if len(args) != rows.n or not set(kwargs) <= {"sample_weight"}:
+            return
+        rows.learn(args, kwargs.get("sample_weight"))
+
+    def _fold(self) -> None:
+        """Fold the pending rows into the state with one ordinary ``update`` (lock held)."""
+        pending = self._pending
+        if pending is None:
+            return
+        self._pending = None
+        cols = pending.arrays()
+        raw = type(self).update.__sm_raw__  # type: ignore[attr-defined]
+        if pending.weighted:
+            raw(self, *cols[:-1], sample_weight=cols[-1])
+        else:
+            raw(self, *cols)
+
+    def _fold_locked(self) -> None:
+        with self._lock:
+            self._fold()
 
     # -- the update protocol -----------------------------------------------------------------
 
@@ -211,7 +438,10 @@ class Metric:
     @property
     def count(self) -> int:
         """Samples seen so far (sample weights do not change it)."""
-        return self._count
+        with self._lock:
+            if self._pending is not None:
+                self._fold()
+            return self._count
 
     @property
     def config(self) -> dict[str, Any]:
@@ -222,9 +452,12 @@ class Metric:
 
     def compute(self) -> Any:
         """The metric's value over everything seen; ``nan`` (or all-``nan``) when empty."""
-        if self._count == 0:
-            return self._empty_result()
-        return self._compute()
+        with self._lock:
+            if self._pending is not None:
+                self._fold()
+            if self._count == 0:
+                return self._empty_result()
+            return self._compute()
 
     def _compute(self) -> Any:
         raise NotImplementedError
@@ -236,14 +469,35 @@ class Metric:
 
     def reset(self: _M) -> _M:
         """Forget everything seen; keeps the configuration."""
-        for name, field in self._fields.items():
-            setattr(self, name, _copy.deepcopy(field.default))
-        self._count = 0
-        return self
+        with self._lock:
+            self._pending = None
+            if self._rows is not None:
+                self._rows.forget()
+            for name, field in self._fields.items():
+                setattr(self, name, _copy.deepcopy(field.default))
+            self._count = 0
+            return self
+
+    reset.__sm_locked__ = True  # type: ignore[attr-defined]
 
     def copy(self: _M) -> _M:
-        """An independent copy with the same configuration and state."""
-        return _copy.deepcopy(self)
+        """An independent copy with the same configuration and state (and a lock of its own)."""
+        with self._lock:
+            return _copy.deepcopy(self)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Used by copy, deepcopy and pickle (Dask and Spark ship metrics this way): pending rows
+        # are folded first and the lock stays behind.
+        with self._lock:
+            if self._pending is not None:
+                self._fold()
+            state = self.__dict__.copy()
+        del state["_lock"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._lock = threading.RLock()
 
     # -- merge -------------------------------------------------------------------------------
 
@@ -274,18 +528,33 @@ class Metric:
         """Fold the states of ``others`` into this one (in place); ``others`` do not change.
 
         Raises :class:`IncompatibleStateError` (before changing anything) if any of them is of
-        another class or configuration.
+        another class or configuration. Holds the locks of this metric and of every metric of
+        its class among ``others`` (taken in one global order, so concurrent merges in opposite
+        directions cannot deadlock).
         """
-        for other in others:
-            self._check_compatible(other)
-        for other in others:
-            if other is self:
-                other = other.copy()
-            if other._count == 0:
-                continue
-            self._merge_from(other)
-            self._count += other._count
-        return self
+        involved = {id(m): m for m in (self, *others) if isinstance(m, Metric)}
+        locks = [involved[k]._lock for k in sorted(involved)]
+        for lock in locks:
+            lock.acquire()
+        try:
+            for metric in involved.values():
+                if metric._pending is not None:
+                    metric._fold()
+            for other in others:
+                self._check_compatible(other)
+            for other in others:
+                if other is self:
+                    other = other.copy()
+                if other._count == 0:
+                    continue
+                self._merge_from(other)
+                self._count += other._count
+            if self._rows is not None:
+                self._rows.forget()
+            return self
+        finally:
+            for lock in reversed(locks):
+                lock.release()
 
     def _merge_from(self, other: Any) -> None:
         """Merge the declared fields of ``other`` into ``self`` (the caller adds ``count``)."""
@@ -297,6 +566,8 @@ class Metric:
                 setattr(self, name, field.merge(mine, _copy.deepcopy(theirs)))
 
     def __add__(self: _M, other: _M) -> _M:
+        if not isinstance(other, Metric):
+            return NotImplemented
         return self.copy().merge(other)
 
     def __radd__(self: _M, other: Any) -> _M:
@@ -316,7 +587,7 @@ class Metric:
     def __repr__(self) -> str:
         args = ", ".join(f"{k}={v!r}" for k, v in self._config.items())
         sep = ", " if args else ""
-        return f"{type(self).__name__}({args}{sep}count={self._count})"
+        return f"{type(self).__name__}({args}{sep}count={self.count})"
 
     # -- serialisation -----------------------------------------------------------------------
 
@@ -332,7 +603,12 @@ class Metric:
         return state
 
     def _envelope(self) -> dict[str, Any]:
-        return _codec.envelope_tree(self._wire_name, self._schema, self._config, self._state_wire())
+        with self._lock:
+            if self._pending is not None:
+                self._fold()
+            return _codec.envelope_tree(
+                self._wire_name, self._schema, self._config, self._state_wire()
+            )
 
     def to_bytes(self) -> bytes:
         """The state as canonical msgpack bytes (``docs/format.md``), read by :func:`loads`."""

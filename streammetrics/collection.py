@@ -64,6 +64,29 @@ class MetricCollection(Metric):
     def keys(self) -> list[str]:
         return list(self._names)
 
+    def _try_buffer(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+        # One sample or a small batch that every member certainly accepts is buffered in every
+        # member; anything else takes the copy-and-commit path of ``update``.
+        members = [getattr(self, name) for name in self._names]
+        if not kwargs and all(m._rows is not None and m._rows.scalar_args(args) for m in members):
+            for member in members:  # the hot path: one unweighted sample as scalars
+                with member._lock:
+                    member._append_row(args)
+            self._count += 1
+            return True
+        plans = []
+        for member in members:
+            plan = member._plan(args, kwargs)
+            if plan is None:
+                return False
+            plans.append(plan)
+        added = 0
+        for member, plan in zip(members, plans, strict=True):
+            with member._lock:
+                added = member._push(plan)
+        self._count += added
+        return True
+
     def update(self, *args: Any, **kwargs: Any) -> MetricCollection:
         """Forward one batch to every member; all members change or none does."""
         updated = {name: getattr(self, name).copy().update(*args, **kwargs) for name in self._names}

@@ -99,6 +99,7 @@ class _RegressionMetric(Metric, register=False):
         self._index = {v: i for i, v in enumerate(names)}
         block = Moments(len(names), [(self._index[a], self._index[b]) for a, b in pairs])
         self._add_state("moments", block, merge=None)
+        self._declare_rows("number", "number")
 
     def update(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Any:
         """Fold a batch of targets and predictions (1-D, or 2-D ``(n, n_outputs)``).

@@ -7,7 +7,10 @@ then runs each case through the same checks: codec round trip of every field, co
 idempotent, merge with empty is identity, merge leaves its argument unchanged, any split merged
 in any order equals the single stream (byte for byte where ``exact``), a failing update leaves
 the state unchanged, incompatible merges are refused, and corrupt bytes give only
-``StateDecodeError``.
+``StateDecodeError``. The serving checks feed the same stream one sample at a time (as scalars,
+and as one-row batches) and from several threads at once while another thread reads, and
+require the same state as the single stream; a bad sample is refused at its call and changes
+nothing, not even the rows still waiting to be folded.
 """
 
 from __future__ import annotations
@@ -38,6 +41,9 @@ class Case:
             must agree to ``rtol``.
     other:  a metric of the same class but another configuration (merging it must be refused),
             or None when the class has no configuration.
+    rows:   the batches may be fed one row at a time (False only where a batch carries a
+            meaning of its own, such as ranking's ``complete=True``: "these are the last rows
+            of their queries").
     """
 
     id: str
@@ -48,6 +54,7 @@ class Case:
     rtol: float = 1e-12
     atol: float = 0.0
     other: Callable[[], sm.Metric] | None = None
+    rows: bool = True
 
 
 def family_modules() -> list[Any]:
@@ -80,6 +87,50 @@ def all_cases() -> list[Case]:
         module = importlib.import_module(f"tests.cases.{info.name}")
         out.extend(module.CASES)
     return out
+
+
+def _length(x: Any) -> int | None:
+    if x is None or isinstance(x, (str, bytes, dict)) or not hasattr(x, "__len__"):
+        return None
+    if getattr(x, "ndim", 1) == 0:
+        return None
+    return len(x)
+
+
+def _row(x: Any, i: int, n: int, scalars: bool) -> Any:
+    """Row ``i`` of column ``x``: a scalar where one can stand for the row, else a 1-row batch."""
+    if _length(x) != n:
+        return x  # not a column: a flag, a setting, None
+    if isinstance(x, tuple) and all(_length(e) == n for e in x):
+        return tuple(_row(e, i, n, scalars) for e in x)  # composite keys: a tuple of columns
+    if scalars:
+        if isinstance(x, np.ndarray) and x.ndim == 1 and x.dtype.kind in "biufU":
+            return x[i] if i % 2 else x[i].item()  # numpy and Python scalars, alternately
+        if isinstance(x, list) and isinstance(x[i], (bool, int, float, str, np.generic)):
+            return x[i]
+        if isinstance(x, list) and isinstance(x[i], list):
+            return x[i]  # one hypothesis's references, beside the hypothesis as a string
+    return x[i : i + 1]
+
+
+def row_calls(batch: Batch, scalars: bool = True) -> list[Batch]:
+    """The ``update`` calls that feed ``batch`` one sample at a time.
+
+    Every argument with one entry per row is cut into rows: a scalar where the column is 1-D
+    (numbers, labels or strings; ``scalars=True``), else a batch of one row. Other arguments
+    (flags, settings) go unchanged to every call.
+    """
+    args, kwargs = batch
+    n = _length(args[0]) if args else None
+    if not n:
+        return [batch]
+    return [
+        (
+            tuple(_row(a, i, n, scalars) for a in args),
+            {k: _row(v, i, n, scalars) for k, v in kwargs.items()},
+        )
+        for i in range(n)
+    ]
 
 
 def feed(metric: sm.Metric, batches: list[Batch]) -> sm.Metric:

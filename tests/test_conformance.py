@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import random
+import sys
+import threading
 
 import numpy as np
 import pytest
@@ -16,6 +18,7 @@ from tests.harness import (
     feed,
     is_all_nan,
     public_metric_classes,
+    row_calls,
 )
 
 CASES = all_cases()
@@ -190,3 +193,104 @@ def test_corrupt_bytes_raise_only_state_decode_error(case: Case) -> None:
         # A flip can land on a value that is still valid: then the state must be usable.
         back.compute()
         back.to_bytes()
+
+
+# -- the serving path: one sample at a time, many threads, bad samples -------------------------
+
+ROW_CASES = [c for c in CASES if c.rows]
+parametrize_rows = pytest.mark.parametrize("case", ROW_CASES, ids=[c.id for c in ROW_CASES])
+
+
+@parametrize_rows
+@pytest.mark.parametrize("scalars", [True, False], ids=["scalars", "one-row-batches"])
+def test_one_sample_at_a_time(case: Case, scalars: bool) -> None:
+    batches = _batches(case, 15)
+    whole = feed(case.make(), batches)
+    one = case.make()
+    for batch in batches:
+        feed(one, row_calls(batch, scalars))
+    _check_equal(case, one, whole, "one sample at a time")
+    # Pending rows are folded before every read, and a read changes nothing.
+    again = case.make()
+    for batch in batches:
+        for args, kwargs in row_calls(batch, scalars):
+            again.update(*args, **kwargs)
+            assert again.count > 0
+    _check_equal(case, again, whole, "one sample at a time, read after each")
+
+
+@parametrize_rows
+def test_concurrent_feeding(case: Case) -> None:
+    batches = _batches(case, 16, count=16)
+    whole = feed(case.make(), batches)
+    calls: list = []
+    for i, batch in enumerate(batches):  # half the batches whole, half one sample at a time
+        calls.extend(row_calls(batch) if i % 2 else [batch])
+    m = case.make()
+    writers = 4
+    start = threading.Barrier(writers + 1)
+    done = threading.Event()
+    errors: list[BaseException] = []
+
+    def write(part: list) -> None:
+        try:
+            start.wait()
+            for args, kwargs in part:
+                m.update(*args, **kwargs)
+        except BaseException as exc:  # reported below: a thread's exception is otherwise lost
+            errors.append(exc)
+
+    def read() -> None:
+        try:
+            start.wait()
+            while not done.is_set():
+                m.compute()
+                sm.loads(m.to_bytes())
+                assert m.count >= 0
+                assert (m.copy() + m).count >= 0
+        except BaseException as exc:
+            errors.append(exc)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)
+    try:
+        threads = [threading.Thread(target=write, args=(calls[k::writers],)) for k in range(4)]
+        reader = threading.Thread(target=read)
+        for t in [*threads, reader]:
+            t.start()
+        for t in threads:
+            t.join(timeout=120)
+        done.set()
+        reader.join(timeout=120)
+    finally:
+        sys.setswitchinterval(interval)
+    assert not errors, f"{case.id}: {errors[0]!r}"
+    _check_equal(case, m, whole, "fed from four threads while a fifth read")
+
+
+def _nan_rows(calls: list) -> list:
+    """Copies of scalar rows with one scalar replaced by nan: never a valid sample."""
+    bad = []
+    for args, kwargs in calls[:3]:
+        for j, value in enumerate(args):
+            if isinstance(value, (int, float, str, np.generic)) and not isinstance(value, bool):
+                bad.append(((*args[:j], float("nan"), *args[j + 1 :]), kwargs))
+    return bad
+
+
+@parametrize_rows
+def test_bad_sample_refused_at_its_call(case: Case) -> None:
+    # Two metrics fed the same rows one at a time; one is also given bad calls between them,
+    # while rows are still pending: each bad call raises InputError and changes nothing.
+    batches = _batches(case, 17)
+    calls = [c for b in batches for c in row_calls(b)]
+    bad = case.bad + _nan_rows(calls)
+    good, tried = case.make(), case.make()
+    for i, (args, kwargs) in enumerate(calls):
+        good.update(*args, **kwargs)
+        tried.update(*args, **kwargs)
+        if i % 7 == 3:
+            for b_args, b_kwargs in bad:
+                with pytest.raises(sm.InputError):
+                    tried.update(*b_args, **b_kwargs)
+    _check_equal(case, tried, good, "after refused samples")

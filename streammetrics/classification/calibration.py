@@ -75,6 +75,7 @@ class _SumMetric(Metric, register=False):
         self._add_state("loss_sum", 0.0)
         self._add_state("weight_sum", 0.0)
         self._add_state("columns", -1, merge="max")  # -1: none yet, 0: 1-D
+        self._declare_rows("label", "probability")
 
     loss_sum: float
     weight_sum: float
@@ -237,6 +238,7 @@ class CalibrationError(Metric):
         self._add_state("confidence", np.zeros(bins))
         self._add_state("outcome", np.zeros(bins))
         self._add_state("columns", -1, merge="max")  # -1: none yet, 0: 1-D
+        self._declare_rows("label", "probability")
 
     weight: np.ndarray
     confidence: np.ndarray

@@ -60,6 +60,7 @@ class _ConfusionMetric(Metric, register=False):
         super().__init__()
         fixed = None if self._fixed_labels is None else np.asarray(self._fixed_labels)
         self._add_state("counts", ContingencyCounts(shared=True, labels=fixed), merge=None)
+        self._declare_rows("label", "label")
 
     counts: ContingencyCounts
 

@@ -472,6 +472,8 @@ class GAUC(Metric):
         )
         mapping = None if exact else mapping_for(score_type, resolution)
         self._add_state("scores", GroupedScores(mapping, max_exact), merge=None)
+        kind = "probability" if score_type == "probability" else "number"
+        self._declare_rows("label", kind, "key")
 
     scores: GroupedScores
 

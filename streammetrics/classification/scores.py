@@ -65,6 +65,7 @@ class _BinaryScoreMetric(Metric, register=False):
         self._add_config(exact=exact, score_type=score_type, resolution=resolution)
         mapping = None if exact else mapping_for(score_type, resolution)
         self._add_state("hist", ScoreBuckets(mapping), merge=None)
+        self._declare_rows("label", "probability" if score_type == "probability" else "number")
 
     def update(self, y_true: Any, y_score: Any, sample_weight: Any = None) -> Any:
         """Add a batch of (label, score) pairs, optionally weighted.

@@ -329,6 +329,7 @@ class _External(Metric, register=False):
     def __init__(self) -> None:
         super().__init__()
         self._add_state("counts", ContingencyCounts(shared=False), merge=None)
+        self._declare_rows("label", "label", weights=False)
 
     def update(self, labels_true: Any, labels_pred: Any) -> Any:
         """Count a batch of (true class, predicted cluster) pairs.
