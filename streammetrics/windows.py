@@ -116,6 +116,42 @@ def _times(timestamps: Any) -> np.ndarray:
     return arr
 
 
+_SCALAR_TIMES = (int, float, np.integer, np.floating)
+
+
+def _one_row_key(
+    args: tuple[Any, ...], kwargs: dict[str, Any], timestamps: Any, unit: Any, origin: Any
+) -> int | None:
+    """The period key of a one-sample update given as scalars (a request), or None.
+
+    The same key as ``_keys(_times([timestamps]), unit, origin)``, computed without arrays; None
+    sends the call down the batch path (which also reports what is wrong with it).
+    """
+    if isinstance(timestamps, bool) or not isinstance(timestamps, _SCALAR_TIMES):
+        return None
+    for v in args:
+        if hasattr(v, "__len__") and not isinstance(v, str):
+            return None
+    for v in kwargs.values():
+        if hasattr(v, "__len__") and not isinstance(v, str):
+            return None
+    t = timestamps.item() if isinstance(timestamps, np.generic) else timestamps
+    if isinstance(t, int):
+        if not -(2**63) <= t < 2**63 or not -(2**62) <= t - origin < 2**62:
+            return None
+        if isinstance(unit, int) and isinstance(origin, int):
+            return (t - origin) // unit
+        # As numpy reads an int64 column: int64 minus an int origin stays int64, minus a float
+        # origin becomes float64 first.
+        diff = float(t - origin) if isinstance(origin, int) else float(t) - origin
+    elif math.isfinite(t):
+        diff = t - origin
+    else:
+        return None
+    q = math.floor(diff / unit)
+    return q if abs(q) < _MAX_KEY else None
+
+
 def _keys(t: np.ndarray, unit: int | float, origin: int | float) -> np.ndarray:
     """The index of the period of length ``unit`` (from ``origin``) each time falls in."""
     if t.dtype.kind == "i" and isinstance(unit, int) and isinstance(origin, int):
@@ -330,8 +366,18 @@ class TumblingWindows(_Wrapper):
     def update(self, *args: Any, timestamps: Any = None, **kwargs: Any) -> TumblingWindows:
         """Route each row to its window; the wrapped metric's columns go in ``args``/``kwargs``.
 
-        All or nothing: every window's update is done on a copy before any is committed.
+        All or nothing: every window's update is done on a copy before any is committed (one
+        sample given as scalars goes straight to its window's metric, whose update is atomic).
         """
+        key = _one_row_key(args, kwargs, timestamps, self._config["width"], self._config["origin"])
+        if key is not None:
+            metric = self._open.get(key)
+            if metric is not None:
+                metric.update(*args, **kwargs)  # type: ignore[attr-defined]
+            else:
+                self._open[key] = self._template.copy().update(*args, **kwargs)  # type: ignore[attr-defined]
+                self._evict()
+            return self._commit(1)
         t = _times(timestamps)
         n = len(t)
         rows = _Rows(args, kwargs, n)
@@ -483,6 +529,21 @@ class SlidingWindow(_Wrapper):
 
     def update(self, *args: Any, timestamps: Any = None, **kwargs: Any) -> SlidingWindow:
         """Put each row in its slot; rows older than the ring are validated, then dropped."""
+        key = _one_row_key(args, kwargs, timestamps, self._unit, self._config["origin"])
+        if key is not None:
+            head = key if self._head is None else max(self._head, key)
+            metric = self._slots.get(key)
+            if key <= head - self._config["slots"]:
+                self._template.copy().update(*args, **kwargs)  # type: ignore[attr-defined]
+                self._dropped += 1
+            elif metric is not None:
+                metric.update(*args, **kwargs)  # type: ignore[attr-defined]
+            else:
+                self._slots[key] = self._template.copy().update(*args, **kwargs)  # type: ignore[attr-defined]
+            if head != self._head:
+                self._head = head
+                self._dropped += self._age_out()
+            return self._commit(1)
         t = _times(timestamps)
         n = len(t)
         rows = _Rows(args, kwargs, n)
