@@ -403,6 +403,9 @@ class Metric:
         rows = self._rows
         assert rows is not None
         if len(args) != rows.n or not set(kwargs) <= {"sample_weight"}:
+            # A call beyond the declared columns (ranking's ``complete=True``) may change the
+            # state in ways the declaration does not describe: trust nothing learnt before it.
+            rows.forget()
             return
         rows.learn(args, kwargs.get("sample_weight"))
 

@@ -156,6 +156,8 @@ class _RankingMetric(Metric, register=False):
         self._add_state("total", 0.0)
         self._add_state("queries", 0)
         self._add_state("skipped", 0)
+        # Relevance grades are few: each is trusted once accepted, like a label.
+        self._declare_rows("key", "label", "number", weights=False)
 
     # -- update --------------------------------------------------------------------------------
 

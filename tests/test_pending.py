@@ -1,0 +1,131 @@
+"""The per-request path (``streammetrics._pending``): what it trusts, and when it stops trusting.
+
+The conformance harness checks every case fed one sample at a time; these tests pin the edges of
+the trust rules: state-dependent checks learnt from the ordinary ``update``, trust that must not
+outlive a change of state, buffers the caller reuses, weights, folding thresholds, pickling.
+"""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+
+import streammetrics as sm
+from streammetrics._pending import FOLD_ROWS
+
+
+def test_a_copy_does_not_share_what_the_original_learnt() -> None:
+    m = sm.MeanSquaredError()
+    c = m.copy()
+    m.update(1.0, 2.0)  # m now trusts one-sample calls
+    c.update([[1.0, 2.0]], [[1.5, 2.5]])  # c holds two outputs: one value per row is refused
+    with pytest.raises(sm.InputError, match="outputs"):
+        c.update(1.0, 2.0)
+    assert c.count == 1
+
+
+def test_state_dependent_checks_are_raised_at_the_call() -> None:
+    f1 = sm.F1()  # average="binary": a third label is refused
+    for i in range(10):
+        f1.update(i % 2, 1)
+    with pytest.raises(sm.InputError, match="binary"):
+        f1.update(2, 1)
+    names = sm.Accuracy()
+    names.update("cat", "dog")
+    with pytest.raises(sm.InputError, match="labels"):
+        names.update(1, 1)
+    assert f1.count == 10 and names.count == 1
+    assert f1 == sm.F1().update(np.arange(10) % 2, np.ones(10, dtype=int))
+
+
+def test_trust_ends_when_an_update_beyond_the_columns_changes_the_state() -> None:
+    # Ranking: folding complete queries empties the buffer, after which ids of the other kind are
+    # accepted; int ids trusted before must then be checked again.
+    m = sm.ranking.NDCG()
+    m.update(1, 1.0, 0.5)
+    m.update(1, 0.0, 0.2)
+    m.update([1], [0.0], [0.1], complete=True)
+    m.update("q", 1.0, 0.3)
+    with pytest.raises(sm.InputError, match="query_ids"):
+        m.update(2, 1.0, 0.3)
+    assert m.count == 4
+
+
+def test_merge_and_reset_end_trust() -> None:
+    m = sm.LogLoss().update(1, 0.9)
+    two_columns = sm.LogLoss().update([0, 1], [[0.8, 0.2], [0.3, 0.7]])
+    m.reset()
+    m.merge(two_columns)
+    with pytest.raises(sm.InputError, match="y_prob"):
+        m.update(1, 0.9)
+    assert m == two_columns
+
+
+def test_the_callers_buffer_may_be_reused() -> None:
+    m = sm.ROCAUC()
+    m.update(np.array([0, 1]), np.array([0.1, 0.9]))  # learn small batches
+    y, p = np.array([1, 0, 1]), np.array([0.8, 0.3, 0.6])
+    m.update(y, p)
+    y[:] = 0  # a server reusing its arrays for the next request
+    p[:] = 0.5
+    want = sm.ROCAUC().update([0, 1, 1, 0, 1], [0.1, 0.9, 0.8, 0.3, 0.6])
+    assert m == want
+
+
+def test_weighted_and_unweighted_calls_fold_as_separate_updates() -> None:
+    one, whole = sm.Accuracy(), sm.Accuracy()
+    for i in range(50):
+        one.update(i % 2, 1)
+    one.update(1, 1, sample_weight=2.5)
+    one.update(0, 1)
+    whole.update(np.arange(50) % 2, np.ones(50, dtype=int))
+    whole.update([1], [1], sample_weight=[2.5])
+    whole.update([0], [1])
+    assert one.to_bytes() == whole.to_bytes()
+
+
+def test_the_buffer_folds_when_full_and_counts_stay_exact() -> None:
+    m = sm.ROCAUC()
+    n = FOLD_ROWS * 2 + 7
+    rng = np.random.default_rng(3)
+    y, p = rng.integers(0, 2, n), rng.random(n)
+    for a, b in zip(y.tolist(), p.tolist(), strict=True):
+        m.update(a, b)
+        assert m._pending is None or m._pending.size < FOLD_ROWS
+    assert m.count == n
+    assert m.to_bytes() == sm.ROCAUC().update(y, p).to_bytes()
+
+
+def test_pickle_folds_pending_rows_and_gives_a_new_lock() -> None:
+    m = sm.GAUC()
+    for i in range(30):
+        m.update(i % 2, (i % 7) / 7, i % 3)
+    back = pickle.loads(pickle.dumps(m))
+    assert back == m and back._lock is not m._lock
+    back.update(1, 0.5, 1)
+    assert back.count == 31 and m.count == 30
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        (float("nan"), 0.5),
+        (1, float("inf")),
+        (1, 1.5),
+        (1, -0.1),
+        (2, 0.5),
+        (True, None),
+    ],
+)
+def test_bad_samples_after_trust_is_learnt(bad: tuple) -> None:
+    m = sm.ROCAUC()
+    for i in range(20):
+        m.update(i % 2, i / 20)
+    before = m.copy()
+    with pytest.raises(sm.InputError):
+        m.update(*bad)
+    with pytest.raises(sm.InputError):
+        m.update(1, 0.5, sample_weight=-1.0)
+    assert m == before
