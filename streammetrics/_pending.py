@@ -46,6 +46,7 @@ _INT_TYPES = frozenset(
 )
 _REAL_TYPES = _INT_TYPES | {float, np.float16, np.float32, np.float64}
 _STR_TYPES = frozenset({str, np.str_})
+_SCALAR_TYPES = _REAL_TYPES | _STR_TYPES
 _INT64 = 2**63
 
 
@@ -61,7 +62,7 @@ class Rows:
         Whether ``update`` takes ``sample_weight=`` (non-negative finite numbers).
     """
 
-    __slots__ = ("checks", "kinds", "labels", "n", "scalars", "shapes", "weights")
+    __slots__ = ("checks", "kinds", "labels", "n", "row_ok", "scalars", "shapes", "weights")
 
     def __init__(self, kinds: tuple[str, ...], weights: bool) -> None:
         for kind in kinds:
@@ -75,6 +76,8 @@ class Rows:
         # One predicate per column for scalars: a bound ``set.__contains__`` for labels.
         pairs = zip(kinds, self.labels, strict=True)
         self.checks = tuple(_scalar_check(kind, seen) for kind, seen in pairs)
+        #: ``row_ok(args)``: every value of ``args`` passes its column's check (when ``scalars``).
+        self.row_ok = _row_check(self.checks)
         # Trusted call shapes: (scalars?, weighted?); ``scalars``: (True, False) is trusted.
         self.shapes: set[tuple[bool, bool]] = set()
         self.scalars = False
@@ -100,15 +103,7 @@ class Rows:
 
     def scalar_args(self, args: tuple[Any, ...]) -> bool:
         """True when ``args``, one unweighted sample as scalars, certainly passes ``update``."""
-        if not self.scalars or len(args) != self.n:
-            return False
-        try:
-            for check, v in zip(self.checks, args, strict=False):  # lengths checked above
-                if not check(v):
-                    return False
-        except TypeError:  # unhashable or not comparable: the ordinary path says what is wrong
-            return False
-        return True
+        return self.scalars and self.row_ok(args)
 
     # -- the checks --------------------------------------------------------------------------
 
@@ -118,9 +113,10 @@ class Rows:
             return False
         try:
             for check, v in zip(self.checks, args, strict=False):  # lengths checked above
-                if not check(v):
+                # Only plain scalars are looked up: a tensor or a Decimal may hash like a label.
+                if type(v) not in _SCALAR_TYPES or not check(v):
                     return False
-        except TypeError:  # unhashable or not comparable: the ordinary path says what is wrong
+        except Exception:  # not comparable: the ordinary path says what is wrong
             return False
         return weight is None or (type(weight) in _REAL_TYPES and 0 <= weight < math.inf)
 
@@ -131,16 +127,14 @@ class Rows:
         cols = []
         n = -1
         for kind, seen, x in zip(self.kinds, self.labels, args, strict=True):
-            if isinstance(x, np.ndarray):
-                arr = x.copy()  # the caller may reuse its buffer
-            elif isinstance(x, list):
-                arr = np.array(x)
-            else:
+            if not isinstance(x, (np.ndarray, list)) or len(x) > SMALL_BATCH:
                 return None
+            # A copy: the caller may reuse its buffer once update returns.
+            arr = x.copy() if isinstance(x, np.ndarray) else np.array(x)
             if arr.ndim != 1 or (n >= 0 and len(arr) != n):
                 return None
             n = len(arr)
-            if n == 0 or n > SMALL_BATCH or not _column_trusted(kind, seen, arr):
+            if n == 0 or not _column_trusted(kind, seen, arr):
                 return None
             cols.append(arr)
         if weight is not None:
@@ -186,7 +180,8 @@ def _is_number(v: Any) -> bool:
 
 def _scalar_check(kind: str, seen: set[Any]) -> Any:
     if kind == LABEL:
-        return seen.__contains__
+        # Only scalars are looked up: a tensor or an array may hash, and compare element-wise.
+        return seen.__contains__  # the caller checks first that the value is a scalar
     if kind == PROBABILITY:
         return _is_probability
     if kind == NUMBER:
@@ -194,8 +189,54 @@ def _scalar_check(kind: str, seen: set[Any]) -> Any:
     return lambda v: _key_trusted(seen, v)
 
 
+def _row_check(checks: tuple[Any, ...]) -> Any:
+    """One function checking a whole row of scalars; unrolled for the common widths."""
+    scalar = _SCALAR_TYPES
+    # Only plain scalars reach the checks: a tensor or a Decimal may hash like a label. Any
+    # exception (a value that does not compare) means "not certainly valid".
+    if len(checks) == 2:
+        c0, c1 = checks
+
+        def check2(args: tuple[Any, ...]) -> bool:
+            try:
+                a, b = args
+                return type(a) in scalar and type(b) in scalar and c0(a) and c1(b)
+            except Exception:
+                return False
+
+        return check2
+    if len(checks) == 3:
+        c0, c1, c2 = checks
+
+        def check3(args: tuple[Any, ...]) -> bool:
+            try:
+                a, b, c = args
+                return (
+                    type(a) in scalar
+                    and type(b) in scalar
+                    and type(c) in scalar
+                    and c0(a)
+                    and c1(b)
+                    and c2(c)
+                )
+            except Exception:
+                return False
+
+        return check3
+
+    def check(args: tuple[Any, ...]) -> bool:
+        try:
+            if len(args) != len(checks):
+                return False
+            return all(type(v) in scalar and f(v) for f, v in zip(checks, args, strict=True))
+        except Exception:
+            return False
+
+    return check
+
+
 def _is_scalar(v: Any) -> bool:
-    return type(v) in _REAL_TYPES or type(v) in _STR_TYPES
+    return type(v) in _SCALAR_TYPES
 
 
 def _key_kind(v: Any) -> str | None:

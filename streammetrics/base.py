@@ -194,8 +194,15 @@ def _updating(fn: Callable[..., Any]) -> Callable[..., Any]:
     def update(self: Any, *args: Any, **kwargs: Any) -> Any:
         with self._lock:
             rows = self._rows
-            if not kwargs and rows is not None and rows.scalar_args(args):
-                self._append_row(args)  # the hot path: one unweighted sample as scalars
+            if not kwargs and rows is not None and rows.scalars and rows.row_ok(args):
+                # The hot path: one unweighted sample as scalars, appended as it came.
+                pending = self._pending
+                if pending is None or pending.weighted:
+                    self._append_row(args)
+                else:
+                    pending.rows.append(args)
+                    if len(pending.rows) >= FOLD_ROWS:
+                        self._fold()
                 return self
             if self._try_buffer(args, kwargs):
                 return self

@@ -68,12 +68,17 @@ class MetricCollection(Metric):
         # One sample or a small batch that every member certainly accepts is buffered in every
         # member; anything else takes the copy-and-commit path of ``update``.
         members = [getattr(self, name) for name in self._names]
-        if not kwargs and all(m._rows is not None and m._rows.scalar_args(args) for m in members):
-            for member in members:  # the hot path: one unweighted sample as scalars
-                with member._lock:
-                    member._append_row(args)
-            self._count += 1
-            return True
+        if not kwargs:  # the hot path: one unweighted sample as scalars
+            for member in members:
+                rows = member._rows
+                if rows is None or not rows.scalars or not rows.row_ok(args):
+                    break
+            else:
+                for member in members:
+                    with member._lock:
+                        member._append_row(args)
+                self._count += 1
+                return True
         plans = []
         for member in members:
             plan = member._plan(args, kwargs)
