@@ -82,6 +82,15 @@ class Rows:
         self.shapes: set[tuple[bool, bool]] = set()
         self.scalars = False
 
+    def copy(self) -> Rows:
+        """A copy with its own learnt sets (and checks bound to them)."""
+        out = Rows(self.kinds, self.weights)
+        for mine, theirs in zip(out.labels, self.labels, strict=True):
+            mine.update(theirs)
+        out.shapes.update(self.shapes)
+        out.scalars = self.scalars
+        return out
+
     def __getstate__(self) -> tuple[Any, ...]:
         # Copies rebuild ``checks``: a bound ``set.__contains__`` would still read the original.
         return self.kinds, self.weights, self.labels, self.shapes

@@ -86,6 +86,16 @@ class StateBlock(ABC):
         Must not keep references to ``other``'s mutable parts.
         """
 
+    def merge_many(self, others: list[Any]) -> None:
+        """Fold every block of ``others`` into ``self`` (checked mergeable beforehand).
+
+        The default merges them one by one; blocks whose merge can gather many operands in one
+        pass (one label union, one dense accumulation) override it, so that ``merge(*others)``
+        and ``sum()`` over many shards cost about one pass over their contents.
+        """
+        for other in others:
+            self.merge(other)
+
     @abstractmethod
     def to_wire(self) -> Any:
         """The block's logical contents as a codec tree (canonical: no arrival-order traces)."""
@@ -491,9 +501,30 @@ class Metric:
     reset.__sm_locked__ = True  # type: ignore[attr-defined]
 
     def copy(self: _M) -> _M:
-        """An independent copy with the same configuration and state (and a lock of its own)."""
+        """An independent copy with the same configuration and state (and a lock of its own).
+
+        Copies the declared state fields and shares the rest of the instance, which is fixed at
+        construction (configuration, lookup tables); classes that keep state outside declared
+        fields (their own ``_merge_from``, ``_state_wire`` or ``_load_state``) are deep-copied.
+        """
         with self._lock:
-            return _copy.deepcopy(self)
+            if self._pending is not None:
+                self._fold()
+            cls = type(self)
+            if (
+                cls._merge_from is not Metric._merge_from
+                or cls._state_wire is not Metric._state_wire
+                or cls._load_state is not Metric._load_state
+            ):
+                return _copy.deepcopy(self)
+            new = cls.__new__(cls)
+            attrs = self.__dict__.copy()
+            attrs["_lock"] = threading.RLock()
+            attrs["_rows"] = None if self._rows is None else self._rows.copy()
+            for name in self._fields:
+                attrs[name] = _copy_value(attrs[name])
+            new.__dict__.update(attrs)
+            return new
 
     def __getstate__(self) -> dict[str, Any]:
         # Used by copy, deepcopy and pickle (Dask and Spark ship metrics this way): pending rows
@@ -517,7 +548,7 @@ class Metric:
                 f"cannot merge {type(other).__name__} into {type(self).__name__}"
             )
         # Compared as canonical bytes, so that a nan in a config equals itself.
-        if _codec.encode(other._config) != _codec.encode(self._config):
+        if not _same_config(self._config, other._config):
             diff = {
                 k: (self._config.get(k), other._config.get(k))
                 for k in set(self._config) | set(other._config)
@@ -552,19 +583,40 @@ class Metric:
                     metric._fold()
             for other in others:
                 self._check_compatible(other)
-            for other in others:
-                if other is self:
-                    other = other.copy()
-                if other._count == 0:
-                    continue
-                self._merge_from(other)
-                self._count += other._count
+            parts = [o.copy() if o is self else o for o in others if o._count]
+            if parts:
+                self._merge_many(parts)
+                self._count += sum(o._count for o in parts)
             if self._rows is not None:
                 self._rows.forget()
             return self
         finally:
             for lock in reversed(locks):
                 lock.release()
+
+    def _merge_many(self, others: list[Any]) -> None:
+        """Merge the states of ``others`` (non-empty, checked compatible) into ``self``.
+
+        Field by field in one pass (:meth:`StateBlock.merge_many`) unless the class merges in
+        its own ``_merge_from``, which is then called once per operand. The caller adds
+        ``count``.
+        """
+        if type(self)._merge_from is not Metric._merge_from:
+            for other in others:
+                self._merge_from(other)
+            return
+        for name, field in self._fields.items():
+            mine = getattr(self, name)
+            theirs = [getattr(o, name) for o in others]
+            if isinstance(mine, StateBlock):
+                mine.merge_many(theirs)
+            elif isinstance(mine, Metric):
+                mine.merge(*theirs)
+            elif field.merge is not None:
+                value = mine
+                for t in theirs:
+                    value = field.merge(value, _copy.deepcopy(t))
+                setattr(self, name, value)
 
     def _merge_from(self, other: Any) -> None:
         """Merge the declared fields of ``other`` into ``self`` (the caller adds ``count``)."""
@@ -677,6 +729,33 @@ class Metric:
         dimensions). Metrics whose ``compute`` relies on more (matching shapes, non-negative
         counts) check it here.
         """
+
+
+def _same_config(a: Any, b: Any) -> bool:
+    """Configurations equal as the codec would write them: same types, a nan equals itself."""
+    if a is b:
+        return True
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same_config(v, b[k]) for k, v in a.items())
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(_same_config(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, float):
+        return a == b or (a != a and b != b)
+    if isinstance(a, np.ndarray):
+        return _codec.encode(a) == _codec.encode(b)
+    return bool(a == b)
+
+
+def _copy_value(value: Any) -> Any:
+    if isinstance(value, (StateBlock, Metric)):
+        return value.copy()
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    if isinstance(value, (list, dict)):
+        return _copy.deepcopy(value)
+    return value  # int, float, str, bool: immutable
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -168,6 +168,11 @@ def test_reset_and_copy(case: Case) -> None:
     m = feed(case.make(), _batches(case, 9))
     c = m.copy()
     assert c == m and c is not m
+    before = c.to_bytes()
+    feed(m, _batches(case, 19, count=4))  # the copy shares nothing the original changes
+    assert c.to_bytes() == before
+    feed(c, _batches(case, 20, count=4))
+    c = sm.loads(before)
     m.reset()
     assert m == case.make() and m.count == 0
     assert c.count > 0

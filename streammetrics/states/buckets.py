@@ -629,6 +629,43 @@ class ScoreBuckets(StateBlock):
             new._hi,
         )
 
+    def merge_many(self, others: list[Any]) -> None:
+        """Fold many stores at once: one dense accumulation over a grid, one sorted reduction
+        of every entry otherwise. Complexity O(grid size + entries), or O(E log k) for E
+        entries in k sparse stores."""
+        for other in others:
+            self.check_mergeable(other)
+        parts = [p for p in (self, *others) if len(p)]  # len() folds each part's queue
+        if len(parts) <= 1:
+            if parts and parts[0] is not self:
+                self.merge(parts[0])
+            return
+        dtype = np.result_type(*(p._pos.dtype for p in parts))
+        size = None if self.mapping is None else self.mapping.size
+        if size is not None:
+            pos = np.zeros(size, dtype=dtype)
+            neg = np.zeros(size, dtype=dtype)
+            lo = np.full(size, np.inf)
+            hi = np.full(size, -np.inf)
+            for p in parts:  # unbuffered ufunc.at: one pass per column, exact in int64
+                k = p._keys
+                np.add.at(pos, k, p._pos)
+                np.add.at(neg, k, p._neg)
+                np.minimum.at(lo, k, p._lo)
+                np.maximum.at(hi, k, p._hi)
+            keys = np.flatnonzero(lo <= hi)
+            self._keys, self._pos, self._neg = keys.astype(np.int64), pos[keys], neg[keys]
+            self._lo, self._hi = lo[keys], hi[keys]
+            return
+        keys = np.concatenate([p._keys for p in parts])
+        cols = [
+            np.concatenate([p._pos for p in parts]).astype(dtype),
+            np.concatenate([p._neg for p in parts]).astype(dtype),
+        ]
+        lo_c = None if self.exact else np.concatenate([p.lo for p in parts])
+        hi_c = None if self.exact else np.concatenate([p.hi for p in parts])
+        self._keys, (self._pos, self._neg), self._lo, self._hi = _reduce(keys, cols, lo_c, hi_c)
+
     # -- wire ----------------------------------------------------------------------------------
 
     def to_wire(self) -> Any:

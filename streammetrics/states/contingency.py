@@ -121,6 +121,35 @@ class ContingencyCounts(StateBlock):
         new = self.merged(other)
         self.rows, self.cols, self.table = new.rows, new.cols, new.table
 
+    def merge_many(self, others: list[Any]) -> None:
+        """Fold many blocks at once: one label union, then one accumulation into one table.
+
+        Complexity: O(sum of the blocks' tables) plus the union of their label sets.
+        """
+        parts = [self, *others]
+        for other in others:
+            self.check_mergeable(other)
+        rows, cols = self.rows, self.cols
+        for p in others:
+            rows = union(rows, p.rows)
+            cols = rows if self.shared else union(cols, p.cols)
+        dtype = np.result_type(*(p.table.dtype for p in parts))
+        table = np.zeros((len(rows), len(cols)), dtype=dtype)
+        for p in parts:
+            if len(p.rows) == len(rows) and len(p.cols) == len(cols):
+                table += p.table  # the same label sets: add in place
+            else:
+                part = spread(p.table, p.rows, rows, axis=0)
+                table += spread(part, p.cols, cols, axis=1)
+        self.rows, self.cols, self.table = rows, cols, table
+
+    def copy(self) -> ContingencyCounts:
+        # Label arrays are replaced, never changed in place: only the table is copied.
+        out = ContingencyCounts.__new__(ContingencyCounts)
+        out.shared, out.fixed, out.rows, out.cols = self.shared, self.fixed, self.rows, self.cols
+        out.table = self.table.copy()
+        return out
+
     scalable = True
 
     def scale(self, factor: float) -> None:
