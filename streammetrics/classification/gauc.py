@@ -197,9 +197,14 @@ class GroupedScores(StateBlock):
         g, key, pos, neg, value = _sort_reduce(code, key, [pos, neg], scores)
         table = _Table(labels, g, key, pos, neg, value, group_sketched[g])
         out._pending = [*self._pending, table]
-        if sum(len(t.g) for t in out._pending) > max(4 * len(out._main.g), 1 << 20):
-            out._consolidate()
+        out._consolidate_if_large()
         return out
+
+    def _consolidate_if_large(self) -> None:
+        # Queued tables are folded in once they outgrow the main one, so a stream (or a chain
+        # of merges) of m entries costs O(m log m) in all, not a full re-sort per step.
+        if sum(len(t.g) for t in self._pending) > max(4 * len(self._main.g), 1 << 20):
+            self._consolidate()
 
     def _shallow(self) -> GroupedScores:
         out = GroupedScores.__new__(GroupedScores)
@@ -290,12 +295,24 @@ class GroupedScores(StateBlock):
         theirs = other.table()
         self.groups, self.rows, _ = _union_rows(self.groups, self.rows, other.groups, other.rows)
         self._pending.append(theirs)
-        self._consolidate()
+        self._consolidate_if_large()
+
+    def merge_many(self, others: list[Any]) -> None:
+        """Fold many blocks at once: their tables are queued and canonicalised together (one
+        k-way merge of sorted runs, when they outgrow the main table or at the next read)
+        instead of one full re-sort per operand."""
+        for other in others:
+            self.check_mergeable(other)
+        for other in others:
+            theirs = other.table()
+            self.groups, self.rows, _ = _union_rows(
+                self.groups, self.rows, other.groups, other.rows
+            )
+            self._pending.append(theirs)
+        self._consolidate_if_large()
 
     def copy(self) -> GroupedScores:
-        out = self._shallow()
-        out._consolidate()
-        return out
+        return self._shallow()  # tables are never written in place: sharing them is safe
 
     def __deepcopy__(self, memo: dict[int, Any]) -> GroupedScores:
         return self.copy()  # arrays are never written in place, so sharing them is safe
