@@ -152,6 +152,14 @@ def _one_row_key(
     return q if abs(q) < _MAX_KEY else None
 
 
+def _settle(metrics: Any) -> None:
+    """Fold the rows still pending in ``metrics`` (windows that stopped receiving rows), so
+    that each window holds its state alone, not up to a buffer of rows besides."""
+    for metric in metrics:
+        if metric._pending is not None:
+            metric._fold_locked()
+
+
 def _keys(t: np.ndarray, unit: int | float, origin: int | float) -> np.ndarray:
     """The index of the period of length ``unit`` (from ``origin``) each time falls in."""
     if t.dtype.kind == "i" and isinstance(unit, int) and isinstance(origin, int):
@@ -375,7 +383,9 @@ class TumblingWindows(_Wrapper):
             if metric is not None:
                 metric.update(*args, **kwargs)  # type: ignore[attr-defined]
             else:
-                self._open[key] = self._template.copy().update(*args, **kwargs)  # type: ignore[attr-defined]
+                fresh = self._template.copy().update(*args, **kwargs)  # type: ignore[attr-defined]
+                _settle(self._open.values())
+                self._open[key] = fresh
                 self._evict()
             return self._commit(1)
         t = _times(timestamps)
@@ -543,6 +553,7 @@ class SlidingWindow(_Wrapper):
             if head != self._head:
                 self._head = head
                 self._dropped += self._age_out()
+                _settle(self._slots.values())
             return self._commit(1)
         t = _times(timestamps)
         n = len(t)
