@@ -164,10 +164,6 @@ class _StateAttr:
         obj.__dict__[self.name] = value
 
 
-# Methods of Metric that subclasses may override and that must keep their locking.
-_BASE_METHODS = frozenset({"update", "reset"})
-
-
 def _reading(fn: Callable[..., Any]) -> Callable[..., Any]:
     """``fn`` run under the metric's lock, after folding its pending rows."""
 
@@ -503,9 +499,10 @@ class Metric:
     def copy(self: _M) -> _M:
         """An independent copy with the same configuration and state (and a lock of its own).
 
-        Copies the declared state fields and shares the rest of the instance, which is fixed at
-        construction (configuration, lookup tables); classes that keep state outside declared
-        fields (their own ``_merge_from``, ``_state_wire`` or ``_load_state``) are deep-copied.
+        Copies the declared state fields and any other mutable attribute, and shares what is
+        fixed at construction (the configuration, scalars, template metrics); classes that keep
+        state outside declared fields (their own ``_merge_from``, ``_state_wire`` or
+        ``_load_state``) are deep-copied.
         """
         with self._lock:
             if self._pending is not None:
@@ -521,8 +518,12 @@ class Metric:
             attrs = self.__dict__.copy()
             attrs["_lock"] = threading.RLock()
             attrs["_rows"] = None if self._rows is None else self._rows.copy()
-            for name in self._fields:
-                attrs[name] = _copy_value(attrs[name])
+            fields = self._fields
+            for name, value in attrs.items():
+                if name in fields:
+                    attrs[name] = _copy_value(value)
+                elif name not in _SHARED and not isinstance(value, _IMMUTABLE):
+                    attrs[name] = _copy.deepcopy(value)
             new.__dict__.update(attrs)
             return new
 
@@ -746,6 +747,12 @@ def _same_config(a: Any, b: Any) -> bool:
     if isinstance(a, np.ndarray):
         return _codec.encode(a) == _codec.encode(b)
     return bool(a == b)
+
+
+# Attributes a copy shares: set once in __init__ and never changed in place afterwards.
+_SHARED = frozenset({"_config", "_fields", "_lock", "_rows", "_pending"})
+# Values a copy shares: immutable, or template metrics (only ever copied, never updated).
+_IMMUTABLE = (int, float, str, bool, bytes, tuple, type(None), Metric)
 
 
 def _copy_value(value: Any) -> Any:
