@@ -383,9 +383,9 @@ class TumblingWindows(_Wrapper):
             if metric is not None:
                 metric.update(*args, **kwargs)  # type: ignore[attr-defined]
             else:
-                fresh = self._template.copy().update(*args, **kwargs)  # type: ignore[attr-defined]
+                opened = self._template.copy().update(*args, **kwargs)  # type: ignore[attr-defined]
                 _settle(self._open.values())
-                self._open[key] = fresh
+                self._open[key] = opened
                 self._evict()
             return self._commit(1)
         t = _times(timestamps)
