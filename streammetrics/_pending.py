@@ -2,298 +2,35 @@
 
 A model server updates a metric once per request, with one sample given as scalars or a small
 batch. Folding each such call into the state costs a numpy round trip per column (tens of
-microseconds); this module makes the call cost about a microsecond instead:
+microseconds); this path makes the call cost about a microsecond instead:
 
-* a metric declares, once, the kind of each column of its ``update`` (:class:`Rows`);
-* a call whose columns are scalars (one sample) or small 1-D arrays is checked here, in plain
-  Python or one numpy reduction per column, and appended to a :class:`Pending` buffer;
+* a metric declares, once, the kind of each column of its ``update``
+  (:meth:`PerRequest._declare_rows`, checks in ``streammetrics._rows``);
+* a call whose columns are scalars (one sample) or small 1-D arrays, and which certainly passes
+  the metric's ``update``, is appended to a :class:`Pending` buffer;
 * the buffer is folded into the state by the metric's own ``update``, vectorised, when it fills
   (``FOLD_ROWS`` rows) and before anything reads the state.
 
-The checks here never raise. They only decide that a call is *certainly* one the metric's own
-``update`` accepts; anything else (a value never seen, a NaN, an unknown argument, another
-shape) takes the ordinary path, which raises the ordinary ``InputError`` with the state
-unchanged. Checks that depend on the state (the kind of labels held, a third label under
-``average="binary"``, a state of two output columns fed one) are covered by learning: a label
-value, a key kind or a call shape is trusted only after the metric's own ``update`` has accepted
-it (since the last ``reset`` or ``merge``). A label set only grows between those events, so a
-value accepted once stays acceptable.
+The same wrappers give every metric its lock: the base class wraps each subclass's ``update``,
+``reset`` and public methods when the subclass is created (:func:`wrap_class`), and every
+declared state field is read through :class:`StateAttr`, which folds pending rows first.
 """
 
 from __future__ import annotations
 
-import math
+import functools
+import threading
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-__all__ = ["FOLD_ROWS", "SMALL_BATCH", "Pending", "Rows"]
+from ._rows import Rows
+
+__all__ = ["FOLD_ROWS", "Pending", "PerRequest", "StateAttr", "wrap_class"]
 
 #: Rows buffered before the buffer is folded into the state (one vectorised update).
 FOLD_ROWS = 4096
-#: Batches up to this many rows are checked and buffered; larger ones are folded at once.
-SMALL_BATCH = 512
-
-# Column kinds.
-LABEL = "label"  # a class label (int or str); each value is trusted once accepted
-KEY = "key"  # a group or query id; trusted once a key of the same kind (int/str) is accepted
-NUMBER = "number"  # a finite real
-PROBABILITY = "probability"  # a real in [0, 1]
-_KINDS = (LABEL, KEY, NUMBER, PROBABILITY)
-
-_INT_TYPES = frozenset(
-    {int, bool, np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32}
-)
-_REAL_TYPES = _INT_TYPES | {float, np.float16, np.float32, np.float64}
-_STR_TYPES = frozenset({str, np.str_})
-_SCALAR_TYPES = _REAL_TYPES | _STR_TYPES
-_INT64 = 2**63
-
-
-class Rows:
-    """The declared columns of a metric's ``update`` and what has been learnt about them.
-
-    Parameters
-    ----------
-    kinds : sequence of str
-        The kind of each positional column: ``"label"``, ``"key"``, ``"number"`` or
-        ``"probability"``.
-    weights : bool
-        Whether ``update`` takes ``sample_weight=`` (non-negative finite numbers).
-    """
-
-    __slots__ = ("checks", "kinds", "labels", "n", "row_ok", "scalars", "shapes", "weights")
-
-    def __init__(self, kinds: tuple[str, ...], weights: bool) -> None:
-        for kind in kinds:
-            if kind not in _KINDS:
-                raise ValueError(f"unknown column kind {kind!r}")
-        self.kinds = kinds
-        self.n = len(kinds)
-        self.weights = weights
-        # Per column, the trusted values (LABEL) or kinds "int"/"str" (KEY); unused otherwise.
-        self.labels: list[set[Any]] = [set() for _ in kinds]
-        # One predicate per column for scalars: a bound ``set.__contains__`` for labels.
-        pairs = zip(kinds, self.labels, strict=True)
-        self.checks = tuple(_scalar_check(kind, seen) for kind, seen in pairs)
-        #: ``row_ok(args)``: every value of ``args`` passes its column's check (when ``scalars``).
-        self.row_ok = _row_check(self.checks)
-        # Trusted call shapes: (scalars?, weighted?); ``scalars``: (True, False) is trusted.
-        self.shapes: set[tuple[bool, bool]] = set()
-        self.scalars = False
-
-    def copy(self) -> Rows:
-        """A copy with its own learnt sets (and checks bound to them)."""
-        out = Rows(self.kinds, self.weights)
-        for mine, theirs in zip(out.labels, self.labels, strict=True):
-            mine.update(theirs)
-        out.shapes.update(self.shapes)
-        out.scalars = self.scalars
-        return out
-
-    def __getstate__(self) -> tuple[Any, ...]:
-        # Copies rebuild ``checks``: a bound ``set.__contains__`` would still read the original.
-        return self.kinds, self.weights, self.labels, self.shapes
-
-    def __setstate__(self, state: tuple[Any, ...]) -> None:
-        kinds, weights, labels, shapes = state
-        self.__init__(kinds, weights)  # type: ignore[misc]
-        for mine, theirs in zip(self.labels, labels, strict=True):
-            mine.update(theirs)
-        self.shapes.update(shapes)
-        self.scalars = (True, False) in self.shapes
-
-    def forget(self) -> None:
-        """Trust nothing again (after ``reset``, ``merge`` or a load)."""
-        for seen in self.labels:
-            seen.clear()
-        self.shapes.clear()
-        self.scalars = False
-
-    def scalar_args(self, args: tuple[Any, ...]) -> bool:
-        """True when ``args``, one unweighted sample as scalars, certainly passes ``update``."""
-        return self.scalars and self.row_ok(args)
-
-    # -- the checks --------------------------------------------------------------------------
-
-    def scalar_row(self, args: tuple[Any, ...], weight: Any) -> bool:
-        """True when ``args`` (one sample, as scalars) certainly passes the metric's update."""
-        if len(args) != self.n or (True, weight is not None) not in self.shapes:
-            return False
-        try:
-            for check, v in zip(self.checks, args, strict=False):  # lengths checked above
-                # Only plain scalars are looked up: a tensor or a Decimal may hash like a label.
-                if type(v) not in _SCALAR_TYPES or not check(v):
-                    return False
-        except Exception:  # not comparable: the ordinary path says what is wrong
-            return False
-        return weight is None or (type(weight) in _REAL_TYPES and 0 <= weight < math.inf)
-
-    def small_batch(self, args: tuple[Any, ...], weight: Any) -> tuple[np.ndarray, ...] | None:
-        """Copies of the columns of a small batch that certainly passes the metric's update."""
-        if (False, weight is not None) not in self.shapes:
-            return None
-        cols = []
-        n = -1
-        for kind, seen, x in zip(self.kinds, self.labels, args, strict=True):
-            if not isinstance(x, (np.ndarray, list)) or len(x) > SMALL_BATCH:
-                return None
-            # A copy: the caller may reuse its buffer once update returns.
-            arr = x.copy() if isinstance(x, np.ndarray) else np.array(x)
-            if arr.ndim != 1 or (n >= 0 and len(arr) != n):
-                return None
-            n = len(arr)
-            if n == 0 or not _column_trusted(kind, seen, arr):
-                return None
-            cols.append(arr)
-        if weight is not None:
-            w = _weight_column(weight, n)
-            if w is None:
-                return None
-            cols.append(w)
-        return tuple(cols)
-
-    # -- learning from accepted calls -----------------------------------------------------------
-
-    def learn(self, args: tuple[Any, ...], weight: Any) -> None:
-        """Trust what an ``update`` of the metric just accepted (small calls only)."""
-        scalars = all(_is_scalar(v) for v in args)
-        if scalars:
-            values: list[list[Any]] = [[v] for v in args]
-        else:
-            values = []
-            for x in args:
-                if not isinstance(x, (np.ndarray, list)) or len(x) > SMALL_BATCH:
-                    return
-                arr = np.asarray(x)
-                if arr.ndim != 1 or arr.dtype.kind not in "biufU":
-                    return
-                values.append(arr.tolist())
-        for kind, seen, column in zip(self.kinds, self.labels, values, strict=True):
-            if kind == LABEL:
-                seen.update(column)
-            elif kind == KEY:
-                seen.update(_key_kind(v) for v in column)
-                seen.discard(None)
-        self.shapes.add((scalars, weight is not None))
-        self.scalars = (True, False) in self.shapes
-
-
-def _is_probability(v: Any) -> bool:
-    return type(v) in _REAL_TYPES and 0 <= v <= 1
-
-
-def _is_number(v: Any) -> bool:
-    return type(v) in _REAL_TYPES and v - v == 0  # nan - nan and inf - inf are nan
-
-
-def _scalar_check(kind: str, seen: set[Any]) -> Any:
-    if kind == LABEL:
-        # Only scalars are looked up: a tensor or an array may hash, and compare element-wise.
-        return seen.__contains__  # the caller checks first that the value is a scalar
-    if kind == PROBABILITY:
-        return _is_probability
-    if kind == NUMBER:
-        return _is_number
-    return lambda v: _key_trusted(seen, v)
-
-
-def _row_check(checks: tuple[Any, ...]) -> Any:
-    """One function checking a whole row of scalars; unrolled for the common widths."""
-    scalar = _SCALAR_TYPES
-    # Only plain scalars reach the checks: a tensor or a Decimal may hash like a label. Any
-    # exception (a value that does not compare) means "not certainly valid".
-    if len(checks) == 2:
-        c0, c1 = checks
-
-        def check2(args: tuple[Any, ...]) -> bool:
-            try:
-                a, b = args
-                return type(a) in scalar and type(b) in scalar and c0(a) and c1(b)
-            except Exception:
-                return False
-
-        return check2
-    if len(checks) == 3:
-        c0, c1, c2 = checks
-
-        def check3(args: tuple[Any, ...]) -> bool:
-            try:
-                a, b, c = args
-                return (
-                    type(a) in scalar
-                    and type(b) in scalar
-                    and type(c) in scalar
-                    and c0(a)
-                    and c1(b)
-                    and c2(c)
-                )
-            except Exception:
-                return False
-
-        return check3
-
-    def check(args: tuple[Any, ...]) -> bool:
-        try:
-            if len(args) != len(checks):
-                return False
-            return all(type(v) in scalar and f(v) for f, v in zip(checks, args, strict=True))
-        except Exception:
-            return False
-
-    return check
-
-
-def _is_scalar(v: Any) -> bool:
-    return type(v) in _SCALAR_TYPES
-
-
-def _key_kind(v: Any) -> str | None:
-    t = type(v)
-    if t in _INT_TYPES:
-        return "int" if -_INT64 <= v < _INT64 else None
-    if t in _STR_TYPES:
-        return "str"
-    return None
-
-
-def _key_trusted(seen: set[Any], v: Any) -> bool:
-    kind = _key_kind(v)
-    return kind is not None and kind in seen
-
-
-def _column_trusted(kind: str, seen: set[Any], arr: np.ndarray) -> bool:
-    dk = arr.dtype.kind
-    if kind == LABEL:
-        return dk in "biuU" and seen.issuperset(arr.tolist())
-    if kind == KEY:
-        if dk in "bi" or (dk == "u" and arr.dtype.itemsize < 8):
-            return "int" in seen
-        return dk == "U" and "str" in seen
-    if dk not in "biuf":
-        return False
-    if kind == PROBABILITY:
-        return bool(arr.min() >= 0 and arr.max() <= 1)  # False for nan
-    return dk != "f" or bool(np.isfinite(arr).all())
-
-
-def _weight_column(weight: Any, n: int) -> np.ndarray | None:
-    if type(weight) in _REAL_TYPES:
-        if not 0 <= weight < math.inf:
-            return None
-        return np.full(n, float(weight))
-    w: np.ndarray
-    if isinstance(weight, np.ndarray):
-        w = weight.copy()
-    elif isinstance(weight, list):
-        w = np.array(weight)
-    else:
-        return None
-    if w.ndim != 1 or len(w) != n or w.dtype.kind not in "biuf":
-        return None
-    if not (w.min() >= 0 and w.max() < math.inf):
-        return None
-    return w
 
 
 class Pending:
@@ -328,3 +65,217 @@ class Pending:
         if len(parts) == 1:
             return list(parts[0])
         return [np.concatenate(col) for col in zip(*parts, strict=True)]
+
+
+class StateAttr:
+    """A declared state field, read through the class: folds pending rows before any read."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        if obj is None:
+            return self
+        if obj._pending is not None:
+            obj._fold_locked()
+        try:
+            return obj.__dict__[self.name]
+        except KeyError:
+            raise AttributeError(self.name) from None
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        obj.__dict__[self.name] = value
+
+
+def _reading(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` run under the metric's lock, after folding its pending rows."""
+
+    @functools.wraps(fn)
+    def locked(self: Any, *args: Any, **kwargs: Any) -> Any:
+        with self._lock:
+            if self._pending is not None:
+                self._fold()
+            return fn(self, *args, **kwargs)
+
+    locked.__sm_locked__ = True  # type: ignore[attr-defined]
+    return locked
+
+
+def _resetting(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """A subclass's ``reset``, run under the lock, dropping pending rows and learnt trust."""
+
+    @functools.wraps(fn)
+    def reset(self: Any, *args: Any, **kwargs: Any) -> Any:
+        with self._lock:
+            self._pending = None
+            if self._rows is not None:
+                self._rows.forget()
+            return fn(self, *args, **kwargs)
+
+    reset.__sm_locked__ = True  # type: ignore[attr-defined]
+    return reset
+
+
+def _updating(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """A subclass's ``update`` behind the per-request path: check, buffer, or fold and update."""
+
+    @functools.wraps(fn)
+    def update(self: Any, *args: Any, **kwargs: Any) -> Any:
+        with self._lock:
+            rows = self._rows
+            if not kwargs and rows is not None and rows.scalars and rows.row_ok(args):
+                # The hot path: one unweighted sample as scalars, appended as it came.
+                pending = self._pending
+                if pending is None or pending.weighted:
+                    self._append_row(args)
+                else:
+                    pending.rows.append(args)
+                    if len(pending.rows) >= FOLD_ROWS:
+                        self._fold()
+                return self
+            if self._try_buffer(args, kwargs):
+                return self
+            if self._pending is not None:
+                self._fold()
+            fn(self, *args, **kwargs)
+            if self._rows is not None:
+                self._learn(args, kwargs)
+            return self
+
+    update.__sm_locked__ = True  # type: ignore[attr-defined]
+    update.__sm_raw__ = fn  # type: ignore[attr-defined]
+    return update
+
+
+def wrap_class(cls: type) -> None:
+    """Give a metric subclass's own ``update`` and public methods the lock and the fold."""
+    for name, value in list(cls.__dict__.items()):
+        if getattr(value, "__sm_locked__", False):
+            continue
+        if name == "update" and callable(value):
+            setattr(cls, name, _updating(value))
+        elif name == "reset" and callable(value):
+            setattr(cls, name, _resetting(value))
+        elif name.startswith("_") or isinstance(value, (staticmethod, classmethod)):
+            continue
+        elif isinstance(value, property) and value.fget is not None:
+            if not getattr(value.fget, "__sm_locked__", False):
+                setattr(cls, name, property(_reading(value.fget), value.fset, value.fdel))
+        elif callable(value) and not isinstance(value, type):
+            setattr(cls, name, _reading(value))
+
+
+class PerRequest:
+    """The per-request methods of :class:`~streammetrics.base.Metric` (a mixin of it)."""
+
+    _lock: threading.RLock
+    #: Rows accepted by the per-request path and not yet folded into the state (or None).
+    _pending: Pending | None
+    #: The declared columns of ``update`` (None: every call goes to ``update`` directly).
+    _rows: Rows | None
+
+    def _declare_rows(self, *kinds: str, weights: bool = True) -> None:
+        """Declare the columns of ``update`` for the per-request path (``streammetrics._pending``).
+
+        ``kinds`` gives each positional column's kind: ``"label"`` (class labels),
+        ``"key"`` (group or query ids), ``"number"`` (finite reals) or ``"probability"``
+        (reals in [0, 1]); ``weights`` says whether ``update`` takes ``sample_weight=``. Only a
+        metric whose ``update`` takes exactly these 1-D columns, and whose state is what a
+        sequence of its updates makes it, may declare them: one sample at a time must give the
+        same state as one batch.
+        """
+        self._rows = Rows(tuple(kinds), weights)
+
+    # -- the per-request path ----------------------------------------------------------------
+
+    def _plan(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        """What buffering this call would append, if it certainly passes ``update``; no change.
+
+        ``(row, weighted)`` for one sample as scalars, ``(columns, weighted)`` for a small batch
+        (arrays, copied), None otherwise.
+        """
+        rows = self._rows
+        if rows is None or len(args) != rows.n:
+            return None
+        if not kwargs and rows.scalar_args(args):
+            return args, False
+        weight = None
+        if kwargs:
+            if not rows.weights or len(kwargs) != 1 or "sample_weight" not in kwargs:
+                return None
+            weight = kwargs["sample_weight"]
+        if rows.scalar_row(args, weight):
+            return (args if weight is None else (*args, weight)), weight is not None
+        cols = rows.small_batch(args, weight)
+        if cols is None:
+            return None
+        return cols, weight is not None
+
+    def _append_row(self, args: tuple[Any, ...]) -> None:
+        """Buffer one unweighted sample that :meth:`Rows.scalar_args` trusts (lock held)."""
+        pending = self._pending
+        if pending is None or pending.weighted:
+            if pending is not None:
+                self._fold()
+            pending = self._pending = Pending(False)
+        pending.rows.append(args)
+        if len(pending.rows) >= FOLD_ROWS:
+            self._fold()
+
+    def _push(self, plan: Any) -> int:
+        """Append a :meth:`_plan` to the pending rows (lock held); the number of rows added."""
+        values, weighted = plan
+        pending = self._pending
+        if pending is not None and pending.weighted != weighted:
+            self._fold()
+            pending = None
+        if pending is None:
+            pending = self._pending = Pending(weighted)
+        if isinstance(values[0], np.ndarray):
+            pending.add_chunk(values)
+            added = len(values[0])
+        else:
+            pending.rows.append(values)
+            added = 1
+        if pending.size >= FOLD_ROWS:
+            self._fold()
+        return added
+
+    def _try_buffer(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+        """Buffer this ``update`` call if it certainly passes (lock held); False otherwise."""
+        if self._rows is None:
+            return False
+        plan = self._plan(args, kwargs)
+        if plan is None:
+            return False
+        self._push(plan)
+        return True
+
+    def _learn(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        rows = self._rows
+        assert rows is not None
+        if len(args) != rows.n or not set(kwargs) <= {"sample_weight"}:
+            # A call beyond the declared columns (ranking's ``complete=True``) may change the
+            # state in ways the declaration does not describe: trust nothing learnt before it.
+            rows.forget()
+            return
+        rows.learn(args, kwargs.get("sample_weight"))
+
+    def _fold(self) -> None:
+        """Fold the pending rows into the state with one ordinary ``update`` (lock held)."""
+        pending = self._pending
+        if pending is None:
+            return
+        self._pending = None
+        cols = pending.arrays()
+        raw = type(self).update.__sm_raw__  # type: ignore[attr-defined]
+        if pending.weighted:
+            raw(self, *cols[:-1], sample_weight=cols[-1])
+        else:
+            raw(self, *cols)
+
+    def _fold_locked(self) -> None:
+        with self._lock:
+            self._fold()

@@ -40,7 +40,6 @@ Contracts every metric keeps (the conformance harness in ``tests/`` checks them 
 from __future__ import annotations
 
 import copy as _copy
-import functools
 import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable
@@ -49,7 +48,7 @@ from typing import Any, ClassVar, TypeVar
 import numpy as np
 
 from . import _codec
-from ._pending import FOLD_ROWS, Pending, Rows
+from ._pending import PerRequest, StateAttr, wrap_class
 from .errors import IncompatibleStateError, InputError, StateDecodeError
 
 __all__ = [
@@ -142,106 +141,6 @@ class _Field:
         self.dtypes = dtypes
 
 
-class _StateAttr:
-    """A declared state field, read through the class: folds pending rows before any read."""
-
-    __slots__ = ("name",)
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def __get__(self, obj: Any, objtype: Any = None) -> Any:
-        if obj is None:
-            return self
-        if obj._pending is not None:
-            obj._fold_locked()
-        try:
-            return obj.__dict__[self.name]
-        except KeyError:
-            raise AttributeError(self.name) from None
-
-    def __set__(self, obj: Any, value: Any) -> None:
-        obj.__dict__[self.name] = value
-
-
-def _reading(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``fn`` run under the metric's lock, after folding its pending rows."""
-
-    @functools.wraps(fn)
-    def locked(self: Metric, *args: Any, **kwargs: Any) -> Any:
-        with self._lock:
-            if self._pending is not None:
-                self._fold()
-            return fn(self, *args, **kwargs)
-
-    locked.__sm_locked__ = True  # type: ignore[attr-defined]
-    return locked
-
-
-def _resetting(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """A subclass's ``reset``, run under the lock, dropping pending rows and learnt trust."""
-
-    @functools.wraps(fn)
-    def reset(self: Metric, *args: Any, **kwargs: Any) -> Any:
-        with self._lock:
-            self._pending = None
-            if self._rows is not None:
-                self._rows.forget()
-            return fn(self, *args, **kwargs)
-
-    reset.__sm_locked__ = True  # type: ignore[attr-defined]
-    return reset
-
-
-def _updating(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """A subclass's ``update`` behind the per-request path: check, buffer, or fold and update."""
-
-    @functools.wraps(fn)
-    def update(self: Any, *args: Any, **kwargs: Any) -> Any:
-        with self._lock:
-            rows = self._rows
-            if not kwargs and rows is not None and rows.scalars and rows.row_ok(args):
-                # The hot path: one unweighted sample as scalars, appended as it came.
-                pending = self._pending
-                if pending is None or pending.weighted:
-                    self._append_row(args)
-                else:
-                    pending.rows.append(args)
-                    if len(pending.rows) >= FOLD_ROWS:
-                        self._fold()
-                return self
-            if self._try_buffer(args, kwargs):
-                return self
-            if self._pending is not None:
-                self._fold()
-            fn(self, *args, **kwargs)
-            if self._rows is not None:
-                self._learn(args, kwargs)
-            return self
-
-    update.__sm_locked__ = True  # type: ignore[attr-defined]
-    update.__sm_raw__ = fn  # type: ignore[attr-defined]
-    return update
-
-
-def _wrap_class(cls: type) -> None:
-    """Give a metric subclass's own ``update`` and public methods the lock and the fold."""
-    for name, value in list(cls.__dict__.items()):
-        if getattr(value, "__sm_locked__", False):
-            continue
-        if name == "update" and callable(value):
-            setattr(cls, name, _updating(value))
-        elif name == "reset" and callable(value):
-            setattr(cls, name, _resetting(value))
-        elif name.startswith("_") or isinstance(value, (staticmethod, classmethod)):
-            continue
-        elif isinstance(value, property) and value.fget is not None:
-            if not getattr(value.fget, "__sm_locked__", False):
-                setattr(cls, name, property(_reading(value.fget), value.fset, value.fdel))
-        elif callable(value) and not isinstance(value, type):
-            setattr(cls, name, _reading(value))
-
-
 _REGISTRY: dict[str, type[Metric]] = {}
 
 
@@ -250,7 +149,7 @@ def registered_metrics() -> dict[str, type[Metric]]:
     return dict(_REGISTRY)
 
 
-class Metric:
+class Metric(PerRequest):
     """Base of every streaming metric. See the module docstring for how to write one."""
 
     #: Version of this class's state layout; bump it with an ``_upgrade_state`` for the old one.
@@ -261,15 +160,10 @@ class Metric:
     _config: dict[str, Any]
     _fields: dict[str, _Field]
     _count: int
-    _lock: threading.RLock
-    #: Rows accepted by the per-request path and not yet folded into the state (or None).
-    _pending: Pending | None
-    #: The declared columns of ``update`` (None: every call goes to ``update`` directly).
-    _rows: Rows | None
 
     def __init_subclass__(cls, register: bool = True, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        _wrap_class(cls)
+        wrap_class(cls)
         if not register:
             return
         name = cls.__dict__.get("_wire_name", cls.__name__)
@@ -329,115 +223,11 @@ class Metric:
         self._fields[name] = _Field(_copy.deepcopy(default), fn, kinds)
         cls = type(self)
         # Reads of the field fold pending rows first; nested metrics fold their own on read.
-        if not isinstance(default, Metric) and not isinstance(getattr(cls, name, None), _StateAttr):
+        if not isinstance(default, Metric) and not isinstance(getattr(cls, name, None), StateAttr):
             if any(name in klass.__dict__ for klass in cls.__mro__):
                 raise TypeError(f"state field {name!r} hides an attribute of {cls.__name__}")
-            setattr(cls, name, _StateAttr(name))
+            setattr(cls, name, StateAttr(name))
         setattr(self, name, _copy.deepcopy(default))
-
-    def _declare_rows(self, *kinds: str, weights: bool = True) -> None:
-        """Declare the columns of ``update`` for the per-request path (``streammetrics._pending``).
-
-        ``kinds`` gives each positional column's kind: ``"label"`` (class labels),
-        ``"key"`` (group or query ids), ``"number"`` (finite reals) or ``"probability"``
-        (reals in [0, 1]); ``weights`` says whether ``update`` takes ``sample_weight=``. Only a
-        metric whose ``update`` takes exactly these 1-D columns, and whose state is what a
-        sequence of its updates makes it, may declare them: one sample at a time must give the
-        same state as one batch.
-        """
-        self._rows = Rows(tuple(kinds), weights)
-
-    # -- the per-request path ----------------------------------------------------------------
-
-    def _plan(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        """What buffering this call would append, if it certainly passes ``update``; no change.
-
-        ``(row, weighted)`` for one sample as scalars, ``(columns, weighted)`` for a small batch
-        (arrays, copied), None otherwise.
-        """
-        rows = self._rows
-        if rows is None or len(args) != rows.n:
-            return None
-        if not kwargs and rows.scalar_args(args):
-            return args, False
-        weight = None
-        if kwargs:
-            if not rows.weights or len(kwargs) != 1 or "sample_weight" not in kwargs:
-                return None
-            weight = kwargs["sample_weight"]
-        if rows.scalar_row(args, weight):
-            return (args if weight is None else (*args, weight)), weight is not None
-        cols = rows.small_batch(args, weight)
-        if cols is None:
-            return None
-        return cols, weight is not None
-
-    def _append_row(self, args: tuple[Any, ...]) -> None:
-        """Buffer one unweighted sample that :meth:`Rows.scalar_args` trusts (lock held)."""
-        pending = self._pending
-        if pending is None or pending.weighted:
-            if pending is not None:
-                self._fold()
-            pending = self._pending = Pending(False)
-        pending.rows.append(args)
-        if len(pending.rows) >= FOLD_ROWS:
-            self._fold()
-
-    def _push(self, plan: Any) -> int:
-        """Append a :meth:`_plan` to the pending rows (lock held); the number of rows added."""
-        values, weighted = plan
-        pending = self._pending
-        if pending is not None and pending.weighted != weighted:
-            self._fold()
-            pending = None
-        if pending is None:
-            pending = self._pending = Pending(weighted)
-        if isinstance(values[0], np.ndarray):
-            pending.add_chunk(values)
-            added = len(values[0])
-        else:
-            pending.rows.append(values)
-            added = 1
-        if pending.size >= FOLD_ROWS:
-            self._fold()
-        return added
-
-    def _try_buffer(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
-        """Buffer this ``update`` call if it certainly passes (lock held); False otherwise."""
-        if self._rows is None:
-            return False
-        plan = self._plan(args, kwargs)
-        if plan is None:
-            return False
-        self._push(plan)
-        return True
-
-    def _learn(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
-        rows = self._rows
-        assert rows is not None
-        if len(args) != rows.n or not set(kwargs) <= {"sample_weight"}:
-            # A call beyond the declared columns (ranking's ``complete=True``) may change the
-            # state in ways the declaration does not describe: trust nothing learnt before it.
-            rows.forget()
-            return
-        rows.learn(args, kwargs.get("sample_weight"))
-
-    def _fold(self) -> None:
-        """Fold the pending rows into the state with one ordinary ``update`` (lock held)."""
-        pending = self._pending
-        if pending is None:
-            return
-        self._pending = None
-        cols = pending.arrays()
-        raw = type(self).update.__sm_raw__  # type: ignore[attr-defined]
-        if pending.weighted:
-            raw(self, *cols[:-1], sample_weight=cols[-1])
-        else:
-            raw(self, *cols)
-
-    def _fold_locked(self) -> None:
-        with self._lock:
-            self._fold()
 
     # -- the update protocol -----------------------------------------------------------------
 
@@ -772,93 +562,5 @@ def _same(a: Any, b: Any) -> bool:
         return False
 
 
-def _load_field(name: str, field: _Field, wire: Any) -> Any:
-    default = field.default
-    where = f"state field {name!r}"
-    try:
-        if isinstance(default, StateBlock):
-            return default.from_wire(wire)
-        if isinstance(default, Metric):
-            return _from_tree(_codec.check_envelope(wire), expect=default)
-    except StateDecodeError:
-        raise
-    except (TypeError, ValueError, KeyError, IndexError) as exc:
-        raise StateDecodeError(f"{where}: {exc}") from exc
-    if isinstance(default, np.ndarray):
-        if not isinstance(wire, np.ndarray):
-            raise StateDecodeError(f"{where} must be an array")
-        if wire.ndim != default.ndim:
-            raise StateDecodeError(f"{where} must have {default.ndim} dimensions")
-        if wire.dtype not in field.dtypes:
-            raise StateDecodeError(f"{where} has dtype {wire.dtype}, expected {field.dtypes}")
-        return wire
-    if isinstance(default, bool):
-        ok = isinstance(wire, bool)
-    elif isinstance(default, int):
-        ok = type(wire) is int
-    elif isinstance(default, float):
-        ok = isinstance(wire, float) or type(wire) is int
-        wire = float(wire) if ok else wire
-    else:
-        ok = isinstance(wire, type(default))
-    if not ok:
-        raise StateDecodeError(f"{where} must be a {type(default).__name__}")
-    return wire
-
-
-def _from_tree(
-    envelope: tuple[str, int, dict[str, Any], Any], expect: Metric | None = None
-) -> Metric:
-    name, schema, config, state = envelope
-    klass = _REGISTRY.get(name)
-    if klass is None:
-        raise StateDecodeError(f"unknown metric class {name!r} (not a streammetrics metric)")
-    if schema > klass._schema:
-        raise StateDecodeError(
-            f"{name} state schema {schema} is newer than this version reads ({klass._schema})"
-        )
-    try:
-        metric = klass._from_config(config)
-    except StateDecodeError:
-        raise
-    except (InputError, TypeError, ValueError) as exc:
-        raise StateDecodeError(f"invalid {name} config {config!r}: {exc}") from exc
-    if expect is not None:
-        try:
-            expect._check_compatible(metric)
-        except IncompatibleStateError as exc:
-            raise StateDecodeError(f"nested metric does not match its declaration: {exc}") from exc
-    metric._load_state(klass._upgrade_state(state, schema))
-    return metric
-
-
-def metric_spec(metric: Metric) -> dict[str, Any]:
-    """``{"class", "config"}``: how a wrapper's config names a metric it is built around."""
-    return {"class": metric._wire_name, "config": metric.config}
-
-
-def metric_from_spec(spec: Any) -> Metric:
-    """An empty metric built from :func:`metric_spec` output; ``ValueError`` if it is not one.
-
-    Classes are looked up in the registry of metric classes, never imported by name.
-    """
-    if not (isinstance(spec, dict) and set(spec) == {"class", "config"}):
-        raise ValueError("a metric must be given as its class and config")
-    klass = _REGISTRY.get(spec["class"]) if isinstance(spec["class"], str) else None
-    if klass is None or not isinstance(spec["config"], dict):
-        raise ValueError(f"unknown metric class {spec['class']!r}")
-    return klass._from_config(spec["config"])
-
-
-def loads(blob: bytes) -> Metric:
-    """Rebuild whatever metric :meth:`Metric.to_bytes` wrote: the right class, config and state.
-
-    Raises :class:`StateDecodeError`, and no other exception, for bytes that are not a valid
-    state: truncated, corrupt, of an unsupported version or of an unknown class.
-    """
-    try:
-        return _from_tree(_codec.unpack_envelope(blob))
-    except StateDecodeError:
-        raise
-    except Exception as exc:  # a last guard: the contract allows no other exception type
-        raise StateDecodeError(f"invalid state: {type(exc).__name__}: {exc}") from exc
+# Decoding and the registry look-ups live beside the base class; imported last, since they use it.
+from ._loading import _load_field, loads, metric_from_spec, metric_spec  # noqa: E402

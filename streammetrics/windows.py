@@ -30,11 +30,11 @@ import numpy as np
 
 from . import _codec
 from ._inputs import as_array, as_weights, config_int
+from ._loading import _from_tree
 from .base import (
     _MERGES,
     Metric,
     StateBlock,
-    _from_tree,
     metric_from_spec,
     metric_spec,
     registered_metrics,

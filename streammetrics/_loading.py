@@ -1,0 +1,110 @@
+"""Reading states back: from wire trees to metrics, through the registry of metric classes.
+
+Classes are looked up in the registry that :class:`~streammetrics.base.Metric` subclasses join
+when they are defined, never imported by name, so bytes can only ever build metric classes.
+Every failure becomes :class:`~streammetrics.errors.StateDecodeError`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import _codec
+from .base import _REGISTRY, Metric, StateBlock, _Field
+from .errors import IncompatibleStateError, InputError, StateDecodeError
+
+__all__ = ["loads", "metric_from_spec", "metric_spec"]
+
+
+def _load_field(name: str, field: _Field, wire: Any) -> Any:
+    default = field.default
+    where = f"state field {name!r}"
+    try:
+        if isinstance(default, StateBlock):
+            return default.from_wire(wire)
+        if isinstance(default, Metric):
+            return _from_tree(_codec.check_envelope(wire), expect=default)
+    except StateDecodeError:
+        raise
+    except (TypeError, ValueError, KeyError, IndexError) as exc:
+        raise StateDecodeError(f"{where}: {exc}") from exc
+    if isinstance(default, np.ndarray):
+        if not isinstance(wire, np.ndarray):
+            raise StateDecodeError(f"{where} must be an array")
+        if wire.ndim != default.ndim:
+            raise StateDecodeError(f"{where} must have {default.ndim} dimensions")
+        if wire.dtype not in field.dtypes:
+            raise StateDecodeError(f"{where} has dtype {wire.dtype}, expected {field.dtypes}")
+        return wire
+    if isinstance(default, bool):
+        ok = isinstance(wire, bool)
+    elif isinstance(default, int):
+        ok = type(wire) is int
+    elif isinstance(default, float):
+        ok = isinstance(wire, float) or type(wire) is int
+        wire = float(wire) if ok else wire
+    else:
+        ok = isinstance(wire, type(default))
+    if not ok:
+        raise StateDecodeError(f"{where} must be a {type(default).__name__}")
+    return wire
+
+
+def _from_tree(
+    envelope: tuple[str, int, dict[str, Any], Any], expect: Metric | None = None
+) -> Metric:
+    name, schema, config, state = envelope
+    klass = _REGISTRY.get(name)
+    if klass is None:
+        raise StateDecodeError(f"unknown metric class {name!r} (not a streammetrics metric)")
+    if schema > klass._schema:
+        raise StateDecodeError(
+            f"{name} state schema {schema} is newer than this version reads ({klass._schema})"
+        )
+    try:
+        metric = klass._from_config(config)
+    except StateDecodeError:
+        raise
+    except (InputError, TypeError, ValueError) as exc:
+        raise StateDecodeError(f"invalid {name} config {config!r}: {exc}") from exc
+    if expect is not None:
+        try:
+            expect._check_compatible(metric)
+        except IncompatibleStateError as exc:
+            raise StateDecodeError(f"nested metric does not match its declaration: {exc}") from exc
+    metric._load_state(klass._upgrade_state(state, schema))
+    return metric
+
+
+def metric_spec(metric: Metric) -> dict[str, Any]:
+    """``{"class", "config"}``: how a wrapper's config names a metric it is built around."""
+    return {"class": metric._wire_name, "config": metric.config}
+
+
+def metric_from_spec(spec: Any) -> Metric:
+    """An empty metric built from :func:`metric_spec` output; ``ValueError`` if it is not one.
+
+    Classes are looked up in the registry of metric classes, never imported by name.
+    """
+    if not (isinstance(spec, dict) and set(spec) == {"class", "config"}):
+        raise ValueError("a metric must be given as its class and config")
+    klass = _REGISTRY.get(spec["class"]) if isinstance(spec["class"], str) else None
+    if klass is None or not isinstance(spec["config"], dict):
+        raise ValueError(f"unknown metric class {spec['class']!r}")
+    return klass._from_config(spec["config"])
+
+
+def loads(blob: bytes) -> Metric:
+    """Rebuild whatever metric :meth:`Metric.to_bytes` wrote: the right class, config and state.
+
+    Raises :class:`StateDecodeError`, and no other exception, for bytes that are not a valid
+    state: truncated, corrupt, of an unsupported version or of an unknown class.
+    """
+    try:
+        return _from_tree(_codec.unpack_envelope(blob))
+    except StateDecodeError:
+        raise
+    except Exception as exc:  # a last guard: the contract allows no other exception type
+        raise StateDecodeError(f"invalid state: {type(exc).__name__}: {exc}") from exc

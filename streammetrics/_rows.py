@@ -1,0 +1,288 @@
+"""The declared columns of a metric's ``update``, and the checks of the per-request path.
+
+A metric declares, once, the kind of each column of its ``update`` (:class:`Rows`). A call whose
+columns are scalars (one sample) or small 1-D arrays is then checked here, in plain Python or one
+numpy reduction per column, before ``streammetrics._pending`` buffers it.
+
+The checks here never raise. They only decide that a call is *certainly* one the metric's own
+``update`` accepts; anything else (a value never seen, a NaN, an unknown argument, another
+shape) takes the ordinary path, which raises the ordinary ``InputError`` with the state
+unchanged. Checks that depend on the state (the kind of labels held, a third label under
+``average="binary"``, a state of two output columns fed one) are covered by learning: a label
+value, a key kind or a call shape is trusted only after the metric's own ``update`` has accepted
+it (since the last ``reset`` or ``merge``). A label set only grows between those events, so a
+value accepted once stays acceptable.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+__all__ = ["SMALL_BATCH", "Rows"]
+
+#: Batches up to this many rows are checked and buffered; larger ones are folded at once.
+SMALL_BATCH = 512
+
+# Column kinds.
+LABEL = "label"  # a class label (int or str); each value is trusted once accepted
+KEY = "key"  # a group or query id; trusted once a key of the same kind (int/str) is accepted
+NUMBER = "number"  # a finite real
+PROBABILITY = "probability"  # a real in [0, 1]
+_KINDS = (LABEL, KEY, NUMBER, PROBABILITY)
+
+_INT_TYPES = frozenset(
+    {int, bool, np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32}
+)
+_REAL_TYPES = _INT_TYPES | {float, np.float16, np.float32, np.float64}
+_STR_TYPES = frozenset({str, np.str_})
+_SCALAR_TYPES = _REAL_TYPES | _STR_TYPES
+_INT64 = 2**63
+
+
+class Rows:
+    """The declared columns of a metric's ``update`` and what has been learnt about them.
+
+    Parameters
+    ----------
+    kinds : sequence of str
+        The kind of each positional column: ``"label"``, ``"key"``, ``"number"`` or
+        ``"probability"``.
+    weights : bool
+        Whether ``update`` takes ``sample_weight=`` (non-negative finite numbers).
+    """
+
+    __slots__ = ("checks", "kinds", "labels", "n", "row_ok", "scalars", "shapes", "weights")
+
+    def __init__(self, kinds: tuple[str, ...], weights: bool) -> None:
+        for kind in kinds:
+            if kind not in _KINDS:
+                raise ValueError(f"unknown column kind {kind!r}")
+        self.kinds = kinds
+        self.n = len(kinds)
+        self.weights = weights
+        # Per column, the trusted values (LABEL) or kinds "int"/"str" (KEY); unused otherwise.
+        self.labels: list[set[Any]] = [set() for _ in kinds]
+        # One predicate per column for scalars: a bound ``set.__contains__`` for labels.
+        pairs = zip(kinds, self.labels, strict=True)
+        self.checks = tuple(_scalar_check(kind, seen) for kind, seen in pairs)
+        #: ``row_ok(args)``: every value of ``args`` passes its column's check (when ``scalars``).
+        self.row_ok = _row_check(self.checks)
+        # Trusted call shapes: (scalars?, weighted?); ``scalars``: (True, False) is trusted.
+        self.shapes: set[tuple[bool, bool]] = set()
+        self.scalars = False
+
+    def copy(self) -> Rows:
+        """A copy with its own learnt sets (and checks bound to them)."""
+        out = Rows(self.kinds, self.weights)
+        for mine, theirs in zip(out.labels, self.labels, strict=True):
+            mine.update(theirs)
+        out.shapes.update(self.shapes)
+        out.scalars = self.scalars
+        return out
+
+    def __getstate__(self) -> tuple[Any, ...]:
+        # Copies rebuild ``checks``: a bound ``set.__contains__`` would still read the original.
+        return self.kinds, self.weights, self.labels, self.shapes
+
+    def __setstate__(self, state: tuple[Any, ...]) -> None:
+        kinds, weights, labels, shapes = state
+        self.__init__(kinds, weights)  # type: ignore[misc]
+        for mine, theirs in zip(self.labels, labels, strict=True):
+            mine.update(theirs)
+        self.shapes.update(shapes)
+        self.scalars = (True, False) in self.shapes
+
+    def forget(self) -> None:
+        """Trust nothing again (after ``reset``, ``merge`` or a load)."""
+        for seen in self.labels:
+            seen.clear()
+        self.shapes.clear()
+        self.scalars = False
+
+    def scalar_args(self, args: tuple[Any, ...]) -> bool:
+        """True when ``args``, one unweighted sample as scalars, certainly passes ``update``."""
+        return self.scalars and self.row_ok(args)
+
+    # -- the checks --------------------------------------------------------------------------
+
+    def scalar_row(self, args: tuple[Any, ...], weight: Any) -> bool:
+        """True when ``args`` (one sample, as scalars) certainly passes the metric's update."""
+        if len(args) != self.n or (True, weight is not None) not in self.shapes:
+            return False
+        try:
+            for check, v in zip(self.checks, args, strict=False):  # lengths checked above
+                # Only plain scalars are looked up: a tensor or a Decimal may hash like a label.
+                if type(v) not in _SCALAR_TYPES or not check(v):
+                    return False
+        except Exception:  # not comparable: the ordinary path says what is wrong
+            return False
+        return weight is None or (type(weight) in _REAL_TYPES and 0 <= weight < math.inf)
+
+    def small_batch(self, args: tuple[Any, ...], weight: Any) -> tuple[np.ndarray, ...] | None:
+        """Copies of the columns of a small batch that certainly passes the metric's update."""
+        if (False, weight is not None) not in self.shapes:
+            return None
+        cols = []
+        n = -1
+        for kind, seen, x in zip(self.kinds, self.labels, args, strict=True):
+            if not isinstance(x, (np.ndarray, list)) or len(x) > SMALL_BATCH:
+                return None
+            # A copy: the caller may reuse its buffer once update returns.
+            arr = x.copy() if isinstance(x, np.ndarray) else np.array(x)
+            if arr.ndim != 1 or (n >= 0 and len(arr) != n):
+                return None
+            n = len(arr)
+            if n == 0 or not _column_trusted(kind, seen, arr):
+                return None
+            cols.append(arr)
+        if weight is not None:
+            w = _weight_column(weight, n)
+            if w is None:
+                return None
+            cols.append(w)
+        return tuple(cols)
+
+    # -- learning from accepted calls -----------------------------------------------------------
+
+    def learn(self, args: tuple[Any, ...], weight: Any) -> None:
+        """Trust what an ``update`` of the metric just accepted (small calls only)."""
+        scalars = all(_is_scalar(v) for v in args)
+        if scalars:
+            values: list[list[Any]] = [[v] for v in args]
+        else:
+            values = []
+            for x in args:
+                if not isinstance(x, (np.ndarray, list)) or len(x) > SMALL_BATCH:
+                    return
+                arr = np.asarray(x)
+                if arr.ndim != 1 or arr.dtype.kind not in "biufU":
+                    return
+                values.append(arr.tolist())
+        for kind, seen, column in zip(self.kinds, self.labels, values, strict=True):
+            if kind == LABEL:
+                seen.update(column)
+            elif kind == KEY:
+                seen.update(_key_kind(v) for v in column)
+                seen.discard(None)
+        self.shapes.add((scalars, weight is not None))
+        self.scalars = (True, False) in self.shapes
+
+
+def _is_probability(v: Any) -> bool:
+    return type(v) in _REAL_TYPES and 0 <= v <= 1
+
+
+def _is_number(v: Any) -> bool:
+    return type(v) in _REAL_TYPES and v - v == 0  # nan - nan and inf - inf are nan
+
+
+def _scalar_check(kind: str, seen: set[Any]) -> Any:
+    if kind == LABEL:
+        # Only scalars are looked up: a tensor or an array may hash, and compare element-wise.
+        return seen.__contains__  # the caller checks first that the value is a scalar
+    if kind == PROBABILITY:
+        return _is_probability
+    if kind == NUMBER:
+        return _is_number
+    return lambda v: _key_trusted(seen, v)
+
+
+def _row_check(checks: tuple[Any, ...]) -> Any:
+    """One function checking a whole row of scalars; unrolled for the common widths."""
+    scalar = _SCALAR_TYPES
+    # Only plain scalars reach the checks: a tensor or a Decimal may hash like a label. Any
+    # exception (a value that does not compare) means "not certainly valid".
+    if len(checks) == 2:
+        c0, c1 = checks
+
+        def check2(args: tuple[Any, ...]) -> bool:
+            try:
+                a, b = args
+                return type(a) in scalar and type(b) in scalar and c0(a) and c1(b)
+            except Exception:
+                return False
+
+        return check2
+    if len(checks) == 3:
+        c0, c1, c2 = checks
+
+        def check3(args: tuple[Any, ...]) -> bool:
+            try:
+                a, b, c = args
+                return (
+                    type(a) in scalar
+                    and type(b) in scalar
+                    and type(c) in scalar
+                    and c0(a)
+                    and c1(b)
+                    and c2(c)
+                )
+            except Exception:
+                return False
+
+        return check3
+
+    def check(args: tuple[Any, ...]) -> bool:
+        try:
+            if len(args) != len(checks):
+                return False
+            return all(type(v) in scalar and f(v) for f, v in zip(checks, args, strict=True))
+        except Exception:
+            return False
+
+    return check
+
+
+def _is_scalar(v: Any) -> bool:
+    return type(v) in _SCALAR_TYPES
+
+
+def _key_kind(v: Any) -> str | None:
+    t = type(v)
+    if t in _INT_TYPES:
+        return "int" if -_INT64 <= v < _INT64 else None
+    if t in _STR_TYPES:
+        return "str"
+    return None
+
+
+def _key_trusted(seen: set[Any], v: Any) -> bool:
+    kind = _key_kind(v)
+    return kind is not None and kind in seen
+
+
+def _column_trusted(kind: str, seen: set[Any], arr: np.ndarray) -> bool:
+    dk = arr.dtype.kind
+    if kind == LABEL:
+        return dk in "biuU" and seen.issuperset(arr.tolist())
+    if kind == KEY:
+        if dk in "bi" or (dk == "u" and arr.dtype.itemsize < 8):
+            return "int" in seen
+        return dk == "U" and "str" in seen
+    if dk not in "biuf":
+        return False
+    if kind == PROBABILITY:
+        return bool(arr.min() >= 0 and arr.max() <= 1)  # False for nan
+    return dk != "f" or bool(np.isfinite(arr).all())
+
+
+def _weight_column(weight: Any, n: int) -> np.ndarray | None:
+    if type(weight) in _REAL_TYPES:
+        if not 0 <= weight < math.inf:
+            return None
+        return np.full(n, float(weight))
+    w: np.ndarray
+    if isinstance(weight, np.ndarray):
+        w = weight.copy()
+    elif isinstance(weight, list):
+        w = np.array(weight)
+    else:
+        return None
+    if w.ndim != 1 or len(w) != n or w.dtype.kind not in "biuf":
+        return None
+    if not (w.min() >= 0 and w.max() < math.inf):
+        return None
+    return w
