@@ -4,19 +4,34 @@ A partition's rows become one state (or one state per key), serialised with
 :meth:`~streammetrics.base.Metric.to_bytes`; states travel between processes as those bytes (no
 pickled metric objects) and are merged in a tree. Only numpy and the core are used here, so the
 functions run unchanged in Dask workers and in Spark's Python workers.
+
+Keyed metrics (:class:`~streammetrics._keyed.Keyed`: GAUC's groups, ranking's queries) are fed
+rows partitioned by a hash of their key column first (:func:`key_column` names it), so that the
+partitions' states hold disjoint keys: together they are no larger than the result, and they
+are joined (:func:`join_blobs`) instead of merged key by key.
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
 
+from ._keyed import Keyed
 from .base import Metric, loads
 from .errors import InputError
 
-__all__ = ["check_columns", "merge_blobs", "merge_keyed", "partition_states", "tree_merge"]
+__all__ = [
+    "check_columns",
+    "join_blobs",
+    "key_column",
+    "merge_blobs",
+    "merge_keyed",
+    "partition_states",
+    "tree_merge",
+]
 
 
 def check_columns(metric: Any, columns: Any, by: Any) -> tuple[list[str], dict[str, str]]:
@@ -44,6 +59,19 @@ def check_columns(metric: Any, columns: Any, by: Any) -> tuple[list[str], dict[s
     if by is not None and not isinstance(by, str):
         raise InputError(f"by: expected one column name, got {by!r}")
     return positional, keywords
+
+
+def key_column(metric: Any, positional: list[str], keywords: dict[str, str]) -> str | None:
+    """The column holding a keyed metric's key (None for other metrics, or when not given)."""
+    if not isinstance(metric, Keyed):
+        return None
+    arg = type(metric).key_argument
+    if isinstance(arg, int):
+        if arg < len(positional):
+            return positional[arg]
+        names = [p for p in inspect.signature(metric.update).parameters]  # type: ignore[attr-defined]
+        arg = names[arg] if arg < len(names) else ""
+    return keywords.get(arg)
 
 
 def _update(
@@ -104,6 +132,17 @@ def merge_blobs(blobs: Sequence[bytes]) -> bytes:
         return blobs[0]
     first = loads(blobs[0])
     return first.merge(*[loads(b) for b in blobs[1:]]).to_bytes()
+
+
+def join_blobs(blobs: Sequence[bytes]) -> bytes:
+    """:func:`merge_blobs` for states of disjoint keys (a keyed metric's hash partitions)."""
+    if len(blobs) == 1:
+        return blobs[0]
+    first = loads(blobs[0])
+    if not isinstance(first, Keyed):
+        raise TypeError(f"{type(first).__name__} is not keyed: its states cannot be joined")
+    joined: Metric = first.join(*[loads(b) for b in blobs[1:]])
+    return joined.to_bytes()
 
 
 def merge_keyed(parts: Sequence[dict[Any, bytes]]) -> dict[Any, bytes]:

@@ -95,6 +95,12 @@ class StateBlock(ABC):
         for other in others:
             self.merge(other)
 
+    def join_many(self, others: list[Any]) -> None:
+        """:meth:`merge_many` for blocks keyed by group, query or slice whose keys are disjoint
+        from this block's and from each other's: keyed blocks override it to concatenate
+        instead of merging key by key. The result is the same as ``merge_many``."""
+        self.merge_many(others)
+
     @abstractmethod
     def to_wire(self) -> Any:
         """The block's logical contents as a codec tree (canonical: no arrival-order traces)."""
@@ -364,6 +370,10 @@ class Metric(PerRequest):
         its class among ``others`` (taken in one global order, so concurrent merges in opposite
         directions cannot deadlock).
         """
+        return self._combine(others, join=False)
+
+    def _combine(self: _M, others: tuple[Any, ...], join: bool) -> _M:
+        """``merge`` (or, for keyed metrics, ``join``) under every operand's lock."""
         involved = {id(m): m for m in (self, *others) if isinstance(m, Metric)}
         locks = [involved[k]._lock for k in sorted(involved)]
         for lock in locks:
@@ -376,7 +386,7 @@ class Metric(PerRequest):
                 self._check_compatible(other)
             parts = [o.copy() if o is self else o for o in others if o._count]
             if parts:
-                self._merge_many(parts)
+                self._merge_many(parts, join)
                 self._count += sum(o._count for o in parts)
             if self._rows is not None:
                 self._rows.forget()
@@ -385,12 +395,12 @@ class Metric(PerRequest):
             for lock in reversed(locks):
                 lock.release()
 
-    def _merge_many(self, others: list[Any]) -> None:
+    def _merge_many(self, others: list[Any], join: bool = False) -> None:
         """Merge the states of ``others`` (non-empty, checked compatible) into ``self``.
 
-        Field by field in one pass (:meth:`StateBlock.merge_many`) unless the class merges in
-        its own ``_merge_from``, which is then called once per operand. The caller adds
-        ``count``.
+        Field by field in one pass (:meth:`StateBlock.merge_many`, or ``join_many`` when
+        ``join``: the operands hold disjoint keys) unless the class merges in its own
+        ``_merge_from``, which is then called once per operand. The caller adds ``count``.
         """
         if type(self)._merge_from is not Metric._merge_from:
             for other in others:
@@ -400,9 +410,9 @@ class Metric(PerRequest):
             mine = getattr(self, name)
             theirs = [getattr(o, name) for o in others]
             if isinstance(mine, StateBlock):
-                mine.merge_many(theirs)
+                mine.join_many(theirs) if join else mine.merge_many(theirs)
             elif isinstance(mine, Metric):
-                mine.merge(*theirs)
+                mine._combine(tuple(theirs), join and hasattr(mine, "join"))
             elif field.merge is not None:
                 value = mine
                 for t in theirs:

@@ -34,6 +34,10 @@ def _merge(parts: list[dict[Any, bytes]]) -> dict[Any, bytes]:
     return _engines.merge_keyed(parts)
 
 
+def _join(parts: list[dict[Any, bytes]]) -> dict[Any, bytes]:
+    return {None: _engines.join_blobs([p[None] for p in parts])}
+
+
 def aggregate(ddf: Any, metric: Metric, columns: Any, by: str | None = None) -> Any:
     """``metric`` over every row of ``ddf``; with ``by``, one metric per value of that column.
 
@@ -41,6 +45,11 @@ def aggregate(ddf: Any, metric: Metric, columns: Any, by: str | None = None) -> 
     it); states travel as bytes and are merged in a tree of fan-in 8, so the driver receives one
     state (or one per key). The result equals feeding all rows to ``metric`` in one process:
     byte for byte for counting states, to rounding for float sums.
+
+    A keyed metric (``GAUC``, the ranking metrics) is first shuffled by its key column (its
+    groups, its query ids), so that each partition's state holds its own keys and the states are
+    joined, not merged key by key: the states together are the size of the result, wherever a
+    key's rows started (``docs/streams.md``).
 
     Parameters
     ----------
@@ -78,11 +87,16 @@ def aggregate(ddf: Any, metric: Metric, columns: Any, by: str | None = None) -> 
 
         raise InputError(f"columns: {missing} not in the DataFrame (it has {list(ddf.columns)})")
     template = metric.copy().reset().to_bytes()
+    frame = ddf[needed]
+    key = None if by is not None else _engines.key_column(metric, positional, keywords)
+    if key is not None and frame.npartitions > 1:
+        frame = frame.shuffle(on=key, npartitions=frame.npartitions)
     parts = [
         dask.delayed(_partition)(part, template, positional, keywords, by)
-        for part in ddf[needed].to_delayed()
+        for part in frame.to_delayed()
     ]
-    merged = _engines.tree_merge(parts, dask.delayed(_merge)) if parts else None
+    combine = _join if key is not None else _merge
+    merged = _engines.tree_merge(parts, dask.delayed(combine)) if parts else None
     states: dict[Any, bytes] = dask.compute(merged)[0] if merged is not None else {}
     if by is None:
         return loads(states.get(None, template))

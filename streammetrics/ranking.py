@@ -43,9 +43,10 @@ import numpy as np
 from scipy.special import gammaln
 
 from ._inputs import as_labels, as_scores, check_same_length, config_int
+from ._keyed import Keyed
 from .base import Metric
 from .errors import InputError
-from .states.labels import unique_codes
+from .states.labels import key_hash, unique_codes
 from .states.queries import QueryBuffers
 
 __all__ = [
@@ -141,7 +142,7 @@ def _check_k(k: Any, optional: bool) -> int | None:
     return int(k)
 
 
-class _RankingMetric(Metric, register=False):
+class _RankingMetric(Keyed, Metric, register=False):
     """Per-query buffers, the folded sums, and the update/compute protocol of every ranking
     metric. Subclasses define ``_values(ranked) -> (per-query values, scored mask)``."""
 
@@ -149,6 +150,7 @@ class _RankingMetric(Metric, register=False):
     total: float
     queries: int
     skipped: int
+    key_argument = 0  # query_ids
 
     def __init__(self) -> None:
         super().__init__()
@@ -201,6 +203,22 @@ class _RankingMetric(Metric, register=False):
 
     def _check_relevance(self, rel: np.ndarray) -> None:
         """Further checks on relevance (exponential gain: overflow)."""
+
+    def _split(self, parts: int) -> list[Any]:
+        # Buffered rows go with their query; queries already folded into sums stay in part 0.
+        q, r, s = self.buffer.rows()
+        part_of = key_hash(q) % np.uint64(parts)
+        out = []
+        for i in range(parts):
+            keep = part_of == i
+            metric = type(self)._from_config(self._config)
+            rows = int(keep.sum())
+            if i == 0:
+                rows += self._count - len(q)
+                metric._commit(0, total=self.total, queries=self.queries, skipped=self.skipped)
+            metric._commit(rows, buffer=QueryBuffers().appended(q[keep], r[keep], s[keep]))
+            out.append(metric)
+        return out
 
     # -- compute -------------------------------------------------------------------------------
 

@@ -27,6 +27,11 @@ def aggregate(df: Any, metric: Metric, columns: Any, by: str | None = None) -> A
     result equals feeding all rows to ``metric`` in one process: byte for byte for counting
     states, to rounding for float sums.
 
+    A keyed metric (``GAUC``, the ranking metrics) is first repartitioned by its key column
+    (``repartition(key)``), so that each partition's state holds its own groups or queries; the
+    reducer then joins states of disjoint keys instead of merging every key's pieces, and the
+    states it receives add up to the size of the result (``docs/streams.md``).
+
     Parameters
     ----------
     df : pyspark.sql.DataFrame
@@ -61,12 +66,20 @@ def aggregate(df: Any, metric: Metric, columns: Any, by: str | None = None) -> A
         keys = [0 if k is None else k for k in parts]
         yield pd.DataFrame({"key": keys, "state": list(parts.values())})
 
+    key = None if by is not None else _engines.key_column(metric, positional, keywords)
+    combine = _engines.merge_blobs if key is None else _engines.join_blobs
+
     def merge(frame: Any) -> Any:
         blobs = frame["state"].tolist()
-        merged = _engines.tree_merge(blobs, _engines.merge_blobs)
+        merged = _engines.tree_merge(blobs, combine)
         return pd.DataFrame({"key": frame["key"].iloc[:1], "state": [merged]})
 
-    per_partition = df.select(*needed).mapInPandas(states, schema)
+    rows_in = df.select(*needed)
+    if key is not None:
+        # Each key's rows in one partition: the partitions' states hold disjoint keys, so
+        # together they are the size of the result, and they are joined, not merged by key.
+        rows_in = rows_in.repartition(key)
+    per_partition = rows_in.mapInPandas(states, schema)
     rows = per_partition.groupBy("key").applyInPandas(merge, schema).collect()
     found = {row["key"]: bytes(row["state"]) for row in rows}
     if by is None:

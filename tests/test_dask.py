@@ -59,13 +59,26 @@ def test_by_key_equals_per_key_metrics(client, frame) -> None:
         assert got[user] == sm.Accuracy().update(rows["y"], rows["p"])
 
 
-@pytest.mark.skipif(not hasattr(sm, "GAUC"), reason="GAUC has not landed yet")
-def test_gauc_over_partitions(client, frame) -> None:
+def test_keyed_metrics_are_shuffled_by_key_and_joined(client, frame) -> None:
+    # GAUC's groups and NDCG's queries: partitions hold disjoint keys, their states are joined;
+    # the result is the single process's, byte for byte.
     rng = np.random.default_rng(1)
     df = frame.assign(y=(frame["y"] > 0).astype(int), s=rng.random(len(frame)))
-    got = aggregate(dd.from_pandas(df, npartitions=19), sm.GAUC(), ["y", "s", "user"])
-    want = sm.GAUC().update(df["y"], df["s"], df["user"])
-    assert got.compute() == pytest.approx(want.compute(), rel=1e-12)
+    ddf = dd.from_pandas(df, npartitions=19)
+    got = aggregate(ddf, sm.GAUC(), ["y", "s", "user"])
+    assert got.to_bytes() == sm.GAUC().update(df["y"], df["s"], df["user"]).to_bytes()
+    cols = {"query_ids": "user", "relevance": "p", "scores": "s"}
+    ndcg = aggregate(ddf, sm.ranking.NDCG(k=10), cols)
+    assert ndcg == sm.ranking.NDCG(k=10).update(df["user"], df["p"].astype(float), df["s"])
+
+
+def test_key_column_of_keyed_metrics() -> None:
+    from streammetrics import _engines
+
+    assert _engines.key_column(sm.GAUC(), ["y", "s", "user"], {}) == "user"
+    assert _engines.key_column(sm.GAUC(), [], {"groups": "u", "y_true": "y"}) == "u"
+    assert _engines.key_column(sm.ranking.MRR(), ["q", "r", "s"], {}) == "q"
+    assert _engines.key_column(sm.ROCAUC(), ["y", "s"], {}) is None
 
 
 def test_bad_arguments(frame) -> None:

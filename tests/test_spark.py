@@ -74,3 +74,16 @@ def test_spark_equals_single_process(spark, frame) -> None:
         assert per_user[user] == sm.Accuracy().update(rows["y"], rows["p"])
     with pytest.raises(sm.InputError, match="nope"):
         aggregate(df, sm.Accuracy(), ["y", "nope"])
+
+
+@pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas")
+def test_keyed_metrics_are_repartitioned_by_key_and_joined(spark, frame) -> None:
+    rng = np.random.default_rng(2)
+    local = frame.assign(y=(frame["y"] > 0).astype(int), s=rng.random(len(frame)))
+    df = spark.createDataFrame(local).repartition(6)
+    got = aggregate(df, sm.GAUC(max_exact=8), ["y", "s", "user"])
+    want = sm.GAUC(max_exact=8).update(local["y"], local["s"], local["user"])
+    assert got.to_bytes() == want.to_bytes()
+    cols = {"query_ids": "user", "relevance": "p", "scores": "s"}
+    ndcg = aggregate(df, sm.ranking.NDCG(), cols)
+    assert ndcg == sm.ranking.NDCG().update(local["user"], local["p"].astype(float), local["s"])

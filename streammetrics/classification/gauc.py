@@ -15,12 +15,14 @@ from typing import Any
 import numpy as np
 
 from .._inputs import as_array, as_labels, as_weights, check_same_length, config_int
+from .._keyed import Keyed
 from ..base import Metric, StateBlock
 from ..errors import IncompatibleStateError, InputError
 from ..states.buckets import DEFAULT_RESOLUTION, BucketMapping, mapping_for
 from ..states.labels import (
     EMPTY_LABELS,
     check_kinds,
+    key_hash,
     labels_from_wire,
     labels_to_wire,
     unique_codes,
@@ -311,6 +313,77 @@ class GroupedScores(StateBlock):
             self._pending.append(theirs)
         self._consolidate_if_large()
 
+    def join_many(self, others: list[Any]) -> None:
+        """Fold blocks of groups disjoint from this block's and from each other's.
+
+        The groups' entries are concatenated and put in group order by one stable sort of the
+        group codes (each block's entries are already sorted within their groups): no entry is
+        merged with another. Blocks sharing a group are merged as :meth:`merge_many` merges.
+        """
+        for other in others:
+            self.check_mergeable(other)
+        parts = [p for p in (self, *others) if len(p.groups)]
+        if len(parts) < 2:
+            self.merge_many(others)
+            return
+        labels = np.concatenate([p.groups for p in parts])
+        order = np.argsort(labels, kind="stable")  # sorted runs: a linear merge (timsort)
+        groups = labels[order]
+        if (groups[1:] == groups[:-1]).any():
+            self.merge_many(others)  # shared groups: their entries must be merged
+            return
+        where = np.empty(len(order), dtype=np.int64)
+        where[order] = np.arange(len(order))
+        tables = [p.table() for p in parts]
+        starts = np.cumsum([0] + [len(p.groups) for p in parts])
+        g = np.concatenate(
+            [
+                where[s : s + len(p.groups)][t.g]
+                for p, s, t in zip(parts, starts, tables, strict=False)
+            ]
+        )
+        by_group = np.argsort(g, kind="stable")
+        dtype = np.result_type(*(t.pos.dtype for t in tables))
+
+        def column(name: str) -> np.ndarray:
+            out: np.ndarray = np.concatenate([getattr(t, name) for t in tables])[by_group]
+            return out
+
+        rows = np.concatenate([p.rows for p in parts])[order]
+        self.groups, self.rows = groups, rows
+        self._main = _Table(
+            groups,
+            g[by_group],
+            column("key"),
+            column("pos").astype(dtype, copy=False),
+            column("neg").astype(dtype, copy=False),
+            column("value"),
+            column("bucketed"),
+        )
+        self._pending = []
+
+    def split_groups(self, part_of: np.ndarray, parts: int) -> list[GroupedScores]:
+        """Blocks holding the groups ``part_of`` assigns to each part (one index per group)."""
+        t = self.table()
+        out = []
+        for i in range(parts):
+            keep = part_of == i
+            index = np.cumsum(keep) - 1
+            sel = keep[t.g]
+            block = GroupedScores(self.mapping, self.max_exact)
+            block.groups, block.rows = self.groups[keep], self.rows[keep]
+            block._main = _Table(
+                block.groups,
+                index[t.g[sel]],
+                t.key[sel],
+                t.pos[sel],
+                t.neg[sel],
+                t.value[sel],
+                t.bucketed[sel],
+            )
+            out.append(block)
+        return out
+
     def copy(self) -> GroupedScores:
         return self._shallow()  # tables are never written in place: sharing them is safe
 
@@ -431,7 +504,7 @@ def _union_rows(
     return groups, rows, where
 
 
-class GAUC(Metric):
+class GAUC(Keyed, Metric):
     """Group AUC: the ROC AUC of each group, averaged with group weights.
 
     ``GAUC = sum_g w_g AUC_g / sum_g w_g`` over the groups that hold both classes, with ``w_g``
@@ -493,6 +566,7 @@ class GAUC(Metric):
         self._declare_rows("label", kind, "key")
 
     scores: GroupedScores
+    key_argument = 2  # groups
 
     def update(self, y_true: Any, y_score: Any, groups: Any, sample_weight: Any = None) -> Any:
         """Add a batch of (label, score, group) rows, optionally weighted. O(n log n)."""
@@ -504,6 +578,15 @@ class GAUC(Metric):
         if n == 0:
             return self
         return self._commit(n, scores=self.scores.add(g, x, y, w))
+
+    def _split(self, parts: int) -> list[GAUC]:
+        blocks = self.scores.split_groups(key_hash(self.scores.groups) % np.uint64(parts), parts)
+        out = []
+        for block in blocks:
+            metric = GAUC(**self._config)
+            metric._commit(int(block.rows.sum()), scores=block)
+            out.append(metric)
+        return out
 
     def _per_group(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Per group: AUC (nan when one class is missing), bound, P, N."""

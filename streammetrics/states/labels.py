@@ -19,6 +19,7 @@ __all__ = [
     "check_merge_rows",
     "codes_in",
     "config_labels",
+    "key_hash",
     "known_codes",
     "labels_from_wire",
     "labels_to_wire",
@@ -185,3 +186,31 @@ def config_labels(labels: Any, name: str = "labels") -> list[Any] | None:
     if len(np.unique(arr)) != len(arr):
         raise InputError(f"{name}: holds a label twice")
     return [str(v) for v in arr] if arr.dtype.kind == "U" else [int(v) for v in arr]
+
+
+_FNV_OFFSET = np.uint64(0xCBF29CE484222325)
+_FNV_PRIME = np.uint64(0x100000001B3)
+
+
+def key_hash(keys: np.ndarray) -> np.ndarray:
+    """A 64-bit hash of each key (int64 or unicode), the same in every process and platform.
+
+    Integers go through the splitmix64 finaliser (Steele, Lea and Flood, "Fast splittable
+    pseudorandom number generators", 2014); strings through 64-bit FNV-1a over their code
+    points (trailing NULs, which numpy does not store, are skipped, so the array's width does
+    not matter). Used to assign keys to parts (``Keyed.split``), never as a state.
+    """
+    if keys.dtype.kind == "U":
+        width = keys.dtype.itemsize // 4
+        points = np.ascontiguousarray(keys).view(np.uint32).reshape(len(keys), width)
+        h = np.full(len(keys), _FNV_OFFSET, dtype=np.uint64)
+        with np.errstate(over="ignore"):
+            for j in range(width):
+                cp = points[:, j].astype(np.uint64)
+                h = np.where(cp != 0, (h ^ cp) * _FNV_PRIME, h)
+        return h
+    z = keys.astype(np.int64).view(np.uint64) + np.uint64(0x9E3779B97F4A7C15)
+    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    out: np.ndarray = z ^ (z >> np.uint64(31))
+    return out
