@@ -117,10 +117,10 @@ def _seconds(value: Any, name: str) -> float:
         value = value.total_seconds()
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise InputError(f"{name} must be a number of seconds or a timedelta, got {value!r}")
-    value = float(value)
-    if not value >= 0 or value == float("inf"):
+    seconds = float(value)
+    if not seconds >= 0 or seconds == float("inf"):
         raise InputError(f"{name} must be finite and >= 0, got {value!r}")
-    return value
+    return seconds
 
 
 class StateDirectory:
