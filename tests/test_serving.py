@@ -187,7 +187,7 @@ def test_publish_is_atomic_for_a_concurrent_reader(tmp_path: Path) -> None:
 
     def writer() -> None:
         try:
-            for i in range(200):  # the state grows, so every file has another size
+            for _ in range(200):  # the state grows, so every file has another size
                 n = int(rng.integers(1, 40))
                 m.update(
                     rng.integers(0, 2, n),
