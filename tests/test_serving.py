@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import datetime
+import io
+import json
 import os
 import subprocess
 import sys
@@ -11,6 +13,8 @@ import threading
 import time
 import warnings
 from pathlib import Path
+from typing import Any
+from wsgiref.util import setup_testing_defaults
 
 import numpy as np
 import pytest
@@ -421,3 +425,58 @@ def test_prune_removes_old_files_only(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="older_than"):
         d.prune(-1)
     assert StateDirectory(tmp_path / "missing").prune(0) == []
+
+
+def docs_block(marker: str) -> str:
+    text = (ROOT / "docs" / "serving.md").read_text()
+    blocks = [b.split("```", 1)[0] for b in text.split("```python\n")[1:]]
+    (block,) = [b for b in blocks if marker in b]
+    return block
+
+
+def call(app: Any, method: str, path: str, body: bytes = b"") -> tuple[str, dict[str, Any]]:
+    environ: dict[str, Any] = {
+        "REQUEST_METHOD": method,
+        "PATH_INFO": path,
+        "CONTENT_LENGTH": str(len(body)),
+        "wsgi.input": io.BytesIO(body),
+    }
+    setup_testing_defaults(environ)
+    status: list[str] = []
+    chunks = app(environ, lambda s, headers: status.append(s))
+    return status[0], json.loads(b"".join(chunks))
+
+
+def test_the_wsgi_example_of_the_docs_from_many_threads() -> None:
+    namespace: dict[str, Any] = {"__name__": "docs_serving_app"}
+    exec(compile(docs_block("make_server"), "docs/serving.md", "exec"), namespace)
+    app = namespace["app"]
+    y, score = stream()
+    n_threads, per_thread = 4, 150
+
+    def client(k: int) -> None:
+        for i in range(k, n_threads * per_thread, n_threads):
+            row = {"label": int(y[i]), "score": float(score[i])}
+            status, _ = call(app, "POST", "/feedback", json.dumps(row).encode())
+            assert status == "200 OK"
+
+    status, empty = call(app, "GET", "/quality")
+    assert status == "200 OK" and empty["rows"] == 0 and empty["last_hour_auc"] is None
+    threads = [threading.Thread(target=client, args=(k,)) for k in range(n_threads)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(120)
+    assert not any(t.is_alive() for t in threads)
+    n = n_threads * per_thread
+    for bad in (b'{"label": 1, "score": 1.5}', b'{"label": 3, "score": 0.5}', b"{}", b"[1]"):
+        status, answer = call(app, "POST", "/feedback", bad)
+        assert status == "400 Bad Request" and answer["error"]
+    status, got = call(app, "GET", "/quality")
+    assert status == "200 OK" and got["rows"] == n and got["last_hour_dropped"] == 0
+    whole = sm.MetricCollection(auc=sm.ROCAUC(), logloss=sm.LogLoss(), brier=sm.BrierScore())
+    expected = whole.update(y[:n], score[:n]).compute()
+    assert got["all_time"]["auc"] == expected["auc"] == got["last_hour_auc"]
+    for name in ("logloss", "brier"):
+        assert got["all_time"][name] == pytest.approx(expected[name], rel=1e-12)
+    assert call(app, "GET", "/nowhere")[0] == "404 Not Found"
