@@ -65,8 +65,9 @@ class MetricsCollector:
     labels : dict, optional
         Constant labels added to every series (``{"model": "ranker-v3"}``).
     lock : threading.Lock, optional
-        Held while computing, so that a scrape never sees a half-applied update; take the same
-        lock around your ``update`` calls. Without one, the collector computes on a copy.
+        Held while copying the metric before computing. Not needed since 0.2: every metric is
+        thread-safe, so a scrape never sees a half-applied update. Kept for code that takes the
+        same lock around its own ``update`` calls.
 
     Examples
     --------
