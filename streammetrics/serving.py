@@ -188,7 +188,9 @@ class StateDirectory:
             blob = metric.to_bytes()
             os.makedirs(self.path, exist_ok=True)
             tmp = os.path.join(self.path, f".{os.path.basename(target)}.{secrets.token_hex(4)}.tmp")
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0))
+            # Readable by a collector running as another user, as open() would make it.
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+            fd = os.open(tmp, flags, 0o666)
             try:
                 with os.fdopen(fd, "wb") as f:
                     f.write(blob)
