@@ -439,7 +439,15 @@ def test_a_forked_child_does_not_publish_its_parents_rows(tmp_path: Path) -> Non
                 os._exit(len(os.listdir(tmp_path)))
             finally:
                 os._exit(99)
-        _, status = os.waitpid(pid, 0)
+        deadline = time.monotonic() + 60
+        done, status = os.waitpid(pid, os.WNOHANG)
+        while done == 0 and time.monotonic() < deadline:
+            time.sleep(0.01)
+            done, status = os.waitpid(pid, os.WNOHANG)
+        if done == 0:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+            raise AssertionError("the forked child did not exit")
         assert os.waitstatus_to_exitcode(status) == 1
     finally:
         publisher.stop()
