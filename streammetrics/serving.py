@@ -75,6 +75,17 @@ _token_lock = threading.Lock()
 _file_locks: dict[str, threading.Lock] = {}
 
 
+def _after_fork_in_child() -> None:
+    # A lock held by another thread at the fork would stay held forever in the child, and the
+    # child is another process: new locks, and a new token drawn at its first publish.
+    global _token, _token_lock, _file_locks
+    _token, _token_lock, _file_locks = None, threading.Lock(), {}
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 def _process_token() -> str:
     global _token
     pid = os.getpid()
