@@ -160,10 +160,10 @@ def _number(x: Any) -> str:
 
 #: ``serve``'s default port. Not 9090, the Prometheus server's own port (an exporter there fails
 #: beside a local Prometheus), nor 8000, the default of gunicorn, uvicorn and Django's development
-#: server (the very servers this library instruments). The 9100-9999 range of Prometheus' "Default
-#: port allocations" wiki is fully allocated; 9464 is the port of OpenTelemetry's Prometheus
-#: exporter, which is what this is: an exporter embedded in an application's process. If that
-#: process also runs OpenTelemetry's exporter on its default port, pass another ``port``.
+#: server (the very servers this library instruments). The 9100-9999 range of the Prometheus
+#: wiki's "Default port allocations" has been fully taken since 2023; 9464 is the default port of
+#: OpenTelemetry's Prometheus exporters, which are what this is: an exporter embedded in an
+#: application's process. Where one process runs both, pass another ``port`` to one of them.
 DEFAULT_PORT = 9464
 
 
