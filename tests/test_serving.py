@@ -6,6 +6,7 @@ import datetime
 import io
 import json
 import os
+import signal
 import subprocess
 import sys
 import textwrap
@@ -258,6 +259,55 @@ def test_several_threads_publishing_never_go_back(tmp_path: Path) -> None:
     assert seen == sorted(seen)
     d.publish(m)
     assert d.collect() == m and m.count == len(rows)
+
+
+# Publishes a state of a few megabytes over and over, so that a kill lands mid-write.
+BIG_WRITER = textwrap.dedent(
+    """
+    import sys
+    import numpy as np
+    import streammetrics as sm
+    from streammetrics.serving import StateDirectory
+
+    d = StateDirectory(sys.argv[1])
+    rng = np.random.default_rng(0)
+    m = sm.ROCAUC(exact=True)
+    for i in range(100_000):
+        m.update(rng.integers(0, 2, 5_000), rng.random(5_000))
+        d.publish(m)
+        print(m.count, flush=True)
+    """
+)
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL")
+def test_a_writer_killed_mid_publish_leaves_the_last_complete_state(tmp_path: Path) -> None:
+    proc = start_python(BIG_WRITER, str(tmp_path))
+    try:
+        assert proc.stdout is not None
+        counts = [int(proc.stdout.readline()) for _ in range(5)]  # five complete publishes
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:  # kill it while a temporary file is being written
+            if any(e.endswith(".tmp") for e in os.listdir(tmp_path)):
+                break
+        proc.send_signal(signal.SIGKILL)
+        proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    d = StateDirectory(tmp_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = d.collect()
+    assert got is not None and got.count % 5_000 == 0 and got.count >= counts[-1]
+    assert len(d.files()) == 1
+    leftovers = [e for e in os.listdir(tmp_path) if e.endswith(".tmp")]
+    for name in leftovers:
+        old = time.time() - 3600
+        os.utime(tmp_path / name, (old, old))
+    assert sorted(d.prune(older_than=600)) == sorted(str(tmp_path / e) for e in leftovers)
+    assert d.collect() == got
 
 
 def write_as(folder: Path, name: str, blob: bytes) -> Path:
