@@ -6,6 +6,12 @@ metric (usually a :class:`~streammetrics.MetricCollection`, or a window of one) 
 when Prometheus scrapes, so the served values are always those of the state at that moment and
 nothing runs between scrapes.
 
+Several worker processes are served as one through a
+:class:`~streammetrics.serving.StateDirectory`: every worker publishes its state there, and one
+collector serves ``MetricsCollector(directory.collect)``, the merge of every worker's state,
+computed on each scrape (``docs/serving.md``). A source that returns ``None`` (no worker has
+published yet) serves no series at all.
+
 Served series (``namespace`` defaults to ``streammetrics``):
 
 * ``<namespace>_value{metric="<name>"}``: each computed value. Dict results are flattened with
@@ -28,7 +34,7 @@ import numpy as np
 
 from .base import Metric
 
-__all__ = ["MetricsCollector", "serve"]
+__all__ = ["DEFAULT_PORT", "MetricsCollector", "serve"]
 
 
 def _flat(prefix: str, value: Any) -> Iterator[tuple[str, float]]:
@@ -51,14 +57,17 @@ class MetricsCollector:
     ----------
     source : Metric or callable
         The metric to serve, or a function returning it (e.g. ``lambda: state["current"]`` when
-        the live object is replaced over time).
+        the live object is replaced over time, or ``StateDirectory(path).collect``, which merges
+        the states every worker process published). When the function returns ``None``, the
+        scrape has no series.
     namespace : str
         Prefix of the series names.
     labels : dict, optional
         Constant labels added to every series (``{"model": "ranker-v3"}``).
     lock : threading.Lock, optional
-        Held while computing, so that a scrape never sees a half-applied update; take the same
-        lock around your ``update`` calls. Without one, the collector computes on a copy.
+        Held while copying the metric before computing. Not needed since 0.2: every metric is
+        thread-safe, so a scrape never sees a half-applied update. Kept for code that takes the
+        same lock around its own ``update`` calls.
 
     Examples
     --------
@@ -74,7 +83,7 @@ class MetricsCollector:
 
     def __init__(
         self,
-        source: Metric | Callable[[], Metric],
+        source: Metric | Callable[[], Metric | None],
         namespace: str = "streammetrics",
         labels: dict[str, str] | None = None,
         lock: Any = None,
@@ -91,13 +100,18 @@ class MetricsCollector:
         self._labels = dict(labels or {})
         self._lock = lock
 
-    def _snapshot(self) -> Metric:
+    def _snapshot(self) -> Metric | None:
         source = (
             self._source()
             if callable(self._source) and not isinstance(self._source, Metric)
             else self._source
         )
-        assert isinstance(source, Metric)
+        if source is None:
+            return None
+        if not isinstance(source, Metric):
+            raise TypeError(
+                f"the source of a MetricsCollector returned {type(source).__name__}, not a Metric"
+            )
         if self._lock is not None:
             with self._lock:
                 return source.copy()
@@ -109,6 +123,8 @@ class MetricsCollector:
         from .windows import SlidingWindow, TumblingWindows
 
         metric = self._snapshot()
+        if metric is None:
+            return
         const = sorted(self._labels)
         ns = self._namespace
         windowed = isinstance(metric, TumblingWindows)
@@ -142,9 +158,18 @@ def _number(x: Any) -> str:
     return str(x)
 
 
+#: ``serve``'s default port. Not 9090, the Prometheus server's own port (an exporter there fails
+#: beside a local Prometheus), nor 8000, the default of gunicorn, uvicorn and Django's development
+#: server (the very servers this library instruments). The 9100-9999 range of the Prometheus
+#: wiki's "Default port allocations" has been fully taken since 2023; 9464 is the default port of
+#: OpenTelemetry's Prometheus exporters, which are what this is: an exporter embedded in an
+#: application's process. Where one process runs both, pass another ``port`` to one of them.
+DEFAULT_PORT = 9464
+
+
 def serve(
-    source: Metric | Callable[[], Metric],
-    port: int = 9090,
+    source: Metric | Callable[[], Metric | None],
+    port: int = DEFAULT_PORT,
     addr: str = "127.0.0.1",
     *,
     namespace: str = "streammetrics",
@@ -157,7 +182,9 @@ def serve(
     Registers a :class:`MetricsCollector` in ``registry`` (a fresh ``CollectorRegistry`` by
     default, so the process's default metrics are not mixed in) and starts
     ``prometheus_client.start_http_server``. Returns ``(server, thread, collector)``; call
-    ``server.shutdown()`` to stop.
+    ``server.shutdown()`` to stop. ``port`` defaults to :data:`DEFAULT_PORT` (9464; ``0`` picks a
+    free port, read back from ``server.server_port``); ``addr`` defaults to loopback, so give
+    ``"0.0.0.0"`` for a Prometheus on another machine.
     """
     from prometheus_client import CollectorRegistry, start_http_server
 

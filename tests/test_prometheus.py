@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
+import inspect
+import os
+import subprocess
+import sys
+import textwrap
 import threading
 import urllib.request
+from pathlib import Path
 
+import numpy as np
 import pytest
 
 pytest.importorskip("prometheus_client")
 
 import streammetrics as sm
-from streammetrics.prometheus import serve
+from streammetrics.prometheus import DEFAULT_PORT, MetricsCollector, serve
+from streammetrics.serving import StateDirectory
 from streammetrics.windows import SlidingWindow, TumblingWindows
 
 
@@ -62,3 +70,89 @@ def test_scrape_windows() -> None:
         for server, thread, _ in servers:
             server.shutdown()
             thread.join(5)
+
+
+# One worker process of a server: feeds its rows, publishes its state, exits.
+WORKER = textwrap.dedent(
+    """
+    import sys
+    import numpy as np
+    import streammetrics as sm
+    from streammetrics.serving import StateDirectory
+
+    folder, seed = sys.argv[1], int(sys.argv[2])
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, 500)
+    p = np.clip(0.3 * y + 0.7 * rng.random(500), 0, 1)
+    m = sm.MetricCollection(auc=sm.ROCAUC(), logloss=sm.LogLoss(), brier=sm.BrierScore())
+    for label, prob in zip(y.tolist(), p.tolist()):
+        m.update(label, prob)
+    StateDirectory(folder).publish(m)
+    """
+)
+
+
+def worker_rows(seed: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, 500)
+    return y, np.clip(0.3 * y + 0.7 * rng.random(500), 0, 1)
+
+
+def test_default_port_is_an_exporter_port() -> None:
+    assert inspect.signature(serve).parameters["port"].default == DEFAULT_PORT == 9464
+
+
+def test_worker_processes_served_as_one_over_http(tmp_path: Path) -> None:
+    d = StateDirectory(tmp_path)
+    server, thread, _ = serve(d.collect, port=0, labels={"model": "m1"})
+    # The server stops by itself even if an assertion fails before the finally clause runs.
+    watchdog = threading.Timer(120, server.shutdown)
+    watchdog.daemon = True
+    watchdog.start()
+    try:
+        port = server.server_port
+        assert not any(k.startswith("streammetrics_") for k in _scrape(port))  # nothing yet
+        env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+        for seed in (1, 2):
+            done = subprocess.run(
+                [sys.executable, "-c", WORKER, str(tmp_path), str(seed)],
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=120,
+                check=False,
+            )
+            assert done.returncode == 0, done.stderr
+        y = np.concatenate([worker_rows(1)[0], worker_rows(2)[0]])
+        p = np.concatenate([worker_rows(1)[1], worker_rows(2)[1]])
+        whole = sm.MetricCollection(auc=sm.ROCAUC(), logloss=sm.LogLoss(), brier=sm.BrierScore())
+        whole.update(y, p)
+        got = _scrape(port)
+        assert got["streammetrics_rows{model=m1}"] == 1000
+        expected = whole.compute()
+        assert got["streammetrics_value{metric=auc,model=m1}"] == expected["auc"]  # counts
+        for name in ("logloss", "brier"):  # float sums: equal to rounding
+            value = got[f"streammetrics_value{{metric={name},model=m1}}"]
+            assert value == pytest.approx(expected[name], rel=1e-12)
+        # This process publishes too: the next scrape sees every worker's rows.
+        mine = whole.copy().reset().update([1, 0, 1], [0.9, 0.2, 0.4])
+        d.publish(mine)
+        again = _scrape(port)
+        assert again["streammetrics_rows{model=m1}"] == 1003
+        whole.update([1, 0, 1], [0.9, 0.2, 0.4])
+        assert again["streammetrics_value{metric=auc,model=m1}"] == whole.compute()["auc"]
+    finally:
+        watchdog.cancel()
+        server.shutdown()
+        thread.join(5)
+
+
+def test_collector_refuses_a_source_that_is_not_a_metric() -> None:
+    from prometheus_client import CollectorRegistry, generate_latest
+
+    registry = CollectorRegistry()
+    registry.register(MetricsCollector(lambda: None))
+    assert generate_latest(registry) == b""
+    bad = MetricsCollector(lambda: {"auc": 0.5})  # type: ignore[arg-type,return-value]
+    with pytest.raises(TypeError, match="dict"):
+        list(bad.collect())

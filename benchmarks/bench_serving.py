@@ -1,0 +1,457 @@
+"""The serving path: per-request updates, small batches, threads and StateDirectory.collect.
+
+Run: ``python benchmarks/bench_serving.py`` (a few minutes) or ``--quick`` (a smoke run of a few
+seconds). Everything runs side by side in one process and prints markdown tables:
+
+1. One sample per call, given as Python scalars as a server passes them (``m.update(1, 0.83)``),
+   against river (the peer built for per-sample updates) and ``prometheus_client``'s
+   ``Histogram.observe`` (the monitoring baseline a server already pays per request). The floor
+   is the same loop calling a function that does nothing. river's ``ROCAUC`` runs at its default
+   ``n_thresholds=10``, its fastest useful setting (an approximation; more thresholds cost more);
+   its ``F1`` and ``ROCAUC`` get ``pos_val=1`` to take the same integer labels.
+2. Batches of 1, 32 and 1,024 rows (numpy arrays) against torchmetrics (tensors, CPU,
+   ``validate_args=False``: its fastest setting) and a bare numpy floor; ``GAUC`` with 32 rows.
+3. A ``MetricCollection`` of ROCAUC, AveragePrecision, LogLoss and BrierScore fed one sample.
+4. 1 and 4 threads updating one shared metric: rows per second in total, and a check that no
+   row was lost (count, and the state against one thread fed the same rows).
+5. ``StateDirectory.collect()`` over 8 and 64 published states, against reading the files alone.
+
+Timing: ``time.perf_counter_ns`` around a loop of many calls (20,000 one-sample calls by
+default), best of several rounds; each timed loop ends with a read of ``count``, so rows still
+pending are folded inside the timed section. Nothing else runs inside it. The issue's goals are
+printed beside the figures; ratios are peer time / streammetrics time (above 1: we are faster).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+import streammetrics as sm
+from streammetrics.serving import StateDirectory
+
+perf_ns = time.perf_counter_ns
+
+
+# -- timing --------------------------------------------------------------------------------------
+
+
+def per_call_ns(
+    update: Callable[..., Any],
+    calls: Sequence[tuple[Any, ...]],
+    rounds: int,
+    finish: Callable[[], Any] = lambda: None,
+) -> float:
+    """Best over ``rounds`` of the time of one ``update(*args)``, over every ``args`` of ``calls``.
+
+    ``finish`` runs inside the timed section after the loop (a read that folds pending rows).
+    """
+    best = float("inf")
+    for _ in range(rounds):
+        start = perf_ns()
+        for args in calls:
+            update(*args)
+        finish()
+        best = min(best, (perf_ns() - start) / len(calls))
+    return best
+
+
+def nothing(*args: Any) -> None:
+    return None
+
+
+def us(ns: float) -> str:
+    return f"{ns / 1000:.2f}"
+
+
+def ratio(peer: float | None, ours: float) -> str:
+    return "" if peer is None else f"{peer / ours:.2f}x"
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
+    print("| " + " | ".join(header) + " |")
+    print("| " + " | ".join("---" for _ in header) + " |")
+    for row in rows:
+        print("| " + " | ".join(row) + " |")
+    print()
+
+
+def optional(module: str) -> Any:
+    try:
+        return __import__(module, fromlist=["_"])
+    except ImportError:
+        print(f"({module} is not installed: its columns are left empty)\n")
+        return None
+
+
+# -- data ----------------------------------------------------------------------------------------
+
+
+def samples(n: int, seed: int = 0) -> dict[str, list[Any]]:
+    """Python scalars, one per request: labels, predicted labels, probabilities, targets."""
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, n)
+    prob = np.round(np.clip(0.3 * y + 0.7 * rng.random(n), 0.0, 1.0), 4)
+    pred = (prob > 0.5).astype(np.int64)
+    target = rng.normal(size=n)
+    estimate = target + 0.3 * rng.normal(size=n)
+    return {
+        "y": y.tolist(),
+        "pred": pred.tolist(),
+        "prob": prob.tolist(),
+        "target": target.tolist(),
+        "estimate": estimate.tolist(),
+    }
+
+
+# -- 1. one sample per call ----------------------------------------------------------------------
+
+
+def one_sample(calls: int, rounds: int) -> None:
+    river = optional("river.metrics")
+    prom = optional("prometheus_client")
+    s = samples(calls)
+    labels = list(zip(s["y"], s["pred"], strict=True))
+    scores = list(zip(s["y"], s["prob"], strict=True))
+    values = list(zip(s["target"], s["estimate"], strict=True))
+    cases: list[tuple[str, Callable[[], Any], Callable[[], Any] | None, list[Any], float]] = [
+        ("Accuracy", sm.Accuracy, river and river.Accuracy, labels, 1500),
+        ("F1", sm.F1, river and (lambda: river.F1(pos_val=1)), labels, 1500),
+        ("LogLoss", sm.LogLoss, river and river.LogLoss, scores, 1500),
+        ("MeanSquaredError", sm.MeanSquaredError, river and river.MSE, values, 1500),
+        ("ROCAUC", sm.ROCAUC, river and (lambda: river.ROCAUC(pos_val=1)), scores, 2000),
+    ]
+    floor = per_call_ns(nothing, scores, rounds)
+    histogram = None
+    if prom is not None:
+        registry = prom.CollectorRegistry()
+        h = prom.Histogram("request_score", "score per request", registry=registry)
+        histogram = per_call_ns(h.observe, [(p,) for p in s["prob"]], rounds)
+    print(f"## One sample per call (Python scalars), best of {rounds} rounds of {calls:,} calls\n")
+    print(f"Floor, the same loop calling a function that does nothing: {us(floor)} µs per call.")
+    if histogram is not None:
+        print(f"prometheus_client `Histogram.observe`: {us(histogram)} µs per call.")
+    print()
+    rows = []
+    for name, ours_cls, peer_cls, data, goal_ns in cases:
+        m = ours_cls()
+        ours = per_call_ns(m.update, data, rounds, lambda m=m: m.count)
+        peer = None
+        if peer_cls is not None:
+            p = peer_cls()
+            peer = per_call_ns(p.update, data, rounds)
+        # ROCAUC: at or below river's; elsewhere within 1.5x of river.
+        peer_goal = 1.0 if name == "ROCAUC" else 1.5
+        met = ours <= goal_ns and (peer is None or ours <= peer_goal * peer)
+        rows.append(
+            [
+                name,
+                us(ours),
+                "" if peer is None else us(peer),
+                ratio(peer, ours),
+                "" if histogram is None else f"{ours / histogram:.2f}x",
+                f"<= {goal_ns / 1000:g} µs, <= {peer_goal:g}x river",
+                "yes" if met else "**no**",
+            ]
+        )
+    table(
+        [
+            "metric",
+            "streammetrics µs",
+            "river µs",
+            "river / ours",
+            "ours / Histogram.observe",
+            "goal",
+            "met",
+        ],
+        rows,
+    )
+
+
+# -- 2. batches ------------------------------------------------------------------------------------
+
+
+def batches(calls: int, rounds: int) -> None:
+    torch = optional("torch")
+    tm = optional("torchmetrics") if torch is not None else None
+    if torch is not None:
+        torch.set_num_threads(1)  # one core per library, as in a server worker
+    rng = np.random.default_rng(1)
+    print(f"## Batches (numpy arrays; torchmetrics on CPU tensors), best of {rounds} rounds\n")
+    rows = []
+    goals = {("ROCAUC", 32): 10_000}
+    for size in (1, 32, 1024):
+        n_calls = max(50, min(calls, calls * 8 // size))
+        y = rng.integers(0, 2, (n_calls, size))
+        prob = np.clip(0.3 * y + 0.7 * rng.random((n_calls, size)), 0.0, 1.0)
+        pred = (prob > 0.5).astype(np.int64)
+        target = rng.normal(size=(n_calls, size))
+        estimate = target + 0.3 * rng.normal(size=(n_calls, size))
+        # The torchmetrics names are those of its modular API; each gets tensors made before.
+        cases: list[tuple[str, Callable[[], Any], Any, Any, Callable[..., Any]]] = [
+            (
+                "ROCAUC",
+                sm.ROCAUC,
+                "BinaryAUROC",
+                (prob, y),
+                lambda a, b: np.bincount((a * 127).astype(np.int64) * 2 + b, minlength=256),
+            ),
+            ("Accuracy", sm.Accuracy, "BinaryAccuracy", (pred, y), lambda a, b: (a == b).sum()),
+            (
+                "MeanSquaredError",
+                sm.MeanSquaredError,
+                "MeanSquaredError",
+                (estimate, target),
+                lambda a, b: float(np.dot(a - b, a - b)),
+            ),
+        ]
+        for name, ours_cls, peer_name, (first, second), floor_fn in cases:
+            # streammetrics takes (y_true, y_pred); torchmetrics (preds, target).
+            ours_calls = [(second[i], first[i]) for i in range(n_calls)]
+            m = ours_cls()
+            ours = per_call_ns(m.update, ours_calls, rounds, lambda m=m: m.count)
+            floor = per_call_ns(floor_fn, [(first[i], second[i]) for i in range(n_calls)], rounds)
+            peer = None
+            if tm is not None:
+                if peer_name == "MeanSquaredError":
+                    p = tm.MeanSquaredError()
+                else:
+                    p = getattr(tm.classification, peer_name)(validate_args=False)
+                t_calls = [
+                    (torch.from_numpy(first[i]), torch.from_numpy(second[i]))
+                    for i in range(n_calls)
+                ]
+                peer = per_call_ns(p.update, t_calls, rounds)
+            goal = goals.get((name, size))
+            rows.append(
+                [
+                    name,
+                    f"{size:,}",
+                    us(ours),
+                    "" if peer is None else us(peer),
+                    ratio(peer, ours),
+                    us(floor),
+                    "" if goal is None else f"<= {goal / 1000:g} µs",
+                    "" if goal is None else ("yes" if ours <= goal else "**no**"),
+                ]
+            )
+    # GAUC: no peer has one; 32 rows of about 8 users among 1,000.
+    n_calls = max(50, calls // 4)
+    y = rng.integers(0, 2, (n_calls, 32))
+    prob = np.clip(0.3 * y + 0.7 * rng.random((n_calls, 32)), 0.0, 1.0)
+    users = rng.integers(0, 1000, (n_calls, 8)).repeat(4, axis=1)
+    g = sm.GAUC()
+    gauc = per_call_ns(
+        g.update, [(y[i], prob[i], users[i]) for i in range(n_calls)], rounds, lambda: g.count
+    )
+    rows.append(
+        ["GAUC", "32", us(gauc), "", "", "", "<= 25 µs", "yes" if gauc <= 25_000 else "**no**"]
+    )
+    table(
+        [
+            "metric",
+            "rows per call",
+            "streammetrics µs",
+            "torchmetrics µs",
+            "torchmetrics / ours",
+            "numpy floor µs",
+            "goal",
+            "met",
+        ],
+        rows,
+    )
+
+
+# -- 3. a collection -----------------------------------------------------------------------------
+
+
+def collection(calls: int, rounds: int) -> None:
+    river = optional("river.metrics")
+    s = samples(calls, seed=2)
+    scores = list(zip(s["y"], s["prob"], strict=True))
+    m = sm.MetricCollection(
+        auc=sm.ROCAUC(),
+        ap=sm.AveragePrecision(),
+        logloss=sm.LogLoss(),
+        brier=sm.BrierScore(),
+    )
+    ours = per_call_ns(m.update, scores, rounds, lambda: m.count)
+    rows = [
+        [
+            "MetricCollection(ROCAUC, AveragePrecision, LogLoss, BrierScore)",
+            us(ours),
+            "<= 6 µs",
+            "yes" if ours <= 6000 else "**no**",
+        ]
+    ]
+    if river is not None:  # river has no average precision: its ROCAUC and LogLoss, one by one
+        auc, loss = river.ROCAUC(pos_val=1), river.LogLoss()
+
+        def both(y: int, p: float) -> None:
+            auc.update(y, p)
+            loss.update(y, p)
+
+        rows.append(
+            ["river ROCAUC + LogLoss (for scale)", us(per_call_ns(both, scores, rounds)), "", ""]
+        )
+    print(f"## A collection fed one sample, best of {rounds} rounds of {calls:,} calls\n")
+    table(["metric", "µs per sample", "goal", "met"], rows)
+
+
+# -- 4. threads ----------------------------------------------------------------------------------
+
+
+def threads(calls: int, rounds: int) -> None:
+    s = samples(calls, seed=3)
+    scores = list(zip(s["y"], s["prob"], strict=True))
+    values = list(zip(s["target"], s["estimate"], strict=True))
+    rows = []
+    for name, make, data in (
+        ("ROCAUC", sm.ROCAUC, scores),
+        ("MeanSquaredError", sm.MeanSquaredError, values),
+        (
+            "MetricCollection(ROCAUC, LogLoss)",
+            lambda: sm.MetricCollection(auc=sm.ROCAUC(), logloss=sm.LogLoss()),
+            scores,
+        ),
+    ):
+        reference = make()
+        for args in data:
+            reference.update(*args)
+        for n_threads in (1, 4):
+            best = float("inf")
+            lossless = True
+            for _ in range(rounds):
+                m = make()
+                parts = [data[k::n_threads] for k in range(n_threads)]
+                barrier = threading.Barrier(n_threads + 1)
+
+                def work(part: list[tuple[Any, ...]], m: Any = m, b: Any = barrier) -> None:
+                    b.wait()
+                    for args in part:
+                        m.update(*args)
+
+                pool = [threading.Thread(target=work, args=(p,)) for p in parts]
+                for t in pool:
+                    t.start()
+                barrier.wait()
+                start = perf_ns()
+                for t in pool:
+                    t.join()
+                count = m.count
+                best = min(best, perf_ns() - start)
+                # Nothing lost: every row counted, and the same state as one thread fed them
+                # (equal bytes for counts, equal values to rounding for float sums).
+                if count != len(data):
+                    lossless = False
+                elif name == "ROCAUC":
+                    lossless &= m == reference
+                else:
+                    got, want = m.compute(), reference.compute()
+                    if isinstance(want, dict):
+                        lossless &= all(np.isclose(got[k], want[k], rtol=1e-12) for k in want)
+                    else:
+                        lossless &= bool(np.isclose(got, want, rtol=1e-12))
+            rows.append(
+                [
+                    name,
+                    str(n_threads),
+                    f"{len(data) * 1e6 / best:,.0f}",
+                    "yes" if lossless else "**no: rows lost**",
+                ]
+            )
+    print(f"## Threads updating one shared metric, one sample per call, {calls:,} rows\n")
+    table(["metric", "threads", "k rows/s in total", "lossless"], rows)
+
+
+# -- 5. StateDirectory.collect ---------------------------------------------------------------------
+
+
+def read_files(paths: list[str]) -> None:
+    for path in paths:
+        with open(path, "rb") as f:
+            f.read()
+
+
+def collect(rounds: int, rows_per_state: int) -> None:
+    rng = np.random.default_rng(4)
+    out = []
+    for n_states in (8, 64):
+        with tempfile.TemporaryDirectory() as folder:
+            d = StateDirectory(folder)
+            for i in range(n_states):
+                m = sm.MetricCollection(
+                    auc=sm.ROCAUC(),
+                    ap=sm.AveragePrecision(),
+                    logloss=sm.LogLoss(),
+                    brier=sm.BrierScore(),
+                )
+                y = rng.integers(0, 2, rows_per_state)
+                m.update(y, np.clip(0.3 * y + 0.7 * rng.random(rows_per_state), 0, 1))
+                # One file per worker process, named as that process would name it.
+                name = f"metrics.bench.{10_000 + i}.{i:012x}.state"
+                with open(os.path.join(folder, name), "wb") as f:
+                    f.write(m.to_bytes())
+            t_collect = per_call_ns(d.collect, [()], rounds)
+            merged = d.collect()
+            assert merged is not None and merged.count == n_states * rows_per_state
+
+            t_read = per_call_ns(read_files, [(d.files(),)], rounds)
+            t_publish = per_call_ns(d.publish, [(m,)], rounds)
+            size = os.path.getsize(d.files()[0])
+            out.append(
+                [
+                    str(n_states),
+                    f"{size:,}",
+                    f"{t_collect / 1e6:.2f}",
+                    f"{t_read / 1e6:.2f}",
+                    f"{t_collect / t_read:.1f}x",
+                    f"{t_publish / 1e6:.2f}",
+                ]
+            )
+    print(
+        f"## StateDirectory: collect() over published states of a four-metric collection "
+        f"({rows_per_state:,} rows each), best of {rounds} rounds\n"
+    )
+    print("publish() includes two fsync calls, so it depends on the file system.\n")
+    table(
+        [
+            "states",
+            "bytes per state",
+            "collect() ms",
+            "reading the files ms",
+            "collect / read",
+            "one publish() ms",
+        ],
+        out,
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--quick", action="store_true", help="a smoke run of a few seconds")
+    parser.add_argument("--calls", type=int, default=20_000, help="calls per timed loop")
+    parser.add_argument("--rounds", type=int, default=5, help="timed loops; the best is kept")
+    args = parser.parse_args(argv)
+    calls, rounds = (2_000, 2) if args.quick else (args.calls, args.rounds)
+    print(
+        f"streammetrics {sm.__version__}, Python {sys.version.split()[0]}, "
+        f"numpy {np.__version__}, {os.cpu_count()} CPUs\n"
+    )
+    one_sample(calls, rounds)
+    batches(calls, rounds)
+    collection(calls, rounds)
+    threads(calls, rounds)
+    collect(rounds=rounds, rows_per_state=2_000 if args.quick else 20_000)
+
+
+if __name__ == "__main__":
+    main()

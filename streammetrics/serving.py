@@ -1,0 +1,420 @@
+"""Many worker processes, one answer: each process publishes its state to a shared folder.
+
+A model server usually runs several worker processes (gunicorn, uvicorn, Celery), each with its
+own metric. Prometheus can add counters across workers but not AUCs; mergeable states can. A
+:class:`StateDirectory` is a folder where every process writes its latest state
+(:meth:`~StateDirectory.publish`, or a background thread with
+:meth:`~StateDirectory.publish_every`), and where any process reads and merges all of them
+(:meth:`~StateDirectory.collect`). Nothing but :meth:`Metric.to_bytes`,
+:func:`streammetrics.loads` and :meth:`Metric.merge` is involved, so the merged value is exactly
+the value of one metric fed every worker's rows (byte for byte for counting states).
+
+Files
+-----
+Each process writes one file per ``name`` (default ``"metrics"``)::
+
+    <name>.<host>.<pid>.<token>.state
+
+``host`` is the host name, ``pid`` the process id and ``token`` a random 48-bit value drawn once
+per process (again after a ``fork``), so a pid recycled after a reboot, or the same pid on another
+host sharing a network folder, never overwrites another process's file. A process that publishes
+again replaces its own file. Several metrics may share a folder under different names (a
+collector reads only its own name); within one name every file must hold the same class and
+configuration, and each process publishes one metric per name (a
+:class:`~streammetrics.MetricCollection` carries several as one).
+
+Writes are atomic: the state goes to a hidden temporary file in the same folder
+(``.<name>....tmp``), is flushed and ``fsync``-ed, and is renamed over the process's file with
+``os.replace``; the folder is then ``fsync``-ed where the platform allows it. A reader therefore
+sees either the previous complete state or the new one, never part of a file, without any lock
+between processes. Temporary files are never read.
+
+Retention
+---------
+A file stays after its process exits: that is the point, since the rows it counted were counted.
+A worker killed between two publishes loses only the rows of that last interval (stop the
+publisher, or let it publish at exit, to lose none). Files are removed only by
+:meth:`StateDirectory.prune`: use it when the counters are meant to start afresh (a new model
+version, a deployment that should not inherit the last one's rows), or to forget processes that
+have not published for longer than their publishing interval, i.e. workers that are gone.
+"""
+
+from __future__ import annotations
+
+import atexit
+import datetime as _dt
+import os
+import re
+import secrets
+import socket
+import threading
+import time
+import warnings
+from collections.abc import Iterator
+from typing import Any
+
+from .base import Metric, loads
+from .errors import IncompatibleStateError, InputError, StateDecodeError
+
+__all__ = ["Publisher", "StateDirectory", "StateFileWarning"]
+
+_NAME = re.compile(r"[A-Za-z0-9_-]+")
+_SUFFIX = ".state"
+
+
+class StateFileWarning(UserWarning):
+    """A file in a :class:`StateDirectory` was skipped by :meth:`StateDirectory.collect`."""
+
+
+# One token per process, drawn again in a forked child: a forked worker must not write the
+# file of its parent (gunicorn forks its workers from a master that may have imported the app).
+_token: tuple[int, str] | None = None
+_token_lock = threading.Lock()
+# Serialises the writes of one process to one file, so that an older snapshot written by one
+# thread never replaces a newer one written by another.
+_file_locks: dict[str, threading.Lock] = {}
+
+
+def _after_fork_in_child() -> None:
+    # A lock held by another thread at the fork would stay held forever in the child, and the
+    # child is another process: new locks, and a new token drawn at its first publish.
+    global _token, _token_lock, _file_locks
+    _token, _token_lock, _file_locks = None, threading.Lock(), {}
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def _process_token() -> str:
+    global _token
+    pid = os.getpid()
+    with _token_lock:
+        if _token is None or _token[0] != pid:
+            _token = (pid, secrets.token_hex(6))
+        return _token[1]
+
+
+def _host() -> str:
+    host = re.sub(r"[^A-Za-z0-9.-]", "-", socket.gethostname()).strip(".") or "host"
+    return host[:64]
+
+
+def _file_lock(path: str) -> threading.Lock:
+    with _token_lock:
+        lock = _file_locks.get(path)
+        if lock is None:
+            lock = _file_locks[path] = threading.Lock()
+        return lock
+
+
+def _fsync_dir(path: str) -> None:
+    # Makes the rename itself durable. Not possible on Windows (no directory handles through
+    # os.open) and refused by some network file systems: the rename is atomic either way.
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _seconds(value: Any, name: str) -> float:
+    if isinstance(value, _dt.timedelta):
+        value = value.total_seconds()
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InputError(f"{name} must be a number of seconds or a timedelta, got {value!r}")
+    seconds = float(value)
+    if not seconds >= 0 or seconds == float("inf"):
+        raise InputError(f"{name} must be finite and >= 0, got {value!r}")
+    return seconds
+
+
+class StateDirectory:
+    """A folder where worker processes publish their metric states, and where they are merged.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The folder, shared by the workers of one host (or of several hosts, on a network file
+        system that makes ``rename`` atomic, as NFS and SMB do). Created by the first
+        :meth:`publish`.
+    name : str, default "metrics"
+        Which states of the folder this object writes and reads (letters, digits, ``_`` and
+        ``-``): several metrics of different classes can share one folder under different names.
+
+    Notes
+    -----
+    :meth:`publish` costs one :meth:`~streammetrics.Metric.to_bytes`, one file write and two
+    ``fsync`` calls. :meth:`collect` reads and decodes every file of ``name`` and merges them:
+    O(files x state size), and nothing is kept between calls. No lock is taken across processes:
+    the atomic rename is what keeps readers and writers apart. Files of dead processes are kept
+    and counted until :meth:`prune` removes them (see the module docstring).
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> import streammetrics as sm
+    >>> from streammetrics.serving import StateDirectory
+    >>> d = StateDirectory(tempfile.mkdtemp())
+    >>> d.collect() is None
+    True
+    >>> path = d.publish(sm.Accuracy().update([0, 1, 1], [0, 1, 0]))
+    >>> merged = d.collect()
+    >>> merged.count, round(merged.compute(), 4)
+    (3, 0.6667)
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, name: str = "metrics") -> None:
+        if not isinstance(name, str) or not _NAME.fullmatch(name):
+            raise InputError(f"name must be letters, digits, '_' or '-' (no dots), got {name!r}")
+        self.path = os.fspath(path)
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"StateDirectory({self.path!r}, name={self.name!r})"
+
+    @property
+    def own_file(self) -> str:
+        """The file this process publishes to (it need not exist yet)."""
+        stem = f"{self.name}.{_host()}.{os.getpid()}.{_process_token()}"
+        return os.path.join(self.path, stem + _SUFFIX)
+
+    # -- writing -----------------------------------------------------------------------------
+
+    def publish(self, metric: Metric) -> str:
+        """Write ``metric``'s current state as this process's file, atomically; return its path.
+
+        Replaces what this process published before under this name. Errors of the file system
+        (``OSError``) are raised to the caller; nothing partial is ever visible to a reader.
+        """
+        if not isinstance(metric, Metric):
+            raise InputError(f"metric must be a streammetrics Metric, got {type(metric).__name__}")
+        target = self.own_file
+        with _file_lock(target):
+            blob = metric.to_bytes()
+            os.makedirs(self.path, exist_ok=True)
+            tmp = os.path.join(self.path, f".{os.path.basename(target)}.{secrets.token_hex(4)}.tmp")
+            # Readable by a collector running as another user, as open() would make it.
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
+            fd = os.open(tmp, flags, 0o666)
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    f.write(blob)
+                    f.flush()
+                    os.fsync(f.fileno())
+                _replace(tmp, target)
+            except BaseException:
+                try:
+                    os.unlink(tmp)
+                except OSError:
+                    pass
+                raise
+            _fsync_dir(self.path)
+        return target
+
+    def publish_every(self, metric: Metric, seconds: float) -> Publisher:
+        """Publish ``metric`` now, then every ``seconds`` from a daemon thread, and at exit.
+
+        Returns a :class:`Publisher`; its ``stop()`` ends the thread and publishes once more.
+        Interpreter exit (``atexit``) does the same if ``stop()`` was not called. In a forking
+        server, call this in each worker after the fork (gunicorn's ``post_fork`` hook): threads
+        do not survive ``fork``.
+        """
+        interval = _seconds(seconds, "seconds")
+        if interval <= 0:
+            raise InputError(f"seconds must be > 0, got {seconds!r}")
+        self.publish(metric)  # the first write raises here, at the call, if the folder is unusable
+        return Publisher(self, metric, interval)
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def files(self) -> list[str]:
+        """The state files of this ``name`` in the folder, sorted (temporary files excluded)."""
+        try:
+            entries = os.listdir(self.path)
+        except FileNotFoundError:
+            return []
+        prefix = self.name + "."
+        return [
+            os.path.join(self.path, e)
+            for e in sorted(entries)
+            if e.startswith(prefix) and e.endswith(_SUFFIX)
+        ]
+
+    def states(self) -> Iterator[tuple[str, Metric]]:
+        """Each valid state file as ``(path, metric)``; invalid files are warned about and skipped.
+
+        A file that is not a valid state (truncated, corrupt, written by something else) is
+        reported with a :class:`StateFileWarning` naming it. A file that disappears while being
+        listed (pruned) is skipped silently.
+        """
+        for path in self.files():
+            try:
+                with open(path, "rb") as f:
+                    blob = f.read()
+            except FileNotFoundError:
+                continue
+            except OSError as exc:
+                _skip(path, f"cannot be read ({exc})")
+                continue
+            try:
+                metric = loads(blob)
+            except StateDecodeError as exc:
+                _skip(path, f"is not a valid streammetrics state ({exc})")
+                continue
+            yield path, metric
+
+    def collect(self, like: Metric | None = None) -> Metric | None:
+        """Every published state of this ``name``, merged into a new metric; ``None`` if none.
+
+        Parameters
+        ----------
+        like : Metric, optional
+            The class and configuration the states must have (its own state is not merged).
+            Without it, the first valid file (in name order) sets them.
+
+        A file that is not a valid state, or that holds another class or configuration, is
+        skipped with a :class:`StateFileWarning` naming the file; it never makes the call fail.
+        The result does not depend on the order of the files (exactly for counting states, to
+        rounding for float sums).
+        """
+        if like is not None and not isinstance(like, Metric):
+            raise InputError(f"like must be a streammetrics Metric, got {type(like).__name__}")
+        merged = like.copy().reset() if like is not None else None
+        matched = 0
+        first = f"like={like!r}" if like is not None else ""
+        for path, metric in self.states():
+            if merged is None:
+                merged, first, matched = metric, os.path.basename(path), 1
+                continue
+            try:
+                merged.merge(metric)  # checks class and configuration before changing anything
+            except IncompatibleStateError as exc:
+                _skip(path, f"does not match {first} ({exc})")
+                continue
+            matched += 1
+        return merged if matched else None
+
+    def prune(self, older_than: float | _dt.timedelta) -> list[str]:
+        """Delete the state files not written for ``older_than`` (seconds or a timedelta).
+
+        Also deletes temporary files of that age (left by a process killed while writing).
+        Returns the deleted paths. ``prune(0)`` empties the folder of this ``name``: run it
+        before the workers start when their counts should begin afresh. With
+        ``older_than`` well above the publishing interval (say ten times), only files of
+        processes that stopped publishing are removed, and their rows stop being counted.
+        Ages are file modification times, so hosts sharing a network folder should keep their
+        clocks in step.
+        """
+        age = _seconds(older_than, "older_than")
+        cutoff = time.time() - age
+        try:
+            entries = sorted(os.listdir(self.path))
+        except FileNotFoundError:
+            return []
+        removed = []
+        prefix, hidden = self.name + ".", "." + self.name + "."
+        for entry in entries:
+            state = entry.startswith(prefix) and entry.endswith(_SUFFIX)
+            temporary = entry.startswith(hidden) and entry.endswith(".tmp")
+            if not (state or temporary):
+                continue
+            path = os.path.join(self.path, entry)
+            try:
+                if age == 0 or os.stat(path).st_mtime < cutoff:
+                    os.unlink(path)
+                    removed.append(path)
+            except FileNotFoundError:
+                continue
+        return removed
+
+
+def _replace(src: str, dst: str) -> None:
+    # On Windows a reader holding dst open makes the rename fail for a moment: retry briefly.
+    for attempt in range(50):
+        try:
+            os.replace(src, dst)
+            return
+        except PermissionError:
+            if os.name != "nt" or attempt == 49:
+                raise
+            time.sleep(0.01)
+
+
+def _skip(path: str, why: str) -> None:
+    warnings.warn(f"streammetrics: skipped {path}: {why}", StateFileWarning, stacklevel=3)
+
+
+class Publisher:
+    """Handle of :meth:`StateDirectory.publish_every`: a daemon thread that publishes a metric.
+
+    ``stop()`` ends the thread and publishes once more (it may be called any number of times;
+    only the first does anything). If it is never called, the same happens at interpreter exit.
+    A failed periodic write (a full disk, say) does not end the thread: it is reported with a
+    :class:`StateFileWarning`, kept in :attr:`last_error`, and the next interval tries again.
+    """
+
+    def __init__(self, directory: StateDirectory, metric: Metric, seconds: float) -> None:
+        self.directory = directory
+        self.metric = metric
+        self.seconds = seconds
+        self.publishes = 1  # publish_every wrote once before starting the thread
+        self.last_error: BaseException | None = None
+        self._stopping = threading.Event()
+        self._stopped = False
+        self._pid = os.getpid()
+        self._lock = threading.Lock()
+        self._thread = threading.Thread(
+            target=self._run, name=f"streammetrics-publish-{directory.name}", daemon=True
+        )
+        atexit.register(self.stop)
+        self._thread.start()
+
+    @property
+    def running(self) -> bool:
+        """Whether the publishing thread is alive."""
+        return self._thread.is_alive()
+
+    def _run(self) -> None:
+        while not self._stopping.wait(self.seconds):
+            self._publish()
+
+    def _publish(self) -> None:
+        try:
+            self.directory.publish(self.metric)
+        except Exception as exc:
+            self.last_error = exc
+            warnings.warn(
+                f"streammetrics: publishing to {self.directory.own_file} failed: {exc!r}",
+                StateFileWarning,
+                stacklevel=2,
+            )
+        else:
+            self.publishes += 1
+
+    def stop(self, timeout: float = 10.0) -> None:
+        """Stop the thread, then publish the final state (once; later calls do nothing)."""
+        with self._lock:
+            if self._stopped:
+                return
+            self._stopped = True
+        atexit.unregister(self.stop)
+        if os.getpid() != self._pid:
+            # A forked child inherits this handle (and the parent's rows): publishing them
+            # under the child's name would count them twice.
+            return
+        self._stopping.set()
+        if self._thread is not threading.current_thread():
+            self._thread.join(timeout)
+        self._publish()
+
+    def __enter__(self) -> Publisher:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
