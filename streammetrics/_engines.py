@@ -5,10 +5,11 @@ A partition's rows become one state (or one state per key), serialised with
 pickled metric objects) and are merged in a tree. Only numpy and the core are used here, so the
 functions run unchanged in Dask workers and in Spark's Python workers.
 
-Keyed metrics (:class:`~streammetrics._keyed.Keyed`: GAUC's groups, ranking's queries) are fed
-rows partitioned by a hash of their key column first (:func:`key_column` names it), so that the
-partitions' states hold disjoint keys: together they are no larger than the result, and they
-are joined (:func:`join_blobs`) instead of merged key by key.
+Keyed metrics (:class:`~streammetrics._keyed.Keyed`: GAUC's groups, ranking's queries) reduce
+in parallel by key: each partition's state is split by a hash of the key into ``parts`` pieces
+(:func:`split_blob`), reducer ``j`` merges the ``j``-th pieces of every partition, and the
+reducers' states, which hold disjoint keys, are joined (:func:`join_blobs`) rather than merged
+key by key. Only states travel, never rows, and no reducer holds more than its share of keys.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ __all__ = [
     "check_columns",
     "join_blobs",
     "key_column",
+    "split_blob",
     "merge_blobs",
     "merge_keyed",
     "partition_states",
@@ -132,6 +134,15 @@ def merge_blobs(blobs: Sequence[bytes]) -> bytes:
         return blobs[0]
     first = loads(blobs[0])
     return first.merge(*[loads(b) for b in blobs[1:]]).to_bytes()
+
+
+def split_blob(blob: bytes, parts: int) -> list[bytes]:
+    """A keyed state's bytes cut into ``parts`` states of disjoint keys (by a hash of the key,
+    so that piece ``j`` of every partition holds keys of the same share)."""
+    metric = loads(blob)
+    if not isinstance(metric, Keyed):
+        raise TypeError(f"{type(metric).__name__} is not keyed: its state cannot be split")
+    return [m.to_bytes() for m in metric.split(parts)]
 
 
 def join_blobs(blobs: Sequence[bytes]) -> bytes:

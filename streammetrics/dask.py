@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import _engines
+from ._inputs import config_int
 from .base import Metric, loads
 
 __all__ = ["aggregate"]
@@ -34,11 +35,21 @@ def _merge(parts: list[dict[Any, bytes]]) -> dict[Any, bytes]:
     return _engines.merge_keyed(parts)
 
 
-def _join(parts: list[dict[Any, bytes]]) -> dict[Any, bytes]:
-    return {None: _engines.join_blobs([p[None] for p in parts])}
+def _split(state: dict[Any, bytes], parts: int) -> list[bytes]:
+    return _engines.split_blob(state[None], parts)
 
 
-def aggregate(ddf: Any, metric: Metric, columns: Any, by: str | None = None) -> Any:
+def _merge_pieces(pieces: list[bytes]) -> bytes:
+    return _engines.merge_blobs(pieces)
+
+
+def _join_pieces(pieces: list[bytes]) -> bytes:
+    return _engines.join_blobs(pieces)
+
+
+def aggregate(
+    ddf: Any, metric: Metric, columns: Any, by: str | None = None, key_parts: int = 0
+) -> Any:
     """``metric`` over every row of ``ddf``; with ``by``, one metric per value of that column.
 
     Each partition builds its state in a worker (one update per partition, or per key present in
@@ -46,10 +57,11 @@ def aggregate(ddf: Any, metric: Metric, columns: Any, by: str | None = None) -> 
     state (or one per key). The result equals feeding all rows to ``metric`` in one process:
     byte for byte for counting states, to rounding for float sums.
 
-    A keyed metric (``GAUC``, the ranking metrics) is first shuffled by its key column (its
-    groups, its query ids), so that each partition's state holds its own keys and the states are
-    joined, not merged key by key: the states together are the size of the result, wherever a
-    key's rows started (``docs/streams.md``).
+    With ``key_parts=n``, a keyed metric (``GAUC``, the ranking metrics) reduces in parallel by
+    key: each partition's state is split by a hash of its key (groups, query ids) into ``n``
+    pieces, ``n`` reducers each merge one share of the keys, and their states, of disjoint keys,
+    are joined rather than merged key by key. It pays off with many workers and large states;
+    on two workers the tree merge is faster, so it is not the default (``docs/streams.md``).
 
     Parameters
     ----------
@@ -61,6 +73,8 @@ def aggregate(ddf: Any, metric: Metric, columns: Any, by: str | None = None) -> 
         update keyword -> column (``{"y_true": "label", "sample_weight": "w"}``).
     by : str, optional
         A column whose values key the result: ``{key: metric}``.
+    key_parts : int, default 0
+        For keyed metrics: reduce in this many shares of the keys (0: one tree merge).
 
     Returns
     -------
@@ -79,6 +93,7 @@ def aggregate(ddf: Any, metric: Metric, columns: Any, by: str | None = None) -> 
     {1: 1.0, 2: 0.5}
     """
     dask = _import_dask()
+    key_parts = config_int(key_parts, "key_parts", minimum=0)
     positional, keywords = _engines.check_columns(metric, columns, by)
     needed = list(dict.fromkeys([*positional, *keywords.values(), *([by] if by else [])]))
     missing = [c for c in needed if c not in ddf.columns]
@@ -87,16 +102,21 @@ def aggregate(ddf: Any, metric: Metric, columns: Any, by: str | None = None) -> 
 
         raise InputError(f"columns: {missing} not in the DataFrame (it has {list(ddf.columns)})")
     template = metric.copy().reset().to_bytes()
-    frame = ddf[needed]
-    key = None if by is not None else _engines.key_column(metric, positional, keywords)
-    if key is not None and frame.npartitions > 1:
-        frame = frame.shuffle(on=key, npartitions=frame.npartitions)
     parts = [
         dask.delayed(_partition)(part, template, positional, keywords, by)
-        for part in frame.to_delayed()
+        for part in ddf[needed].to_delayed()
     ]
-    combine = _join if key is not None else _merge
-    merged = _engines.tree_merge(parts, dask.delayed(combine)) if parts else None
+    key = None if by is not None else _engines.key_column(metric, positional, keywords)
+    if key is not None and key_parts and len(parts) > 1:
+        n = key_parts
+        pieces = [dask.delayed(_split, nout=n)(p, n) for p in parts]
+        shares = [
+            _engines.tree_merge([p[j] for p in pieces], dask.delayed(_merge_pieces))
+            for j in range(n)
+        ]
+        joined = _engines.tree_merge(shares, dask.delayed(_join_pieces))
+        return loads(dask.compute(joined)[0])
+    merged = _engines.tree_merge(parts, dask.delayed(_merge)) if parts else None
     states: dict[Any, bytes] = dask.compute(merged)[0] if merged is not None else {}
     if by is None:
         return loads(states.get(None, template))

@@ -12,13 +12,16 @@ from collections.abc import Iterator
 from typing import Any
 
 from . import _engines
+from ._inputs import config_int
 from .base import Metric, loads
 from .errors import InputError
 
 __all__ = ["aggregate"]
 
 
-def aggregate(df: Any, metric: Metric, columns: Any, by: str | None = None) -> Any:
+def aggregate(
+    df: Any, metric: Metric, columns: Any, by: str | None = None, key_parts: int = 8
+) -> Any:
     """``metric`` over every row of ``df``; with ``by``, one metric per value of that column.
 
     Each partition turns its rows into a state in a Python worker (``mapInPandas``, one update
@@ -27,10 +30,10 @@ def aggregate(df: Any, metric: Metric, columns: Any, by: str | None = None) -> A
     result equals feeding all rows to ``metric`` in one process: byte for byte for counting
     states, to rounding for float sums.
 
-    A keyed metric (``GAUC``, the ranking metrics) is first repartitioned by its key column
-    (``repartition(key)``), so that each partition's state holds its own groups or queries; the
-    reducer then joins states of disjoint keys instead of merging every key's pieces, and the
-    states it receives add up to the size of the result (``docs/streams.md``).
+    A keyed metric (``GAUC``, the ranking metrics) reduces in parallel by key: each partition's
+    state is split by a hash of its key (groups, query ids) into ``key_parts`` pieces, Spark
+    merges the pieces of each share of the keys in its own task, and the driver joins the
+    shares' states, of disjoint keys, one at a time (``docs/streams.md``).
 
     Parameters
     ----------
@@ -41,6 +44,8 @@ def aggregate(df: Any, metric: Metric, columns: Any, by: str | None = None) -> A
         Columns passed positionally to ``update``, or a dict of update keyword -> column.
     by : str, optional
         A column whose values key the result: ``{key: metric}``.
+    key_parts : int, default 8
+        For keyed metrics: reduce in this many shares of the keys (0: one reducer merges all).
 
     Returns
     -------
@@ -52,6 +57,7 @@ def aggregate(df: Any, metric: Metric, columns: Any, by: str | None = None) -> A
         raise ImportError(
             "streammetrics.spark needs pandas and pyarrow: pip install 'streammetrics[spark]'"
         ) from None
+    key_parts = config_int(key_parts, "key_parts", minimum=0)
     positional, keywords = _engines.check_columns(metric, columns, by)
     needed = list(dict.fromkeys([*positional, *keywords.values(), *([by] if by else [])]))
     missing = [c for c in needed if c not in df.columns]
@@ -61,25 +67,31 @@ def aggregate(df: Any, metric: Metric, columns: Any, by: str | None = None) -> A
     key_type = df.schema[by].dataType.simpleString() if by else "int"
     schema = f"key {key_type}, state binary"
 
+    key = None if by is not None else _engines.key_column(metric, positional, keywords)
+    shares = key_parts if key is not None else 0
+
     def states(frames: Iterator[Any]) -> Iterator[Any]:
         parts = _engines.partition_states(frames, template, positional, keywords, by)
+        if shares:  # a keyed metric: one piece per share of the keys
+            yield pd.DataFrame(
+                {"key": range(shares), "state": _engines.split_blob(parts[None], shares)}
+            )
+            return
         keys = [0 if k is None else k for k in parts]
         yield pd.DataFrame({"key": keys, "state": list(parts.values())})
 
-    key = None if by is not None else _engines.key_column(metric, positional, keywords)
-    combine = _engines.merge_blobs if key is None else _engines.join_blobs
-
     def merge(frame: Any) -> Any:
         blobs = frame["state"].tolist()
-        merged = _engines.tree_merge(blobs, combine)
+        merged = _engines.tree_merge(blobs, _engines.merge_blobs)
         return pd.DataFrame({"key": frame["key"].iloc[:1], "state": [merged]})
 
-    rows_in = df.select(*needed)
-    if key is not None:
-        # Each key's rows in one partition: the partitions' states hold disjoint keys, so
-        # together they are the size of the result, and they are joined, not merged by key.
-        rows_in = rows_in.repartition(key)
-    per_partition = rows_in.mapInPandas(states, schema)
+    per_partition = df.select(*needed).mapInPandas(states, schema)
+    if shares:
+        result = loads(template)
+        reduced = per_partition.groupBy("key").applyInPandas(merge, schema)
+        for row in reduced.toLocalIterator():  # one share at a time: disjoint keys, joined
+            result.join(loads(bytes(row["state"])))  # type: ignore[attr-defined]
+        return result
     rows = per_partition.groupBy("key").applyInPandas(merge, schema).collect()
     found = {row["key"]: bytes(row["state"]) for row in rows}
     if by is None:

@@ -59,16 +59,17 @@ def test_by_key_equals_per_key_metrics(client, frame) -> None:
         assert got[user] == sm.Accuracy().update(rows["y"], rows["p"])
 
 
-def test_keyed_metrics_are_shuffled_by_key_and_joined(client, frame) -> None:
-    # GAUC's groups and NDCG's queries: partitions hold disjoint keys, their states are joined;
-    # the result is the single process's, byte for byte.
+def test_keyed_metrics_reduce_by_key_and_join(client, frame) -> None:
+    # GAUC's groups and NDCG's queries, split into shares of the keys, merged per share and
+    # joined: the result is the single process's, byte for byte.
     rng = np.random.default_rng(1)
     df = frame.assign(y=(frame["y"] > 0).astype(int), s=rng.random(len(frame)))
     ddf = dd.from_pandas(df, npartitions=19)
-    got = aggregate(ddf, sm.GAUC(), ["y", "s", "user"])
-    assert got.to_bytes() == sm.GAUC().update(df["y"], df["s"], df["user"]).to_bytes()
+    want = sm.GAUC().update(df["y"], df["s"], df["user"]).to_bytes()
+    assert aggregate(ddf, sm.GAUC(), ["y", "s", "user"]).to_bytes() == want
+    assert aggregate(ddf, sm.GAUC(), ["y", "s", "user"], key_parts=3).to_bytes() == want
     cols = {"query_ids": "user", "relevance": "p", "scores": "s"}
-    ndcg = aggregate(ddf, sm.ranking.NDCG(k=10), cols)
+    ndcg = aggregate(ddf, sm.ranking.NDCG(k=10), cols, key_parts=4)
     assert ndcg == sm.ranking.NDCG(k=10).update(df["user"], df["p"].astype(float), df["s"])
 
 
@@ -87,3 +88,5 @@ def test_bad_arguments(frame) -> None:
         aggregate(ddf, sm.Accuracy(), ["y", "nope"])
     with pytest.raises(sm.InputError, match="columns"):
         aggregate(ddf, sm.Accuracy(), "y")
+    with pytest.raises(sm.InputError, match="key_parts"):
+        aggregate(ddf, sm.GAUC(), ["y", "p", "user"], key_parts=-1)

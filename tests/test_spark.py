@@ -77,13 +77,15 @@ def test_spark_equals_single_process(spark, frame) -> None:
 
 
 @pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas")
-def test_keyed_metrics_are_repartitioned_by_key_and_joined(spark, frame) -> None:
+def test_keyed_metrics_reduce_by_key_and_join(spark, frame) -> None:
     rng = np.random.default_rng(2)
     local = frame.assign(y=(frame["y"] > 0).astype(int), s=rng.random(len(frame)))
     df = spark.createDataFrame(local).repartition(6)
     got = aggregate(df, sm.GAUC(max_exact=8), ["y", "s", "user"])
     want = sm.GAUC(max_exact=8).update(local["y"], local["s"], local["user"])
     assert got.to_bytes() == want.to_bytes()
+    one_reducer = aggregate(df, sm.GAUC(max_exact=8), ["y", "s", "user"], key_parts=0)
+    assert one_reducer.to_bytes() == want.to_bytes()
     cols = {"query_ids": "user", "relevance": "p", "scores": "s"}
     ndcg = aggregate(df, sm.ranking.NDCG(), cols)
     assert ndcg == sm.ranking.NDCG().update(local["user"], local["p"].astype(float), local["s"])

@@ -1,0 +1,189 @@
+"""Keyed metrics at cluster scale: GAUC and NDCG over Spark (local[2]) and Dask (2 processes).
+
+Side by side on the same rows (a Parquet file for Spark, a Dask DataFrame of the same partitions):
+
+* ``streammetrics.spark.aggregate`` / ``streammetrics.dask.aggregate`` of ``ROCAUC`` (no key)
+  and of ``GAUC`` (keyed: rows repartitioned by user, partition states joined);
+* the same GAUC with ``key_parts=0``, the path 0.1 took (per-partition states over every user,
+  merged by one reducer; the Dask default, measured faster on two workers);
+* one process doing the whole job (``GAUC().update`` on the whole table);
+* the way users compute GAUC today without streammetrics: ``groupBy(user).applyInPandas`` with
+  scikit-learn's ``roc_auc_score`` per user, then a weighted mean (10k users only: at 1M users
+  it runs for tens of minutes);
+* Spark MLlib's ``BinaryClassificationEvaluator(areaUnderROC)`` for plain AUC;
+* NDCG@10 over queries (Spark), keyed by query.
+
+Timings are wall-clock seconds of one run each (a Spark job is too long to repeat many times);
+the printed ratios compare runs made in the same process minutes apart. Usage:
+``python benchmarks/bench_engines.py [--quick] [--rows N ...] [--users N ...]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import streammetrics as sm
+from streammetrics import ranking
+
+
+def make_frame(rows: int, users: int, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    user = rng.integers(0, users, rows)
+    y = rng.integers(0, 2, rows)
+    s = np.clip(0.2 * y + 0.8 * rng.random(rows), 0, 1)
+    rel = (rng.random(rows) * 4).astype(np.int64).astype(float)
+    return pd.DataFrame({"y": y, "s": s, "user": user, "rel": rel})
+
+
+def timed(fn):  # type: ignore[no-untyped-def]
+    t0 = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - t0, out
+
+
+def spark_session():  # type: ignore[no-untyped-def]
+    from pyspark.sql import SparkSession
+
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    root = str(Path(__file__).resolve().parents[1])
+    os.environ["PYTHONPATH"] = os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])
+    session = (
+        SparkSession.builder.master("local[2]")
+        .appName("streammetrics-bench-engines")
+        .config("spark.driver.memory", "6g")
+        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        .config("spark.ui.enabled", "false")
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("ERROR")
+    return session
+
+
+def bench_spark(frame: pd.DataFrame, path: str, users: int, full: bool) -> list[tuple]:
+    from pyspark.ml.evaluation import BinaryClassificationEvaluator
+    from pyspark.sql import functions as F
+
+    from streammetrics.spark import aggregate
+
+    spark = spark_session()
+    df = spark.read.parquet(path)
+    df.count()  # start the JVM's workers and read the file once before timing anything
+    rows = []
+    t_auc, auc = timed(lambda: aggregate(df, sm.ROCAUC(), ["y", "s"]))
+    rows.append(("spark", "ROCAUC (streammetrics)", t_auc, auc.compute()))
+    t_gauc, gauc = timed(lambda: aggregate(df, sm.GAUC(), ["y", "s", "user"]))
+    rows.append(
+        (
+            "spark",
+            "GAUC keyed (states split by user hash, 8 reducers, joined)",
+            t_gauc,
+            gauc.compute(),
+        )
+    )
+    # key_parts=0: the key-blind path of 0.1, every partition's state merged by one reducer.
+    t_blind, old = timed(lambda: aggregate(df, sm.GAUC(), ["y", "s", "user"], key_parts=0))
+    rows.append(
+        ("spark", "GAUC key_parts=0 (one reducer merges all, as 0.1)", t_blind, old.compute())
+    )
+    ev = BinaryClassificationEvaluator(
+        labelCol="y", rawPredictionCol="s", metricName="areaUnderROC"
+    )
+    t_mllib, v = timed(lambda: ev.evaluate(df.withColumn("y", F.col("y").cast("double"))))
+    rows.append(("spark", "MLlib BinaryClassificationEvaluator (AUC)", t_mllib, v))
+    if users <= 20_000 and full:
+        from sklearn.metrics import roc_auc_score
+
+        def per_user(pdf: pd.DataFrame) -> pd.DataFrame:
+            ok = pdf["y"].nunique() == 2
+            auc_u = roc_auc_score(pdf["y"], pdf["s"]) if ok else float("nan")
+            return pd.DataFrame({"auc": [auc_u], "n": [len(pdf)]})
+
+        def sklearn_gauc() -> float:
+            out = df.groupBy("user").applyInPandas(per_user, "auc double, n long").toPandas()
+            out = out.dropna()
+            return float((out["auc"] * out["n"]).sum() / out["n"].sum())
+
+        t_pandas, v = timed(sklearn_gauc)
+        rows.append(("spark", "applyInPandas + sklearn roc_auc_score per user", t_pandas, v))
+    cols = {"query_ids": "user", "relevance": "rel", "scores": "s"}
+    t_ndcg, nd = timed(lambda: aggregate(df, ranking.NDCG(k=10), cols))
+    rows.append(("spark", "NDCG@10 keyed by query (streammetrics)", t_ndcg, nd.compute()))
+    spark.stop()
+    return rows
+
+
+def bench_dask(frame: pd.DataFrame, partitions: int) -> list[tuple]:
+    import dask.dataframe as dd
+    import distributed
+
+    from streammetrics.dask import aggregate
+
+    rows = []
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster),
+    ):
+        ddf = dd.from_pandas(frame, npartitions=partitions).persist()
+        t_auc, auc = timed(lambda: aggregate(ddf, sm.ROCAUC(), ["y", "s"]))
+        rows.append(("dask", "ROCAUC (streammetrics)", t_auc, auc.compute()))
+        t_blind, old = timed(lambda: aggregate(ddf, sm.GAUC(), ["y", "s", "user"]))
+        gauc8 = aggregate(ddf, sm.GAUC(), ["y", "s", "user"], key_parts=8)
+        t_keyed, keyed = timed(lambda: aggregate(ddf, sm.GAUC(), ["y", "s", "user"], key_parts=8))
+        rows.append(("dask", "GAUC tree merge (default)", t_blind, old.compute()))
+        rows.append(("dask", "GAUC key_parts=8 (split by user, joined)", t_keyed, keyed.compute()))
+        assert gauc8 == keyed
+        cols = {"query_ids": "user", "relevance": "rel", "scores": "s"}
+        t_ndcg, nd = timed(lambda: aggregate(ddf, ranking.NDCG(k=10), cols))
+        rows.append(("dask", "NDCG@10 (tree merge)", t_ndcg, nd.compute()))
+    return rows
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--quick", action="store_true", help="1M rows, 10k users, Spark and Dask")
+    ap.add_argument("--rows", type=int, nargs="*", default=[4_000_000, 16_000_000])
+    ap.add_argument("--users", type=int, nargs="*", default=[10_000, 1_000_000])
+    ap.add_argument("--partitions", type=int, default=8)
+    ap.add_argument("--skip-spark", action="store_true")
+    ap.add_argument("--skip-dask", action="store_true")
+    args = ap.parse_args()
+    sizes = [(1_000_000, 10_000)] if args.quick else [(r, u) for r in args.rows for u in args.users]
+    for n_rows, users in sizes:
+        frame = make_frame(n_rows, users)
+        print(f"\n## {n_rows:,} rows, {users:,} users, {args.partitions} partitions\n")
+        print("| engine | what | seconds | value | vs one process |")
+        print("| --- | --- | --- | --- | --- |")
+        y, s, u = frame["y"], frame["s"], frame["user"]
+        t_one, one = timed(lambda y=y, s=s, u=u: sm.GAUC().update(y, s, u))
+        rows: list[tuple] = [
+            ("one process", "GAUC().update on the whole table", t_one, one.compute())
+        ]
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "rows.parquet")
+            chunks = np.array_split(np.arange(n_rows), args.partitions)
+            os.makedirs(path)
+            for i, idx in enumerate(chunks):
+                frame.iloc[idx].to_parquet(os.path.join(path, f"part-{i:03d}.parquet"))
+            if not args.skip_spark:
+                rows += bench_spark(frame, path, users, full=not args.quick or users <= 10_000)
+            if not args.skip_dask:
+                rows += bench_dask(frame, args.partitions)
+        for engine, what, seconds, value in rows:
+            print(f"| {engine} | {what} | {seconds:.2f} | {value:.6f} | {seconds / t_one:.2f}x |")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
