@@ -10,6 +10,7 @@ last is atomic.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -29,9 +30,14 @@ __all__ = [
 
 
 def as_array(x: Any, name: str) -> np.ndarray:
-    """``x`` as a numpy array of at least one dimension (a scalar becomes one sample)."""
+    """``x`` as a numpy array of at least one dimension (a scalar becomes one sample).
+
+    An iterator or generator is read once, to the end, as a column of its values.
+    """
     if x is None:
         raise InputError(f"{name}: got None, expected an array-like")
+    if isinstance(x, Iterator):
+        x = list(x)
     # torch tensors (any device) without importing torch; ``.numpy()`` after ``.cpu()``.
     if hasattr(x, "detach") and hasattr(x, "cpu") and hasattr(x, "numpy"):
         x = x.detach().cpu().numpy()
@@ -78,7 +84,13 @@ def as_scores(x: Any, name: str, *, ndim: int = 1) -> np.ndarray:
     arr = as_array(x, name)
     if arr.ndim != ndim:
         raise InputError(f"{name}: expected a {ndim}-D array, got shape {arr.shape}")
-    if arr.dtype.kind not in "biuf":
+    kind = arr.dtype.kind
+    if kind in "USc" or (
+        kind == "O" and any(isinstance(v, (str, bytes, complex)) for v in arr.flat)
+    ):
+        # As scikit-learn: strings are not numbers, even "0.5", and a complex is not a real.
+        raise InputError(f"{name}: expected real numbers, got {_describe(arr)}")
+    if kind not in "biuf":
         try:
             arr = arr.astype(np.float64)
         except (TypeError, ValueError) as exc:
@@ -86,6 +98,14 @@ def as_scores(x: Any, name: str, *, ndim: int = 1) -> np.ndarray:
     arr = np.asarray(arr, dtype=np.float64)
     _finite(arr, name, "values")
     return arr
+
+
+def _describe(arr: np.ndarray) -> str:
+    if arr.dtype.kind in "US":
+        return "strings"
+    if arr.dtype.kind == "c":
+        return "complex numbers"
+    return f"values of types {sorted({type(v).__name__ for v in arr.flat})}"
 
 
 def as_matrix(x: Any, name: str) -> np.ndarray:
@@ -119,8 +139,16 @@ def as_labels(x: Any, name: str) -> np.ndarray:
     scikit-learn accepts ``[0.0, 1.0]``); strings become a unicode array. A column mixing strings
     and numbers, NaN, or fractional floats is refused.
     """
+    if isinstance(x, Iterator):
+        x = list(x)
     arr = _vector(x, name)
     kind = arr.dtype.kind
+    if kind == "U" and isinstance(x, (list, tuple)) and not all(isinstance(v, str) for v in x):
+        # numpy reads ["a", 1] as two strings; scikit-learn refuses such a column.
+        raise InputError(
+            f"{name}: mixes strings and numbers "
+            f"({sorted({type(v).__name__ for v in x})}); use one kind of label"
+        )
     if kind in "biu":
         if kind == "u" and arr.size and arr.max() > np.iinfo(np.int64).max:
             raise InputError(f"{name}: labels above 2**63 - 1 are not supported")

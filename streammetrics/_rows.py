@@ -132,6 +132,8 @@ class Rows:
                 return None
             # A copy: the caller may reuse its buffer once update returns.
             arr = x.copy() if isinstance(x, np.ndarray) else np.array(x)
+            if arr.dtype.kind == "U" and isinstance(x, list) and not _all_str(x):
+                return None  # numpy reads ["a", 1] as strings; update refuses such a column
             if arr.ndim != 1 or (n >= 0 and len(arr) != n):
                 return None
             n = len(arr)
@@ -234,6 +236,10 @@ def _row_check(checks: tuple[Any, ...]) -> Any:
             return False
 
     return check
+
+
+def _all_str(values: list[Any]) -> bool:
+    return all(type(v) in _STR_TYPES for v in values)
 
 
 def _is_scalar(v: Any) -> bool:

@@ -113,6 +113,7 @@ def test_pickle_folds_pending_rows_and_gives_a_new_lock() -> None:
     [
         (float("nan"), 0.5),
         (1, float("inf")),
+        (1, 1j),
         (1, 1.5),
         (1, -0.1),
         (2, 0.5),

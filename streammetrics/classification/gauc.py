@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .._inputs import as_array, as_labels, as_weights, check_same_length, config_int
+from .._inputs import as_labels, as_weights, check_same_length, config_int
 from .._keyed import Keyed
 from ..base import Metric, StateBlock
 from ..errors import IncompatibleStateError, InputError
@@ -572,7 +572,7 @@ class GAUC(Keyed, Metric):
         """Add a batch of (label, score, group) rows, optionally weighted. O(n log n)."""
         y = binary_labels(y_true)
         x = checked_scores(y_score, self._config["score_type"])
-        g = as_labels(as_array(groups, "groups"), "groups")
+        g = as_labels(groups, "groups")
         n = check_same_length(y_true=y, y_score=x, groups=g)
         w = as_weights(sample_weight, n)
         if n == 0:
