@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from ._rows import Rows
+from ._rows import SMALL_BATCH, Rows
 
 __all__ = ["FOLD_ROWS", "Pending", "PerRequest", "StateAttr", "wrap_class"]
 
@@ -41,9 +41,10 @@ class Pending:
     ordinary updates would make it).
     """
 
-    __slots__ = ("chunk_rows", "chunks", "rows", "weighted")
+    __slots__ = ("chunk_rows", "chunks", "rows", "stash", "weighted")
 
     def __init__(self, weighted: bool) -> None:
+        self.stash: dict[str, Any] = {}  # the metric's declared fields, out of it meanwhile
         self.rows: list[tuple[Any, ...]] = []  # one tuple per scalar row (weight last)
         self.chunks: list[tuple[np.ndarray, ...]] = []
         self.chunk_rows = 0
@@ -68,7 +69,13 @@ class Pending:
 
 
 class StateAttr:
-    """A declared state field, read through the class: folds pending rows before any read."""
+    """A declared state field, read through the class only while rows are pending.
+
+    While a metric has pending rows its declared fields are taken out of the instance (kept in
+    the buffer), so that a read of one falls through to this descriptor, which folds the rows
+    and puts the fields back. With nothing pending a read is a plain instance attribute: the
+    metric's own update code pays nothing for it.
+    """
 
     __slots__ = ("name",)
 
@@ -78,15 +85,11 @@ class StateAttr:
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         if obj is None:
             return self
-        if obj._pending is not None:
-            obj._fold_locked()
+        obj._fold_locked()
         try:
             return obj.__dict__[self.name]
         except KeyError:
             raise AttributeError(self.name) from None
-
-    def __set__(self, obj: Any, value: Any) -> None:
-        obj.__dict__[self.name] = value
 
 
 def _reading(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -109,7 +112,7 @@ def _resetting(fn: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(fn)
     def reset(self: Any, *args: Any, **kwargs: Any) -> Any:
         with self._lock:
-            self._pending = None
+            self._drop_pending()
             if self._rows is not None:
                 self._rows.forget()
             return fn(self, *args, **kwargs)
@@ -219,7 +222,7 @@ class PerRequest:
         if pending is None or pending.weighted:
             if pending is not None:
                 self._fold()
-            pending = self._pending = Pending(False)
+            pending = self._start_pending(False)
         pending.rows.append(args)
         if len(pending.rows) >= FOLD_ROWS:
             self._fold()
@@ -232,7 +235,7 @@ class PerRequest:
             self._fold()
             pending = None
         if pending is None:
-            pending = self._pending = Pending(weighted)
+            pending = self._start_pending(weighted)
         if isinstance(values[0], np.ndarray):
             pending.add_chunk(values)
             added = len(values[0])
@@ -242,6 +245,21 @@ class PerRequest:
         if pending.size >= FOLD_ROWS:
             self._fold()
         return added
+
+    def _start_pending(self, weighted: bool) -> Pending:
+        """A new buffer, holding the declared fields until the fold (see :class:`StateAttr`)."""
+        pending = self._pending = Pending(weighted)
+        attrs, cls = self.__dict__, type(self)
+        for name in [n for n in attrs if isinstance(getattr(cls, n, None), StateAttr)]:
+            pending.stash[name] = attrs.pop(name)
+        return pending
+
+    def _drop_pending(self) -> None:
+        """Forget the pending rows (``reset``), putting the declared fields back first."""
+        pending = self._pending
+        if pending is not None:
+            self.__dict__.update(pending.stash)
+            self._pending = None
 
     def _try_buffer(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
         """Buffer this ``update`` call if it certainly passes (lock held); False otherwise."""
@@ -256,7 +274,10 @@ class PerRequest:
     def _learn(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         rows = self._rows
         assert rows is not None
-        if len(args) != rows.n or not set(kwargs) <= {"sample_weight"}:
+        first = args[0] if args else None
+        if isinstance(first, np.ndarray) and len(first) > SMALL_BATCH and not kwargs:
+            return  # a large batch: nothing to learn from it (nor anything to forget)
+        if len(args) != rows.n or any(k != "sample_weight" for k in kwargs):
             # A call beyond the declared columns (ranking's ``complete=True``) may change the
             # state in ways the declaration does not describe: trust nothing learnt before it.
             rows.forget()
@@ -268,6 +289,7 @@ class PerRequest:
         pending = self._pending
         if pending is None:
             return
+        self.__dict__.update(pending.stash)
         self._pending = None
         cols = pending.arrays()
         raw = type(self).update.__sm_raw__  # type: ignore[attr-defined]

@@ -282,7 +282,7 @@ class Metric(PerRequest):
     def reset(self: _M) -> _M:
         """Forget everything seen; keeps the configuration."""
         with self._lock:
-            self._pending = None
+            self._drop_pending()
             if self._rows is not None:
                 self._rows.forget()
             for name, field in self._fields.items():
