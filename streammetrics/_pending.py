@@ -29,8 +29,11 @@ from ._rows import SMALL_BATCH, Rows
 
 __all__ = ["FOLD_ROWS", "Pending", "PerRequest", "StateAttr", "wrap_class"]
 
-#: Rows buffered before the buffer is folded into the state (one vectorised update).
+#: Rows buffered before the buffer is folded into the state (one vectorised update): samples
+#: given as scalars are kept as Python objects (about 100 bytes a row), small batches as arrays
+#: (about 8 bytes a value), so both thresholds hold a buffer near 400 KB.
 FOLD_ROWS = 4096
+FOLD_CHUNK_ROWS = 16384
 
 
 class Pending:
@@ -242,7 +245,7 @@ class PerRequest:
         else:
             pending.rows.append(values)
             added = 1
-        if pending.size >= FOLD_ROWS:
+        if len(pending.rows) >= FOLD_ROWS or pending.chunk_rows >= FOLD_CHUNK_ROWS:
             self._fold()
         return added
 

@@ -24,7 +24,7 @@ import numpy as np
 __all__ = ["SMALL_BATCH", "Rows"]
 
 #: Batches up to this many rows are checked and buffered; larger ones are folded at once.
-SMALL_BATCH = 512
+SMALL_BATCH = 2048
 
 # Column kinds.
 LABEL = "label"  # a class label (int or str); each value is trusted once accepted

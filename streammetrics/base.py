@@ -226,14 +226,14 @@ class Metric(PerRequest):
         kinds = tuple(np.dtype(d) for d in dtypes)
         if isinstance(default, np.ndarray):
             kinds = (default.dtype, *kinds)
-        self._fields[name] = _Field(_copy.deepcopy(default), fn, kinds)
+        self._fields[name] = _Field(_copy_value(default), fn, kinds)
         cls = type(self)
         # Reads of the field fold pending rows first; nested metrics fold their own on read.
         if not isinstance(default, Metric) and not isinstance(getattr(cls, name, None), StateAttr):
             if any(name in klass.__dict__ for klass in cls.__mro__):
                 raise TypeError(f"state field {name!r} hides an attribute of {cls.__name__}")
             setattr(cls, name, StateAttr(name))
-        setattr(self, name, _copy.deepcopy(default))
+        setattr(self, name, _copy_value(default))
 
     # -- the update protocol -----------------------------------------------------------------
 
@@ -286,7 +286,7 @@ class Metric(PerRequest):
             if self._rows is not None:
                 self._rows.forget()
             for name, field in self._fields.items():
-                setattr(self, name, _copy.deepcopy(field.default))
+                setattr(self, name, _copy_value(field.default))
             self._count = 0
             return self
 
