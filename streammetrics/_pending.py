@@ -131,14 +131,14 @@ def _updating(fn: Callable[..., Any]) -> Callable[..., Any]:
     def update(self: Any, *args: Any, **kwargs: Any) -> Any:
         with self._lock:
             rows = self._rows
-            if not kwargs and rows is not None and rows.scalars and rows.row_ok(args):
+            if not kwargs and rows is not None and rows.row_ok(args):
                 # The hot path: one unweighted sample as scalars, appended as it came.
-                pending = self._pending
-                if pending is None or pending.weighted:
+                buffer = self._buffer
+                if buffer is None:
                     self._append_row(args)
                 else:
-                    pending.rows.append(args)
-                    if len(pending.rows) >= FOLD_ROWS:
+                    buffer.append(args)
+                    if len(buffer) >= FOLD_ROWS:
                         self._fold()
                 return self
             if self._try_buffer(args, kwargs):
@@ -181,6 +181,8 @@ class PerRequest:
     _pending: Pending | None
     #: The declared columns of ``update`` (None: every call goes to ``update`` directly).
     _rows: Rows | None
+    #: The pending rows list while the buffer holds unweighted samples (the hot path's target).
+    _buffer: list[tuple[Any, ...]] | None = None
 
     def _declare_rows(self, *kinds: str, weights: bool = True) -> None:
         """Declare the columns of ``update`` for the per-request path (``streammetrics._pending``).
@@ -252,6 +254,7 @@ class PerRequest:
     def _start_pending(self, weighted: bool) -> Pending:
         """A new buffer, holding the declared fields until the fold (see :class:`StateAttr`)."""
         pending = self._pending = Pending(weighted)
+        self._buffer = None if weighted else pending.rows
         attrs, cls = self.__dict__, type(self)
         for name in [n for n in attrs if isinstance(getattr(cls, n, None), StateAttr)]:
             pending.stash[name] = attrs.pop(name)
@@ -262,7 +265,7 @@ class PerRequest:
         pending = self._pending
         if pending is not None:
             self.__dict__.update(pending.stash)
-            self._pending = None
+            self._pending = self._buffer = None
 
     def _try_buffer(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
         """Buffer this ``update`` call if it certainly passes (lock held); False otherwise."""
@@ -293,7 +296,7 @@ class PerRequest:
         if pending is None:
             return
         self.__dict__.update(pending.stash)
-        self._pending = None
+        self._pending = self._buffer = None
         cols = pending.arrays()
         raw = type(self).update.__sm_raw__  # type: ignore[attr-defined]
         if pending.weighted:

@@ -54,7 +54,17 @@ class Rows:
         Whether ``update`` takes ``sample_weight=`` (non-negative finite numbers).
     """
 
-    __slots__ = ("checks", "kinds", "labels", "n", "row_ok", "scalars", "shapes", "weights")
+    __slots__ = (
+        "_check",
+        "checks",
+        "kinds",
+        "labels",
+        "n",
+        "row_ok",
+        "scalars",
+        "shapes",
+        "weights",
+    )
 
     def __init__(self, kinds: tuple[str, ...], weights: bool) -> None:
         for kind in kinds:
@@ -68,8 +78,10 @@ class Rows:
         # One predicate per column for scalars: a bound ``set.__contains__`` for labels.
         pairs = zip(kinds, self.labels, strict=True)
         self.checks = tuple(_scalar_check(kind, seen) for kind, seen in pairs)
-        #: ``row_ok(args)``: every value of ``args`` passes its column's check (when ``scalars``).
-        self.row_ok = _row_check(self.checks)
+        self._check = _row_check(self.checks)
+        #: ``row_ok(args)``: ``args`` is one sample as scalars that certainly passes ``update``
+        #: (always False until one-sample calls are trusted).
+        self.row_ok: Any = _never
         # Trusted call shapes: (scalars?, weighted?); ``scalars``: (True, False) is trusted.
         self.shapes: set[tuple[bool, bool]] = set()
         self.scalars = False
@@ -80,7 +92,7 @@ class Rows:
         for mine, theirs in zip(out.labels, self.labels, strict=True):
             mine.update(theirs)
         out.shapes.update(self.shapes)
-        out.scalars = self.scalars
+        out._trust_scalars((True, False) in out.shapes)
         return out
 
     def __getstate__(self) -> tuple[Any, ...]:
@@ -93,18 +105,22 @@ class Rows:
         for mine, theirs in zip(self.labels, labels, strict=True):
             mine.update(theirs)
         self.shapes.update(shapes)
-        self.scalars = (True, False) in self.shapes
+        self._trust_scalars((True, False) in self.shapes)
 
     def forget(self) -> None:
         """Trust nothing again (after ``reset``, ``merge`` or a load)."""
         for seen in self.labels:
             seen.clear()
         self.shapes.clear()
-        self.scalars = False
+        self._trust_scalars(False)
+
+    def _trust_scalars(self, trusted: bool) -> None:
+        self.scalars = trusted
+        self.row_ok = self._check if trusted else _never
 
     def scalar_args(self, args: tuple[Any, ...]) -> bool:
         """True when ``args``, one unweighted sample as scalars, certainly passes ``update``."""
-        return self.scalars and self.row_ok(args)
+        return bool(self.row_ok(args))
 
     # -- the checks --------------------------------------------------------------------------
 
@@ -170,7 +186,7 @@ class Rows:
                 seen.update(_key_kind(v) for v in column)
                 seen.discard(None)
         self.shapes.add((scalars, weight is not None))
-        self.scalars = (True, False) in self.shapes
+        self._trust_scalars((True, False) in self.shapes)
 
 
 def _is_probability(v: Any) -> bool:
@@ -190,6 +206,10 @@ def _scalar_check(kind: str, seen: set[Any]) -> Any:
     if kind == NUMBER:
         return _is_number
     return lambda v: _key_trusted(seen, v)
+
+
+def _never(args: tuple[Any, ...]) -> bool:
+    return False
 
 
 def _row_check(checks: tuple[Any, ...]) -> Any:

@@ -71,7 +71,7 @@ class MetricCollection(Metric):
         if not kwargs:  # the hot path: one unweighted sample as scalars
             for member in members:
                 rows = member._rows
-                if rows is None or not rows.scalars or not rows.row_ok(args):
+                if rows is None or not rows.row_ok(args):
                     break
             else:
                 for member in members:
