@@ -12,8 +12,9 @@ microseconds); this path makes the call cost about a microsecond instead:
   (``FOLD_ROWS`` rows) and before anything reads the state.
 
 The same wrappers give every metric its lock: the base class wraps each subclass's ``update``,
-``reset`` and public methods when the subclass is created (:func:`wrap_class`), and every
-declared state field is read through :class:`StateAttr`, which folds pending rows first.
+``reset`` and public methods when the subclass is created (:func:`wrap_class`); while rows are
+pending, a read of any declared state field goes through :class:`StateAttr`, which folds them
+first.
 """
 
 from __future__ import annotations
@@ -280,14 +281,13 @@ class PerRequest:
     def _learn(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         rows = self._rows
         assert rows is not None
-        first = args[0] if args else None
-        if isinstance(first, np.ndarray) and len(first) > SMALL_BATCH and not kwargs:
-            return  # a large batch: nothing to learn from it (nor anything to forget)
         if len(args) != rows.n or any(k != "sample_weight" for k in kwargs):
             # A call beyond the declared columns (ranking's ``complete=True``) may change the
             # state in ways the declaration does not describe: trust nothing learnt before it.
             rows.forget()
             return
+        if isinstance(args[0], np.ndarray) and len(args[0]) > SMALL_BATCH:
+            return  # a large batch of the declared columns: nothing to learn from it
         rows.learn(args, kwargs.get("sample_weight"))
 
     def _fold(self) -> None:

@@ -130,3 +130,16 @@ def test_bad_samples_after_trust_is_learnt(bad: tuple) -> None:
     with pytest.raises(sm.InputError):
         m.update(1, 0.5, sample_weight=-1.0)
     assert m == before
+
+
+def test_a_large_batch_beyond_the_declared_columns_still_ends_trust() -> None:
+    # complete=True given positionally, on a batch too large to learn from: the buffer of open
+    # queries is emptied, so int query ids trusted before must be checked again.
+    m = sm.ranking.MRR()
+    m.update(1, 1.0, 0.5)
+    m.update(1, 0.0, 0.2)
+    ids = np.concatenate([[1], np.arange(4999) // 10 + 100])  # query 1 completes here
+    m.update(ids, np.ones(5000), np.linspace(0, 1, 5000), True)
+    m.update("q", 1.0, 0.3)
+    with pytest.raises(sm.InputError, match="query_ids"):
+        m.update(2, 1.0, 0.3)
