@@ -23,6 +23,7 @@ from .errors import IncompatibleStateError, InputError, StateDecodeError
 __all__ = [
     "COUNT_LIMIT",
     "CountOverflowError",
+    "WEIGHT_LIMIT",
     "FORMAT_MAGIC",
     "FORMAT_VERSION",
     "check_counts",
@@ -43,6 +44,10 @@ FORMAT_VERSION = 1
 #: The largest count or weight total a state may hold: 2**53, where float64 stops representing
 #: every integer (and far below 2**63, where int64 counts would wrap negative).
 COUNT_LIMIT = 2**53
+#: The largest total of float64 weights a state may hold: 2**100 (about 1.3e30), far beyond any
+#: real stream yet leaving room for the sums and products of totals that compute forms
+#: (an F-beta denominator, a Matthews product) to stay finite.
+WEIGHT_LIMIT = 2.0**100
 
 _EXT_NDARRAY = 1
 # Only plain numeric dtypes travel; never object, void or datetime arrays. Keys are numpy's
@@ -226,20 +231,20 @@ def count_total(arr: np.ndarray) -> float:
 
 
 def _limit(kind: str) -> float:
-    # Integer counts stop at 2**53; float64 weights only have to stay finite.
-    return COUNT_LIMIT if kind in "iub" else float(np.finfo(np.float64).max)
+    # Integer counts stop at 2**53, float64 weights at 2**100.
+    return COUNT_LIMIT if kind in "iub" else WEIGHT_LIMIT
 
 
 def check_sum(what: str, kind: str, *totals: float) -> None:
     """Raise :class:`CountOverflowError` if the totals together pass the bound for arrays of
-    dtype kind ``kind`` (:data:`COUNT_LIMIT` for integer counts, the largest float64 for
-    weights). One float addition per part: callers pass totals they already hold or that cost
-    one vectorised reduction."""
+    dtype kind ``kind`` (:data:`COUNT_LIMIT` for integer counts, :data:`WEIGHT_LIMIT` for
+    float64 weights). One float addition per part: callers pass totals they already hold or
+    that cost one vectorised reduction."""
     together = sum(totals)
     if not together <= _limit(kind):
         raise CountOverflowError(
             f"{what}: the counts would total {together:.6g}, past the bound of "
-            f"{'2**53' if kind in 'iub' else 'float64'}; refused, the state is unchanged"
+            f"{'2**53' if kind in 'iub' else '2**100 for weights'}; refused, the state is unchanged"
         )
 
 
@@ -254,4 +259,4 @@ def check_counts(what: str, *arrays: np.ndarray) -> None:
         if arr.min() < 0:
             raise ValueError(f"{what}: counts must be non-negative")
         if not count_total(arr) <= _limit(arr.dtype.kind):
-            raise ValueError(f"{what}: counts total more than the bound (2**53 for integers)")
+            raise ValueError(f"{what}: counts total more than 2**53 (weights: 2**100)")
