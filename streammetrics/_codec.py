@@ -18,12 +18,18 @@ from typing import Any
 import msgpack
 import numpy as np
 
-from .errors import StateDecodeError
+from .errors import IncompatibleStateError, InputError, StateDecodeError
 
 __all__ = [
+    "COUNT_LIMIT",
+    "CountOverflowError",
+    "WEIGHT_LIMIT",
     "FORMAT_MAGIC",
     "FORMAT_VERSION",
+    "check_counts",
     "check_envelope",
+    "check_sum",
+    "count_total",
     "decode",
     "encode",
     "envelope_tree",
@@ -34,6 +40,14 @@ __all__ = [
 FORMAT_MAGIC = "streammetrics"
 #: Version of the envelope layout. Bump only with a reader for every older version.
 FORMAT_VERSION = 1
+
+#: The largest count or weight total a state may hold: 2**53, where float64 stops representing
+#: every integer (and far below 2**63, where int64 counts would wrap negative).
+COUNT_LIMIT = 2**53
+#: The largest total of float64 weights a state may hold: 2**100 (about 1.3e30), far beyond any
+#: real stream yet leaving room for the sums and products of totals that compute forms
+#: (an F-beta denominator, a Matthews product) to stay finite.
+WEIGHT_LIMIT = 2.0**100
 
 _EXT_NDARRAY = 1
 # Only plain numeric dtypes travel; never object, void or datetime arrays. Keys are numpy's
@@ -197,3 +211,52 @@ def check_envelope(tree: Any) -> tuple[str, int, dict[str, Any], Any]:
 def unpack_envelope(blob: bytes) -> tuple[str, int, dict[str, Any], Any]:
     """Decode and validate an envelope: ``(class, schema, config, state)``."""
     return check_envelope(decode(blob))
+
+
+# -- the count bound ---------------------------------------------------------------------------
+
+
+class CountOverflowError(InputError, IncompatibleStateError):
+    """An update or merge would take a count total past :data:`COUNT_LIMIT`.
+
+    It is both an :class:`InputError` (what ``update`` raises for input it refuses) and an
+    :class:`IncompatibleStateError` (what ``merge`` raises for states it refuses), so a caller
+    catching either sees it; the state is left exactly as it was.
+    """
+
+
+def count_total(arr: np.ndarray) -> float:
+    """The sum of a count or weight array in float64 (no int64 wrap; exact below 2**53)."""
+    return float(np.sum(arr, dtype=np.float64)) if arr.size else 0.0
+
+
+def _limit(kind: str) -> float:
+    # Integer counts stop at 2**53, float64 weights at 2**100.
+    return COUNT_LIMIT if kind in "iub" else WEIGHT_LIMIT
+
+
+def check_sum(what: str, kind: str, *totals: float) -> None:
+    """Raise :class:`CountOverflowError` if the totals together pass the bound for arrays of
+    dtype kind ``kind`` (:data:`COUNT_LIMIT` for integer counts, :data:`WEIGHT_LIMIT` for
+    float64 weights). One float addition per part: callers pass totals they already hold or
+    that cost one vectorised reduction."""
+    together = sum(totals)
+    if not together <= _limit(kind):
+        raise CountOverflowError(
+            f"{what}: the counts would total {together:.6g}, past the bound of "
+            f"{'2**53' if kind in 'iub' else '2**100 for weights'}; refused, the state is unchanged"
+        )
+
+
+def check_counts(what: str, *arrays: np.ndarray) -> None:
+    """Decoding: raise ``ValueError`` unless the arrays hold finite, non-negative counts whose
+    total stays within the bound (one min and one sum per array)."""
+    for arr in arrays:
+        if not arr.size:
+            continue
+        if arr.dtype.kind == "f" and not np.isfinite(arr).all():
+            raise ValueError(f"{what}: counts must be finite")
+        if arr.min() < 0:
+            raise ValueError(f"{what}: counts must be non-negative")
+        if not count_total(arr) <= _limit(arr.dtype.kind):
+            raise ValueError(f"{what}: counts total more than 2**53 (weights: 2**100)")

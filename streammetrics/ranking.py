@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 from scipy.special import gammaln
 
+from ._codec import COUNT_LIMIT, check_sum
 from ._inputs import as_labels, as_scores, check_same_length, config_int
 from ._keyed import Keyed
 from .base import Metric
@@ -251,9 +252,17 @@ class _RankingMetric(Keyed, Metric, register=False):
     def _values(self, ranked: _Ranked) -> tuple[np.ndarray, np.ndarray]:
         raise NotImplementedError
 
+    def _check_compatible(self, other: Any) -> None:
+        super()._check_compatible(other)
+        # Folded query counts stay within 2**53 and the folded total finite.
+        check_sum("ranking rows", "i", self.count, other.count)
+        check_sum("ranking totals", "f", self.total, other.total)
+
     def _validate_state(self) -> None:
         if self.queries < 0 or self.skipped < 0:
             raise ValueError("query counts must be non-negative")
+        if self.count > COUNT_LIMIT:
+            raise ValueError("more than 2**53 rows counted")
         if not (math.isfinite(self.total) and self.total >= 0):
             raise ValueError("the folded total must be finite and non-negative")
         if self.count < len(self.buffer) + self.queries + self.skipped:

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from .._codec import check_counts, check_sum, count_total
 from .._inputs import as_labels, as_weights, check_same_length, config_int
 from .._keyed import Keyed
 from ..base import Metric, StateBlock
@@ -170,6 +171,7 @@ class GroupedScores(StateBlock):
     ) -> GroupedScores:
         """A new block: ``self`` plus a batch (validated columns). ``self`` does not change."""
         check_kinds(self.groups, groups, "groups")
+        check_sum("grouped scores", "i", count_total(self.rows), len(groups))
         labels, code = unique_codes(groups)
         batch_rows = np.bincount(code, minlength=len(labels)).astype(np.int64)
         out = self._shallow()
@@ -291,6 +293,15 @@ class GroupedScores(StateBlock):
             raise IncompatibleStateError(
                 "cannot merge a state of integer groups with one of string groups"
             )
+        # Rows bound every count; weights must stay finite.
+        check_sum("grouped scores", "i", count_total(self.rows), count_total(other.rows))
+        if self.weighted or other.weighted:
+            check_sum("grouped scores", "f", self._held(), other._held())
+
+    def _held(self) -> float:
+        """Total weight, queue included, without folding it (reading never writes)."""
+        parts = [self._main, *self._pending]
+        return sum(count_total(t.pos) + count_total(t.neg) for t in parts)
 
     def merge(self, other: Any) -> None:
         self.check_mergeable(other)
@@ -434,17 +445,16 @@ class GroupedScores(StateBlock):
             raise ValueError("grouped scores: key and value must be float64")
         if pos.dtype != neg.dtype or pos.dtype not in (np.int64, np.float64):
             raise ValueError("grouped scores: pos and neg must both be int64 or float64")
-        if len(pos) and not (
-            np.isfinite(pos).all()
-            and np.isfinite(neg).all()
-            and pos.min() >= 0
-            and neg.min() >= 0
-            and ((pos + neg) > 0).all()
-        ):
-            raise ValueError("grouped scores: weights must be finite, non-negative, non-empty")
+        check_counts("grouped scores", rows, pos, neg)
+        if len(pos) and not ((pos + neg) > 0).all():
+            raise ValueError("grouped scores: an entry is empty")
         if sizes.max(initial=0) > rows.max(initial=0) or (sizes > rows).any():
             raise ValueError("grouped scores: a group has more entries than rows")
         g = np.repeat(np.arange(len(groups), dtype=np.int64), sizes)
+        if pos.dtype == np.int64 and not np.array_equal(
+            np.bincount(g, weights=pos + neg, minlength=len(groups)), rows
+        ):
+            raise ValueError("grouped scores: the counts of a group do not add up to its rows")
         if not np.isfinite(key).all():
             raise ValueError("grouped scores: keys must be finite")
         same_group = g[1:] == g[:-1]

@@ -163,42 +163,73 @@ def expected_mutual_info(a: np.ndarray, b: np.ndarray) -> float:
             j += 1
         w_int = int(w)
         if w_int > 0:
-            A, B = fa[i:j, None], fb[None, :]
-            lo_c, hi_c = lo[i:j], np.maximum(hi, lo)[i:j]
-            # log P(n_ij = lo) from log-gamma once per pair; the rest of the window by the
-            # ratio P(m + 1) / P(m) = (a - m)(b - m) / ((m + 1)(n - a - b + m + 1)), summed in
-            # log space: one log per cell instead of four log-gamma calls.
-            log_p0 = (
-                gln_a[i:j, None]
-                + gln_b[None, :]
-                - gammaln(lo_c + 1)
-                - gammaln(A - lo_c + 1)
-                - gammaln(B - lo_c + 1)
-                - gammaln(n - A - B + lo_c + 1)
+            emi += _emi_rows(
+                fa[i:j, None],
+                fb[None, :],
+                lo[i:j],
+                np.maximum(hi, lo)[i:j],
+                n,
+                w_int,
+                gln_a[i:j, None] + gln_b[None, :],
+                log_n - log_a[i:j, None, None] - log_b[None, :, None],
+                ca[i:j].astype(np.float64),
+                cb.astype(np.float64),
             )
-            t = np.arange(w_int, dtype=np.float64)[None, None, :]
-            nij = lo_c[:, :, None] + t
-            valid = nij <= hi_c[:, :, None]
-            step = nij[:, :, :-1]
-            stepping = step < hi_c[:, :, None]
-            ratio = np.where(
-                stepping,
-                (A[:, :, None] - step) * (B[:, :, None] - step),
-                1.0,
-            ) / np.where(stepping, (step + 1) * (n - A[:, :, None] - B[:, :, None] + step + 1), 1.0)
-            log_p = np.empty_like(nij)
-            log_p[:, :, 0] = log_p0
-            np.cumsum(np.log(ratio), axis=2, out=log_p[:, :, 1:])
-            log_p[:, :, 1:] += log_p0[:, :, None]
-            nij = np.where(valid, nij, 1.0)
-            term2 = log_n + np.log(nij) - log_a[i:j, None, None] - log_b[None, :, None]
-            terms = np.where(
-                valid, (nij / n) * term2 * np.exp(np.where(valid, log_p, -np.inf)), 0.0
-            )
-            per_pair = terms.sum(axis=2)
-            emi += float(ca[i:j].astype(np.float64) @ per_pair @ cb.astype(np.float64))
         i = j
     return emi
+
+
+def _emi_rows(
+    A: np.ndarray,
+    B: np.ndarray,
+    lo_c: np.ndarray,
+    hi_c: np.ndarray,
+    n: int,
+    width: int,
+    gln_ab: np.ndarray,
+    log_scale: np.ndarray,
+    wa: np.ndarray,
+    wb: np.ndarray,
+) -> float:
+    """The EMI terms of a block of (a, b) pairs over their cell windows, ``width`` cells at
+    most, walked in slices of at most ``_GRID_BUDGET`` grid cells, so that memory stays bounded
+    however large ``n`` (the window grows as sqrt(n))."""
+    # log P(n_ij = lo) from log-gamma once per pair; the rest of the window by the ratio
+    # P(m + 1) / P(m) = (a - m)(b - m) / ((m + 1)(n - a - b + m + 1)), summed in log space:
+    # one log per cell instead of four log-gamma calls.
+    carry = (
+        gln_ab
+        - gammaln(lo_c + 1)
+        - gammaln(A - lo_c + 1)
+        - gammaln(B - lo_c + 1)
+        - gammaln(n - A - B + lo_c + 1)
+    )
+    A3, B3, hi3 = A[:, :, None], B[:, :, None], hi_c[:, :, None]
+
+    def log_ratio(m: np.ndarray) -> np.ndarray:
+        stepping = m < (hi3 if m.ndim == 3 else hi_c)
+        a, b = (A3, B3) if m.ndim == 3 else (A, B)
+        num = np.where(stepping, (a - m) * (b - m), 1.0)
+        den = np.where(stepping, (m + 1) * (n - a - b + m + 1), 1.0)
+        out: np.ndarray = np.log(num / den)
+        return out
+
+    per_pair = np.zeros(np.broadcast_shapes(A.shape, B.shape))
+    step = max(2, _GRID_BUDGET // max(per_pair.size, 1))
+    for t0 in range(0, width, step):
+        t = np.arange(t0, min(t0 + step, width), dtype=np.float64)[None, None, :]
+        nij = lo_c[:, :, None] + t
+        valid = nij <= hi3
+        log_p = np.empty_like(nij)
+        log_p[:, :, 0] = carry
+        np.cumsum(log_ratio(nij[:, :, :-1]), axis=2, out=log_p[:, :, 1:])
+        log_p[:, :, 1:] += carry[:, :, None]
+        carry = log_p[:, :, -1] + log_ratio(nij[:, :, -1])
+        safe = np.where(valid, nij, 1.0)
+        term2 = log_scale + np.log(safe)
+        terms = np.where(valid, (safe / n) * term2 * np.exp(np.where(valid, log_p, -np.inf)), 0.0)
+        per_pair += terms.sum(axis=2)
+    return float(wa @ per_pair @ wb)
 
 
 class _Table:

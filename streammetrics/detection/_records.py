@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from .._codec import check_counts, check_sum, count_total
 from ..base import StateBlock
 from ..errors import IncompatibleStateError
 
@@ -56,6 +57,7 @@ class DetectionRecords(StateBlock):
         gt_counts: np.ndarray,
     ) -> DetectionRecords:
         """A new block: this one plus a batch (records unsorted, counts per class)."""
+        check_gt_sum(self.gt_counts, gt_counts)
         out = self._shell()
         out._parts = [*self._parts, records] if len(records["label"]) else list(self._parts)
         out._sorted = self._sorted
@@ -91,6 +93,7 @@ class DetectionRecords(StateBlock):
             self.n_areas,
         ):
             raise IncompatibleStateError("detection records of different layouts")
+        check_gt_sum(self.gt_counts, other.gt_counts)
 
     def merge(self, other: Any) -> None:
         self.check_mergeable(other)
@@ -133,8 +136,9 @@ class DetectionRecords(StateBlock):
             raise ValueError("gt_counts must have one row of area counts per class")
         if k and (np.diff(wire["classes"]) <= 0).any():
             raise ValueError("classes must be sorted and distinct")
-        if (wire["gt_counts"] < 0).any() or (wire["rank"] < 0).any():
-            raise ValueError("counts and ranks must be non-negative")
+        check_counts("ground-truth counts", wire["gt_counts"])
+        if (wire["rank"] < 0).any():
+            raise ValueError("ranks must be non-negative")
         if not np.isfinite(wire["score"]).all():
             raise ValueError("scores must be finite")
         if n and not np.isin(wire["label"], wire["classes"]).all():
@@ -158,6 +162,11 @@ class DetectionRecords(StateBlock):
         return int(sum(v.nbytes for r in recs for v in r.values())) + int(
             self.classes.nbytes + self.gt_counts.nbytes
         )
+
+
+def check_gt_sum(mine: np.ndarray, theirs: np.ndarray) -> None:
+    """Refuse ground-truth counts that together would pass 2**53 (:class:`CountOverflowError`)."""
+    check_sum("ground-truth counts", "i", count_total(mine), count_total(theirs))
 
 
 def _add_counts(

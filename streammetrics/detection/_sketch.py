@@ -19,10 +19,11 @@ from typing import Any
 
 import numpy as np
 
+from .._codec import COUNT_LIMIT, check_counts, check_sum, count_total
 from ..base import StateBlock
 from ..errors import IncompatibleStateError
 from ..states.buckets import BucketMapping
-from ._records import _add_counts
+from ._records import _add_counts, check_gt_sum
 
 __all__ = ["DetectionBuckets"]
 
@@ -95,6 +96,7 @@ class DetectionBuckets(StateBlock):
         self, entries: dict[str, np.ndarray], classes: np.ndarray, gt_counts: np.ndarray
     ) -> DetectionBuckets:
         """A new block: this one plus a batch of (label, combo, key, tp, fp) entries."""
+        check_gt_sum(self.gt_counts, gt_counts)
         out = self._shell()
         out._table = self._table
         out._pending = [
@@ -130,6 +132,13 @@ class DetectionBuckets(StateBlock):
             other.n_areas,
         ) != (self.mapping, self.n_combos, self.n_areas):
             raise IncompatibleStateError("detection buckets of different layouts or mappings")
+        check_gt_sum(self.gt_counts, other.gt_counts)
+        check_sum("detection bucket counts", "i", self._held(), other._held())
+
+    def _held(self) -> float:
+        """TP and FP counts held, queue included, without folding it (reading never writes)."""
+        parts = [self._table, *self._pending]
+        return sum(count_total(p["tp"]) + count_total(p["fp"]) for p in parts)
 
     def merge(self, other: Any) -> None:
         self.check_mergeable(other)
@@ -156,8 +165,11 @@ class DetectionBuckets(StateBlock):
             raise ValueError("classes must be sorted and distinct")
         if n:
             t = wire
-            if (t["tp"] < 0).any() or (t["fp"] < 0).any() or ((t["tp"] + t["fp"]) == 0).any():
-                raise ValueError("bucket counts must be non-negative and non-empty")
+            check_counts("detection bucket counts", t["tp"], t["fp"])
+            if count_total(t["tp"]) + count_total(t["fp"]) > COUNT_LIMIT:
+                raise ValueError("detection bucket counts total more than 2**53")
+            if ((t["tp"] + t["fp"]) == 0).any():
+                raise ValueError("bucket counts must be non-empty")
             if (
                 (t["combo"] < 0).any()
                 or (t["combo"] >= self.n_combos).any()
@@ -166,8 +178,7 @@ class DetectionBuckets(StateBlock):
                 raise ValueError("bucket combination or key out of range")
             if not np.isin(t["label"], wire["classes"]).all():
                 raise ValueError("a bucket's class is missing from the class list")
-        if (wire["gt_counts"] < 0).any():
-            raise ValueError("ground-truth counts must be non-negative")
+        check_counts("ground-truth counts", wire["gt_counts"])
         out = self._shell()
         out._table = _reduce({c: wire[c] for c in _COLUMNS}, self.mapping.size)
         if any(len(out._table[c]) != n for c in _COLUMNS):

@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 from scipy.special import digamma
 
+from .._codec import COUNT_LIMIT, check_counts, check_sum, count_total
 from ..base import StateBlock
 from ..errors import IncompatibleStateError
 
@@ -579,6 +580,15 @@ class ScoreBuckets(StateBlock):
             raise IncompatibleStateError(
                 f"cannot merge score buckets of {self.mapping!r} with {theirs!r}"
             )
+        check_sum("score buckets", self._kind(other), self._held(), other._held())
+
+    def _kind(self, other: ScoreBuckets) -> str:
+        return "f" if _F64 in (self._pos.dtype, other._pos.dtype) else "i"
+
+    def _held(self) -> float:
+        """Total weight, queue included, without folding it (reading never writes)."""
+        parts = [self, *self._pending]
+        return sum(count_total(p._pos) + count_total(p._neg) for p in parts)
 
     def merged(self, other: ScoreBuckets) -> ScoreBuckets:
         """A new store with the entries of both; neither input changes."""
@@ -687,14 +697,11 @@ class ScoreBuckets(StateBlock):
         pos, neg = wire["pos"], wire["neg"]
         if pos.dtype != neg.dtype or pos.dtype not in (_I64, _F64):
             raise ValueError("score buckets: pos and neg must both be int64 or float64")
-        if len(pos) and not (
-            np.isfinite(pos).all()
-            and np.isfinite(neg).all()
-            and pos.min() >= 0
-            and neg.min() >= 0
-            and ((pos + neg) > 0).all()
-        ):
-            raise ValueError("score buckets: weights must be finite, non-negative, non-empty")
+        check_counts("score buckets", pos, neg)
+        if pos.dtype == _I64 and count_total(pos) + count_total(neg) > COUNT_LIMIT:
+            raise ValueError("score buckets: counts total more than 2**53")
+        if len(pos) and not ((pos + neg) > 0).all():
+            raise ValueError("score buckets: a bucket is empty")
         out = self._empty_like()
         out._pos, out._neg = pos, neg
         if self.exact:

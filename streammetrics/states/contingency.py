@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from .._codec import check_counts, check_sum, count_total
 from ..base import StateBlock
 from ..errors import InputError
 from .labels import (
@@ -100,6 +101,9 @@ class ContingencyCounts(StateBlock):
     def check_mergeable(self, other: ContingencyCounts) -> None:
         check_merge_kinds(self.rows, other.rows)
         check_merge_kinds(self.cols, other.cols)
+        # Every cell is at most the table's total, so totals within the bound cannot wrap.
+        kind = np.result_type(self.table.dtype, other.table.dtype).kind
+        check_sum("contingency counts", kind, count_total(self.table), count_total(other.table))
 
     def merged(self, other: ContingencyCounts) -> ContingencyCounts:
         """A new block with the counts of both (label union); neither input changes."""
@@ -184,8 +188,7 @@ class ContingencyCounts(StateBlock):
                 f"the table has shape {table.shape}, the labels call for "
                 f"{(len(out.rows), len(out.cols))}"
             )
-        if table.size and not (np.isfinite(table).all() and table.min() >= 0):
-            raise ValueError("counts must be finite and non-negative")
+        check_counts("contingency counts", table)
         out.table = table
         return out
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from .._codec import check_counts, check_sum, count_total
 from .._inputs import config_int
 from ..base import Metric
 from ..errors import InputError
@@ -194,6 +195,7 @@ class BLEU(Metric):
             ref_tokens.append(tokens[at : at + len(rs)])
             at += len(rs)
         inc = bleu_statistics(hyp_tokens, ref_tokens, self._config["max_ngram_order"])
+        check_sum("BLEU statistics", "i", count_total(self.stats), count_total(inc))
         return self._commit(len(hyps), stats=self.stats + inc)
 
     def details(self) -> dict[str, Any]:
@@ -216,7 +218,15 @@ class BLEU(Metric):
         s = self.stats
         if s.shape != (2 + 2 * order,):
             raise ValueError(f"stats must hold {2 + 2 * order} counts, got {s.shape}")
-        if (s < 0).any():
-            raise ValueError("stats must be non-negative")
-        if (s[2 : 2 + order] > s[2 + order :]).any():
+        check_counts("BLEU statistics", s)
+        totals = s[2 + order :]
+        if (s[2 : 2 + order] > totals).any():
             raise ValueError("n-gram matches exceed n-gram totals")
+        # A hypothesis of L tokens has max(0, L - n + 1) n-grams: totals fall with n, from L.
+        if totals[0] != s[0] or (totals[1:] > totals[:-1]).any():
+            raise ValueError("n-gram totals do not add up to the hypothesis length")
+
+    def _check_compatible(self, other: Any) -> None:
+        super()._check_compatible(other)
+        # The statistics total at most 2**53 (checked on decode): their sum cannot wrap.
+        check_sum("BLEU statistics", "i", count_total(self.stats), count_total(other.stats))

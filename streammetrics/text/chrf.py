@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from .._codec import check_counts, check_sum, count_total
 from ..base import Metric
 from ..errors import InputError
 from ._inputs import as_texts
@@ -237,6 +238,7 @@ class CHRF(Metric):
         inc = np.zeros_like(self.stats)
         for i in range(0, len(hyps), _CHUNK):
             inc += self._statistics(hyps[i : i + _CHUNK], refs[i : i + _CHUNK])
+        check_sum("chrF statistics", "i", count_total(self.stats), count_total(inc))
         return self._commit(len(hyps), stats=self.stats + inc)
 
     def _compute(self) -> float:
@@ -247,5 +249,12 @@ class CHRF(Metric):
         size = 3 * (c["char_order"] + c["word_order"])
         if self.stats.shape != (size,):
             raise ValueError(f"stats must hold {size} counts, got {self.stats.shape}")
-        if (self.stats < 0).any():
-            raise ValueError("stats must be non-negative")
+        check_counts("chrF statistics", self.stats)
+        hyp, ref, match = self.stats[0::3], self.stats[1::3], self.stats[2::3]
+        if (match > hyp).any() or (match > ref).any():
+            raise ValueError("character or word n-gram matches exceed their totals")
+
+    def _check_compatible(self, other: Any) -> None:
+        super()._check_compatible(other)
+        # The statistics total at most 2**53 (checked on decode): their sum cannot wrap.
+        check_sum("chrF statistics", "i", count_total(self.stats), count_total(other.stats))
