@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from ._codec import COUNT_LIMIT
 from ._rows import SMALL_BATCH, Rows
 
 __all__ = ["FOLD_ROWS", "Pending", "PerRequest", "StateAttr", "wrap_class"]
@@ -35,6 +36,12 @@ __all__ = ["FOLD_ROWS", "Pending", "PerRequest", "StateAttr", "wrap_class"]
 #: (about 8 bytes a value), so both thresholds hold a buffer near 400 KB.
 FOLD_ROWS = 4096
 FOLD_CHUNK_ROWS = 16384
+# Rows a buffer can hold at most (samples, small batches and the call that fills it). Each row
+# adds at most 1 (or its weight) to any count total, so a state with this much room left under
+# the count bound cannot pass it by folding its buffer.
+_MARGIN = FOLD_ROWS + FOLD_CHUNK_ROWS + SMALL_BATCH
+# Weighted states hold float64 sums: trusted while below this, for weights below MAX_WEIGHT.
+_WEIGHT_ROOM = 1e307
 
 
 class Pending:
@@ -286,9 +293,18 @@ class PerRequest:
             # state in ways the declaration does not describe: trust nothing learnt before it.
             rows.forget()
             return
+        if self._near_bound():
+            rows.forget()  # near the count bound: every call checks it on the ordinary path
+            return
         if isinstance(args[0], np.ndarray) and len(args[0]) > SMALL_BATCH:
             return  # a large batch of the declared columns: nothing to learn from it
         rows.learn(args, kwargs.get("sample_weight"))
+
+    def _near_bound(self) -> bool:
+        """Whether a full buffer could take the state's counts past their bound (2**53 for
+        counts, float64's range for weights): then nothing is buffered."""
+        total = max(float(self._count), self._held_total())  # type: ignore[attr-defined]
+        return bool(total > COUNT_LIMIT - _MARGIN or total > _WEIGHT_ROOM)
 
     def _fold(self) -> None:
         """Fold the pending rows into the state with one ordinary ``update`` (lock held)."""
@@ -303,6 +319,8 @@ class PerRequest:
             raw(self, *cols[:-1], sample_weight=cols[-1])
         else:
             raw(self, *cols)
+        if self._rows is not None and self._near_bound():
+            self._rows.forget()
 
     def _fold_locked(self) -> None:
         with self._lock:

@@ -16,7 +16,6 @@ value accepted once stays acceptable.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
@@ -40,6 +39,8 @@ _REAL_TYPES = _INT_TYPES | {float, np.float16, np.float32, np.float64}
 _STR_TYPES = frozenset({str, np.str_})
 _SCALAR_TYPES = _REAL_TYPES | _STR_TYPES
 _INT64 = 2**63
+#: Weights above this take the ordinary path (which checks the float64 range of the sums).
+MAX_WEIGHT = 1e300
 
 
 class Rows:
@@ -135,7 +136,7 @@ class Rows:
                     return False
         except Exception:  # not comparable: the ordinary path says what is wrong
             return False
-        return weight is None or (type(weight) in _REAL_TYPES and 0 <= weight < math.inf)
+        return weight is None or (type(weight) in _REAL_TYPES and 0 <= weight <= MAX_WEIGHT)
 
     def small_batch(self, args: tuple[Any, ...], weight: Any) -> tuple[np.ndarray, ...] | None:
         """Copies of the columns of a small batch that certainly passes the metric's update."""
@@ -297,7 +298,7 @@ def _column_trusted(kind: str, seen: set[Any], arr: np.ndarray) -> bool:
 
 def _weight_column(weight: Any, n: int) -> np.ndarray | None:
     if type(weight) in _REAL_TYPES:
-        if not 0 <= weight < math.inf:
+        if not 0 <= weight <= MAX_WEIGHT:
             return None
         return np.full(n, float(weight))
     w: np.ndarray
@@ -309,6 +310,6 @@ def _weight_column(weight: Any, n: int) -> np.ndarray | None:
         return None
     if w.ndim != 1 or len(w) != n or w.dtype.kind not in "biuf":
         return None
-    if not (w.min() >= 0 and w.max() < math.inf):
+    if not (w.min() >= 0 and w.max() <= MAX_WEIGHT):
         return None
     return w

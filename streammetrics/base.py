@@ -95,6 +95,10 @@ class StateBlock(ABC):
         for other in others:
             self.merge(other)
 
+    def held_total(self) -> float:
+        """The total of the block's counts or weights, for the count bound (0.0: none held)."""
+        return 0.0
+
     def join_many(self, others: list[Any]) -> None:
         """:meth:`merge_many` for blocks keyed by group, query or slice whose keys are disjoint
         from this block's and from each other's: keyed blocks override it to concatenate
@@ -522,6 +526,11 @@ class Metric(PerRequest):
             if isinstance(exc, StateDecodeError):
                 raise
             raise StateDecodeError(f"inconsistent {type(self).__name__} state: {exc}") from exc
+
+    def _held_total(self) -> float:
+        """The largest count or weight total among the declared blocks (the count bound)."""
+        values = [self.__dict__.get(name) for name in self._fields]
+        return max((v.held_total() for v in values if isinstance(v, StateBlock)), default=0.0)
 
     def _validate_state(self) -> None:
         """Check invariants across fields after decoding; raise ``ValueError`` if one fails.

@@ -200,3 +200,16 @@ def test_count_overflow_error_is_both_kinds() -> None:
         _codec.check_sum("x", "f", 2.0**100, 1.0e20)
     with pytest.raises(CountOverflowError):
         _codec.check_sum("x", "f", float("nan"))
+
+
+def test_many_states_merged_at_once_are_bounded_together() -> None:
+    # Each pair stays within 2**53; the three together do not: merge(*others) must refuse.
+    from streammetrics._codec import COUNT_LIMIT
+
+    big = sm.Accuracy().update([0], [0], sample_weight=[1.0])
+    big.counts.table = np.array([[COUNT_LIMIT * 0.4]], dtype=np.float64).astype(np.int64)
+    a, b, c = big.copy(), big.copy(), big.copy()
+    before = a.to_bytes()
+    with pytest.raises(sm.IncompatibleStateError):
+        a.merge(b, c)
+    assert a.to_bytes() == before

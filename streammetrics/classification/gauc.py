@@ -298,6 +298,16 @@ class GroupedScores(StateBlock):
         if self.weighted or other.weighted:
             check_sum("grouped scores", "f", self._held(), other._held())
 
+    def held_total(self) -> float:
+        return max(count_total(self.rows), self._held())
+
+    def _check_total(self, others: list[Any]) -> None:
+        # Pairs within the bound may still pass it together.
+        parts = [self, *others]
+        check_sum("grouped scores", "i", *(count_total(p.rows) for p in parts))
+        if any(p.weighted for p in parts):
+            check_sum("grouped scores", "f", *(p._held() for p in parts))
+
     def _held(self) -> float:
         """Total weight, queue included, without folding it (reading never writes)."""
         parts = [self._main, *self._pending]
@@ -316,6 +326,7 @@ class GroupedScores(StateBlock):
         instead of one full re-sort per operand."""
         for other in others:
             self.check_mergeable(other)
+        self._check_total(others)
         for other in others:
             theirs = other.table()
             self.groups, self.rows, _ = _union_rows(
@@ -333,6 +344,7 @@ class GroupedScores(StateBlock):
         """
         for other in others:
             self.check_mergeable(other)
+        self._check_total(others)
         parts = [p for p in (self, *others) if len(p.groups)]
         if len(parts) < 2:
             self.merge_many(others)

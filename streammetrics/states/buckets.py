@@ -582,6 +582,9 @@ class ScoreBuckets(StateBlock):
             )
         check_sum("score buckets", self._kind(other), self._held(), other._held())
 
+    def held_total(self) -> float:
+        return self._held()
+
     def _kind(self, other: ScoreBuckets) -> str:
         return "f" if _F64 in (self._pos.dtype, other._pos.dtype) else "i"
 
@@ -645,6 +648,9 @@ class ScoreBuckets(StateBlock):
         entries in k sparse stores."""
         for other in others:
             self.check_mergeable(other)
+        # Pairs within the bound may still pass it together.
+        kind = "f" if any(p._pos.dtype == _F64 for p in (self, *others)) else "i"
+        check_sum("score buckets", kind, *(p._held() for p in (self, *others)))
         parts = [p for p in (self, *others) if len(p)]  # len() folds each part's queue
         if len(parts) <= 1:
             if parts and parts[0] is not self:

@@ -125,6 +125,9 @@ class ContingencyCounts(StateBlock):
         new = self.merged(other)
         self.rows, self.cols, self.table = new.rows, new.cols, new.table
 
+    def held_total(self) -> float:
+        return count_total(self.table)
+
     def merge_many(self, others: list[Any]) -> None:
         """Fold many blocks at once: one label union, then one accumulation into one table.
 
@@ -133,6 +136,9 @@ class ContingencyCounts(StateBlock):
         parts = [self, *others]
         for other in others:
             self.check_mergeable(other)
+        # Pairs within the bound may still pass it together.
+        kind = np.result_type(*(p.table.dtype for p in parts)).kind
+        check_sum("contingency counts", kind, *(count_total(p.table) for p in parts))
         rows, cols = self.rows, self.cols
         for p in others:
             rows = union(rows, p.rows)
