@@ -131,6 +131,8 @@ class Metric:
 
     #: Version of this class's state layout; bump it with an ``_upgrade_state`` for the old one.
     _schema: ClassVar[int] = 1
+    #: True for scores (higher is better), False for errors and losses, None for neither.
+    higher_is_better: ClassVar[bool | None] = None
     #: The name written on the wire; defaults to the class name.
     _wire_name: ClassVar[str]
 

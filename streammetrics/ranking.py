@@ -37,7 +37,7 @@ Memory: three values per buffered row, O(1) per completed query. ``update``: O(b
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from scipy.special import gammaln
@@ -298,6 +298,8 @@ class DCG(_GainMetric):
     3.5
     """
 
+    higher_is_better: ClassVar[bool | None] = True
+
     def __init__(self, k: Any = None, gain: str = "exponential") -> None:
         super().__init__(k, gain)
 
@@ -322,6 +324,8 @@ class NDCG(_GainMetric):
     >>> round(m.compute(), 6)
     0.824728
     """
+
+    higher_is_better: ClassVar[bool | None] = True
 
     def __init__(self, k: Any = None, gain: str = "exponential") -> None:
         super().__init__(k, gain)
@@ -348,6 +352,8 @@ class CumulativeGain(_RankingMetric):
     >>> CumulativeGain(k=2).update([1, 1, 1], [3, 0, 1], [0.9, 0.8, 0.1]).compute()
     3.0
     """
+
+    higher_is_better: ClassVar[bool | None] = True
 
     def __init__(self, k: Any = None) -> None:
         super().__init__()
@@ -377,6 +383,8 @@ class PrecisionAtK(_RankingMetric):
     0.5
     """
 
+    higher_is_better: ClassVar[bool | None] = True
+
     def __init__(self, k: int) -> None:
         super().__init__()
         self._add_config(k=_check_k(k, False))
@@ -398,6 +406,8 @@ class RecallAtK(_RankingMetric):
     >>> RecallAtK(k=2).update([1, 1, 1, 2], [1, 0, 1, 0], [0.9, 0.8, 0.1, 0.3]).compute()
     0.5
     """
+
+    higher_is_better: ClassVar[bool | None] = True
 
     def __init__(self, k: int) -> None:
         super().__init__()
@@ -423,6 +433,8 @@ class HitRate(_RankingMetric):
     >>> HitRate(k=1).update([1, 1, 2, 2], [1, 0, 0, 1], [0.9, 0.8, 0.7, 0.1]).compute()
     0.5
     """
+
+    higher_is_better: ClassVar[bool | None] = True
 
     def __init__(self, k: int) -> None:
         super().__init__()
@@ -460,6 +472,8 @@ class MRR(_RankingMetric):
     >>> MRR().update([1, 1, 1, 2, 2], [0, 1, 1, 1, 0], [0.9, 0.8, 0.1, 0.7, 0.1]).compute()
     0.75
     """
+
+    higher_is_better: ClassVar[bool | None] = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -504,6 +518,8 @@ class MAP(_RankingMetric):
     >>> round(MAP().update([1, 1, 1, 1], [1, 0, 1, 0], [0.9, 0.8, 0.7, 0.1]).compute(), 6)
     0.833333
     """
+
+    higher_is_better: ClassVar[bool | None] = True
 
     def __init__(self, k: Any = None) -> None:
         super().__init__()

@@ -219,6 +219,8 @@ class MeanSquaredError(_RegressionMetric):
     0.375
     """
 
+    higher_is_better: ClassVar[bool | None] = False
+
     _vars = (_SE,)
 
     def _compute(self) -> Any:
@@ -240,6 +242,8 @@ class RootMeanSquaredError(_RegressionMetric):
     0.612372
     """
 
+    higher_is_better: ClassVar[bool | None] = False
+
     _vars = (_SE,)
 
     def _compute(self) -> Any:
@@ -258,6 +262,8 @@ class MeanAbsoluteError(_RegressionMetric):
     >>> MeanAbsoluteError().update([3, -0.5, 2, 7], [2.5, 0.0, 2, 8]).compute()
     0.5
     """
+
+    higher_is_better: ClassVar[bool | None] = False
 
     _vars = (_AE,)
 
@@ -280,6 +286,8 @@ class MeanAbsolutePercentageError(_RegressionMetric):
     >>> round(m.compute(), 6)
     0.327381
     """
+
+    higher_is_better: ClassVar[bool | None] = False
 
     _vars = (_APE,)
 
@@ -304,6 +312,8 @@ class R2Score(_RegressionMetric):
     >>> round(m.compute(), 6)
     0.948608
     """
+
+    higher_is_better: ClassVar[bool | None] = True
 
     _vars = (_T, _SE)
     _pairs = ((_T, _T),)
@@ -338,6 +348,8 @@ class ExplainedVariance(_RegressionMetric):
     0.957173
     """
 
+    higher_is_better: ClassVar[bool | None] = True
+
     _vars = (_T, _E)
     _pairs = ((_T, _T), (_E, _E))
 
@@ -366,6 +378,8 @@ class PearsonCorrCoef(_RegressionMetric):
     0.831522
     """
 
+    higher_is_better: ClassVar[bool | None] = True
+
     _vars = (_T, _P)
     _pairs = ((_T, _T), (_P, _P), (_T, _P))
 
@@ -390,6 +404,8 @@ class RegressionReport(_RegressionMetric):
     >>> round(r["mse"], 6), round(r["r2"], 6), r["count"]
     (0.375, 0.948608, 4)
     """
+
+    higher_is_better: ClassVar[bool | None] = None
 
     _KEYS = ("mse", "rmse", "mae", "r2", "explained_variance", "mape", "pearson")
     _vars = (_T, _P, _E, _AE, _APE, _SE)

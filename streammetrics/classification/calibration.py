@@ -7,7 +7,7 @@ agree with the single stream to rounding (1e-12 relative), not byte for byte.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -135,6 +135,8 @@ class LogLoss(_SumMetric):
     0.216162
     """
 
+    higher_is_better: ClassVar[bool | None] = False
+
     def __init__(self, eps: Any = "auto", labels: Any = None) -> None:
         super().__init__(labels)
         if eps == "auto":
@@ -174,6 +176,8 @@ class BrierScore(_SumMetric):
     >>> round(sm.BrierScore().update([0, 1, 1, 0], [0.1, 0.9, 0.8, 0.3]).compute(), 6)
     0.0375
     """
+
+    higher_is_better: ClassVar[bool | None] = False
 
     def __init__(self, labels: Any = None) -> None:
         super().__init__(labels)
@@ -224,6 +228,8 @@ class CalibrationError(Metric):
     >>> round(m.compute(), 6)
     0.1
     """
+
+    higher_is_better: ClassVar[bool | None] = False
 
     def __init__(self, bins: int = 15, norm: str = "l1", labels: Any = None) -> None:
         super().__init__()

@@ -12,7 +12,7 @@ O(n log n) otherwise. ``merge``: O(L**2). ``compute``: O(L**2).
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -254,6 +254,8 @@ class Precision(_PRF):
     0.5
     """
 
+    higher_is_better: ClassVar[bool | None] = True
+
     _metric = "precision"
 
     def __init__(
@@ -279,6 +281,8 @@ class Recall(_PRF):
     >>> sm.Recall(average="macro").update([0, 1, 2, 2], [0, 2, 2, 2]).compute()
     0.6666666666666666
     """
+
+    higher_is_better: ClassVar[bool | None] = True
 
     _metric = "recall"
 
@@ -306,6 +310,8 @@ class FBeta(_PRF):
     >>> round(sm.FBeta(beta=2.0).update([0, 1, 1, 1], [1, 1, 0, 1]).compute(), 6)
     0.666667
     """
+
+    higher_is_better: ClassVar[bool | None] = True
 
     def __init__(
         self,
@@ -335,6 +341,8 @@ class F1(_PRF):
     >>> sm.F1(average="micro").update([0, 1, 2], [0, 2, 2]).compute()
     0.6666666666666666
     """
+
+    higher_is_better: ClassVar[bool | None] = True
 
     def __init__(
         self,
@@ -368,6 +376,8 @@ class ConfusionMatrix(_ConfusionMetric):
     array([[1, 0],
            [1, 1]])
     """
+
+    higher_is_better: ClassVar[bool | None] = None
 
     def __init__(self, labels: Any = None, normalize: str | None = None) -> None:
         fixed = config_labels(labels)
@@ -422,6 +432,8 @@ class Accuracy(_ConfusionMetric):
     0.5
     """
 
+    higher_is_better: ClassVar[bool | None] = True
+
     def _compute(self) -> float:
         _, table = self._table()
         total = float(table.sum())
@@ -439,6 +451,8 @@ class MatthewsCorrCoef(_ConfusionMetric):
     >>> round(sm.MatthewsCorrCoef().update([1, 1, 1, 0], [1, 0, 1, 1]).compute(), 6)
     -0.333333
     """
+
+    higher_is_better: ClassVar[bool | None] = True
 
     def _compute(self) -> float:
         _, table = self._table()
@@ -467,6 +481,8 @@ class CohenKappa(_ConfusionMetric):
     >>> round(sm.CohenKappa().update([0, 1, 1, 2], [0, 1, 2, 2]).compute(), 6)
     0.636364
     """
+
+    higher_is_better: ClassVar[bool | None] = True
 
     def __init__(self, weights: str | None = None) -> None:
         super().__init__()
@@ -515,6 +531,8 @@ class ClassificationReport(_ConfusionMetric):
     >>> round(r["f1_macro"], 6), r["per_class"][1]["support"]
     (0.666667, 2.0)
     """
+
+    higher_is_better: ClassVar[bool | None] = None
 
     _KEYS = (
         "accuracy",
@@ -588,6 +606,8 @@ class TopKAccuracy(Metric):
     >>> sm.TopKAccuracy(k=2).update([0, 1, 0], scores).compute()
     0.6666666666666666
     """
+
+    higher_is_better: ClassVar[bool | None] = True
 
     hits: float
     total: float

@@ -10,7 +10,7 @@ any order gives the same bytes.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -449,6 +449,8 @@ class GAUC(Metric):
     >>> round(m.compute(), 6), m.groups_used, m.groups_left_out
     (0.75, 2, 0)
     """
+
+    higher_is_better: ClassVar[bool | None] = True
 
     def __init__(
         self,

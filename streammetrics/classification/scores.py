@@ -19,7 +19,7 @@ split-invariant byte for byte (for whole-number weights).
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -123,6 +123,8 @@ class ROCAUC(_BinaryScoreMetric):
     (0.75, 0.0)
     """
 
+    higher_is_better: ClassVar[bool | None] = True
+
     def _compute(self) -> float:
         return auc_from_table(*self._table())[0]
 
@@ -156,6 +158,8 @@ class AveragePrecision(_BinaryScoreMetric):
     >>> round(m.compute(), 6)
     0.833333
     """
+
+    higher_is_better: ClassVar[bool | None] = True
 
     def _compute(self) -> float:
         return ap_from_table(*self._table())[0]
@@ -217,6 +221,8 @@ class ROCCurve(_Curve):
     ([0.0, 0.0, 0.5, 0.5, 1.0], [0.0, 0.5, 0.5, 1.0, 1.0])
     """
 
+    higher_is_better: ClassVar[bool | None] = None
+
     def __init__(
         self,
         exact: bool = False,
@@ -256,6 +262,8 @@ class PRCurve(_Curve):
     >>> p.round(4).tolist(), r.tolist(), t.tolist()
     ([0.5, 0.6667, 0.5, 1.0, 1.0], [1.0, 1.0, 0.5, 0.5, 0.0], [0.1, 0.35, 0.4, 0.8])
     """
+
+    higher_is_better: ClassVar[bool | None] = None
 
     def __init__(
         self,
@@ -316,6 +324,8 @@ class MulticlassROCAUC(Metric):
     >>> round(m.compute(), 6)
     0.944444
     """
+
+    higher_is_better: ClassVar[bool | None] = True
 
     def __init__(
         self,

@@ -19,7 +19,7 @@ small range, O(n log n) otherwise, plus O(R * C) to fold the batch in. ``merge``
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
@@ -391,6 +391,8 @@ class ClusterAgreement(_External):
     (0.8333, 0.5714, 2)
     """
 
+    higher_is_better: ClassVar[bool | None] = None
+
     _KEYS = (
         "purity",
         "mutual_info",
@@ -455,6 +457,8 @@ class Purity(_External):
     0.75
     """
 
+    higher_is_better: ClassVar[bool | None] = True
+
     def _value(self, t: _Table) -> float:
         return t.purity()
 
@@ -470,6 +474,8 @@ class MutualInfo(_External):
     >>> round(MutualInfo().update([0, 0, 1, 1], [1, 1, 0, 0]).compute(), 6)
     0.693147
     """
+
+    higher_is_better: ClassVar[bool | None] = True
 
     def _value(self, t: _Table) -> float:
         return t.mutual_info()
@@ -488,6 +494,8 @@ class NormalizedMutualInfo(_External):
     >>> NormalizedMutualInfo().update([0, 0, 1, 1], [1, 1, 0, 0]).compute()
     1.0
     """
+
+    higher_is_better: ClassVar[bool | None] = True
 
     def __init__(self, average_method: str = "arithmetic") -> None:
         super().__init__()
@@ -513,6 +521,8 @@ class AdjustedMutualInfo(_External):
     0.0
     """
 
+    higher_is_better: ClassVar[bool | None] = True
+
     def __init__(self, average_method: str = "arithmetic") -> None:
         super().__init__()
         self._add_config(average_method=_check_average(average_method))
@@ -533,6 +543,8 @@ class RandIndex(_External):
     0.8333
     """
 
+    higher_is_better: ClassVar[bool | None] = True
+
     def _value(self, t: _Table) -> float:
         return t.rand_index()
 
@@ -549,6 +561,8 @@ class AdjustedRandIndex(_External):
     >>> round(AdjustedRandIndex().update([0, 0, 1, 2], [0, 0, 1, 1]).compute(), 4)
     0.5714
     """
+
+    higher_is_better: ClassVar[bool | None] = True
 
     def _value(self, t: _Table) -> float:
         return t.adjusted_rand_index()
@@ -567,6 +581,8 @@ class ClusterJaccard(_External):
     0.5
     """
 
+    higher_is_better: ClassVar[bool | None] = True
+
     def _value(self, t: _Table) -> float:
         return t.jaccard()
 
@@ -582,6 +598,8 @@ class FowlkesMallows(_External):
     >>> round(FowlkesMallows().update([0, 0, 0, 1, 1, 1], [0, 0, 1, 1, 2, 2]).compute(), 6)
     0.471405
     """
+
+    higher_is_better: ClassVar[bool | None] = True
 
     def _value(self, t: _Table) -> float:
         return t.fowlkes_mallows()
@@ -602,6 +620,8 @@ class ClusterAccuracy(_External):
     0.8
     """
 
+    higher_is_better: ClassVar[bool | None] = True
+
     def _value(self, t: _Table) -> float:
         return t.accuracy()
 
@@ -617,6 +637,8 @@ class Homogeneity(_External):
     >>> Homogeneity().update([0, 0, 1, 1], [0, 0, 1, 2]).compute()
     1.0
     """
+
+    higher_is_better: ClassVar[bool | None] = True
 
     def _value(self, t: _Table) -> float:
         return t.homogeneity_completeness()[0]
@@ -634,6 +656,8 @@ class Completeness(_External):
     1.0
     """
 
+    higher_is_better: ClassVar[bool | None] = True
+
     def _value(self, t: _Table) -> float:
         return t.homogeneity_completeness()[1]
 
@@ -649,6 +673,8 @@ class VMeasure(_External):
     >>> round(VMeasure().update([0, 0, 1, 1], [0, 0, 1, 2]).compute(), 6)
     0.8
     """
+
+    higher_is_better: ClassVar[bool | None] = True
 
     def __init__(self, beta: float = 1.0) -> None:
         super().__init__()
