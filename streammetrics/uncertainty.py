@@ -44,6 +44,7 @@ __all__ = [
     "no_interval",
     "normal_interval",
     "normal_quantile",
+    "t_interval",
     "t_quantile",
     "wilson",
 ]
@@ -139,11 +140,28 @@ def mean_interval(
     freedom (the central limit theorem, with the small-sample t correction). ``nan, nan`` below
     an effective size of 2 (no variance to estimate) or when a sum is not finite.
     """
-    n_eff = kish(weight_sum, weight_sq_sum)
-    if not (weight_sum > 0 and n_eff > 1.0) or not math.isfinite(square_sum):
+    if not weight_sum > 0:
         return NAN_INTERVAL
     mean = value_sum / weight_sum
-    var = max(square_sum / weight_sum - mean * mean, 0.0) * n_eff / (n_eff - 1.0)
+    spread = max(square_sum / weight_sum - mean * mean, 0.0)
+    return t_interval(mean, spread, kish(weight_sum, weight_sq_sum), level, bounds)
+
+
+def t_interval(
+    mean: float,
+    spread: float,
+    n_eff: float,
+    level: float,
+    bounds: tuple[float, float] = (-math.inf, math.inf),
+) -> tuple[float, float]:
+    """Student-t interval of a mean from its weighted spread ``sum w (x - mean)**2 / sum w``.
+
+    The sample variance is ``spread * n_eff / (n_eff - 1)``, the standard error its square root
+    over ``sqrt(n_eff)``, with ``n_eff - 1`` degrees of freedom. ``nan, nan`` below 2 rows.
+    """
+    if not (n_eff > 1.0 and math.isfinite(mean) and math.isfinite(spread)):
+        return NAN_INTERVAL
+    var = max(spread, 0.0) * n_eff / (n_eff - 1.0)
     half = t_quantile(level, n_eff - 1.0) * math.sqrt(var / n_eff)
     return _clip(mean - half, mean + half, bounds)
 

@@ -796,14 +796,19 @@ class TopKAccuracy(Metric):
 
     higher_is_better: ClassVar[bool | None] = True
 
+    #: 2: the state gained ``weight_sq`` (sum of squared weights, for Kish's effective size).
+    _schema: ClassVar[int] = 2
+
     hits: float
     total: float
+    weight_sq: float
 
     def __init__(self, k: int = 2) -> None:
         super().__init__()
         self._add_config(k=config_int(k, "k"))
         self._add_state("hits", 0.0)
         self._add_state("total", 0.0)
+        self._add_state("weight_sq", 0.0)
 
     def update(self, y_true: Any, y_score_matrix: Any, sample_weight: Any = None) -> TopKAccuracy:
         """Score a batch. Complexity: O(n * n_classes)."""
@@ -831,7 +836,27 @@ class TopKAccuracy(Metric):
             hits, total = float(hit.sum()), float(n)
         else:
             hits, total = float(weights[hit].sum()), float(weights.sum())
-        return self._commit(n, hits=self.hits + hits, total=self.total + total)
+        sq = float(n) if weights is None else float(weights @ weights)
+        return self._commit(
+            n, hits=self.hits + hits, total=self.total + total, weight_sq=self.weight_sq + sq
+        )
 
     def _compute(self) -> float:
         return self.hits / self.total if self.total else math.nan
+
+    @classmethod
+    def _upgrade_state(cls, state: Any, schema: int) -> Any:
+        """Schema 1 (0.1.0) kept no ``weight_sq``: unknown (nan) for a non-empty state, so
+        ``interval`` is nan; the value and merges are unchanged."""
+        if schema < 2 and isinstance(state, dict) and "weight_sq" not in state:
+            state = {**state, "weight_sq": 0.0 if state.get("count") == 0 else math.nan}
+        return state
+
+    def interval(self, level: float = 0.95) -> tuple[float, float]:
+        """Wilson (1927) score interval of the top-k hit rate, on Kish's effective sample size.
+        O(1)."""
+        level = check_level(level)
+        if self.count == 0 or not self.total > 0:
+            return NAN_INTERVAL
+        n_eff = kish(self.total, self.weight_sq)
+        return wilson(self.hits / self.total * n_eff, n_eff, level)
