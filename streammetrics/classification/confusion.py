@@ -111,15 +111,11 @@ class _ConfusionMetric(Metric, register=False):
         """Schema 1 (0.1.0) kept no ``weight_sq``: unweighted (integer) counts give it exactly
         (the row count); for weighted counts it is unknown (nan, so ``interval`` is nan)."""
         if schema < 2 and isinstance(state, dict) and "weight_sq" not in state:
-            table = (
-                state.get("counts", {}).get("table")
-                if isinstance(state.get("counts"), dict)
-                else None
-            )
+            counts, count = state.get("counts"), state.get("count")
+            table = counts.get("table") if isinstance(counts, dict) else None
             unweighted = isinstance(table, np.ndarray) and table.dtype.kind in "iu"
-            count = state.get("count")
-            known = unweighted and type(count) is int
-            state = {**state, "weight_sq": float(count) if known else math.nan}
+            sq = float(count) if unweighted and isinstance(count, int) else math.nan
+            state = {**state, "weight_sq": sq}
         return state
 
     def _n_eff(self) -> float:
