@@ -258,6 +258,11 @@ def test_unit_weights_are_unweighted_and_kish_rescales() -> None:
     plain = sm.F1(average="macro").update(y, p).interval()
     doubled = sm.F1(average="macro").update(y, p, sample_weight=np.full(400, 2.0)).interval()
     assert doubled == pytest.approx(plain, abs=1e-9)
+    (yb, pb), _ = _binary(rng, 400)
+    for metric in (sm.Precision, sm.Recall, sm.Accuracy, sm.MatthewsCorrCoef, sm.CohenKappa):
+        plain = metric().update(yb, pb).interval()
+        scaled = metric().update(yb, pb, sample_weight=np.full(400, 3.0)).interval()
+        assert scaled == pytest.approx(plain, abs=1e-9), metric.__name__
     t = rng.normal(size=400)
     a = sm.MeanAbsoluteError().update(t, 0 * t).interval()
     b = sm.MeanAbsoluteError().update(t, 0 * t, sample_weight=np.full(400, 0.01)).interval()

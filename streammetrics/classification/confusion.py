@@ -303,7 +303,7 @@ class _PRF(_ConfusionMetric, register=False):
             den = float((pred if self._metric == "precision" else true)[0])
             if den == 0:
                 return NAN_INTERVAL
-            return wilson(float(tp[0]), den * design, level)
+            return wilson(float(tp[0]) * design, den * design, level)
         value = self._compute()
         se = confusion_delta_se(table, self._vectorised(), self._n_eff())
         return normal_interval(value, se, level, (0.0, 1.0))
