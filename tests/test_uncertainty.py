@@ -93,6 +93,13 @@ def test_weighted_coverage_uses_kish() -> None:
 
     assert 0.92 <= _coverage(sm.MeanSquaredError, draw, 1.0) <= 0.98
 
+    def draw_labels(rng: Any) -> tuple:
+        y = rng.integers(0, 3, 200)
+        p = np.where(rng.random(200) < 0.8, y, (y + 1) % 3)
+        return (y, p), {"sample_weight": rng.lognormal(0.0, 1.0, 200)}
+
+    assert 0.92 <= _coverage(sm.Accuracy, draw_labels, 0.8) <= 0.98
+
 
 # -- DeLong by hand --------------------------------------------------------------------------
 
