@@ -49,7 +49,7 @@ import numpy as np
 
 from . import _codec
 from ._pending import PerRequest, StateAttr, wrap_class
-from .errors import IncompatibleStateError, InputError, StateDecodeError
+from .errors import IncompatibleStateError, InputError, NoIntervalError, StateDecodeError
 
 __all__ = [
     "Metric",
@@ -164,6 +164,8 @@ class Metric(PerRequest):
 
     #: Version of this class's state layout; bump it with an ``_upgrade_state`` for the old one.
     _schema: ClassVar[int] = 1
+    #: True for scores (higher is better), False for errors and losses, None for neither.
+    higher_is_better: ClassVar[bool | None] = None
     #: The name written on the wire; defaults to the class name.
     _wire_name: ClassVar[str]
 
@@ -280,6 +282,18 @@ class Metric(PerRequest):
 
     def _empty_result(self) -> Any:
         return float("nan")
+
+    def interval(self, level: float = 0.95) -> tuple[float, float]:
+        """A ``level`` confidence interval for ``compute()``, from the state alone.
+
+        Metrics with a closed form override this (``docs/uncertainty.md``); here: no closed form,
+        so a :class:`~streammetrics.errors.NoIntervalError` that points to ``Bootstrap``.
+        """
+        name = type(self).__name__
+        raise NoIntervalError(
+            f"{name} has no closed-form confidence interval (its value is not a float with a "
+            f"known sampling distribution); wrap it in streammetrics.Bootstrap({name}(...))"
+        )
 
     # -- lifecycle ---------------------------------------------------------------------------
 

@@ -37,7 +37,7 @@ Memory: three values per buffered row, O(1) per completed query. ``update``: O(b
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from scipy.special import gammaln
@@ -49,6 +49,7 @@ from .base import Metric
 from .errors import InputError
 from .states.labels import key_hash, unique_codes
 from .states.queries import QueryBuffers
+from .uncertainty import NAN_INTERVAL, check_level, mean_interval
 
 __all__ = [
     "DCG",
@@ -147,10 +148,14 @@ class _RankingMetric(Keyed, Metric, register=False):
     """Per-query buffers, the folded sums, and the update/compute protocol of every ranking
     metric. Subclasses define ``_values(ranked) -> (per-query values, scored mask)``."""
 
+    #: 2: the state gained ``total_sq``, the sum of squared per-query values (for ``interval``).
+    _schema: ClassVar[int] = 2
+
     buffer: QueryBuffers
     total: float
     queries: int
     skipped: int
+    total_sq: float
     key_argument = 0  # query_ids
 
     def __init__(self) -> None:
@@ -159,6 +164,7 @@ class _RankingMetric(Keyed, Metric, register=False):
         self._add_state("total", 0.0)
         self._add_state("queries", 0)
         self._add_state("skipped", 0)
+        self._add_state("total_sq", 0.0)
         # Relevance grades are few: each is trusted once accepted, like a label.
         self._declare_rows("key", "label", "number", weights=False)
 
@@ -194,9 +200,11 @@ class _RankingMetric(Keyed, Metric, register=False):
                 np.concatenate([score, bs]),
             )
         values, scored = self._values(_Ranked(q, rel, score))
+        kept = values[scored]
         return self._commit(
             n,
             buffer=rest,
+            total_sq=self.total_sq + float(kept @ kept),
             total=self.total + float(values[scored].sum()),
             queries=self.queries + int(scored.sum()),
             skipped=self.skipped + int((~scored).sum()),
@@ -235,6 +243,34 @@ class _RankingMetric(Keyed, Metric, register=False):
         if n == 0:
             return math.nan
         return (self.total + float(values[scored].sum())) / n
+
+    @classmethod
+    def _upgrade_state(cls, state: Any, schema: int) -> Any:
+        """Schema 1 (0.1.0) kept no ``total_sq``: zero when no query was folded, else unknown
+        (nan, so ``interval`` is nan); values and merges are unchanged."""
+        if schema < 2 and isinstance(state, dict) and "total_sq" not in state:
+            state = {**state, "total_sq": 0.0 if state.get("queries") == 0 else math.nan}
+        return state
+
+    def interval(self, level: float = 0.95) -> tuple[float, float]:
+        """Student-t interval over the per-query values: ``mean -/+ t s / sqrt(Q)`` with ``s``
+        the sample standard deviation of the ``Q`` scored queries' values (folded and buffered),
+        ``Q - 1`` degrees of freedom: queries are the sampled units (the central limit theorem
+        for a mean of independent per-query values). ``nan, nan`` below two queries.
+        O(buffered rows).
+        """
+        level = check_level(level)
+        if self.count == 0:
+            return NAN_INTERVAL
+        values, scored = self._open()
+        kept = values[scored]
+        q = self.queries + len(kept)
+        total = self.total + float(kept.sum())
+        square = self.total_sq + float(kept @ kept)
+        return mean_interval(float(q), total, square, float(q), level, self._bounds)
+
+    #: The range of a per-query value, to clip intervals to.
+    _bounds: ClassVar[tuple[float, float]] = (0.0, 1.0)
 
     def query_counts(self) -> dict[str, int]:
         """Queries seen: ``scored`` (in the mean) and ``skipped`` (no relevant item, for the
@@ -327,6 +363,9 @@ class DCG(_GainMetric):
     3.5
     """
 
+    higher_is_better: ClassVar[bool | None] = True
+    _bounds = (0.0, math.inf)  # an unnormalised gain has no upper limit
+
     def __init__(self, k: Any = None, gain: str = "exponential") -> None:
         super().__init__(k, gain)
 
@@ -351,6 +390,8 @@ class NDCG(_GainMetric):
     >>> round(m.compute(), 6)
     0.824728
     """
+
+    higher_is_better: ClassVar[bool | None] = True
 
     def __init__(self, k: Any = None, gain: str = "exponential") -> None:
         super().__init__(k, gain)
@@ -377,6 +418,9 @@ class CumulativeGain(_RankingMetric):
     >>> CumulativeGain(k=2).update([1, 1, 1], [3, 0, 1], [0.9, 0.8, 0.1]).compute()
     3.0
     """
+
+    higher_is_better: ClassVar[bool | None] = True
+    _bounds = (0.0, math.inf)  # an unnormalised gain has no upper limit
 
     def __init__(self, k: Any = None) -> None:
         super().__init__()
@@ -406,6 +450,8 @@ class PrecisionAtK(_RankingMetric):
     0.5
     """
 
+    higher_is_better: ClassVar[bool | None] = True
+
     def __init__(self, k: int) -> None:
         super().__init__()
         self._add_config(k=_check_k(k, False))
@@ -427,6 +473,8 @@ class RecallAtK(_RankingMetric):
     >>> RecallAtK(k=2).update([1, 1, 1, 2], [1, 0, 1, 0], [0.9, 0.8, 0.1, 0.3]).compute()
     0.5
     """
+
+    higher_is_better: ClassVar[bool | None] = True
 
     def __init__(self, k: int) -> None:
         super().__init__()
@@ -452,6 +500,8 @@ class HitRate(_RankingMetric):
     >>> HitRate(k=1).update([1, 1, 2, 2], [1, 0, 0, 1], [0.9, 0.8, 0.7, 0.1]).compute()
     0.5
     """
+
+    higher_is_better: ClassVar[bool | None] = True
 
     def __init__(self, k: int) -> None:
         super().__init__()
@@ -489,6 +539,8 @@ class MRR(_RankingMetric):
     >>> MRR().update([1, 1, 1, 2, 2], [0, 1, 1, 1, 0], [0.9, 0.8, 0.1, 0.7, 0.1]).compute()
     0.75
     """
+
+    higher_is_better: ClassVar[bool | None] = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -533,6 +585,8 @@ class MAP(_RankingMetric):
     >>> round(MAP().update([1, 1, 1, 1], [1, 0, 1, 0], [0.9, 0.8, 0.7, 0.1]).compute(), 6)
     0.833333
     """
+
+    higher_is_better: ClassVar[bool | None] = True
 
     def __init__(self, k: Any = None) -> None:
         super().__init__()

@@ -29,6 +29,7 @@ from ._inputs import as_matrix, as_weights, check_same_length
 from .base import Metric
 from .errors import InputError
 from .states.moments import Moments
+from .uncertainty import NAN_INTERVAL, check_level, fisher_z, kish, no_interval, t_interval
 
 __all__ = [
     "ExplainedVariance",
@@ -84,8 +85,14 @@ class _RegressionMetric(Metric, register=False):
 
     _vars: ClassVar[tuple[str, ...]] = ()
     _pairs: ClassVar[tuple[tuple[str, str], ...]] = ()
+    #: The per-sample loss whose variance ``interval`` needs (its pair comes last, so that
+    #: schema-1 states upgrade by appending one row).
+    _loss: ClassVar[str | None] = None
+    #: 2: the moments gained the loss's second moment and the state ``weight_sq`` (Kish).
+    _schema: ClassVar[int] = 2
 
     moments: Moments
+    weight_sq: float
 
     def __init__(self, multioutput: Any = "uniform_average") -> None:
         super().__init__()
@@ -96,9 +103,11 @@ class _RegressionMetric(Metric, register=False):
             names += [_T] if _T not in names else []
             pairs += [(_T, _T)] if (_T, _T) not in pairs else []
         self._names = tuple(names)
+        pairs += [(self._loss, self._loss)] if self._loss is not None else []
         self._index = {v: i for i, v in enumerate(names)}
         block = Moments(len(names), [(self._index[a], self._index[b]) for a, b in pairs])
         self._add_state("moments", block, merge=None)
+        self._add_state("weight_sq", 0.0)
         self._declare_rows("number", "number")
 
     def update(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Any:
@@ -123,7 +132,8 @@ class _RegressionMetric(Metric, register=False):
         if isinstance(mo, list) and len(mo) != d:
             raise InputError(f"y_true: has {d} outputs, but multioutput gives {len(mo)} weights")
         block = self.moments.merged(self.moments.batch(self._columns(t, p), weights))
-        return self._commit(n, moments=block)
+        sq = float(n) if weights is None else float(weights @ weights)
+        return self._commit(n, moments=block, weight_sq=self.weight_sq + sq)
 
     def _columns(self, t: np.ndarray, p: np.ndarray) -> list[np.ndarray]:
         cols: dict[str, np.ndarray] = {_T: t, _P: p}
@@ -151,6 +161,46 @@ class _RegressionMetric(Metric, register=False):
         for name in (_AE, _APE, _SE):
             if name in self._index and width is not None and self._mean(name).min() < 0:
                 raise ValueError(f"the mean {name} must be non-negative")
+
+    @classmethod
+    def _upgrade_state(cls, state: Any, schema: int) -> Any:
+        """Schema 1 (0.1.0) kept neither the loss's second moment nor ``weight_sq``: both are
+        unknown for a non-empty state (the co-moment row is zero, ``weight_sq`` nan, so
+        ``interval`` is nan until the state is reset); values and merges are unchanged."""
+        if schema >= 2 or not isinstance(state, dict) or "weight_sq" in state:
+            return state
+        moments = state.get("moments")
+        if cls._loss is not None and isinstance(moments, dict):
+            co = moments.get("comoment")
+            if isinstance(co, np.ndarray) and co.ndim == 2:
+                extra = np.zeros((1, co.shape[1]))
+                moments = {**moments, "comoment": np.concatenate([co, extra])}
+        empty = state.get("count") == 0
+        return {**state, "moments": moments, "weight_sq": 0.0 if empty else math.nan}
+
+    def _n_eff(self) -> float:
+        return kish(self.moments.weight, self.weight_sq)
+
+    def _single_output(self) -> None:
+        """``interval`` covers one averaged value; across outputs the covariances are not kept."""
+        mo = self._config["multioutput"]
+        if mo == "raw_values":
+            raise no_interval(type(self).__name__, "multioutput='raw_values' gives an array")
+        if (self.moments.width or 1) > 1:
+            raise no_interval(type(self).__name__, "the covariances between outputs are not kept")
+
+    def _loss_interval(self, level: float) -> tuple[float, float]:
+        """Student-t interval (central limit theorem) of the mean per-sample loss."""
+        level = check_level(level)
+        self._single_output()
+        if self.count == 0 or self._loss is None:
+            return NAN_INTERVAL
+        w = self.moments.weight
+        if not w > 0:
+            return NAN_INTERVAL
+        mean = float(self._mean(self._loss)[0])
+        spread = float(self._co(self._loss, self._loss)[0]) / w
+        return t_interval(mean, spread, self._n_eff(), level, (0.0, math.inf))
 
     def compute(self) -> Any:
         # A decoded state may hold absurd (finite) values: give inf or nan, never a warning.
@@ -220,10 +270,19 @@ class MeanSquaredError(_RegressionMetric):
     0.375
     """
 
+    higher_is_better: ClassVar[bool | None] = False
+
     _vars = (_SE,)
+    _loss = _SE
 
     def _compute(self) -> Any:
         return self._average(self._mse())
+
+    def interval(self, level: float = 0.95) -> tuple[float, float]:
+        """Student-t interval (central limit theorem) of the mean squared error, from the
+        running variance of the squared error, on Kish's effective sample size. One output
+        (or ``NoIntervalError``). O(1)."""
+        return self._loss_interval(level)
 
 
 class RootMeanSquaredError(_RegressionMetric):
@@ -241,10 +300,19 @@ class RootMeanSquaredError(_RegressionMetric):
     0.612372
     """
 
+    higher_is_better: ClassVar[bool | None] = False
+
     _vars = (_SE,)
+    _loss = _SE
 
     def _compute(self) -> Any:
         return self._average(np.sqrt(self._mse()))
+
+    def interval(self, level: float = 0.95) -> tuple[float, float]:
+        """The square roots of the mean squared error's interval (a monotone transform of
+        :meth:`MeanSquaredError.interval`). O(1)."""
+        low, high = self._loss_interval(level)
+        return math.sqrt(low), math.sqrt(high)
 
 
 class MeanAbsoluteError(_RegressionMetric):
@@ -260,10 +328,18 @@ class MeanAbsoluteError(_RegressionMetric):
     0.5
     """
 
+    higher_is_better: ClassVar[bool | None] = False
+
     _vars = (_AE,)
+    _loss = _AE
 
     def _compute(self) -> Any:
         return self._average(self._mean(_AE))
+
+    def interval(self, level: float = 0.95) -> tuple[float, float]:
+        """Student-t interval (central limit theorem) of the mean absolute error, on Kish's
+        effective sample size. One output (or ``NoIntervalError``). O(1)."""
+        return self._loss_interval(level)
 
 
 class MeanAbsolutePercentageError(_RegressionMetric):
@@ -282,10 +358,18 @@ class MeanAbsolutePercentageError(_RegressionMetric):
     0.327381
     """
 
+    higher_is_better: ClassVar[bool | None] = False
+
     _vars = (_APE,)
+    _loss = _APE
 
     def _compute(self) -> Any:
         return self._average(self._mean(_APE))
+
+    def interval(self, level: float = 0.95) -> tuple[float, float]:
+        """Student-t interval (central limit theorem) of the mean absolute percentage error,
+        on Kish's effective sample size. One output (or ``NoIntervalError``). O(1)."""
+        return self._loss_interval(level)
 
 
 class R2Score(_RegressionMetric):
@@ -306,6 +390,8 @@ class R2Score(_RegressionMetric):
     0.948608
     """
 
+    higher_is_better: ClassVar[bool | None] = True
+
     _vars = (_T, _SE)
     _pairs = ((_T, _T),)
 
@@ -321,6 +407,15 @@ class R2Score(_RegressionMetric):
     def _empty_values(self) -> Any:
         width = self.moments.width or 1
         return self._average(np.full(width, math.nan))
+
+    def interval(self, level: float = 0.95) -> tuple[float, float]:
+        """Not available: raises :class:`NoIntervalError` pointing to ``Bootstrap``.
+
+        The delta method for ``1 - SSE / SST`` needs the fourth moments of ``y_true`` and the
+        error's co-moments with ``y_true**2``, which this state does not keep (keeping them
+        stably would triple the cost of every update)."""
+        check_level(level)
+        raise no_interval("R2Score", "its delta method needs fourth moments the state lacks")
 
 
 class ExplainedVariance(_RegressionMetric):
@@ -339,6 +434,8 @@ class ExplainedVariance(_RegressionMetric):
     0.957173
     """
 
+    higher_is_better: ClassVar[bool | None] = True
+
     _vars = (_T, _E)
     _pairs = ((_T, _T), (_E, _E))
 
@@ -348,6 +445,14 @@ class ExplainedVariance(_RegressionMetric):
 
     def _compute(self) -> Any:
         return self._average(self._ev(self._config["force_finite"]))
+
+    def interval(self, level: float = 0.95) -> tuple[float, float]:
+        """Not available: raises :class:`NoIntervalError` pointing to ``Bootstrap`` (as
+        :meth:`R2Score.interval`: the delta method needs fourth moments the state lacks)."""
+        check_level(level)
+        raise no_interval(
+            "ExplainedVariance", "its delta method needs fourth moments the state lacks"
+        )
 
 
 class PearsonCorrCoef(_RegressionMetric):
@@ -367,6 +472,8 @@ class PearsonCorrCoef(_RegressionMetric):
     0.831522
     """
 
+    higher_is_better: ClassVar[bool | None] = True
+
     _vars = (_T, _P)
     _pairs = ((_T, _T), (_P, _P), (_T, _P))
 
@@ -374,6 +481,15 @@ class PearsonCorrCoef(_RegressionMetric):
         if self.count < 2:
             return self._average(np.full(self.moments.width or 1, math.nan))
         return self._average(self._pearson())
+
+    def interval(self, level: float = 0.95) -> tuple[float, float]:
+        """Fisher's z interval, ``tanh(atanh(r) -/+ z / sqrt(n_eff - 3))`` (Fisher 1921), on
+        Kish's effective sample size. One output (or ``NoIntervalError``). O(1)."""
+        level = check_level(level)
+        self._single_output()
+        if self.count == 0:
+            return NAN_INTERVAL
+        return fisher_z(float(self.compute()), self._n_eff(), level)
 
 
 class RegressionReport(_RegressionMetric):
@@ -391,6 +507,8 @@ class RegressionReport(_RegressionMetric):
     >>> round(r["mse"], 6), round(r["r2"], 6), r["count"]
     (0.375, 0.948608, 4)
     """
+
+    higher_is_better: ClassVar[bool | None] = None
 
     _KEYS = ("mse", "rmse", "mae", "r2", "explained_variance", "mape", "pearson")
     _vars = (_T, _P, _E, _AE, _APE, _SE)

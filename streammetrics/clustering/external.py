@@ -19,7 +19,7 @@ small range, O(n log n) otherwise, plus O(R * C) to fold the batch in. ``merge``
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from scipy.optimize import linear_sum_assignment
@@ -423,6 +423,8 @@ class ClusterAgreement(_External):
     (0.8333, 0.5714, 2)
     """
 
+    higher_is_better: ClassVar[bool | None] = None
+
     _KEYS = (
         "purity",
         "mutual_info",
@@ -487,6 +489,8 @@ class Purity(_External):
     0.75
     """
 
+    higher_is_better: ClassVar[bool | None] = True
+
     def _value(self, t: _Table) -> float:
         return t.purity()
 
@@ -502,6 +506,8 @@ class MutualInfo(_External):
     >>> round(MutualInfo().update([0, 0, 1, 1], [1, 1, 0, 0]).compute(), 6)
     0.693147
     """
+
+    higher_is_better: ClassVar[bool | None] = True
 
     def _value(self, t: _Table) -> float:
         return t.mutual_info()
@@ -520,6 +526,8 @@ class NormalizedMutualInfo(_External):
     >>> NormalizedMutualInfo().update([0, 0, 1, 1], [1, 1, 0, 0]).compute()
     1.0
     """
+
+    higher_is_better: ClassVar[bool | None] = True
 
     def __init__(self, average_method: str = "arithmetic") -> None:
         super().__init__()
@@ -545,6 +553,8 @@ class AdjustedMutualInfo(_External):
     0.0
     """
 
+    higher_is_better: ClassVar[bool | None] = True
+
     def __init__(self, average_method: str = "arithmetic") -> None:
         super().__init__()
         self._add_config(average_method=_check_average(average_method))
@@ -565,6 +575,8 @@ class RandIndex(_External):
     0.8333
     """
 
+    higher_is_better: ClassVar[bool | None] = True
+
     def _value(self, t: _Table) -> float:
         return t.rand_index()
 
@@ -581,6 +593,8 @@ class AdjustedRandIndex(_External):
     >>> round(AdjustedRandIndex().update([0, 0, 1, 2], [0, 0, 1, 1]).compute(), 4)
     0.5714
     """
+
+    higher_is_better: ClassVar[bool | None] = True
 
     def _value(self, t: _Table) -> float:
         return t.adjusted_rand_index()
@@ -599,6 +613,8 @@ class ClusterJaccard(_External):
     0.5
     """
 
+    higher_is_better: ClassVar[bool | None] = True
+
     def _value(self, t: _Table) -> float:
         return t.jaccard()
 
@@ -614,6 +630,8 @@ class FowlkesMallows(_External):
     >>> round(FowlkesMallows().update([0, 0, 0, 1, 1, 1], [0, 0, 1, 1, 2, 2]).compute(), 6)
     0.471405
     """
+
+    higher_is_better: ClassVar[bool | None] = True
 
     def _value(self, t: _Table) -> float:
         return t.fowlkes_mallows()
@@ -634,6 +652,8 @@ class ClusterAccuracy(_External):
     0.8
     """
 
+    higher_is_better: ClassVar[bool | None] = True
+
     def _value(self, t: _Table) -> float:
         return t.accuracy()
 
@@ -649,6 +669,8 @@ class Homogeneity(_External):
     >>> Homogeneity().update([0, 0, 1, 1], [0, 0, 1, 2]).compute()
     1.0
     """
+
+    higher_is_better: ClassVar[bool | None] = True
 
     def _value(self, t: _Table) -> float:
         return t.homogeneity_completeness()[0]
@@ -666,6 +688,8 @@ class Completeness(_External):
     1.0
     """
 
+    higher_is_better: ClassVar[bool | None] = True
+
     def _value(self, t: _Table) -> float:
         return t.homogeneity_completeness()[1]
 
@@ -681,6 +705,8 @@ class VMeasure(_External):
     >>> round(VMeasure().update([0, 0, 1, 1], [0, 0, 1, 2]).compute(), 6)
     0.8
     """
+
+    higher_is_better: ClassVar[bool | None] = True
 
     def __init__(self, beta: float = 1.0) -> None:
         super().__init__()

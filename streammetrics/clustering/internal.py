@@ -29,7 +29,7 @@ Memory: O(k * d) for the moments plus O(k * sample_size * d) for the samples.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from scipy.spatial.distance import cdist
@@ -402,6 +402,8 @@ class ClusterGeometry(_Geometry):
     (12150.0, 0.014815, True)
     """
 
+    higher_is_better: ClassVar[bool | None] = None
+
     def _compute(self) -> dict[str, Any]:
         m = self.moments
         out: dict[str, Any] = {
@@ -454,6 +456,8 @@ class CalinskiHarabasz(_Single):
     200.0
     """
 
+    higher_is_better: ClassVar[bool | None] = True
+
     _key = "calinski_harabasz"
     _uses_sample = False
 
@@ -473,6 +477,8 @@ class Separation(_Single):
     >>> Separation().update([[0.0, 0.0], [0.0, 2.0], [3.0, 1.0]], [0, 0, 1]).compute()
     3.0
     """
+
+    higher_is_better: ClassVar[bool | None] = True
 
     _key = "separation"
     _uses_sample = False
@@ -499,6 +505,8 @@ class Compactness(_Single):
     0.5
     """
 
+    higher_is_better: ClassVar[bool | None] = False
+
     _key = "compactness"
 
 
@@ -515,6 +523,8 @@ class DaviesBouldin(_Single):
     >>> DaviesBouldin().update([[0.0], [2.0], [10.0], [10.0]], [0, 0, 1, 1]).compute()
     0.1111111111111111
     """
+
+    higher_is_better: ClassVar[bool | None] = False
 
     _key = "davies_bouldin"
 
@@ -534,6 +544,8 @@ class DunnIndex(_Single):
     4.0
     """
 
+    higher_is_better: ClassVar[bool | None] = True
+
     _key = "dunn"
 
 
@@ -549,5 +561,7 @@ class Silhouette(_Single):
     >>> round(Silhouette().update([[0.0], [1.0], [10.0], [11.0]], [0, 0, 1, 1]).compute(), 6)
     0.899749
     """
+
+    higher_is_better: ClassVar[bool | None] = True
 
     _key = "silhouette"

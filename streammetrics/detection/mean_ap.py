@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -127,6 +127,8 @@ class MeanAveragePrecision(Metric):
     >>> round(r["map"], 6), round(r["map_50"], 6), r["map_per_class"]
     (0.45, 0.5, {1: 0.9, 2: 0.0})
     """
+
+    higher_is_better: ClassVar[bool | None] = True
 
     def __init__(
         self,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -139,6 +139,8 @@ class BLEU(Metric):
     >>> round(m.compute(), 6)
     53.728497
     """
+
+    higher_is_better: ClassVar[bool | None] = True
 
     def __init__(
         self,

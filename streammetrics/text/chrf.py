@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -158,6 +158,8 @@ class CHRF(Metric):
     >>> round(m.compute(), 6)
     69.436953
     """
+
+    higher_is_better: ClassVar[bool | None] = True
 
     def __init__(
         self,

@@ -1,0 +1,33 @@
+"""Every public metric says which way is better (``higher_is_better``), explicitly."""
+
+from __future__ import annotations
+
+import pytest
+
+import streammetrics as sm
+from streammetrics.classification import ROCAUC, ConfusionMatrix, LogLoss
+from streammetrics.regression import MeanSquaredError, R2Score, RegressionReport
+from tests.harness import public_metric_classes
+
+# Wrappers take the direction of the metric they wrap; they live in the lead's modules.
+_WRAPPER_MODULES = {"streammetrics.windows", "streammetrics.collection"}
+METRICS = sorted(
+    (c for c in public_metric_classes() if c.__module__ not in _WRAPPER_MODULES),
+    key=lambda c: c.__name__,
+)
+
+
+def test_base_default_is_none() -> None:
+    assert sm.Metric.higher_is_better is None
+
+
+@pytest.mark.parametrize("cls", METRICS, ids=[c.__name__ for c in METRICS])
+def test_declared_on_the_class_itself(cls: type[sm.Metric]) -> None:
+    assert "higher_is_better" in vars(cls), f"{cls.__name__} does not declare higher_is_better"
+    assert vars(cls)["higher_is_better"] in (True, False, None)
+
+
+def test_directions() -> None:
+    assert ROCAUC.higher_is_better is True and R2Score.higher_is_better is True
+    assert LogLoss.higher_is_better is False and MeanSquaredError.higher_is_better is False
+    assert ConfusionMatrix.higher_is_better is None and RegressionReport.higher_is_better is None
