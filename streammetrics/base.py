@@ -143,12 +143,15 @@ class StateBlock(ABC):
 
 
 class _Field:
-    __slots__ = ("default", "dtypes", "merge")
+    __slots__ = ("default", "dtypes", "merge", "power")
 
-    def __init__(self, default: Any, merge: Merge | None, dtypes: tuple[np.dtype[Any], ...]):
+    def __init__(
+        self, default: Any, merge: Merge | None, dtypes: tuple[np.dtype[Any], ...], power: int = 1
+    ):
         self.default = default
         self.merge = merge
         self.dtypes = dtypes
+        self.power = power
 
 
 _REGISTRY: dict[str, type[Metric]] = {}
@@ -214,8 +217,13 @@ class Metric(PerRequest):
         merge: str | Merge | None = "sum",
         *,
         dtypes: tuple[Any, ...] = (),
+        power: int = 1,
     ) -> None:
         """Declare a state field, set it to ``default``, and say how two values of it merge.
+
+        ``power`` says how a sum of weights scales when every sample weight is multiplied by
+        ``f``: by ``f ** power`` (1 for sums of weights, 2 for sums of squared weights);
+        ``Decayed`` relies on it.
 
         ``merge`` is ``"sum"``, ``"max"``, ``"min"`` or a function ``(mine, theirs) -> merged``
         that returns a new value; ``None`` for a :class:`StateBlock` (it merges itself) or for a
@@ -232,7 +240,7 @@ class Metric(PerRequest):
         kinds = tuple(np.dtype(d) for d in dtypes)
         if isinstance(default, np.ndarray):
             kinds = (default.dtype, *kinds)
-        self._fields[name] = _Field(_copy_value(default), fn, kinds)
+        self._fields[name] = _Field(_copy_value(default), fn, kinds, power)
         cls = type(self)
         # Reads of the field fold pending rows first; nested metrics fold their own on read.
         if not isinstance(default, Metric) and not isinstance(getattr(cls, name, None), StateAttr):

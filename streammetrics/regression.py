@@ -107,7 +107,7 @@ class _RegressionMetric(Metric, register=False):
         self._index = {v: i for i, v in enumerate(names)}
         block = Moments(len(names), [(self._index[a], self._index[b]) for a, b in pairs])
         self._add_state("moments", block, merge=None)
-        self._add_state("weight_sq", 0.0)
+        self._add_state("weight_sq", 0.0, power=2)
         self._declare_rows("number", "number")
 
     def update(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Any:

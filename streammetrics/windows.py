@@ -599,6 +599,11 @@ class SlidingWindow(_Wrapper):
     def _compute(self) -> Any:
         return self.window().compute()
 
+    def interval(self, level: float = 0.95) -> tuple[float, float]:
+        """The wrapped metric's interval over the rows in the window."""
+        interval: tuple[float, float] = self.window().interval(level)
+        return interval
+
     def _empty_result(self) -> Any:
         return self._template.compute()
 
@@ -677,16 +682,17 @@ def _scale_plan(metric: Metric, path: str = "metric") -> None:
 
 def _scale(metric: Metric, factor: float) -> None:
     """Multiply every weight in ``metric``'s state by ``factor`` (in place)."""
-    for field_name in metric._fields:
+    for field_name, field in metric._fields.items():
         value = getattr(metric, field_name)
+        f = factor**field.power  # sums of squared weights scale by the square
         if isinstance(value, Metric):
             _scale(value, factor)
         elif isinstance(value, StateBlock):
             value.scale(factor)
         elif isinstance(value, np.ndarray):
-            setattr(metric, field_name, value.astype(np.float64) * factor)
+            setattr(metric, field_name, value.astype(np.float64) * f)
         else:
-            setattr(metric, field_name, float(value) * factor)
+            setattr(metric, field_name, float(value) * f)
 
 
 class Decayed(_Wrapper):
@@ -806,6 +812,12 @@ class Decayed(_Wrapper):
 
     def _compute(self) -> Any:
         return self.at().compute()
+
+    def interval(self, level: float = 0.95) -> tuple[float, float]:
+        """The wrapped metric's interval on the decayed weights (Kish's effective size of the
+        weights is what shrinks as old rows fade)."""
+        interval: tuple[float, float] = self.at().interval(level)
+        return interval
 
     def _empty_result(self) -> Any:
         return self._template.compute()

@@ -80,7 +80,7 @@ class _SumMetric(Metric, register=False):
         self._add_state("weight_sum", 0.0)
         self._add_state("columns", -1, merge="max")  # -1: none yet, 0: 1-D
         self._add_state("loss_sq_sum", 0.0)
-        self._add_state("weight_sq", 0.0)
+        self._add_state("weight_sq", 0.0, power=2)
         self._declare_rows("label", "probability")
 
     loss_sum: float

@@ -76,7 +76,7 @@ class _ConfusionMetric(Metric, register=False):
         fixed = None if self._fixed_labels is None else np.asarray(self._fixed_labels)
         self._add_state("counts", ContingencyCounts(shared=True, labels=fixed), merge=None)
         if self._keeps_weight_sq:
-            self._add_state("weight_sq", 0.0)
+            self._add_state("weight_sq", 0.0, power=2)
         self._declare_rows("label", "label")
 
     counts: ContingencyCounts
@@ -815,7 +815,7 @@ class TopKAccuracy(Metric):
         self._add_config(k=config_int(k, "k"))
         self._add_state("hits", 0.0)
         self._add_state("total", 0.0)
-        self._add_state("weight_sq", 0.0)
+        self._add_state("weight_sq", 0.0, power=2)
 
     def update(self, y_true: Any, y_score_matrix: Any, sample_weight: Any = None) -> TopKAccuracy:
         """Score a batch. Complexity: O(n * n_classes)."""
