@@ -14,10 +14,13 @@ from .collection import MetricCollection
 from .errors import IncompatibleStateError, InputError, StateDecodeError, StreamMetricsError
 from .regression import *  # noqa: F403
 from .windows import Decayed, SlidingWindow, TumblingWindows
+from .wrappers import Bootstrap, Sliced
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "Bootstrap",
+    "Sliced",
     "Decayed",
     "IncompatibleStateError",
     "InputError",
