@@ -45,6 +45,8 @@ def _id_hashes(ids: Any, n: int) -> np.ndarray:
     arr = as_array(ids, "ids")
     if arr.ndim != 1 or len(arr) != n:
         raise InputError(f"ids: expected one id per row ({n}), got shape {arr.shape}")
+    if n == 0:
+        return np.zeros(0, dtype=np.uint64)
     if arr.dtype.kind == "O":
         values = arr.tolist()
         if all(isinstance(v, str) for v in values):
@@ -59,8 +61,6 @@ def _id_hashes(ids: Any, n: int) -> np.ndarray:
                 return _mix(arr.astype(np.uint64))
             return _mix(arr.astype(np.int64).view(np.uint64))
         if arr.dtype.kind == "U":
-            if n == 0:
-                return np.zeros(0, dtype=np.uint64)
             chars = np.ascontiguousarray(arr).view(np.uint32).reshape(n, -1).astype(np.uint64)
             h = np.full(n, _STR, dtype=np.uint64)
             for j in range(chars.shape[1]):  # one pass per character position, not per row
@@ -69,19 +69,52 @@ def _id_hashes(ids: Any, n: int) -> np.ndarray:
     raise InputError(f"ids: must be integers or strings, got {arr.dtype}")
 
 
-def poisson_weights(hashes: np.ndarray, seed: int, replicates: int) -> np.ndarray:
-    """``(replicates, n)`` Poisson(1) weights, each a pure function of (seed, replicate, hash).
+def _poisson_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Poisson(1) thresholds on 64-bit uniforms, and a lookup by the top 16 bits.
 
-    A counter-based generator: the row's 64-bit hash is mixed with a per-replicate key drawn
-    from ``seed`` by splitmix64, the top 53 bits make a uniform, and the inverse Poisson(1)
-    distribution function turns it into a count.
+    ``thresholds[k]`` is ``P(K <= k) * 2**64``: a uniform 64-bit ``z`` gives ``K = k`` for the
+    first threshold above it. The table maps the top 16 bits of ``z`` to ``K`` wherever no
+    threshold falls inside that 2**48-wide block; the few blocks holding a threshold are marked
+    and resolved exactly by a search.
     """
+    top = 2**64 - 1
+    thresholds = np.array([min(int(c * 2.0**64), top) for c in _POISSON_CDF[:-1]], dtype=np.uint64)
+    lower = np.arange(2**16, dtype=np.uint64) << np.uint64(48)
+    upper = lower | np.uint64(2**48 - 1)
+    table = np.searchsorted(thresholds, lower, side="right").astype(np.uint8)
+    exact = table == np.searchsorted(thresholds, upper, side="right")
+    return thresholds, table, ~exact
+
+
+_THRESHOLDS, _TABLE, _AMBIGUOUS = _poisson_tables()
+_CHUNK = 1 << 22  # weights drawn per block: bounds the uint64 scratch to 32 MiB
+
+
+def poisson_weights(hashes: np.ndarray, seed: int, replicates: int) -> np.ndarray:
+    """``(replicates, n)`` Poisson(1) counts (uint8), each a pure function of (seed, r, hash).
+
+    A counter-based generator: the row's 64-bit hash is mixed (splitmix64) with a per-replicate
+    key drawn from ``seed``; the resulting uniform 64-bit integer becomes a Poisson(1) count by
+    the inverse distribution function (a table lookup on its top 16 bits, and an exact search
+    in the few blocks that straddle a threshold). Counts above 19 have probability below
+    ``1e-19`` and are not drawn.
+    """
+    n = len(hashes)
+    out = np.empty((replicates, n), dtype=np.uint8)
     with np.errstate(over="ignore"):
         r = np.arange(1, replicates + 1, dtype=np.uint64)
         keys = _mix(_mix(np.uint64(seed) * _GOLDEN + np.uint64(1)) + r * _GOLDEN)
-        z = _mix(hashes[None, :] ^ keys[:, None])
-    u = (z >> np.uint64(11)).astype(np.float64) * 2.0**-53
-    return np.searchsorted(_POISSON_CDF, u, side="right").astype(np.float64)
+        step = max(1, _CHUNK // max(n, 1))
+        for lo in range(0, replicates, step):  # blocks of replicates, each over every row
+            z = _mix(hashes[None, :] ^ keys[lo : lo + step, None])
+            top = (z >> np.uint64(48)).astype(np.intp)
+            block = _TABLE[top]
+            fix = np.flatnonzero(_AMBIGUOUS[top])
+            if len(fix):
+                flat = block.reshape(-1)
+                flat[fix] = np.searchsorted(_THRESHOLDS, z.reshape(-1)[fix], side="right")
+            out[lo : lo + step] = block
+    return out
 
 
 def _takes_weights(metric: Metric) -> bool:
@@ -190,11 +223,10 @@ class Bootstrap(Metric):
             positions = np.arange(self.drawn, self.drawn + n, dtype=np.uint64)
             hashes = _mix(positions ^ _NO_ID)
         R = self._config["replicates"]
-        weights = poisson_weights(hashes, self._config["seed"], R)
+        counts = poisson_weights(hashes, self._config["seed"], R)
         rest = dict(kwargs)
         sample_weight = as_weights(rest.pop("sample_weight", None), n)
-        if sample_weight is not None:
-            weights *= sample_weight
+        weights = counts if sample_weight is None else counts * sample_weight
         rows = Rows(args, rest, n, "the batch")
         idx, folded = self._fold(rows, weights)
         fresh: dict[Any, Metric] = {}
@@ -211,6 +243,10 @@ class Bootstrap(Metric):
         return self._commit(added, metric=main, reps=self.reps.updated(fresh), drawn=drawn)
 
     def _fold(self, rows: Rows, weights: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
+        idx, folded = self._fold_rows(rows, weights)
+        return idx, folded.astype(np.float64, copy=False)
+
+    def _fold_rows(self, rows: Rows, weights: np.ndarray) -> tuple[np.ndarray | None, np.ndarray]:
         """Fold equal rows into one whose weight is their sum (counting states only)."""
         cols = rows.columns()
         if (
@@ -224,9 +260,9 @@ class Bootstrap(Metric):
         u = len(first)
         if u == len(codes):
             return None, weights
-        R = weights.shape[0]
-        flat = (np.arange(R, dtype=np.int64)[:, None] * u + codes[None, :]).ravel()
-        folded = np.bincount(flat, weights=weights.ravel(), minlength=R * u).reshape(R, u)
+        order = np.argsort(codes, kind="stable")
+        starts = np.searchsorted(codes[order], np.arange(u))
+        folded = np.add.reduceat(weights[:, order], starts, axis=1, dtype=np.float64)
         return first, folded
 
     def _compute(self) -> Any:
