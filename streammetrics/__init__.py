@@ -11,7 +11,13 @@ from .base import Metric, StateBlock, loads, registered_metrics
 from .classification import *  # noqa: F403
 from .clustering import *  # noqa: F403
 from .collection import MetricCollection
-from .errors import IncompatibleStateError, InputError, StateDecodeError, StreamMetricsError
+from .errors import (
+    IncompatibleStateError,
+    InputError,
+    NoIntervalError,
+    StateDecodeError,
+    StreamMetricsError,
+)
 from .regression import *  # noqa: F403
 from .windows import Decayed, SlidingWindow, TumblingWindows
 from .wrappers import Bootstrap, Sliced
@@ -26,6 +32,7 @@ __all__ = [
     "InputError",
     "Metric",
     "MetricCollection",
+    "NoIntervalError",
     "StateBlock",
     "StateDecodeError",
     "StreamMetricsError",

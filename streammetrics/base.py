@@ -36,7 +36,7 @@ from typing import Any, ClassVar, TypeVar
 import numpy as np
 
 from . import _codec
-from .errors import IncompatibleStateError, InputError, StateDecodeError
+from .errors import IncompatibleStateError, InputError, NoIntervalError, StateDecodeError
 
 __all__ = [
     "Metric",
@@ -233,6 +233,18 @@ class Metric:
 
     def _empty_result(self) -> Any:
         return float("nan")
+
+    def interval(self, level: float = 0.95) -> tuple[float, float]:
+        """A ``level`` confidence interval for ``compute()``, from the state alone.
+
+        Metrics with a closed form override this (``docs/uncertainty.md``); here: no closed form,
+        so a :class:`~streammetrics.errors.NoIntervalError` that points to ``Bootstrap``.
+        """
+        name = type(self).__name__
+        raise NoIntervalError(
+            f"{name} has no closed-form confidence interval (its value is not a float with a "
+            f"known sampling distribution); wrap it in streammetrics.Bootstrap({name}(...))"
+        )
 
     # -- lifecycle ---------------------------------------------------------------------------
 

@@ -6,7 +6,13 @@ All three subclass :class:`ValueError`, so code written against scikit-learn's h
 
 from __future__ import annotations
 
-__all__ = ["IncompatibleStateError", "InputError", "StateDecodeError", "StreamMetricsError"]
+__all__ = [
+    "IncompatibleStateError",
+    "InputError",
+    "NoIntervalError",
+    "StateDecodeError",
+    "StreamMetricsError",
+]
 
 
 class StreamMetricsError(ValueError):
@@ -27,3 +33,12 @@ class IncompatibleStateError(StreamMetricsError):
 
 class StateDecodeError(StreamMetricsError):
     """Bytes that are not a valid serialised state (truncated, corrupt, wrong version, ...)."""
+
+
+class NoIntervalError(StreamMetricsError, TypeError):
+    """The metric has no closed-form confidence interval: wrap it in ``Bootstrap`` instead.
+
+    Raised by ``interval()`` on metrics whose value is not a float (tables, reports, curves) or
+    whose value has no sound closed-form interval (clustering indices, BLEU, chrF, mAP). It is a
+    ``TypeError`` as well, since the method does not apply to that kind of metric.
+    """

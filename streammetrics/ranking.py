@@ -47,6 +47,7 @@ from .base import Metric
 from .errors import InputError
 from .states.labels import unique_codes
 from .states.queries import QueryBuffers
+from .uncertainty import NAN_INTERVAL, check_level, mean_interval
 
 __all__ = [
     "DCG",
@@ -145,10 +146,14 @@ class _RankingMetric(Metric, register=False):
     """Per-query buffers, the folded sums, and the update/compute protocol of every ranking
     metric. Subclasses define ``_values(ranked) -> (per-query values, scored mask)``."""
 
+    #: 2: the state gained ``total_sq``, the sum of squared per-query values (for ``interval``).
+    _schema: ClassVar[int] = 2
+
     buffer: QueryBuffers
     total: float
     queries: int
     skipped: int
+    total_sq: float
 
     def __init__(self) -> None:
         super().__init__()
@@ -156,6 +161,7 @@ class _RankingMetric(Metric, register=False):
         self._add_state("total", 0.0)
         self._add_state("queries", 0)
         self._add_state("skipped", 0)
+        self._add_state("total_sq", 0.0)
 
     # -- update --------------------------------------------------------------------------------
 
@@ -189,9 +195,11 @@ class _RankingMetric(Metric, register=False):
                 np.concatenate([score, bs]),
             )
         values, scored = self._values(_Ranked(q, rel, score))
+        kept = values[scored]
         return self._commit(
             n,
             buffer=rest,
+            total_sq=self.total_sq + float(kept @ kept),
             total=self.total + float(values[scored].sum()),
             queries=self.queries + int(scored.sum()),
             skipped=self.skipped + int((~scored).sum()),
@@ -214,6 +222,34 @@ class _RankingMetric(Metric, register=False):
         if n == 0:
             return math.nan
         return (self.total + float(values[scored].sum())) / n
+
+    @classmethod
+    def _upgrade_state(cls, state: Any, schema: int) -> Any:
+        """Schema 1 (0.1.0) kept no ``total_sq``: zero when no query was folded, else unknown
+        (nan, so ``interval`` is nan); values and merges are unchanged."""
+        if schema < 2 and isinstance(state, dict) and "total_sq" not in state:
+            state = {**state, "total_sq": 0.0 if state.get("queries") == 0 else math.nan}
+        return state
+
+    def interval(self, level: float = 0.95) -> tuple[float, float]:
+        """Student-t interval over the per-query values: ``mean -/+ t s / sqrt(Q)`` with ``s``
+        the sample standard deviation of the ``Q`` scored queries' values (folded and buffered),
+        ``Q - 1`` degrees of freedom: queries are the sampled units (the central limit theorem
+        for a mean of independent per-query values). ``nan, nan`` below two queries.
+        O(buffered rows).
+        """
+        level = check_level(level)
+        if self.count == 0:
+            return NAN_INTERVAL
+        values, scored = self._open()
+        kept = values[scored]
+        q = self.queries + len(kept)
+        total = self.total + float(kept.sum())
+        square = self.total_sq + float(kept @ kept)
+        return mean_interval(float(q), total, square, float(q), level, self._bounds)
+
+    #: The range of a per-query value, to clip intervals to.
+    _bounds: ClassVar[tuple[float, float]] = (0.0, 1.0)
 
     def query_counts(self) -> dict[str, int]:
         """Queries seen: ``scored`` (in the mean) and ``skipped`` (no relevant item, for the
@@ -299,6 +335,7 @@ class DCG(_GainMetric):
     """
 
     higher_is_better: ClassVar[bool | None] = True
+    _bounds = (0.0, math.inf)  # an unnormalised gain has no upper limit
 
     def __init__(self, k: Any = None, gain: str = "exponential") -> None:
         super().__init__(k, gain)
@@ -354,6 +391,7 @@ class CumulativeGain(_RankingMetric):
     """
 
     higher_is_better: ClassVar[bool | None] = True
+    _bounds = (0.0, math.inf)  # an unnormalised gain has no upper limit
 
     def __init__(self, k: Any = None) -> None:
         super().__init__()

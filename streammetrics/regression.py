@@ -29,6 +29,7 @@ from ._inputs import as_matrix, as_weights, check_same_length
 from .base import Metric
 from .errors import InputError
 from .states.moments import Moments
+from .uncertainty import NAN_INTERVAL, check_level, fisher_z, kish, no_interval, t_interval
 
 __all__ = [
     "ExplainedVariance",
@@ -84,8 +85,14 @@ class _RegressionMetric(Metric, register=False):
 
     _vars: ClassVar[tuple[str, ...]] = ()
     _pairs: ClassVar[tuple[tuple[str, str], ...]] = ()
+    #: The per-sample loss whose variance ``interval`` needs (its pair comes last, so that
+    #: schema-1 states upgrade by appending one row).
+    _loss: ClassVar[str | None] = None
+    #: 2: the moments gained the loss's second moment and the state ``weight_sq`` (Kish).
+    _schema: ClassVar[int] = 2
 
     moments: Moments
+    weight_sq: float
 
     def __init__(self, multioutput: Any = "uniform_average") -> None:
         super().__init__()
@@ -96,9 +103,11 @@ class _RegressionMetric(Metric, register=False):
             names += [_T] if _T not in names else []
             pairs += [(_T, _T)] if (_T, _T) not in pairs else []
         self._names = tuple(names)
+        pairs += [(self._loss, self._loss)] if self._loss is not None else []
         self._index = {v: i for i, v in enumerate(names)}
         block = Moments(len(names), [(self._index[a], self._index[b]) for a, b in pairs])
         self._add_state("moments", block, merge=None)
+        self._add_state("weight_sq", 0.0)
 
     def update(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Any:
         """Fold a batch of targets and predictions (1-D, or 2-D ``(n, n_outputs)``).
@@ -122,7 +131,8 @@ class _RegressionMetric(Metric, register=False):
         if isinstance(mo, list) and len(mo) != d:
             raise InputError(f"y_true: has {d} outputs, but multioutput gives {len(mo)} weights")
         block = self.moments.merged(self.moments.batch(self._columns(t, p), weights))
-        return self._commit(n, moments=block)
+        sq = float(n) if weights is None else float(weights @ weights)
+        return self._commit(n, moments=block, weight_sq=self.weight_sq + sq)
 
     def _columns(self, t: np.ndarray, p: np.ndarray) -> list[np.ndarray]:
         cols: dict[str, np.ndarray] = {_T: t, _P: p}
@@ -150,6 +160,46 @@ class _RegressionMetric(Metric, register=False):
         for name in (_AE, _APE, _SE):
             if name in self._index and width is not None and self._mean(name).min() < 0:
                 raise ValueError(f"the mean {name} must be non-negative")
+
+    @classmethod
+    def _upgrade_state(cls, state: Any, schema: int) -> Any:
+        """Schema 1 (0.1.0) kept neither the loss's second moment nor ``weight_sq``: both are
+        unknown for a non-empty state (the co-moment row is zero, ``weight_sq`` nan, so
+        ``interval`` is nan until the state is reset); values and merges are unchanged."""
+        if schema >= 2 or not isinstance(state, dict) or "weight_sq" in state:
+            return state
+        moments = state.get("moments")
+        if cls._loss is not None and isinstance(moments, dict):
+            co = moments.get("comoment")
+            if isinstance(co, np.ndarray) and co.ndim == 2:
+                extra = np.zeros((1, co.shape[1]))
+                moments = {**moments, "comoment": np.concatenate([co, extra])}
+        empty = state.get("count") == 0
+        return {**state, "moments": moments, "weight_sq": 0.0 if empty else math.nan}
+
+    def _n_eff(self) -> float:
+        return kish(self.moments.weight, self.weight_sq)
+
+    def _single_output(self) -> None:
+        """``interval`` covers one averaged value; across outputs the covariances are not kept."""
+        mo = self._config["multioutput"]
+        if mo == "raw_values":
+            raise no_interval(type(self).__name__, "multioutput='raw_values' gives an array")
+        if (self.moments.width or 1) > 1:
+            raise no_interval(type(self).__name__, "the covariances between outputs are not kept")
+
+    def _loss_interval(self, level: float) -> tuple[float, float]:
+        """Student-t interval (central limit theorem) of the mean per-sample loss."""
+        level = check_level(level)
+        self._single_output()
+        if self.count == 0 or self._loss is None:
+            return NAN_INTERVAL
+        w = self.moments.weight
+        if not w > 0:
+            return NAN_INTERVAL
+        mean = float(self._mean(self._loss)[0])
+        spread = float(self._co(self._loss, self._loss)[0]) / w
+        return t_interval(mean, spread, self._n_eff(), level, (0.0, math.inf))
 
     def compute(self) -> Any:
         # A decoded state may hold absurd (finite) values: give inf or nan, never a warning.
@@ -222,9 +272,16 @@ class MeanSquaredError(_RegressionMetric):
     higher_is_better: ClassVar[bool | None] = False
 
     _vars = (_SE,)
+    _loss = _SE
 
     def _compute(self) -> Any:
         return self._average(self._mse())
+
+    def interval(self, level: float = 0.95) -> tuple[float, float]:
+        """Student-t interval (central limit theorem) of the mean squared error, from the
+        running variance of the squared error, on Kish's effective sample size. One output
+        (or ``NoIntervalError``). O(1)."""
+        return self._loss_interval(level)
 
 
 class RootMeanSquaredError(_RegressionMetric):
@@ -245,9 +302,16 @@ class RootMeanSquaredError(_RegressionMetric):
     higher_is_better: ClassVar[bool | None] = False
 
     _vars = (_SE,)
+    _loss = _SE
 
     def _compute(self) -> Any:
         return self._average(np.sqrt(self._mse()))
+
+    def interval(self, level: float = 0.95) -> tuple[float, float]:
+        """The square roots of the mean squared error's interval (a monotone transform of
+        :meth:`MeanSquaredError.interval`). O(1)."""
+        low, high = self._loss_interval(level)
+        return math.sqrt(low), math.sqrt(high)
 
 
 class MeanAbsoluteError(_RegressionMetric):
@@ -266,9 +330,15 @@ class MeanAbsoluteError(_RegressionMetric):
     higher_is_better: ClassVar[bool | None] = False
 
     _vars = (_AE,)
+    _loss = _AE
 
     def _compute(self) -> Any:
         return self._average(self._mean(_AE))
+
+    def interval(self, level: float = 0.95) -> tuple[float, float]:
+        """Student-t interval (central limit theorem) of the mean absolute error, on Kish's
+        effective sample size. One output (or ``NoIntervalError``). O(1)."""
+        return self._loss_interval(level)
 
 
 class MeanAbsolutePercentageError(_RegressionMetric):
@@ -290,9 +360,15 @@ class MeanAbsolutePercentageError(_RegressionMetric):
     higher_is_better: ClassVar[bool | None] = False
 
     _vars = (_APE,)
+    _loss = _APE
 
     def _compute(self) -> Any:
         return self._average(self._mean(_APE))
+
+    def interval(self, level: float = 0.95) -> tuple[float, float]:
+        """Student-t interval (central limit theorem) of the mean absolute percentage error,
+        on Kish's effective sample size. One output (or ``NoIntervalError``). O(1)."""
+        return self._loss_interval(level)
 
 
 class R2Score(_RegressionMetric):
@@ -387,6 +463,15 @@ class PearsonCorrCoef(_RegressionMetric):
         if self.count < 2:
             return self._average(np.full(self.moments.width or 1, math.nan))
         return self._average(self._pearson())
+
+    def interval(self, level: float = 0.95) -> tuple[float, float]:
+        """Fisher's z interval, ``tanh(atanh(r) -/+ z / sqrt(n_eff - 3))`` (Fisher 1921), on
+        Kish's effective sample size. One output (or ``NoIntervalError``). O(1)."""
+        level = check_level(level)
+        self._single_output()
+        if self.count == 0:
+            return NAN_INTERVAL
+        return fisher_z(float(self.compute()), self._n_eff(), level)
 
 
 class RegressionReport(_RegressionMetric):

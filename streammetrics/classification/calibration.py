@@ -21,6 +21,7 @@ from .._inputs import (
 )
 from ..base import Metric
 from ..errors import IncompatibleStateError, InputError
+from ..uncertainty import NAN_INTERVAL, check_level, mean_interval
 from ._checks import binary_labels, class_columns, column_labels
 
 __all__ = ["BrierScore", "CalibrationError", "LogLoss"]
@@ -69,16 +70,23 @@ def _validate_columns(columns: int, count: int, labels: list[Any] | None) -> Non
 class _SumMetric(Metric, register=False):
     """A weighted mean of one per-row loss, kept as two running float sums."""
 
+    #: 2: the state gained ``loss_sq_sum`` (sum w loss**2) and ``weight_sq`` (sum w**2).
+    _schema: ClassVar[int] = 2
+
     def __init__(self, labels: Any = None) -> None:
         super().__init__()
         self._add_config(labels=column_labels(labels, sort=True))
         self._add_state("loss_sum", 0.0)
         self._add_state("weight_sum", 0.0)
         self._add_state("columns", -1, merge="max")  # -1: none yet, 0: 1-D
+        self._add_state("loss_sq_sum", 0.0)
+        self._add_state("weight_sq", 0.0)
 
     loss_sum: float
     weight_sum: float
     columns: int
+    loss_sq_sum: float
+    weight_sq: float
 
     def _losses(self, y_true: Any, x: np.ndarray) -> np.ndarray:
         raise NotImplementedError
@@ -97,8 +105,16 @@ class _SumMetric(Metric, register=False):
             return self
         total = float(losses.sum()) if w is None else float(np.dot(losses, w))
         weight = float(n) if w is None else float(w.sum())
+        sq = losses * losses
+        sq_total = float(sq.sum()) if w is None else float(np.dot(sq, w))
+        w_sq = float(n) if w is None else float(np.dot(w, w))
         return self._commit(
-            n, loss_sum=self.loss_sum + total, weight_sum=self.weight_sum + weight, columns=k
+            n,
+            loss_sum=self.loss_sum + total,
+            weight_sum=self.weight_sum + weight,
+            columns=k,
+            loss_sq_sum=self.loss_sq_sum + sq_total,
+            weight_sq=self.weight_sq + w_sq,
         )
 
     def _check_compatible(self, other: Any) -> None:
@@ -112,6 +128,26 @@ class _SumMetric(Metric, register=False):
 
     def _compute(self) -> float:
         return self.loss_sum / self.weight_sum if self.weight_sum > 0 else math.nan
+
+    @classmethod
+    def _upgrade_state(cls, state: Any, schema: int) -> Any:
+        """Schema 1 (0.1.0) kept no second moments: unknown (nan) for a non-empty state, so
+        ``interval`` is nan; the value and merges are unchanged."""
+        if schema < 2 and isinstance(state, dict) and "weight_sq" not in state:
+            unknown = 0.0 if state.get("count") == 0 else math.nan
+            state = {**state, "loss_sq_sum": unknown, "weight_sq": unknown}
+        return state
+
+    def interval(self, level: float = 0.95) -> tuple[float, float]:
+        """Student-t interval (central limit theorem) of the mean per-row loss, from the
+        running sums of the loss and its square, on Kish's effective sample size
+        ``(sum w)**2 / sum w**2``. ``nan, nan`` when empty. O(1)."""
+        level = check_level(level)
+        if self.count == 0:
+            return NAN_INTERVAL
+        return mean_interval(
+            self.weight_sum, self.loss_sum, self.loss_sq_sum, self.weight_sq, level, (0.0, math.inf)
+        )
 
 
 class LogLoss(_SumMetric):

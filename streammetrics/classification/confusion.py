@@ -29,6 +29,16 @@ from ..base import Metric
 from ..errors import IncompatibleStateError, InputError
 from ..states.contingency import ContingencyCounts
 from ..states.labels import config_labels, union
+from ..uncertainty import (
+    NAN_INTERVAL,
+    check_level,
+    confusion_delta_se,
+    counts_delta_se,
+    kish,
+    no_interval,
+    normal_interval,
+    wilson,
+)
 
 __all__ = [
     "Accuracy",
@@ -55,13 +65,17 @@ class _ConfusionMetric(Metric, register=False):
 
     #: A fixed label set (only ``ConfusionMatrix(labels=...)`` sets one, before ``__init__``).
     _fixed_labels: list[Any] | None = None
+    #: 2: the state gained ``weight_sq`` (sum of squared weights, for Kish's effective size).
+    _schema: ClassVar[int] = 2
 
     def __init__(self) -> None:
         super().__init__()
         fixed = None if self._fixed_labels is None else np.asarray(self._fixed_labels)
         self._add_state("counts", ContingencyCounts(shared=True, labels=fixed), merge=None)
+        self._add_state("weight_sq", 0.0)
 
     counts: ContingencyCounts
+    weight_sq: float
 
     def update(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Any:
         """Count a batch of (true label, predicted label) pairs, optionally weighted.
@@ -75,7 +89,8 @@ class _ConfusionMetric(Metric, register=False):
             return self
         merged = self.counts.merged(self.counts.batch(yt, yp, weights, ("y_true", "y_pred")))
         self._check_labels(merged.rows)
-        return self._commit(n, counts=merged)
+        sq = float(n) if weights is None else float(weights @ weights)
+        return self._commit(n, counts=merged, weight_sq=self.weight_sq + sq)
 
     def _check_labels(self, labels: np.ndarray) -> None:
         """Refuse, at update time, label sets the configuration cannot score."""
@@ -90,6 +105,25 @@ class _ConfusionMetric(Metric, register=False):
 
     def _validate_state(self) -> None:
         self._check_labels(self.counts.rows)
+
+    @classmethod
+    def _upgrade_state(cls, state: Any, schema: int) -> Any:
+        """Schema 1 (0.1.0) kept no ``weight_sq``: unweighted (integer) counts give it exactly
+        (the row count); for weighted counts it is unknown (nan, so ``interval`` is nan)."""
+        if schema < 2 and isinstance(state, dict) and "weight_sq" not in state:
+            counts, count = state.get("counts"), state.get("count")
+            table = counts.get("table") if isinstance(counts, dict) else None
+            unweighted = isinstance(table, np.ndarray) and table.dtype.kind in "iu"
+            sq = float(count) if unweighted and isinstance(count, int) else math.nan
+            state = {**state, "weight_sq": sq}
+        return state
+
+    def _n_eff(self) -> float:
+        """Kish's effective sample size of the counted rows."""
+        return kish(self.counts.total(), self.weight_sq)
+
+    def _delta_interval(self, value: float, se: float, level: float, low: float) -> Any:
+        return normal_interval(value, se, level, (low, 1.0))
 
     # -- shared views on the counts ------------------------------------------------------------
 
@@ -237,6 +271,84 @@ class _PRF(_ConfusionMetric, register=False):
         if self._config["average"] is None and self._config["labels"] is not None:
             return np.full(len(self._config["labels"]), np.nan)
         return math.nan
+
+    def interval(self, level: float = 0.95) -> tuple[float, float]:
+        """A ``level`` confidence interval for ``compute()`` (``docs/uncertainty.md``).
+
+        Precision and recall with ``average="binary"`` or ``"micro"`` are proportions: the
+        Wilson (1927) score interval, on Kish's effective size of the denominator's rows. F-beta
+        (any average) and the macro/weighted averages: the delta method over the multinomial
+        confusion counts (Agresti, *Categorical Data Analysis*, sec. 16.1), normal, clipped to
+        [0, 1]. ``average=None`` gives an array, so it raises :class:`NoIntervalError`.
+        O(L**2).
+        """
+        level = check_level(level)
+        average = self._config["average"]
+        if average is None:
+            raise no_interval(type(self).__name__, "average=None gives one value per label")
+        if self.count == 0:
+            return NAN_INTERVAL
+        self._check_labels(self.counts.rows)
+        _, table = self._table()
+        total = float(table.sum())
+        design = self._n_eff() / total if total > 0 else math.nan
+        if self._metric != "f" and average in ("binary", "micro"):
+            tp, pred, true = self._sums()
+            den = float((pred if self._metric == "precision" else true)[0])
+            if den == 0:
+                return NAN_INTERVAL
+            return wilson(float(tp[0]), den * design, level)
+        value = self._compute()
+        se = confusion_delta_se(table, self._vectorised(), self._n_eff())
+        return normal_interval(value, se, level, (0.0, 1.0))
+
+    def _vectorised(self) -> Any:
+        """``compute()`` as a function of the diagonal, row and column sums and total, each with
+        a leading batch axis (for the delta method)."""
+        labels, _ = self._table()
+        average = self._config["average"]
+        selected = [self._config["pos_label"]] if average == "binary" else self._config["labels"]
+        pick: np.ndarray | None = None
+        if selected is not None:
+            index = {_label_value(v): i for i, v in enumerate(labels)}
+            pick = np.array([index.get(v, -1) for v in selected], dtype=np.int64)
+        beta, zero, metric = self._beta, self._zero, self._metric
+
+        def take(s: np.ndarray) -> np.ndarray:
+            if pick is None:
+                return s
+            out = np.where(pick >= 0, s[:, np.maximum(pick, 0)], 0.0)
+            return out
+
+        def divide(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+            safe = np.where(den == 0, 1.0, den)
+            return np.where(den == 0, zero, num / safe)
+
+        def f(d: np.ndarray, r: np.ndarray, c: np.ndarray, n: np.ndarray) -> np.ndarray:
+            tp, pred, true = take(d), take(c), take(r)
+            if average == "micro":
+                tp, pred, true = (x.sum(axis=1, keepdims=True) for x in (tp, pred, true))
+            if metric == "precision":
+                v = divide(tp, pred)
+            elif metric == "recall":
+                v = divide(tp, true)
+            elif math.isinf(beta * beta):
+                v = divide(tp, true)
+            elif beta == 0:
+                v = divide(tp, pred)
+            else:
+                b2 = beta * beta
+                v = divide((1 + b2) * tp, b2 * true + pred)
+            keep = ~np.isnan(v)
+            v0 = np.where(keep, v, 0.0)
+            w = np.where(keep, true if average == "weighted" else 1.0, 0.0)
+            wsum = w.sum(axis=1)
+            plain = v0.sum(axis=1) / np.maximum(keep.sum(axis=1), 1)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                out: np.ndarray = np.where(wsum > 0, (v0 * w).sum(axis=1) / wsum, plain)
+            return out
+
+        return f
 
 
 class Precision(_PRF):
@@ -439,6 +551,20 @@ class Accuracy(_ConfusionMetric):
         total = float(table.sum())
         return float(np.trace(table)) / total if total else math.nan
 
+    def interval(self, level: float = 0.95) -> tuple[float, float]:
+        """Wilson (1927) score interval of the accuracy, on Kish's effective sample size.
+
+        ``nan, nan`` when empty. O(L).
+        """
+        level = check_level(level)
+        if self.count == 0:
+            return NAN_INTERVAL
+        _, table = self._table()
+        total = float(table.sum())
+        if total <= 0:
+            return NAN_INTERVAL
+        return wilson(float(np.trace(table)) * self._n_eff() / total, self._n_eff(), level)
+
 
 class MatthewsCorrCoef(_ConfusionMetric):
     """Matthews correlation coefficient (multiclass R_K), as ``matthews_corrcoef``.
@@ -467,6 +593,26 @@ class MatthewsCorrCoef(_ConfusionMetric):
             if cov_pp * cov_tt == 0:
                 return 0.0
             return float(cov_tp / np.sqrt(cov_pp * cov_tt))
+
+    def interval(self, level: float = 0.95) -> tuple[float, float]:
+        """Delta-method interval of the MCC over the multinomial confusion counts (normal,
+        clipped to [-1, 1]; Agresti, *Categorical Data Analysis*, sec. 16.1), on Kish's
+        effective sample size. O(L**2).
+        """
+        level = check_level(level)
+        if self.count == 0:
+            return NAN_INTERVAL
+        _, table = self._table()
+
+        def f(d: np.ndarray, r: np.ndarray, c: np.ndarray, n: np.ndarray) -> np.ndarray:
+            with np.errstate(invalid="ignore", divide="ignore"):
+                cov_tp = d.sum(axis=1) * n - (r * c).sum(axis=1)
+                den = (n * n - (c * c).sum(axis=1)) * (n * n - (r * r).sum(axis=1))
+                out: np.ndarray = np.where(den > 0, cov_tp / np.sqrt(np.abs(den)), 0.0)
+            return out
+
+        se = confusion_delta_se(table, f, self._n_eff())
+        return normal_interval(self._compute(), se, level, (-1.0, 1.0))
 
 
 class CohenKappa(_ConfusionMetric):
@@ -513,6 +659,43 @@ class CohenKappa(_ConfusionMetric):
         if den == 0:
             return math.nan
         return float(1 - (w * conf).sum() / den)
+
+    def _disagreement(self, k: int) -> np.ndarray:
+        if self._config["weights"] is None:
+            w = np.ones((k, k))
+            np.fill_diagonal(w, 0)
+            return w
+        pos = np.arange(k, dtype=np.float64)
+        diff = pos[None, :] - pos[:, None]
+        out: np.ndarray = np.abs(diff) if self._config["weights"] == "linear" else diff**2
+        return out
+
+    def interval(self, level: float = 0.95) -> tuple[float, float]:
+        """Delta-method interval of kappa (unweighted, linear or quadratic) over the
+        multinomial confusion counts, with the analytic gradient of ``1 - A / B``
+        (``A = sum w_ij C_ij``, ``B = sum w_ij c_i r_j / n``; Fleiss, Cohen and Everitt 1969,
+        "Large sample standard errors of kappa and weighted kappa", Psychological Bulletin 72,
+        323-327), normal, on Kish's effective sample size. O(L**2).
+        """
+        level = check_level(level)
+        if self.count == 0:
+            return NAN_INTERVAL
+        _, table = self._table()
+        conf = table.astype(np.float64)
+        n = float(conf.sum())
+        if n <= 0:
+            return NAN_INTERVAL
+        w = self._disagreement(conf.shape[0])
+        cols, rows = conf.sum(axis=0), conf.sum(axis=1)
+        a = float((w * conf).sum())
+        b = float(cols @ w @ rows) / n
+        if b == 0:
+            return NAN_INTERVAL
+        # dB/dC_kl = ((w @ r)_l + (c @ w)_k - B) / n, for the cell (k true, l predicted).
+        db = ((w @ rows)[None, :] + (cols @ w)[:, None] - b) / n
+        grad = -(w * b - a * db) / (b * b)
+        se = counts_delta_se(conf, grad, self._n_eff())
+        return normal_interval(1.0 - a / b, se, level, (-math.inf, 1.0))
 
 
 class ClassificationReport(_ConfusionMetric):
@@ -609,14 +792,19 @@ class TopKAccuracy(Metric):
 
     higher_is_better: ClassVar[bool | None] = True
 
+    #: 2: the state gained ``weight_sq`` (sum of squared weights, for Kish's effective size).
+    _schema: ClassVar[int] = 2
+
     hits: float
     total: float
+    weight_sq: float
 
     def __init__(self, k: int = 2) -> None:
         super().__init__()
         self._add_config(k=config_int(k, "k"))
         self._add_state("hits", 0.0)
         self._add_state("total", 0.0)
+        self._add_state("weight_sq", 0.0)
 
     def update(self, y_true: Any, y_score_matrix: Any, sample_weight: Any = None) -> TopKAccuracy:
         """Score a batch. Complexity: O(n * n_classes)."""
@@ -644,7 +832,27 @@ class TopKAccuracy(Metric):
             hits, total = float(hit.sum()), float(n)
         else:
             hits, total = float(weights[hit].sum()), float(weights.sum())
-        return self._commit(n, hits=self.hits + hits, total=self.total + total)
+        sq = float(n) if weights is None else float(weights @ weights)
+        return self._commit(
+            n, hits=self.hits + hits, total=self.total + total, weight_sq=self.weight_sq + sq
+        )
 
     def _compute(self) -> float:
         return self.hits / self.total if self.total else math.nan
+
+    @classmethod
+    def _upgrade_state(cls, state: Any, schema: int) -> Any:
+        """Schema 1 (0.1.0) kept no ``weight_sq``: unknown (nan) for a non-empty state, so
+        ``interval`` is nan; the value and merges are unchanged."""
+        if schema < 2 and isinstance(state, dict) and "weight_sq" not in state:
+            state = {**state, "weight_sq": 0.0 if state.get("count") == 0 else math.nan}
+        return state
+
+    def interval(self, level: float = 0.95) -> tuple[float, float]:
+        """Wilson (1927) score interval of the top-k hit rate, on Kish's effective sample size.
+        O(1)."""
+        level = check_level(level)
+        if self.count == 0 or not self.total > 0:
+            return NAN_INTERVAL
+        n_eff = kish(self.total, self.weight_sq)
+        return wilson(self.hits / self.total * n_eff, n_eff, level)

@@ -25,6 +25,7 @@ from ..states.labels import (
     labels_to_wire,
     unique_codes,
 )
+from ..uncertainty import NAN_INTERVAL, check_level, normal_interval
 from ._checks import binary_labels, check_mode, checked_scores
 
 __all__ = ["GAUC", "GroupedScores"]
@@ -544,6 +545,39 @@ class GAUC(Metric):
         if self.count == 0:
             return math.nan
         return self._summary()[1]
+
+    def interval(self, level: float = 0.95) -> tuple[float, float]:
+        """Normal interval of the GAUC with the ratio-estimator (cluster) variance over groups.
+
+        Groups (users, queries) are the sampled units: ``GAUC = sum w_g A_g / sum w_g`` is a
+        ratio estimator, whose linearised variance is ``G / (G - 1) * sum w_g**2 (A_g -
+        GAUC)**2 / (sum w_g)**2`` over the ``G`` groups averaged (Cochran, *Sampling
+        Techniques*, 3rd ed. 1977, sec. 6.4 and 9A.3). The spread of the group AUCs carries
+        their within-group DeLong noise as well as the real differences between groups, so
+        no per-group variance is needed, and groups with one positive count like any other.
+        Widened by ``error_bound()`` on each side (sketched groups); clipped to [0, 1]. ``nan,
+        nan`` with fewer than two groups averaged. O(entries).
+        """
+        level = check_level(level)
+        if self.count == 0:
+            return NAN_INTERVAL
+        auc, bound, big_p, big_n = self._per_group()
+        used = ~np.isnan(auc)
+        weighting = self._config["weighting"]
+        if weighting == "impressions":
+            w = big_p + big_n
+        elif weighting == "clicks":
+            w = big_p
+        else:
+            w = np.ones(len(auc))
+        w, a = w[used], auc[used]
+        total, groups = float(w.sum()), len(a)
+        if groups < 2 or not total > 0:
+            return NAN_INTERVAL
+        value = float(np.dot(w, a) / total)
+        var = groups / (groups - 1.0) * float(np.dot(w * w, (a - value) ** 2)) / (total * total)
+        widen = float(np.dot(w, bound[used]) / total)
+        return normal_interval(value, math.sqrt(var), level, (0.0, 1.0), widen)
 
     @property
     def groups_used(self) -> int:
