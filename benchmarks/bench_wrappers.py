@@ -129,13 +129,13 @@ def bench_sliced(n: int, batch: int, slices: list[int], repeats: int) -> None:
     for k in slices:
         by = np.random.default_rng(k).integers(0, k, n)
 
-        def ours() -> object:
+        def ours(by: np.ndarray = by) -> object:
             s = sm.Sliced(sm.ROCAUC())
             for p in parts:
                 s.update(y[p], score[p], by=by[p])
             return s.compute()
 
-        def floor() -> object:
+        def floor(by: np.ndarray = by, k: int = k) -> object:
             counts = np.zeros(k * 128 * 2)
             for p in parts:
                 bins = np.minimum((score[p] * 128).astype(np.int64), 127)

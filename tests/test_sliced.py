@@ -176,8 +176,12 @@ def test_inside_and_around_windows_decay_and_collections():
 
 def test_sample_weight_goes_with_the_rows():
     rng = np.random.default_rng(8)
-    y, p, w, g = (rng.integers(0, 2, 500), rng.integers(0, 2, 500), rng.random(500),
-                  rng.integers(0, 3, 500))
+    y, p, w, g = (
+        rng.integers(0, 2, 500),
+        rng.integers(0, 2, 500),
+        rng.random(500),
+        rng.integers(0, 3, 500),
+    )
     s = sm.Sliced(sm.Accuracy()).update(y, p, by=g, sample_weight=w)
     for k, v in s.compute().items():
         assert v == pytest.approx(accuracy_score(y[g == k], p[g == k], sample_weight=w[g == k]))

@@ -114,9 +114,7 @@ def groups(codes: np.ndarray, size: int) -> list[tuple[int, np.ndarray | None]]:
         return [(int(present[0]), None)]
     order = np.argsort(codes, kind="stable")
     bounds = np.concatenate(([0], np.cumsum(counts[present])))
-    return [
-        (int(c), order[bounds[i] : bounds[i + 1]]) for i, c in enumerate(present.tolist())
-    ]
+    return [(int(c), order[bounds[i] : bounds[i + 1]]) for i, c in enumerate(present.tolist())]
 
 
 def template(metric: Any, what: str) -> Metric:

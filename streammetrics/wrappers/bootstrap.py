@@ -37,7 +37,8 @@ def _mix(z: np.ndarray) -> np.ndarray:
     """splitmix64's finaliser (Steele, Lea and Flood 2014), vectorised on uint64 (wraps)."""
     z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
     z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    return z ^ (z >> np.uint64(31))
+    out: np.ndarray = z ^ (z >> np.uint64(31))
+    return out
 
 
 def _id_hashes(ids: Any, n: int) -> np.ndarray:

@@ -102,9 +102,9 @@ class SliceTable(StateBlock):
             from ..windows import _scale_plan
 
             _scale_plan(metric)
-            self.scalable = True
+            self.scalable = True  # type: ignore[misc]
         except InputError:
-            self.scalable = False
+            self.scalable = False  # type: ignore[misc]
 
     def __len__(self) -> int:
         return len(self.slices)
@@ -115,7 +115,8 @@ class SliceTable(StateBlock):
     def updated(self, fresh: dict[Key, Metric]) -> SliceTable:
         """A new table holding this one's slices with ``fresh`` ones replacing or added."""
         out = SliceTable.__new__(SliceTable)
-        out.template, out.scalable = self.template, self.scalable
+        out.template = self.template
+        out.scalable = self.scalable  # type: ignore[misc]
         out.slices = {**self.slices, **fresh}
         return out
 
@@ -311,7 +312,7 @@ class Sliced(Metric):
                 f"{type(self._template).__name__} has no interval(); wrap it in Bootstrap "
                 "(Sliced(Bootstrap(metric))) for bootstrap intervals per slice"
             )
-        return {k: self.slices.slices[k].interval(level) for k in self.keys()}  # type: ignore[attr-defined]
+        return {k: self.slices.slices[k].interval(level) for k in self.keys()}
 
     def _floats(self, what: str) -> list[tuple[Key, float]]:
         out = []
