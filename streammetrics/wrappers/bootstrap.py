@@ -236,7 +236,6 @@ class Bootstrap(Metric):
                 None,
                 sample_weight=weights[r].astype(np.float64),
             )
-            rep._count = (base.count if base is not None else 0) + added
             fresh[r] = rep
         drawn = self.drawn + (n if ids is None else 0)
         return self._commit(added, metric=main, reps=self.reps.updated(fresh), drawn=drawn)
