@@ -192,7 +192,7 @@ class Bootstrap(Metric):
         replicates = config_int(replicates, "replicates", minimum=2)
         seed = config_int(seed, "seed", minimum=0, maximum=2**63 - 1)
         self._template = tpl
-        self.higher_is_better = type(tpl).higher_is_better  # type: ignore[misc]
+        self.higher_is_better = getattr(type(tpl), "higher_is_better", None)  # type: ignore[misc]
         self._add_config(metric=metric_spec(tpl), replicates=replicates, seed=seed)
         self._add_state("metric", tpl.copy(), merge=None)
         self._add_state("reps", SliceTable(tpl), merge=None)

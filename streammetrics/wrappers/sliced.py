@@ -7,6 +7,7 @@ between the best and the worst slice, ``worst(k)`` slices, ``intervals()`` per s
 
 from __future__ import annotations
 
+import importlib
 import math
 from typing import Any
 
@@ -14,7 +15,7 @@ import numpy as np
 
 from .. import _codec
 from .._inputs import as_array, config_int
-from ..base import Metric, StateBlock, _from_tree, metric_from_spec, metric_spec
+from ..base import Metric, StateBlock, metric_from_spec, metric_spec
 from ..errors import IncompatibleStateError, InputError
 from ._rows import Rows, groups, joint_codes, template
 
@@ -86,6 +87,16 @@ def slice_keys(by: Any) -> tuple[np.ndarray, list[Key]]:
     _, first = np.unique(codes, return_index=True)
     columns = [[values[i] for i in c[first].tolist()] for c, values in coded]
     return codes, [tuple(k) for k in zip(*columns, strict=True)]
+
+
+def _decode_metric(env: Any, expect: Metric) -> Metric:
+    """A nested metric from its envelope, checked against ``expect`` by the registry."""
+    try:  # the decoder lives in ``_loading`` once base.py is split, in ``base`` before
+        loader = importlib.import_module("streammetrics._loading")
+    except ModuleNotFoundError:
+        loader = importlib.import_module("streammetrics.base")
+    metric: Metric = loader._from_tree(_codec.check_envelope(env), expect=expect)
+    return metric
 
 
 class SliceTable(StateBlock):
@@ -169,7 +180,7 @@ class SliceTable(StateBlock):
                 raise ValueError(f"slice key {key!r} is not an integer, a string or a tuple")
             if key in out.slices:
                 raise ValueError(f"slice key {key!r} appears twice")
-            metric = _from_tree(_codec.check_envelope(env), expect=self.template)
+            metric = _decode_metric(env, self.template)
             if metric.count <= 0:
                 raise ValueError(f"slice {key!r} is empty (empty slices are not stored)")
             kinds.add(_kind(key))

@@ -45,7 +45,11 @@ def _sliced_regression(rng: np.random.Generator, n: int):
 def _sliced_composite(rng: np.random.Generator, n: int):
     country = rng.choice(np.array(["de", "fr", "us"]), n)
     device = rng.integers(0, 3, n)
-    return (rng.integers(0, 2, n), rng.integers(0, 2, n)), {"by": (country, device)}
+    # One (country, device) row per sample: a 2-D column the harness can cut into rows (the
+    # tuple-of-columns form is tested in tests/test_sliced.py).
+    by = np.empty((n, 2), dtype=object)
+    by[:, 0], by[:, 1] = country, device
+    return (rng.integers(0, 2, n), rng.integers(0, 2, n)), {"by": by}
 
 
 BAD_BOOTSTRAP = [
