@@ -20,10 +20,13 @@ from .errors import (
 )
 from .regression import *  # noqa: F403
 from .windows import Decayed, SlidingWindow, TumblingWindows
+from .wrappers import Bootstrap, Sliced
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "Bootstrap",
+    "Sliced",
     "Decayed",
     "IncompatibleStateError",
     "InputError",

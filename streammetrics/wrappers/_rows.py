@@ -1,0 +1,131 @@
+"""Row splitting shared by the wrappers: one batch's columns, taken apart by groups of rows.
+
+A wrapper's ``update`` receives the wrapped metric's columns beside its own (``by=``, ``ids=``,
+``timestamps=``). :class:`Rows` tells row columns (one entry per row) from values passed through
+unchanged, and feeds a sub-metric the rows of one group; :func:`groups` sorts a batch's group
+codes once and hands out each group's row indices, so a wrapper does one update of the wrapped
+metric per group touched, never one per row.
+"""
+
+from __future__ import annotations
+
+from operator import itemgetter
+from typing import Any
+
+import numpy as np
+
+from .._inputs import as_array
+from ..base import Metric
+from ..errors import InputError
+
+__all__ = ["Rows", "batch_length", "groups", "joint_codes"]
+
+
+class Rows:
+    """The update arguments of one batch, split into row columns and values passed unchanged.
+
+    A value with a length (array, list, Series, tensor) is a row column and must have ``n``
+    entries; anything else (``None``, a scalar, a string) goes unchanged to every sub-update.
+    """
+
+    def __init__(self, args: tuple[Any, ...], kwargs: dict[str, Any], n: int, what: str) -> None:
+        self.n = n
+        self.what = what
+        self.args = [self._column(a, f"argument {i + 1}") for i, a in enumerate(args)]
+        self.kwargs = {k: self._column(v, k) for k, v in kwargs.items()}
+
+    def _column(self, x: Any, name: str) -> tuple[bool, Any]:
+        if x is None or isinstance(x, (str, bytes, dict)) or not hasattr(x, "__len__"):
+            return False, x
+        if isinstance(x, (list, tuple)):
+            try:
+                arr = np.asarray(x)
+            except (TypeError, ValueError):
+                arr = None  # ragged: kept as a list (e.g. lists of references)
+            nested_text = arr is not None and arr.ndim > 1 and arr.dtype.kind in "US"
+            if arr is None or arr.dtype == object or arr.ndim == 0 or nested_text:
+                if len(x) != self.n:
+                    raise InputError(f"{name}: has {len(x)} rows, {self.what} has {self.n}")
+                return True, list(x)
+        else:
+            arr = as_array(x, name)
+        if len(arr) != self.n:
+            raise InputError(f"{name}: has {len(arr)} rows, {self.what} has {self.n}")
+        return True, arr
+
+    @staticmethod
+    def _take(col: tuple[bool, Any], idx: np.ndarray | None) -> Any:
+        is_row, value = col
+        if not is_row or idx is None:
+            return value
+        if isinstance(value, list):
+            return [value[int(idx[0])]] if len(idx) == 1 else list(itemgetter(*idx)(value))
+        return value[idx]
+
+    def columns(self) -> list[Any]:
+        """Every row column as an array (``None`` for a list column), in argument order."""
+        cols = [v for is_row, v in self.args if is_row]
+        cols += [v for is_row, v in self.kwargs.values() if is_row]
+        return [v if isinstance(v, np.ndarray) else None for v in cols]
+
+    def feed(self, metric: Metric, idx: np.ndarray | None, **extra: Any) -> Metric:
+        """Update ``metric`` with the rows ``idx`` (all rows when ``None``)."""
+        args = [self._take(c, idx) for c in self.args]
+        kwargs = {k: self._take(c, idx) for k, c in self.kwargs.items()}
+        kwargs.update(extra)
+        out: Metric = metric.update(*args, **kwargs)  # type: ignore[attr-defined]
+        return out
+
+
+def batch_length(args: tuple[Any, ...], kwargs: dict[str, Any], what: str) -> int:
+    """Rows in a batch: the length of its first column (``InputError`` if it has none)."""
+    for i, x in enumerate(args):
+        if x is not None and not isinstance(x, (str, bytes, dict)) and hasattr(x, "__len__"):
+            return len(x) if isinstance(x, (list, tuple)) else len(as_array(x, f"argument {i + 1}"))
+        if x is not None and not hasattr(x, "__len__"):
+            return 1  # one sample given as scalars
+    raise InputError(f"{what}: give the wrapped metric's columns")
+
+
+def joint_codes(columns: list[np.ndarray]) -> np.ndarray:
+    """One int64 code per row, equal for rows that are equal in every column (dense, sorted)."""
+    n = len(columns[0])
+    code = np.zeros(n, dtype=np.int64)
+    for col in columns:
+        flat = col.reshape(n, -1) if col.ndim > 1 else col[:, None]
+        for j in range(flat.shape[1]):
+            uniq, inv = np.unique(flat[:, j], return_inverse=True)
+            code = code * len(uniq) + inv.reshape(n)
+            if len(uniq) > 1 and code.max() > 2**40:
+                code = np.unique(code, return_inverse=True)[1].reshape(n)
+    return np.unique(code, return_inverse=True)[1].reshape(n).astype(np.int64)
+
+
+def groups(codes: np.ndarray, size: int) -> list[tuple[int, np.ndarray | None]]:
+    """``[(code, row indices)]`` for each code present, in code order (one stable sort).
+
+    ``codes`` are dense in ``range(size)``; ``None`` stands for every row of the batch.
+    """
+    if len(codes) == 0:
+        return []
+    counts = np.bincount(codes, minlength=size)
+    present = np.flatnonzero(counts)
+    if len(present) == 1:
+        return [(int(present[0]), None)]
+    order = np.argsort(codes, kind="stable")
+    bounds = np.concatenate(([0], np.cumsum(counts[present])))
+    return [(int(c), order[bounds[i] : bounds[i + 1]]) for i, c in enumerate(present.tolist())]
+
+
+def template(metric: Any, what: str) -> Metric:
+    """An empty copy of ``metric``; ``InputError`` unless it is a registered metric."""
+    from ..base import registered_metrics
+
+    if not isinstance(metric, Metric):
+        raise InputError(f"metric: expected a streammetrics metric, got {metric!r}")
+    if registered_metrics().get(type(metric)._wire_name) is not type(metric):
+        raise InputError(
+            f"metric: {type(metric).__name__} is not a registered metric class, so {what} "
+            "could not be read back"
+        )
+    return metric.copy().reset()

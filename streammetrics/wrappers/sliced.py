@@ -1,0 +1,368 @@
+"""``Sliced``: one copy of a metric per slice of the data (country, device, model version, ...).
+
+The first question after "AUC fell" is "where?". ``Sliced(metric)`` keeps the wrapped metric's
+state per slice key and answers it from mergeable state: ``compute()`` per slice, ``gap()``
+between the best and the worst slice, ``worst(k)`` slices, ``intervals()`` per slice.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+from typing import Any
+
+import numpy as np
+
+from .. import _codec
+from .._inputs import as_array, config_int
+from ..base import Metric, StateBlock, metric_from_spec, metric_spec
+from ..errors import IncompatibleStateError, InputError
+from ._rows import Rows, groups, joint_codes, template
+
+__all__ = ["Sliced", "SliceTable", "slice_keys"]
+
+Key = Any  # int, str, or a tuple of them
+
+
+def _kind(key: Key) -> Any:
+    """The kind of a slice key: ``int``, ``str`` or a tuple of those, for one-kind checks."""
+    if isinstance(key, tuple):
+        return tuple(type(k).__name__ for k in key)
+    return type(key).__name__
+
+
+def _component(x: Any, name: str) -> tuple[np.ndarray, list[Any]]:
+    """Dense codes (sorted by value) and the distinct values of one key column."""
+    arr = as_array(x, name)
+    if arr.ndim != 1:
+        raise InputError(f"{name}: expected one slice key per row, got shape {arr.shape}")
+    if arr.dtype.kind == "O":
+        values = arr.tolist()
+        if all(isinstance(v, str) for v in values):
+            arr = np.asarray(values, dtype=str) if values else np.zeros(0, dtype="U1")
+        elif all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in values):
+            arr = np.asarray(values, dtype=np.int64)
+        else:
+            raise InputError(f"{name}: slice keys must all be integers or all be strings")
+    if arr.dtype.kind == "S":
+        raise InputError(f"{name}: bytes are not slice keys; decode them to strings")
+    if arr.dtype.kind not in "iuU":
+        raise InputError(
+            f"{name}: slice keys must be integers or strings, got {arr.dtype} "
+            "(round or label float keys first)"
+        )
+    uniq, inv = np.unique(arr, return_inverse=True)
+    return inv.reshape(len(arr)).astype(np.int64), uniq.tolist()
+
+
+def slice_keys(by: Any) -> tuple[np.ndarray, list[Key]]:
+    """``(codes, keys)``: one dense code per row and the sorted distinct keys they index.
+
+    ``by`` is one key per row (integers or strings), a tuple of such columns (composite keys),
+    or a 2-D array of shape ``(n, parts)`` (composite keys, one column per part).
+    """
+    if by is None:
+        raise InputError("by: required (one slice key per row, beside the metric's columns)")
+    if isinstance(by, tuple):
+        parts = list(by)
+    else:
+        arr = as_array(by, "by")
+        if arr.ndim == 2:
+            parts = [arr[:, j] for j in range(arr.shape[1])]
+        elif arr.ndim == 1:
+            codes, keys = _component(arr, "by")
+            return codes, keys
+        else:
+            raise InputError(f"by: expected one key per row, got shape {arr.shape}")
+    if not parts:
+        raise InputError("by: a composite key needs at least one column")
+    coded = [_component(p, f"by[{j}]") for j, p in enumerate(parts)]
+    n = len(coded[0][0])
+    for j, (c, _) in enumerate(coded):
+        if len(c) != n:
+            raise InputError(f"by[{j}]: has {len(c)} rows, by[0] has {n}")
+    if n == 0:
+        return np.zeros(0, dtype=np.int64), []
+    codes = joint_codes([c for c, _ in coded])  # lexicographic, as the parts' codes are sorted
+    _, first = np.unique(codes, return_index=True)
+    columns = [[values[i] for i in c[first].tolist()] for c, values in coded]
+    return codes, [tuple(k) for k in zip(*columns, strict=True)]
+
+
+def _decode_metric(env: Any, expect: Metric) -> Metric:
+    """A nested metric from its envelope, checked against ``expect`` by the registry."""
+    try:  # the decoder lives in ``_loading`` once base.py is split, in ``base`` before
+        loader = importlib.import_module("streammetrics._loading")
+    except ModuleNotFoundError:
+        loader = importlib.import_module("streammetrics.base")
+    metric: Metric = loader._from_tree(_codec.check_envelope(env), expect=expect)
+    return metric
+
+
+class SliceTable(StateBlock):
+    """A map of slice keys to sub-states of one metric; merges by key union, canonical on the wire.
+
+    The wire form lists ``[key, state]`` pairs sorted by key, so it does not depend on the order
+    keys arrived in. Scalable (for ``Decayed``) when the wrapped metric's state is.
+    """
+
+    def __init__(self, metric: Metric) -> None:
+        self.template = metric
+        self.slices: dict[Key, Metric] = {}
+        try:
+            from ..windows import _scale_plan
+
+            _scale_plan(metric)
+            self.scalable = True  # type: ignore[misc]
+        except InputError:
+            self.scalable = False  # type: ignore[misc]
+
+    def __len__(self) -> int:
+        return len(self.slices)
+
+    def kind(self) -> Any:
+        return _kind(next(iter(self.slices))) if self.slices else None
+
+    def updated(self, fresh: dict[Key, Metric]) -> SliceTable:
+        """A new table holding this one's slices with ``fresh`` ones replacing or added."""
+        out = SliceTable.__new__(SliceTable)
+        out.template = self.template
+        out.scalable = self.scalable  # type: ignore[misc]
+        out.slices = {**self.slices, **fresh}
+        return out
+
+    def check_mergeable(self, other: Any) -> None:
+        if not isinstance(other, SliceTable):
+            raise IncompatibleStateError("cannot merge slices with another kind of state")
+        self.template._check_compatible(other.template)
+        mine, theirs = self.kind(), other.kind()
+        if mine is not None and theirs is not None and mine != theirs:
+            raise IncompatibleStateError(f"slice keys of kind {mine} cannot meet keys of {theirs}")
+        for key, metric in other.slices.items():
+            if key in self.slices:
+                self.slices[key]._check_compatible(metric)
+
+    def merge(self, other: Any) -> None:
+        for key, metric in other.slices.items():
+            if key in self.slices:
+                self.slices[key].merge(metric)
+            else:
+                self.slices[key] = metric.copy()
+
+    def scale(self, factor: float) -> None:
+        if not self.scalable:
+            super().scale(factor)
+        from ..windows import _scale
+
+        for metric in self.slices.values():
+            _scale(metric, factor)
+
+    def to_wire(self) -> Any:
+        return [
+            [list(k) if isinstance(k, tuple) else k, self.slices[k]._envelope()]
+            for k in sorted(self.slices)
+        ]
+
+    def from_wire(self, wire: Any) -> SliceTable:
+        if not isinstance(wire, list):
+            raise ValueError("slices must be a list of [key, state] pairs")
+        out = self.updated({})
+        out.slices = {}
+        kinds = set()
+        for pair in wire:
+            if not (isinstance(pair, list) and len(pair) == 2):
+                raise ValueError("each slice must be a [key, state] pair")
+            key, env = pair
+            if isinstance(key, list):
+                key = tuple(key)
+            parts = key if isinstance(key, tuple) else (key,)
+            if not parts or not all(type(p) in (int, str) for p in parts):
+                raise ValueError(f"slice key {key!r} is not an integer, a string or a tuple")
+            if key in out.slices:
+                raise ValueError(f"slice key {key!r} appears twice")
+            metric = _decode_metric(env, self.template)
+            if metric.count <= 0:
+                raise ValueError(f"slice {key!r} is empty (empty slices are not stored)")
+            kinds.add(_kind(key))
+            out.slices[key] = metric
+        if len(kinds) > 1:
+            raise ValueError(f"slice keys of several kinds: {sorted(map(str, kinds))}")
+        return out
+
+
+class Sliced(Metric):
+    """One copy of a metric per slice key: ``{key: value}``, the gap and the worst slices.
+
+    ``update(*columns, by=keys, **kwargs)`` routes each row to the slice named by its key; the
+    wrapped metric's own columns and keyword arguments (``sample_weight``, ``timestamps`` of a
+    wrapped window, ...) are split along with it. Keys are integers or strings, or a tuple of
+    such columns for composite keys (``by=(country, device)``, keys ``("fr", "ios")``), or a
+    2-D array with one column per part; one stream keeps one kind of key.
+
+    Exact whenever the wrapped metric is: each slice's state is the wrapped metric's state over
+    that slice's rows, slices merge by key union, and the wire form lists slices sorted by key,
+    so any split of a stream, merged in any order, gives the same bytes for counting metrics.
+    With ``max_slices=N`` an update or merge that would hold more than ``N`` slices is refused
+    (``InputError`` / ``IncompatibleStateError``) and the state is left unchanged: nothing is
+    ever dropped silently.
+
+    Memory: the wrapped metric's state per slice. ``update``: one sort of the batch's keys,
+    O(n log n), plus one update of the wrapped metric per slice touched (never one per row).
+    ``merge``: one merge per slice of the other side. ``compute``: one per slice.
+
+    Parameters
+    ----------
+    metric : Metric
+        The metric to compute per slice (its configuration is kept; any data it holds is not).
+    max_slices : int, optional
+        The most slices the state may hold (``None``: no limit).
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> s = sm.Sliced(sm.Accuracy())
+    >>> s.update([1, 0, 1, 1], [1, 1, 1, 0], by=["fr", "de", "fr", "de"]).compute()
+    {'de': 0.0, 'fr': 1.0}
+    >>> s.gap(), s.worst(k=1)
+    (1.0, [('de', 0.0)])
+    """
+
+    slices: SliceTable
+
+    def __init__(self, metric: Metric, max_slices: int | None = None) -> None:
+        super().__init__()
+        self._template = template(metric, "its slices")
+        if max_slices is not None:
+            max_slices = config_int(max_slices, "max_slices")
+        self._add_config(metric=metric_spec(self._template), max_slices=max_slices)
+        self._add_state("slices", SliceTable(self._template), merge=None)
+
+    @classmethod
+    def _from_config(cls, config: dict[str, Any]) -> Sliced:
+        if set(config) != {"metric", "max_slices"}:
+            raise ValueError("a Sliced config holds exactly metric and max_slices")
+        return cls(metric_from_spec(config["metric"]), max_slices=config["max_slices"])
+
+    @property
+    def metric(self) -> Metric:
+        """An empty copy of the wrapped metric (its class and configuration)."""
+        return self._template.copy()
+
+    def keys(self) -> list[Key]:
+        """The slice keys seen, sorted."""
+        return sorted(self.slices.slices)
+
+    def __getitem__(self, key: Key) -> Metric:
+        """A copy of the wrapped metric's state for slice ``key``."""
+        return self.slices.slices[key].copy()
+
+    def __len__(self) -> int:
+        return len(self.slices)
+
+    # -- update and merge ------------------------------------------------------------------------
+
+    def update(self, *args: Any, by: Any = None, **kwargs: Any) -> Sliced:
+        """Route each row to its slice; the wrapped metric's columns go in ``args``/``kwargs``.
+
+        All or nothing: every slice's update runs on a copy before any is committed.
+        """
+        codes, keys = slice_keys(by)
+        n = len(codes)
+        rows = Rows(args, kwargs, n, "by")
+        table = self.slices
+        if n == 0:
+            rows.feed(self._template.copy(), None)  # validates the (empty) columns
+            return self
+        kind = table.kind()
+        if kind is not None and _kind(keys[0]) != kind:
+            raise InputError(f"by: keys of kind {_kind(keys[0])}, this stream holds keys of {kind}")
+        limit = self._config["max_slices"]
+        if limit is not None:
+            new = sum(1 for k in keys if k not in table.slices)
+            if len(table) + new > limit:
+                raise InputError(
+                    f"by: {new} new slices would make {len(table) + new}, past "
+                    f"max_slices={limit}; nothing was counted"
+                )
+        fresh: dict[Key, Metric] = {}
+        for code, idx in groups(codes, len(keys)):
+            key = keys[code]
+            base = table.slices.get(key)
+            fresh[key] = rows.feed(base.copy() if base is not None else self._template.copy(), idx)
+        return self._commit(n, slices=table.updated(fresh))
+
+    def _check_compatible(self, other: Any) -> None:
+        super()._check_compatible(other)
+        limit = self._config["max_slices"]
+        if limit is not None:
+            union = set(self.slices.slices) | set(other.slices.slices)
+            if len(union) > limit:
+                raise IncompatibleStateError(
+                    f"the merge would hold {len(union)} slices, past max_slices={limit}"
+                )
+
+    def _validate_state(self) -> None:
+        limit = self._config["max_slices"]
+        if limit is not None and len(self.slices) > limit:
+            raise ValueError(f"{len(self.slices)} slices, past max_slices={limit}")
+        if (self._count == 0) != (len(self.slices) == 0):
+            raise ValueError("slices and count disagree about emptiness")
+
+    # -- results ---------------------------------------------------------------------------------
+
+    def _compute(self) -> dict[Key, Any]:
+        return {k: self.slices.slices[k].compute() for k in self.keys()}
+
+    def _empty_result(self) -> dict[Key, Any]:
+        return {}
+
+    def intervals(self, level: float = 0.95) -> dict[Key, tuple[float, float]]:
+        """``{key: (low, high)}``: each slice's ``interval(level)``, sorted by key."""
+        if not hasattr(self._template, "interval"):
+            raise TypeError(
+                f"{type(self._template).__name__} has no interval(); wrap it in Bootstrap "
+                "(Sliced(Bootstrap(metric))) for bootstrap intervals per slice"
+            )
+        return {k: self.slices.slices[k].interval(level) for k in self.keys()}
+
+    def _floats(self, what: str) -> list[tuple[Key, float]]:
+        out = []
+        for key, value in self.compute().items():
+            if isinstance(value, (float, int, np.floating, np.integer)):
+                out.append((key, float(value)))
+            else:
+                raise TypeError(
+                    f"{what}: {type(self._template).__name__} gives a "
+                    f"{type(value).__name__} per slice, not a number"
+                )
+        return out
+
+    def gap(self) -> float:
+        """The largest slice value minus the smallest (``nan`` slices left out; ``nan`` if none)."""
+        values = [v for _, v in self._floats("gap") if not math.isnan(v)]
+        return max(values) - min(values) if values else math.nan
+
+    def worst(self, k: int = 5) -> list[tuple[Key, float]]:
+        """The ``k`` worst slices as ``(key, value)``, worst first (``nan`` slices left out).
+
+        The lowest values where the wrapped metric's ``higher_is_better`` is True, the highest
+        where it is False (errors and losses); ties go to the smaller key.
+        """
+        k = config_int(k, "k")
+        better = getattr(self._template, "higher_is_better", None)
+        if better is None:
+            raise InputError(
+                f"worst: {type(self._template).__name__} declares no direction "
+                "(higher_is_better is None), so no slice is worse than another"
+            )
+        values = [(key, v) for key, v in self._floats("worst") if not math.isnan(v)]
+        values.sort(key=lambda kv: kv[1] if better else -kv[1])  # stable: key order on ties
+        return values[:k]
+
+    def __repr__(self) -> str:
+        inner = ", ".join(f"{k}={v!r}" for k, v in self._template._config.items())
+        return (
+            f"Sliced({type(self._template).__name__}({inner}), "
+            f"max_slices={self._config['max_slices']!r}, slices={len(self.slices)}, "
+            f"count={self._count})"
+        )

@@ -1,0 +1,135 @@
+"""Conformance cases for the uncertainty and slice wrappers: Bootstrap and Sliced."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import streammetrics as sm
+from tests.harness import Case
+
+
+def _labels(k: int, ids: bool = False, weighted: bool = False):
+    def batch(rng: np.random.Generator, n: int):
+        kwargs = {}
+        if ids:
+            kwargs["ids"] = rng.integers(0, 2**40, n)
+        if weighted:
+            kwargs["sample_weight"] = rng.integers(0, 4, n).astype(float)
+        return (rng.integers(0, k, n), rng.integers(0, k, n)), kwargs
+
+    return batch
+
+
+def _scores_with_string_ids(rng: np.random.Generator, n: int):
+    y = rng.integers(0, 2, n)
+    s = np.clip(0.3 * y + 0.7 * rng.random(n), 0, 1)
+    return (y, s), {"ids": [f"req-{i}" for i in rng.integers(0, 10**9, n)]}
+
+
+def _sliced_labels(rng: np.random.Generator, n: int):
+    return (rng.integers(0, 3, n), rng.integers(0, 3, n)), {"by": rng.integers(0, 6, n)}
+
+
+def _sliced_scores(rng: np.random.Generator, n: int):
+    y = rng.integers(0, 2, n)
+    s = rng.integers(0, 20, n) / 20.0
+    by = rng.choice(np.array(["de", "fr", "us", "jp"]), n)
+    return (y, s), {"by": by, "sample_weight": rng.integers(1, 4, n).astype(float)}
+
+
+def _sliced_regression(rng: np.random.Generator, n: int):
+    y = rng.normal(size=n)
+    return (y, y + rng.normal(size=n)), {"by": rng.integers(0, 5, n)}
+
+
+def _sliced_composite(rng: np.random.Generator, n: int):
+    country = rng.choice(np.array(["de", "fr", "us"]), n)
+    device = rng.integers(0, 3, n)
+    # One (country, device) row per sample: a 2-D column the harness can cut into rows (the
+    # tuple-of-columns form is tested in tests/test_sliced.py).
+    by = np.empty((n, 2), dtype=object)
+    by[:, 0], by[:, 1] = country, device
+    return (rng.integers(0, 2, n), rng.integers(0, 2, n)), {"by": by}
+
+
+BAD_BOOTSTRAP = [
+    (([0, 1], [0, 1, 1]), {}),
+    (([0, 1], [0, 1]), {"ids": [1]}),
+    (([0, 1], [0, 1]), {"ids": [0.5, 1.5]}),
+    (([0, 1], [0, 1]), {"sample_weight": [-1.0, 1.0]}),
+    (([0.5, 1], [0, 1]), {}),
+]
+
+BAD_SLICED = [
+    (([0, 1], [0, 1]), {}),
+    (([0, 1], [0, 1]), {"by": [1]}),
+    (([0, 1], [0, 1]), {"by": [0.5, 1.5]}),
+    (([0, 1], [0, 1]), {"by": ["a", "b"]}),  # keys of another kind than the stream's ints
+    (([0, 1], [0, 1, 1]), {"by": [0, 1]}),
+    (([0, 1], [0, 1]), {"by": [0, 1], "sample_weight": [1.0, -1.0]}),
+]
+
+CASES = [
+    Case(
+        "Bootstrap-ids",
+        lambda: sm.Bootstrap(sm.Accuracy(), replicates=20, seed=3),
+        _labels(3, ids=True),
+        BAD_BOOTSTRAP,
+        other=lambda: sm.Bootstrap(sm.Accuracy(), replicates=20, seed=4),
+    ),
+    Case(
+        "Bootstrap-ids-weighted",
+        lambda: sm.Bootstrap(sm.F1(average="macro"), replicates=16),
+        _labels(4, ids=True, weighted=True),
+        BAD_BOOTSTRAP,
+        other=lambda: sm.Bootstrap(sm.F1(average="macro"), replicates=17),
+    ),
+    Case(
+        "Bootstrap-auc-string-ids",
+        lambda: sm.Bootstrap(sm.ROCAUC(), replicates=12, seed=1),
+        _scores_with_string_ids,
+        [(([0, 1], [0.2, 1.5]), {"ids": ["a", "b"]}), (([0, 1], [0.2, 0.5]), {"ids": ["a"]})],
+        other=lambda: sm.Bootstrap(sm.ROCAUC(exact=True), replicates=12, seed=1),
+    ),
+    Case(
+        "Bootstrap-no-ids",
+        lambda: sm.Bootstrap(sm.Accuracy(), replicates=20),
+        _labels(3),
+        BAD_BOOTSTRAP,
+        exact=False,  # row positions differ between splits; the value does not
+        other=lambda: sm.Bootstrap(sm.Accuracy(), replicates=21),
+    ),
+    Case(
+        "Sliced-counts",
+        lambda: sm.Sliced(sm.ConfusionMatrix()),
+        _sliced_labels,
+        BAD_SLICED,
+        other=lambda: sm.Sliced(sm.ConfusionMatrix(), max_slices=100),
+    ),
+    Case(
+        "Sliced-auc",
+        lambda: sm.Sliced(sm.ROCAUC(exact=True)),
+        _sliced_scores,
+        [(([0, 1], [0.1, 0.2]), {"by": [1, 2]}), (([0, 1], [0.1, 2.0]), {"by": ["a", "b"]})],
+        other=lambda: sm.Sliced(sm.ROCAUC()),
+    ),
+    Case(
+        "Sliced-float",
+        lambda: sm.Sliced(sm.MeanSquaredError()),
+        _sliced_regression,
+        [(([0.0, 1.0], [0.0, float("nan")]), {"by": [0, 1]})],
+        exact=False,
+        rtol=1e-9,
+        other=lambda: sm.Sliced(sm.MeanAbsoluteError()),
+    ),
+    Case(
+        "Sliced-composite",
+        lambda: sm.Sliced(sm.Accuracy(), max_slices=50),
+        _sliced_composite,
+        [
+            (([0, 1], [0, 1]), {"by": (["de", "fr"], [0])}),
+            (([0, 1], [0, 1]), {"by": ([0, 1], [0, 1])}),
+        ],
+        other=lambda: sm.Sliced(sm.Accuracy(), max_slices=51),
+    ),
+]

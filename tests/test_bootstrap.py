@@ -1,0 +1,174 @@
+"""Bootstrap: coverage by seeded simulation, agreement with the analytic standard error,
+split invariance byte for byte with ids, and the Poisson(1) weights themselves."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+from sklearn.metrics import accuracy_score, mean_squared_error
+
+import streammetrics as sm
+from streammetrics.errors import IncompatibleStateError, InputError
+from streammetrics.wrappers.bootstrap import _id_hashes, poisson_weights
+
+STREAMS = 300
+
+
+def test_poisson_weights_are_poisson_one_and_pure():
+    h = _id_hashes(np.arange(50_000), 50_000)
+    w = poisson_weights(h, seed=5, replicates=40)
+    freq = np.bincount(w.ravel(), minlength=8)[:8]
+    expected = w.size * np.array([math.exp(-1) / math.factorial(k) for k in range(8)])
+    chi2 = ((freq[:6] - expected[:6]) ** 2 / expected[:6]).sum()
+    assert chi2 < stats.chi2.ppf(0.999, 5)
+    assert abs(w.mean() - 1) < 0.01 and abs(w.var() - 1) < 0.02
+    # Independent across replicates and rows: near-zero correlation.
+    assert abs(np.corrcoef(w[0], w[1])[0, 1]) < 0.03
+    # A pure function of (seed, replicate, id): any subset of rows gets the same weights.
+    sub = np.array([17, 3, 49_999])
+    assert (poisson_weights(_id_hashes(sub, 3), 5, 40) == w[:, sub]).all()
+    assert not (poisson_weights(h[:100], 6, 40) == w[:, :100]).all()
+    strings = _id_hashes(np.array(["a", "b", "ab", "ba", "a"]), 5)
+    assert strings[0] == strings[4] and len(set(strings[:4].tolist())) == 4
+
+
+def _accuracy_stream(seed: int, n: int, p: float):
+    rng = np.random.default_rng(seed)
+    y = rng.integers(0, 2, n)
+    pred = np.where(rng.random(n) < p, y, 1 - y)
+    return y, pred
+
+
+def test_accuracy_interval_covers_and_spread_matches_the_binomial_standard_error():
+    p, n = 0.85, 400
+    covered, ratios = 0, []
+    for seed in range(STREAMS):
+        y, pred = _accuracy_stream(seed, n, p)
+        b = sm.Bootstrap(sm.Accuracy(), replicates=200, seed=seed)
+        b.update(y, pred, ids=np.arange(n))
+        low, high = b.interval(0.95)
+        covered += low <= p <= high
+        acc = b.compute()
+        ratios.append(b.std_error() / math.sqrt(acc * (1 - acc) / n))
+    assert 0.92 <= covered / STREAMS <= 0.98
+    # The bootstrap standard error estimates sqrt(p(1-p)/n): on average within 5%, and each
+    # stream's within 25% (200 replicates give a standard error good to about 5%).
+    assert np.mean(ratios) == pytest.approx(1.0, abs=0.05)
+    assert np.all(np.abs(np.array(ratios) - 1) < 0.25)
+
+
+def test_auc_interval_covers_the_binormal_auc():
+    d, n = 1.0, 500
+    true_auc = stats.norm.cdf(d / math.sqrt(2))
+    covered = 0
+    for seed in range(STREAMS):
+        rng = np.random.default_rng(10_000 + seed)
+        y = rng.integers(0, 2, n)
+        score = rng.normal(size=n) + d * y
+        b = sm.Bootstrap(sm.ROCAUC(score_type="real"), replicates=200, seed=seed)
+        b.update(y, score, ids=np.arange(n))
+        low, high = b.interval(0.95)
+        covered += low <= true_auc <= high
+    assert 0.92 <= covered / STREAMS <= 0.98
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_split_invariant_byte_for_byte_with_ids(seed):
+    rng = np.random.default_rng(seed)
+    n = 3000
+    y = rng.integers(0, 3, n)
+    pred = np.where(rng.random(n) < 0.7, y, rng.integers(0, 3, n))
+    ids = np.array([f"user-{i}" for i in rng.permutation(10 * n)[:n]])
+    sw = rng.integers(1, 4, n).astype(float)
+    whole = sm.Bootstrap(sm.F1(average="macro"), replicates=50, seed=9)
+    whole.update(y, pred, ids=ids, sample_weight=sw)
+    order = rng.permutation(n)
+    parts = []
+    for idx in np.array_split(order, 4):
+        part = sm.Bootstrap(sm.F1(average="macro"), replicates=50, seed=9)
+        for chunk in np.array_split(idx, 3):
+            part.update(y[chunk], pred[chunk], ids=ids[chunk], sample_weight=sw[chunk])
+        parts.append(part.to_bytes())
+    rng.shuffle(parts)
+    merged = sm.loads(parts[0]).merge(*[sm.loads(b) for b in parts[1:]])
+    assert merged.to_bytes() == whole.to_bytes()
+    assert merged.interval() == whole.interval()
+    assert merged.compute() == pytest.approx(
+        sm.F1(average="macro").update(y, pred, sample_weight=sw).compute(), rel=1e-12
+    )
+
+
+def test_each_replicate_is_the_metric_on_poisson_weighted_rows():
+    rng = np.random.default_rng(3)
+    n = 700
+    y = rng.normal(size=n)
+    pred = y + rng.normal(size=n)
+    ids = rng.integers(0, 2**50, n)
+    b = sm.Bootstrap(sm.MeanSquaredError(), replicates=30, seed=2)  # the per-replicate path
+    b.update(y[:300], pred[:300], ids=ids[:300]).update(y[300:], pred[300:], ids=ids[300:])
+    w = poisson_weights(_id_hashes(ids, n), 2, 30)
+    want = [mean_squared_error(y, pred, sample_weight=w[r]) for r in range(30)]
+    assert b.replicates() == pytest.approx(want, rel=1e-10)
+    acc = sm.Bootstrap(sm.Accuracy(), replicates=30, seed=2)  # the folded path
+    labels = (y > 0).astype(int), (pred > 0).astype(int)
+    acc.update(*labels, ids=ids)
+    want = [accuracy_score(*labels, sample_weight=w[r]) for r in range(30)]
+    assert acc.replicates() == pytest.approx(want, rel=1e-12)
+    assert acc.compute() == accuracy_score(*labels)
+
+
+def test_without_ids_the_stream_position_travels_through_bytes():
+    y, pred = _accuracy_stream(1, 1000, 0.8)
+    one = sm.Bootstrap(sm.Accuracy(), replicates=25).update(y, pred)
+    first = sm.Bootstrap(sm.Accuracy(), replicates=25).update(y[:400], pred[:400])
+    resumed = sm.loads(first.to_bytes()).update(y[400:], pred[400:])
+    assert resumed.to_bytes() == one.to_bytes()
+    assert resumed.drawn == 1000
+    low, high = one.interval()
+    assert low < one.compute() < high
+    with pytest.raises(IncompatibleStateError):
+        one.copy().merge(sm.Bootstrap(sm.Accuracy(), replicates=25, seed=1))
+
+
+def test_refuses_metrics_without_sample_weight_and_bad_input():
+    with pytest.raises(InputError, match=r"NDCG.*sample_weight"):
+        sm.Bootstrap(sm.NDCG() if hasattr(sm, "NDCG") else sm.ranking.NDCG())
+    with pytest.raises(InputError, match="replicates"):
+        sm.Bootstrap(sm.Accuracy(), replicates=1)
+    with pytest.raises(InputError, match="seed"):
+        sm.Bootstrap(sm.Accuracy(), seed=-1)
+    b = sm.Bootstrap(sm.Accuracy(), replicates=10).update([1, 0], [1, 1], ids=[1, 2])
+    before = b.to_bytes()
+    for args, kwargs in [
+        (([1, 0], [1, 1]), {"ids": [1]}),
+        (([1, 0], [1, 1]), {"ids": [0.5, 1.5]}),
+        (([1, 0], [1, 1, 0]), {"ids": [1, 2]}),
+        (([1, 0], [1, 1]), {"ids": [1, 2], "sample_weight": [1.0, -2.0]}),
+    ]:
+        with pytest.raises(InputError):
+            b.update(*args, **kwargs)
+        assert b.to_bytes() == before
+    with pytest.raises(InputError, match="level"):
+        b.interval(1.5)
+
+
+def test_empty_and_degenerate_replicates():
+    b = sm.Bootstrap(sm.ROCAUC(), replicates=20)
+    assert math.isnan(b.compute())
+    assert all(math.isnan(v) for v in b.interval())
+    assert np.isnan(b.replicates()).all() and b.replicates().shape == (20,)
+    b.update([1, 1], [0.2, 0.4], ids=[1, 2])  # one class only: every replicate is nan
+    assert all(math.isnan(v) for v in b.interval())
+
+
+def test_sliced_bootstrap_gives_bootstrap_intervals_per_slice():
+    y, pred = _accuracy_stream(5, 2000, 0.8)
+    g = np.arange(2000) % 3
+    s = sm.Sliced(sm.Bootstrap(sm.Accuracy(), replicates=50))
+    s.update(y, pred, by=g, ids=np.arange(2000))
+    for key, (low, high) in s.intervals().items():
+        assert low < s.compute()[key] < high
+    assert len(s.worst(k=2)) == 2

@@ -1,0 +1,200 @@
+"""Sliced: per-slice values equal to scikit-learn per slice, on real data split over shards."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from sklearn.datasets import load_breast_cancer
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import accuracy_score, mean_squared_error, roc_auc_score
+
+import streammetrics as sm
+from streammetrics.errors import IncompatibleStateError, InputError
+from streammetrics.windows import Decayed, TumblingWindows
+
+
+@pytest.fixture(scope="module")
+def cancer():
+    """Breast cancer labels, model scores, and two slice columns (size band, texture band)."""
+    X, y = load_breast_cancer(return_X_y=True)
+    model = LogisticRegression(max_iter=5000).fit(X[::2], y[::2])
+    score = model.predict_proba(X)[:, 1]
+    size = np.array(["small", "medium", "large"])[np.digitize(X[:, 0], [12.0, 16.0])]
+    texture = np.digitize(X[:, 1], [17.0, 21.0])
+    return y, score, size, texture
+
+
+def _shards(n: int, parts: int, seed: int) -> list[np.ndarray]:
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(n)
+    cuts = np.sort(rng.choice(np.arange(1, n), parts - 1, replace=False))
+    return np.split(order, cuts)
+
+
+def _through_bytes(parts: list[sm.Metric], seed: int) -> sm.Metric:
+    rng = np.random.default_rng(seed)
+    blobs = [p.to_bytes() for p in parts]
+    rng.shuffle(blobs)
+    out = sm.loads(blobs[0])
+    return out.merge(*[sm.loads(b) for b in blobs[1:]])
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_auc_and_accuracy_per_slice_equal_sklearn_over_shards(cancer, seed):
+    y, score, size, texture = cancer
+    pred = (score > 0.5).astype(int)
+    auc_parts, acc_parts = [], []
+    for idx in _shards(len(y), 5, seed):
+        auc = sm.Sliced(sm.ROCAUC(exact=True))
+        for chunk in np.array_split(idx, 3):
+            auc.update(y[chunk], score[chunk], by=size[chunk])
+        auc_parts.append(auc)
+        acc = sm.Sliced(sm.Accuracy()).update(y[idx], pred[idx], by=(size[idx], texture[idx]))
+        acc_parts.append(acc)
+    auc = _through_bytes(auc_parts, seed)
+    acc = _through_bytes(acc_parts, seed)
+    want_auc = {k: roc_auc_score(y[size == k], score[size == k]) for k in np.unique(size)}
+    got = auc.compute()
+    assert list(got) == sorted(want_auc)
+    for k, v in want_auc.items():
+        assert got[k] == pytest.approx(v, rel=1e-12)
+    got_acc = acc.compute()
+    keys = sorted({(s, int(t)) for s, t in zip(size.tolist(), texture.tolist(), strict=True)})
+    assert list(got_acc) == keys
+    for s, t in keys:
+        rows = (size == s) & (texture == t)
+        assert got_acc[(s, t)] == accuracy_score(y[rows], pred[rows])
+    # Byte-identical to one stream, whatever the split and merge order.
+    whole = sm.Sliced(sm.Accuracy()).update(y, pred, by=(size, texture))
+    assert acc.to_bytes() == whole.to_bytes()
+    assert auc.to_bytes() == sm.Sliced(sm.ROCAUC(exact=True)).update(y, score, by=size).to_bytes()
+
+
+def test_float_metric_per_slice_and_worst_for_errors():
+    rng = np.random.default_rng(4)
+    n = 3000
+    y = rng.normal(size=n)
+    g = rng.integers(0, 6, n)
+    pred = y + rng.normal(scale=0.5 + g / 4, size=n)  # slice 5 is the noisiest
+    s = sm.Sliced(sm.MeanSquaredError())
+    for idx in np.array_split(np.arange(n), 7):
+        s.update(y[idx], pred[idx], by=g[idx])
+    values = s.compute()
+    for k in range(6):
+        assert values[k] == pytest.approx(mean_squared_error(y[g == k], pred[g == k]), rel=1e-9)
+    worst = s.worst(k=2)
+    assert [k for k, _ in worst] == sorted(values, key=values.get, reverse=True)[:2]
+    assert worst[0][0] == 5
+    assert s.gap() == pytest.approx(max(values.values()) - min(values.values()))
+    ivs = s.intervals(0.9)
+    assert list(ivs) == list(range(6))
+    for k, (lo, hi) in ivs.items():
+        assert lo < values[k] < hi
+        assert (lo, hi) == s[k].interval(0.9)
+
+
+def test_worst_lowest_when_higher_is_better_and_error_when_no_direction():
+    s = sm.Sliced(sm.Accuracy())
+    s.update([1, 1, 1, 0, 0, 1], [1, 1, 0, 1, 0, 1], by=["a", "a", "b", "b", "c", "c"])
+    assert s.compute() == {"a": 1.0, "b": 0.0, "c": 1.0}
+    assert s.worst(k=5) == [("b", 0.0), ("a", 1.0), ("c", 1.0)]  # ties in key order
+    assert s.worst(k=1) == [("b", 0.0)]
+    assert s.gap() == 1.0
+    cm = sm.Sliced(sm.ConfusionMatrix()).update([0, 1], [0, 1], by=[0, 1])
+    with pytest.raises(InputError, match="ConfusionMatrix"):
+        cm.worst()
+    with pytest.raises(TypeError, match="ConfusionMatrix"):
+        cm.gap()
+
+
+def test_nan_slices_are_left_out_of_gap_and_worst():
+    s = sm.Sliced(sm.ROCAUC(exact=True))
+    s.update([0, 1, 1, 1, 0, 1], [0.1, 0.9, 0.2, 0.3, 0.8, 0.4], by=[0, 0, 1, 1, 2, 2])
+    values = s.compute()
+    assert math.isnan(values[1])  # one class only
+    assert s.gap() == pytest.approx(1.0)
+    assert s.worst() == [(2, 0.0), (0, 1.0)]
+    assert math.isnan(sm.Sliced(sm.Accuracy()).gap())
+
+
+def test_max_slices_refuses_new_keys_and_keeps_the_state():
+    s = sm.Sliced(sm.Accuracy(), max_slices=3).update([1, 0, 1], [1, 0, 0], by=[1, 2, 3])
+    before = s.to_bytes()
+    with pytest.raises(InputError, match="max_slices=3"):
+        s.update([1, 1], [1, 1], by=[3, 4])
+    assert s.to_bytes() == before
+    s.update([1, 1], [1, 1], by=[3, 1])  # known keys are fine
+    other = sm.Sliced(sm.Accuracy(), max_slices=3).update([1], [1], by=[9])
+    before = s.to_bytes()
+    with pytest.raises(IncompatibleStateError, match="max_slices=3"):
+        s.merge(other)
+    assert s.to_bytes() == before
+
+
+def test_key_kinds_and_composite_forms():
+    s = sm.Sliced(sm.Accuracy()).update([1, 0], [1, 1], by=[5, 7])
+    with pytest.raises(InputError, match="kind"):
+        s.update([1], [1], by=["x"])
+    with pytest.raises(IncompatibleStateError):
+        s.copy().merge(sm.Sliced(sm.Accuracy()).update([1], [1], by=["x"]))
+    with pytest.raises(InputError, match="by"):
+        s.update([1, 0], [1, 1], by=[0.5, 1.0])
+    a = sm.Sliced(sm.Accuracy()).update([1, 0, 1], [1, 1, 1], by=(["fr", "de", "fr"], [1, 2, 1]))
+    b = sm.Sliced(sm.Accuracy()).update(
+        [1, 0, 1], [1, 1, 1], by=np.array([["fr", 1], ["de", 2], ["fr", 1]], dtype=object)
+    )
+    assert a.compute() == {("de", 2): 0.0, ("fr", 1): 1.0}
+    assert b.compute() == {("de", 2): 0.0, ("fr", 1): 1.0}
+    assert a == b
+    assert sm.loads(a.to_bytes()).compute() == a.compute()
+
+
+def test_inside_and_around_windows_decay_and_collections():
+    rng = np.random.default_rng(7)
+    n = 2000
+    y, p = rng.integers(0, 2, n), rng.integers(0, 2, n)
+    by, t = rng.integers(0, 4, n), rng.uniform(0, 100, n)
+    inner = TumblingWindows(sm.Sliced(sm.Accuracy()), width=25).update(y, p, by=by, timestamps=t)
+    outer = sm.Sliced(TumblingWindows(sm.Accuracy(), width=25)).update(y, p, by=by, timestamps=t)
+    for start, per_slice in inner.compute().items():
+        for key, value in per_slice.items():
+            rows = (t >= start) & (t < start + 25) & (by == key)
+            assert value == accuracy_score(y[rows], p[rows])
+            assert outer.compute()[key][start] == value
+    assert sm.loads(inner.to_bytes()) == inner and sm.loads(outer.to_bytes()) == outer
+    decayed = Decayed(sm.Sliced(sm.Accuracy()), half_life=10.0).update(y, p, by=by, timestamps=t)
+    w = 0.5 ** ((t.max() - t) / 10.0)
+    for key, value in decayed.compute().items():
+        rows = by == key
+        assert value == pytest.approx(accuracy_score(y[rows], p[rows], sample_weight=w[rows]))
+    c = sm.MetricCollection(acc=sm.Sliced(sm.Accuracy()), f1=sm.Sliced(sm.F1()))
+    c.update(y, p, by=by)
+    assert c.compute()["acc"] == sm.Sliced(sm.Accuracy()).update(y, p, by=by).compute()
+
+
+def test_sample_weight_goes_with_the_rows():
+    rng = np.random.default_rng(8)
+    y, p, w, g = (
+        rng.integers(0, 2, 500),
+        rng.integers(0, 2, 500),
+        rng.random(500),
+        rng.integers(0, 3, 500),
+    )
+    s = sm.Sliced(sm.Accuracy()).update(y, p, by=g, sample_weight=w)
+    for k, v in s.compute().items():
+        assert v == pytest.approx(accuracy_score(y[g == k], p[g == k], sample_weight=w[g == k]))
+
+
+def test_bad_input_leaves_state_unchanged_and_refuses_non_metrics():
+    s = sm.Sliced(sm.Accuracy()).update([1, 0], [1, 1], by=[0, 1])
+    before = s.to_bytes()
+    for bad in [dict(by=[0, 1, 2]), dict(by=None), dict(by=[0, 1], sample_weight=[1.0])]:
+        with pytest.raises(InputError):
+            s.update([1, 0], [1, 1], **bad)
+        assert s.to_bytes() == before
+    with pytest.raises(InputError, match="metric"):
+        sm.Sliced("accuracy")  # type: ignore[arg-type]
+    with pytest.raises(InputError, match="max_slices"):
+        sm.Sliced(sm.Accuracy(), max_slices=0)
