@@ -65,7 +65,10 @@ def _id_hashes(ids: Any, n: int) -> np.ndarray:
             chars = np.ascontiguousarray(arr).view(np.uint32).reshape(n, -1).astype(np.uint64)
             h = np.full(n, _STR, dtype=np.uint64)
             for j in range(chars.shape[1]):  # one pass per character position, not per row
-                h = (h ^ chars[:, j]) * _FNV_PRIME
+                # numpy pads shorter strings with NULs: skip them, so that an id's hash does
+                # not depend on the longest id it arrived with.
+                c = chars[:, j]
+                h = np.where(c != 0, (h ^ c) * _FNV_PRIME, h)
             return _mix(h)
     raise InputError(f"ids: must be integers or strings, got {arr.dtype}")
 

@@ -289,6 +289,10 @@ class Sliced(Metric):
             key = keys[code]
             base = table.slices.get(key)
             fresh[key] = rows.feed(base.copy() if base is not None else self._template.copy(), idx)
+        for metric in fresh.values():
+            # A slice's small batch would wait in that slice's buffer: with many slices those
+            # buffers would outgrow the states, so each slice folds its rows now.
+            metric._fold_locked()
         return self._commit(n, slices=table.updated(fresh))
 
     def _check_compatible(self, other: Any) -> None:
