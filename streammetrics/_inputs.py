@@ -71,6 +71,8 @@ def as_array(x: Any, name: str) -> np.ndarray:
         raise InputError(f"{name}: got None, expected an array-like")
     if _is_tensor(x):
         x = _tensor_to_numpy(x, name)
+    elif hasattr(x, "detach") and hasattr(x, "cpu") and hasattr(x, "numpy"):
+        x = x.detach().cpu().numpy()  # other tensor-like objects (JAX, CuPy wrappers, ...)
     elif isinstance(x, Iterator):
         raise InputError(
             f"{name}: got a {type(x).__name__} (a one-shot iterator); pass a list or an array, "
