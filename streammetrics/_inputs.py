@@ -211,8 +211,8 @@ def as_labels(x: Any, name: str) -> np.ndarray:
 
 def _mixed_labels(name: str, types: set[type]) -> InputError:
     return InputError(
-        f"{name}: Mix of label input types (string and number): "
-        f"{sorted(t.__name__ for t in types)}; use one kind of label"
+        f"{name}: mixes strings and numbers ({sorted(t.__name__ for t in types)}); a Mix of "
+        "label input types (string and number) is refused, as in scikit-learn: use one kind"
     )
 
 

@@ -161,7 +161,10 @@ def test_range_is_still_a_column():
     ids=["list", "tuple", "middle", "bool", "object-array"],
 )
 def test_mixed_string_and_number_labels_refused(labels):
-    with pytest.raises(InputError, match=r"y_true: Mix of label input types \(string and number\)"):
+    with pytest.raises(
+        InputError,
+        match=r"y_true: mixes strings and numbers.*Mix of label input types \(string and number\)",
+    ):
         as_labels(labels, "y_true")
     m = sm.F1(average="macro")
     m.update(["a", "b"], ["a", "a"])
