@@ -59,7 +59,8 @@ def _header(metric: Metric, size: int) -> np.ndarray:
     digest = hashlib.sha256(_codec.encode(metric_spec(metric))).digest()
     name = type(metric).__name__.encode()[:_NAME_BYTES].ljust(_NAME_BYTES, b"\0")
     raw = size.to_bytes(8, "little") + digest + name
-    return np.frombuffer(raw, dtype=np.uint8).copy()
+    row: np.ndarray = np.frombuffer(raw, dtype=np.uint8).copy()
+    return row
 
 
 def _device(dist: Any, group: Any) -> Any:
