@@ -41,26 +41,39 @@ __all__ = [
 ]
 
 
-#: torch dtypes numpy reads as they are; other floating dtypes go through float32 (exactly).
-_NUMPY_FLOATS = frozenset({"torch.float16", "torch.float32", "torch.float64"})
-
-
 def _is_tensor(x: Any) -> bool:
     """True for a torch tensor, without importing torch (it is imported if a tensor exists)."""
     torch = sys.modules.get("torch")
     return torch is not None and isinstance(x, torch.Tensor)
 
 
+_NUMPY_DTYPES = (
+    "bool", "uint8", "int8", "int16", "int32", "int64", "uint16", "uint32", "uint64",
+    "float16", "float32", "float64", "complex64", "complex128",
+)  # fmt: skip
+_numpy_dtypes: frozenset[Any] = frozenset()
+
+
 def _tensor_to_numpy(x: Any, name: str) -> np.ndarray:
     """A host numpy copy of a tensor: one device-to-host copy for the whole column."""
+    global _numpy_dtypes
+    torch: Any = sys.modules["torch"]
+    if not _numpy_dtypes:
+        _numpy_dtypes = frozenset(getattr(torch, d) for d in _NUMPY_DTYPES if hasattr(torch, d))
+    if x.dtype in _numpy_dtypes and x.layout is torch.strided:
+        try:
+            # one call: detach, copy to the host if on a device, resolve conj/neg views
+            return np.asarray(x.numpy(force=True))
+        except (RuntimeError, TypeError):
+            pass
     try:
         t = x.detach()
-        if t.is_sparse:
+        if t.layout is not torch.strided:
             t = t.to_dense()
-        t = t.cpu().resolve_conj().resolve_neg()
-        if t.is_floating_point() and str(t.dtype) not in _NUMPY_FLOATS:
+        t = t.cpu()
+        if t.is_floating_point() and t.dtype not in _numpy_dtypes:
             t = t.float()  # bfloat16 and float8 fit in float32 exactly
-        return np.asarray(t.numpy())
+        return np.asarray(t.numpy(force=True))
     except (RuntimeError, TypeError) as exc:
         raise InputError(f"{name}: cannot read a tensor of dtype {x.dtype} ({exc})") from exc
 
