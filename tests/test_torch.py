@@ -95,6 +95,16 @@ def _feed_any(m, rng, rank):
     m.update(y, s > 0.5 if isinstance(m, sm.F1) else s)
 
 
+def _make_big(rank, world):
+    return sm.ROCAUC(exact=True)
+
+
+def _feed_big(m, rng, rank):
+    # distinct float64 scores: an exact state of several hundred KB, beyond the first gather
+    y = rng.integers(0, 2, 20_000 + 7_000 * rank)
+    m.update(y, rng.uniform(size=len(y)))
+
+
 SCENARIOS = {
     "f1": (_make_f1, _feed_f1, True),
     "auc": (_make_auc, _feed_auc, True),
@@ -104,6 +114,7 @@ SCENARIOS = {
     "bad_class": (_make_bad_class, _feed_any, None),
     "collection": (_make_collection, _feed_collection, True),
     "empty": (_make_mse, lambda m, rng, rank: None, True),
+    "big": (_make_big, _feed_big, True),
 }
 
 
@@ -262,3 +273,13 @@ def test_training_docs_blocks_run():
     assert len(blocks) >= 3
     for i, block in enumerate(blocks):
         exec(compile(block, f"docs/training.md block {i}", "exec"), {})
+
+
+def test_sketch_auc_fits_the_first_gather_whatever_the_sample_count():
+    from streammetrics.torch import _FIRST, _HEADER, _wire
+
+    rng = np.random.default_rng(0)
+    m = sm.ROCAUC()
+    for _ in range(6):  # 3M uniform scores fill every bucket of the sketch
+        m.update(rng.integers(0, 2, 500_000), rng.uniform(size=500_000))
+    assert len(_wire(m)) <= min(64 * 1024, _FIRST - _HEADER)
