@@ -321,10 +321,13 @@ def sketch_sizes(counts: list[int]) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a small smoke run")
-    parser.add_argument("--samples", type=int, default=1_000_000, help="rows per rank for sync")
+    parser.add_argument(
+        "--samples", type=int, default=None, help="rows per rank for sync (1M; 20k with --quick)"
+    )
     args = parser.parse_args()
     torch.set_num_threads(1)
-    steps, repeats, n = (40, 2, 20_000) if args.quick else (400, 5, args.samples)
+    steps, repeats, n = (40, 2, 20_000) if args.quick else (400, 5, 1_000_000)
+    n = args.samples or n
     print(f"# streammetrics vs torchmetrics in training loops (torch {torch.__version__})\n")
     print(f"## Per-step update, {BATCH}-row batches, {steps} steps, CPU\n")
     print("\n".join(bench_steps(steps, repeats)))
