@@ -283,3 +283,46 @@ def test_sketch_auc_fits_the_first_gather_whatever_the_sample_count():
     for _ in range(6):  # 3M uniform scores fill every bucket of the sketch
         m.update(rng.integers(0, 2, 500_000), rng.uniform(size=500_000))
     assert len(_wire(m)) <= min(64 * 1024, _FIRST - _HEADER)
+
+
+def test_every_conformance_case_syncs_in_a_one_rank_group(tmp_path):
+    """Every metric, wrapper and collection of the harness goes through a real (1-rank) sync."""
+    import torch.distributed as dist
+
+    from tests.harness import all_cases, assert_same_result, feed
+
+    if dist.is_initialized():
+        pytest.skip("a process group is already initialised in this process")
+    dist.init_process_group(
+        "gloo", init_method=f"file://{tmp_path / 'store'}", rank=0, world_size=1
+    )
+    try:
+        for case in all_cases():
+            rng = np.random.default_rng(1)
+            m = feed(case.make(), [case.batch(rng, n) for n in (5, 17, 0, 40)])
+            before = m.to_bytes()
+            got = sync(m)
+            assert m.to_bytes() == before, case.id
+            assert type(got) is type(m) and got is not m, case.id
+            if case.exact:
+                assert got.to_bytes() == before, case.id
+            assert_same_result(got.compute(), m.compute(), case.rtol, case.atol, case.id)
+    finally:
+        dist.destroy_process_group()
+
+
+def test_one_host_copy_per_column():
+    from streammetrics._inputs import as_labels, as_scores
+
+    class Counting(torch.Tensor):
+        reads = 0
+
+        def numpy(self, *args, **kwargs):
+            Counting.reads += 1
+            return super().numpy(*args, **kwargs)
+
+    scores = torch.rand(10_000, requires_grad=True).as_subclass(Counting)
+    as_scores(scores, "y_score")
+    labels = torch.randint(0, 2, (10_000,)).as_subclass(Counting)
+    as_labels(labels, "y_true")
+    assert Counting.reads == 2
