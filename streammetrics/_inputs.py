@@ -1,16 +1,28 @@
 """One coercion layer for every column a metric is given.
 
 Everything ``numpy.asarray`` accepts goes in: lists, numpy arrays, pandas Series, Arrow arrays,
-and torch tensors on any device (moved with ``.detach().cpu()`` without importing torch). A scalar
-is one sample. Every check raises :class:`~streammetrics.errors.InputError` naming the argument.
-These functions never touch a metric's state, so an ``update`` that calls them first and commits
-last is atomic.
+and torch tensors of every dtype on any device. A scalar is one sample. Every check raises
+:class:`~streammetrics.errors.InputError` naming the argument. These functions never touch a
+metric's state, so an ``update`` that calls them first and commits last is atomic.
+
+Torch tensors are recognised without importing torch: a caller who passed a tensor has already
+imported it, so ``sys.modules["torch"].Tensor`` is looked up only then. A tensor is detached and
+copied to the host once per column (``.cpu()``, never a copy per row); ``requires_grad``,
+non-contiguous and 0-d tensors are accepted. float16, float32 and float64 are read as they are;
+bfloat16 and the float8 types, which numpy has no dtype for, are widened to float32 on the host,
+which is exact. Integer and bool tensors keep their dtype.
+
+A generator or other one-shot iterator is refused (as numpy and scikit-learn do not read one as a
+column): pass ``list(it)`` or an array. A label column that mixes strings and numbers is refused,
+as scikit-learn's ``type_of_target`` refuses it, even where numpy would silently read
+``["a", 1]`` as strings.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+import sys
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -29,18 +41,56 @@ __all__ = [
 ]
 
 
-def as_array(x: Any, name: str) -> np.ndarray:
-    """``x`` as a numpy array of at least one dimension (a scalar becomes one sample).
+def _is_tensor(x: Any) -> bool:
+    """True for a torch tensor, without importing torch (it is imported if a tensor exists)."""
+    torch = sys.modules.get("torch")
+    return torch is not None and isinstance(x, torch.Tensor)
 
-    An iterator or generator is read once, to the end, as a column of its values.
-    """
+
+_NUMPY_DTYPES = (
+    "bool", "uint8", "int8", "int16", "int32", "int64", "uint16", "uint32", "uint64",
+    "float16", "float32", "float64", "complex64", "complex128",
+)  # fmt: skip
+_numpy_dtypes: frozenset[Any] = frozenset()
+
+
+def _tensor_to_numpy(x: Any, name: str) -> np.ndarray:
+    """A host numpy copy of a tensor: one device-to-host copy for the whole column."""
+    global _numpy_dtypes
+    torch: Any = sys.modules["torch"]
+    if not _numpy_dtypes:
+        _numpy_dtypes = frozenset(getattr(torch, d) for d in _NUMPY_DTYPES if hasattr(torch, d))
+    if x.dtype in _numpy_dtypes and x.layout is torch.strided:
+        try:
+            # one call: detach, copy to the host if on a device, resolve conj/neg views
+            return np.asarray(x.numpy(force=True))
+        except (RuntimeError, TypeError):
+            pass
+    try:
+        t = x.detach()
+        if t.layout is not torch.strided:
+            t = t.to_dense()
+        t = t.cpu()
+        if t.is_floating_point() and t.dtype not in _numpy_dtypes:
+            t = t.float()  # bfloat16 and float8 fit in float32 exactly
+        return np.asarray(t.numpy(force=True))
+    except (RuntimeError, TypeError) as exc:
+        raise InputError(f"{name}: cannot read a tensor of dtype {x.dtype} ({exc})") from exc
+
+
+def as_array(x: Any, name: str) -> np.ndarray:
+    """``x`` as a numpy array of at least one dimension (a scalar becomes one sample)."""
     if x is None:
         raise InputError(f"{name}: got None, expected an array-like")
-    if isinstance(x, Iterator):
-        x = list(x)
-    # torch tensors (any device) without importing torch; ``.numpy()`` after ``.cpu()``.
-    if hasattr(x, "detach") and hasattr(x, "cpu") and hasattr(x, "numpy"):
-        x = x.detach().cpu().numpy()
+    if _is_tensor(x):
+        x = _tensor_to_numpy(x, name)
+    elif hasattr(x, "detach") and hasattr(x, "cpu") and hasattr(x, "numpy"):
+        x = x.detach().cpu().numpy()  # other tensor-like objects (JAX, CuPy wrappers, ...)
+    elif isinstance(x, Iterator):
+        raise InputError(
+            f"{name}: got a {type(x).__name__} (a one-shot iterator); pass a list or an array, "
+            f"e.g. list({name})"
+        )
     elif hasattr(x, "to_numpy") and not isinstance(x, np.ndarray):
         # pandas Series/Index and Arrow arrays: avoids object detours for nullable dtypes.
         try:
@@ -52,6 +102,12 @@ def as_array(x: Any, name: str) -> np.ndarray:
     except Exception as exc:  # ragged lists and exotic objects
         raise InputError(f"{name}: cannot be read as an array ({exc})") from exc
     if arr.ndim == 0:
+        item = arr.item() if arr.dtype.kind == "O" else None
+        if isinstance(item, Iterable) and not isinstance(item, (str, bytes)):
+            # a set, dict or other container numpy could not read as a sequence
+            raise InputError(
+                f"{name}: got a {type(item).__name__}, which has no order; pass a list or an array"
+            )
         arr = arr.reshape(1)
     return arr
 
@@ -139,16 +195,11 @@ def as_labels(x: Any, name: str) -> np.ndarray:
     scikit-learn accepts ``[0.0, 1.0]``); strings become a unicode array. A column mixing strings
     and numbers, NaN, or fractional floats is refused.
     """
-    if isinstance(x, Iterator):
-        x = list(x)
     arr = _vector(x, name)
     kind = arr.dtype.kind
-    if kind == "U" and isinstance(x, (list, tuple)) and not all(isinstance(v, str) for v in x):
-        # numpy reads ["a", 1] as two strings; scikit-learn refuses such a column.
-        raise InputError(
-            f"{name}: mixes strings and numbers "
-            f"({sorted({type(v).__name__ for v in x})}); use one kind of label"
-        )
+    if kind in "US" and isinstance(x, (list, tuple)):
+        # numpy reads ["a", 1] as strings: only a Python sequence can hide numbers this way
+        _no_mixed_labels(x, name)
     if kind in "biu":
         if kind == "u" and arr.size and arr.max() > np.iinfo(np.int64).max:
             raise InputError(f"{name}: labels above 2**63 - 1 are not supported")
@@ -170,17 +221,30 @@ def as_labels(x: Any, name: str) -> np.ndarray:
         if arr.size == 0:
             return np.empty(0, dtype=np.int64)
         types = {type(v) for v in arr.tolist()}
-        if types <= {str}:
+        if all(issubclass(t, str) for t in types):
             return arr.astype(np.str_)
         if types <= {int, bool} or all(issubclass(t, (int, np.integer)) for t in types):
             return np.array(arr.tolist(), dtype=np.int64)
-        if any(issubclass(t, str) for t in types):
-            raise InputError(
-                f"{name}: mixes strings and numbers ({sorted(t.__name__ for t in types)}); "
-                "use one kind of label"
-            )
-        return as_labels(np.array(arr.tolist()), name)
+        if any(issubclass(t, (str, bytes)) for t in types):
+            raise _mixed_labels(name, types)
+        if not all(issubclass(t, (int, float, np.integer, np.floating)) for t in types):
+            odd = sorted(t.__name__ for t in types)
+            raise InputError(f"{name}: labels must be numbers or strings; got {odd}")
+        return as_labels(np.array(arr.tolist(), dtype=np.float64), name)
     raise InputError(f"{name}: labels of dtype {arr.dtype} are not supported")
+
+
+def _mixed_labels(name: str, types: set[type]) -> InputError:
+    return InputError(
+        f"{name}: mixes strings and numbers ({sorted(t.__name__ for t in types)}); a Mix of "
+        "label input types (string and number) is refused, as in scikit-learn: use one kind"
+    )
+
+
+def _no_mixed_labels(x: list[Any] | tuple[Any, ...], name: str) -> None:
+    types = {type(v) for v in x}
+    if not all(issubclass(t, (str, bytes)) for t in types):
+        raise _mixed_labels(name, types)
 
 
 def config_int(value: Any, name: str, minimum: int = 1, maximum: int | None = None) -> int:

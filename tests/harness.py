@@ -63,7 +63,8 @@ def family_modules() -> list[Any]:
     names = ["streammetrics"] + [
         f"streammetrics.{m.name}"
         for m in pkgutil.iter_modules(sm.__path__)
-        if not m.name.startswith("_") and m.name not in {"cli", "dask", "spark", "prometheus"}
+        if not m.name.startswith("_")
+        and m.name not in {"cli", "dask", "spark", "prometheus", "torch"}
     ]
     return [importlib.import_module(n) for n in names]
 

@@ -1,0 +1,181 @@
+"""Metrics in ``torch.distributed`` training loops: :func:`sync` merges every rank's state.
+
+Needs the ``torch`` extra (``pip install 'streammetrics[torch]'``); torch is imported only here.
+Every metric, wrapper and collection already accepts tensors of any dtype and device as
+columns (see :mod:`streammetrics._inputs`); this module adds the one collective a data-parallel
+job needs at the end of an epoch.
+
+How :func:`sync` works, on every rank of the group:
+
+1. each rank sends a 64 KiB row in one all-gather: a 104-byte header (the size of its state on
+   the wire, a SHA-256 digest of its class and configuration, its class name) followed by the
+   start of its state, which is :meth:`~Metric.to_bytes` compressed with zlib (level 1). If any
+   rank's digest differs from rank 0's, every rank raises :class:`IncompatibleStateError` naming
+   those ranks (every rank holds the same headers, so no rank is left waiting in a collective);
+2. only if a state is longer than the row: a second all-gather of the rest of every state,
+   padded to the longest (every rank knows every size, so every rank takes part). Both gathers
+   are ``uint8`` tensors on the backend's device (the current CUDA device for NCCL, the CPU
+   otherwise), each copied to the host once;
+3. every state is decoded with :func:`~streammetrics.loads` and merged in rank order. Every rank
+   runs the same merges on the same bytes, so the results are equal on every rank, byte for byte
+   (floating-point sums included).
+
+Cost: one all-gather for states up to 64 KiB compressed (a sketch :class:`~streammetrics.ROCAUC`
+is about 35 KB at a million samples and stays below 64 KiB however many it sees; counts,
+moments and confusion matrices are far smaller), two beyond; ``world_size`` times the largest
+state received per rank.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib
+import zlib
+from typing import Any, TypeVar
+
+import numpy as np
+
+from streammetrics import _codec
+from streammetrics.base import Metric, loads, metric_spec
+from streammetrics.errors import IncompatibleStateError, StateDecodeError
+
+__all__ = ["sync"]
+
+_M = TypeVar("_M", bound=Metric)
+
+_NAME_BYTES = 64
+_HEADER = 8 + 32 + _NAME_BYTES  # wire size (uint64 little endian), config digest, class name
+#: bytes each rank sends in the first all-gather: the header, then the start of its state
+_FIRST = 64 * 1024
+
+
+def _import_torch() -> Any:
+    try:
+        # absolute import by name: this module is ``streammetrics.torch``, never ``torch``
+        return importlib.import_module("torch")
+    except ImportError:
+        raise ImportError(
+            "streammetrics.torch needs torch: pip install 'streammetrics[torch]'"
+        ) from None
+
+
+_torch = _import_torch()
+
+
+def _header(metric: Metric, size: int) -> np.ndarray:
+    digest = hashlib.sha256(_codec.encode(metric_spec(metric))).digest()
+    name = type(metric).__name__.encode()[:_NAME_BYTES].ljust(_NAME_BYTES, b"\0")
+    raw = size.to_bytes(8, "little") + digest + name
+    row: np.ndarray = np.frombuffer(raw, dtype=np.uint8).copy()
+    return row
+
+
+def _wire(metric: Metric) -> bytes:
+    """What :func:`sync` sends for ``metric``: its ``to_bytes()``, zlib-compressed (level 1)."""
+    return zlib.compress(metric.to_bytes(), 1)
+
+
+def _unwire(wire: bytes) -> Metric:
+    try:
+        blob = zlib.decompress(wire)
+    except zlib.error as exc:
+        raise StateDecodeError(f"sync: a rank sent a corrupt state ({exc})") from exc
+    return loads(blob)
+
+
+def _device(dist: Any, group: Any) -> Any:
+    backend = str(dist.get_backend(group)).lower()
+    if backend == "nccl":
+        return _torch.device("cuda", _torch.cuda.current_device())
+    return _torch.device("cpu")
+
+
+def _all_gather(dist: Any, row: np.ndarray, world: int, device: Any, group: Any) -> np.ndarray:
+    """Every rank's ``row`` (equal lengths) as a (world, len) uint8 array on the host."""
+    mine = _torch.from_numpy(row).to(device)
+    rows = [_torch.empty_like(mine) for _ in range(world)]
+    dist.all_gather(rows, mine, group=group)
+    out: np.ndarray = _torch.stack(rows).cpu().numpy()  # one device-to-host copy
+    return out
+
+
+def sync(metric: _M, group: Any = None) -> _M:
+    """The merge of ``metric`` over every rank of a ``torch.distributed`` process group.
+
+    Call it on every rank of ``group`` (the default group when ``None``), as any collective. The
+    argument is not changed; the result is a new metric equal to one metric fed every rank's
+    rows, identical on every rank. Outside an initialised process group (or on a process that is
+    not a member of ``group``) it returns ``metric.copy()``.
+
+    Works for every metric, wrapper (windows, ...) and :class:`~streammetrics.MetricCollection`.
+    Ranks are merged in rank order (ranks of ``group``), so a counting state is byte-identical to
+    the single stream and a floating-point state agrees to rounding.
+
+    Raises :class:`IncompatibleStateError` on every rank, naming the ranks, when a rank's metric
+    has another class or configuration than rank 0's (checked on the header that comes with the
+    first all-gather, then by the merge itself). ``StateDecodeError`` if a rank sent bytes that
+    do not decode.
+
+    Cost: one all-gather of 64 KiB rows (header and zlib-compressed state), a second one only for
+    a state longer than that; memory ``world_size`` times the largest state.
+
+    Examples
+    --------
+    Outside a process group, ``sync`` is a copy:
+
+    >>> import streammetrics as sm
+    >>> from streammetrics.torch import sync
+    >>> m = sm.MeanSquaredError().update([1.0, 2.0], [1.5, 2.0])
+    >>> merged = sync(m)
+    >>> merged == m, merged is m
+    (True, False)
+    """
+    dist = _torch.distributed
+    if not (dist.is_available() and dist.is_initialized()):
+        return metric.copy()
+    rank = dist.get_rank(group)
+    if rank < 0:  # not a member of ``group``
+        return metric.copy()
+    world = dist.get_world_size(group)
+    device = _device(dist, group)
+    wire = _wire(metric)
+
+    first = np.zeros(_FIRST, dtype=np.uint8)
+    first[:_HEADER] = _header(metric, len(wire))
+    inline = min(len(wire), _FIRST - _HEADER)
+    first[_HEADER : _HEADER + inline] = np.frombuffer(wire, dtype=np.uint8, count=inline)
+    rows = _all_gather(dist, first, world, device, group)
+
+    digests = [bytes(h[8:40]) for h in rows]
+    odd = [r for r in range(world) if digests[r] != digests[0]]
+    if odd:  # every rank sees the same headers, so every rank raises here, and none waits
+        names = [bytes(h[40:_HEADER]).rstrip(b"\0").decode(errors="replace") for h in rows]
+        desc = ", ".join(f"rank {r} has a {names[r]}" for r in odd)
+        raise IncompatibleStateError(
+            f"sync: ranks hold metrics of another class or configuration than rank 0's "
+            f"{names[0]}: {desc} (this is rank {rank})"
+        )
+    sizes = [int.from_bytes(bytes(h[:8]), "little") for h in rows]
+    blobs = [
+        bytes(rows[r, _HEADER : _HEADER + min(sizes[r], _FIRST - _HEADER)]) for r in range(world)
+    ]
+    rest = max(sizes) - (_FIRST - _HEADER)
+    if rest > 0:  # every rank knows every size: all of them take part in this second gather
+        tail = np.zeros(rest, dtype=np.uint8)
+        tail[: len(wire) - inline] = np.frombuffer(wire, dtype=np.uint8, offset=inline)
+        tails = _all_gather(dist, tail, world, device, group)
+        blobs = [
+            blobs[r] + bytes(tails[r, : max(sizes[r] - (_FIRST - _HEADER), 0)])
+            for r in range(world)
+        ]
+
+    merged = _unwire(blobs[0])
+    for r in range(1, world):
+        try:
+            merged.merge(_unwire(blobs[r]))
+        except IncompatibleStateError as exc:
+            raise IncompatibleStateError(
+                f"sync: rank {r}'s state cannot merge with rank 0's ({exc}) (this is rank {rank})"
+            ) from exc
+    result: _M = merged  # type: ignore[assignment]  # same class: every digest matched
+    return result
