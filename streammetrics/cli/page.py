@@ -59,8 +59,8 @@ class Report:
     """What a report draws, fed chunk by chunk (:meth:`sinks`), then written (:meth:`html`)."""
 
     def __init__(self) -> None:
-        self.extras: dict[str, tuple[Metric, Member]] = {}
-        self.windows: dict[str, tuple[Metric, Member]] = {}
+        self.extras: dict[str, tuple[Any, Member]] = {}
+        self.windows: dict[str, tuple[Any, Member]] = {}
         self.notes: list[str] = []
         self.plan: Any = None
         self.time: str | None = None
