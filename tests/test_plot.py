@@ -203,3 +203,20 @@ def test_missing_matplotlib_names_the_extra(monkeypatch):
     monkeypatch.setattr(builtins, "__import__", fake)
     with pytest.raises(ImportError, match=r"streammetrics\[plot\]"):
         plot(sm.ROCAUC())
+
+
+def test_example_script_writes_two_pictures(tmp_path):
+    import importlib.util
+    from pathlib import Path
+
+    from matplotlib.image import imread
+
+    path = Path(__file__).resolve().parents[1] / "examples" / "make_plots.py"
+    spec = importlib.util.spec_from_file_location("make_plots", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    written = module.main(tmp_path)
+    assert [p.name for p in written] == ["curves.png", "over_time.png"]
+    for p in written:
+        image = imread(p)
+        assert image.shape[0] > 200 and (image[..., :3] < 0.5).any()
