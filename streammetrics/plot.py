@@ -50,7 +50,7 @@ import numpy as np
 from .base import Metric
 from .errors import InputError
 
-__all__ = ["plot"]
+__all__ = ["band_boxes", "plot"]
 
 
 def _matplotlib() -> Any:
@@ -127,22 +127,54 @@ def _uncertain(store: Any) -> np.ndarray:
     return out
 
 
-def _band(ax: Any, boxes: list[tuple[float, float, float, float]], color: Any) -> None:
-    """Shade rectangles (x0, x1, y0, y1) as one collection labelled as the certified band."""
-    from matplotlib.collections import PolyCollection
+def _band(ax: Any, boxes: np.ndarray, color: Any) -> Any:
+    """Shade rectangles (rows x0, x1, y0, y1) as one compound path: the certified band.
 
-    if not boxes:
-        return
-    verts = [[(x0, y0), (x1, y0), (x1, y1), (x0, y1)] for x0, x1, y0, y1 in boxes]
-    band = PolyCollection(verts, facecolors=color, edgecolors="none", alpha=0.25)
+    One path of ``5 k`` vertices whatever the number ``k`` of rectangles, so drawing stays
+    O(k) in numpy rather than O(k) matplotlib objects.
+    """
+    from matplotlib.patches import PathPatch
+    from matplotlib.path import Path
+
+    if len(boxes) == 0:
+        return None
+    x0, x1, y0, y1 = boxes.T
+    verts = np.stack(
+        [
+            np.stack(corner, axis=-1)
+            for corner in ((x0, y0), (x1, y0), (x1, y1), (x0, y1), (x0, y0))
+        ],
+        axis=1,
+    ).reshape(-1, 2)
+    codes = np.tile(
+        np.array([Path.MOVETO, Path.LINETO, Path.LINETO, Path.LINETO, Path.CLOSEPOLY], np.uint8),
+        len(boxes),
+    )
+    band = PathPatch(Path(verts, codes), facecolor=color, edgecolor="none", alpha=0.25)
     band.set_label("certified band (order unknown inside a bucket)")
     band.set_gid("band")
-    ax.add_collection(band)
+    # add_artist, not add_patch: the limits are fixed (0..1), and add_patch would walk every
+    # segment of the path to update them, which costs more than all the rest of the drawing
+    band.set_transform(ax.transData)
+    band.set_clip_path(ax.patch)
+    ax.add_artist(band)
+    return band
 
 
-def _roc_band(ax: Any, store: Any, fpr: np.ndarray, tpr: np.ndarray, color: Any) -> None:
+def band_boxes(ax: Any) -> np.ndarray:
+    """The rectangles of the certified band drawn on ``ax``, rows ``x0, x1, y0, y1`` (tests)."""
+    for patch in ax.get_children():
+        if patch.get_gid() == "band":
+            corners = patch.get_path().vertices.reshape(-1, 5, 2)
+            return np.stack(
+                [corners[:, 0, 0], corners[:, 1, 0], corners[:, 0, 1], corners[:, 2, 1]], axis=1
+            )
+    return np.empty((0, 4))
+
+
+def _roc_band(ax: Any, store: Any, fpr: np.ndarray, tpr: np.ndarray, color: Any) -> Any:
     idx = np.flatnonzero(_uncertain(store))
-    _band(ax, [(fpr[i], fpr[i + 1], tpr[i], tpr[i + 1]) for i in idx], color)
+    return _band(ax, np.stack([fpr[idx], fpr[idx + 1], tpr[idx], tpr[idx + 1]], axis=1), color)
 
 
 def _value_label(metric: Metric, what: str, level: float) -> str:
@@ -181,10 +213,14 @@ def _roc(metric: Any, ax: Any, **_: Any) -> None:
         fpr, tpr = full_fpr, full_tpr = _roc_points(store)
         label = _value_label(metric, "AUC", _["level"])
     (line,) = ax.plot(fpr, tpr, drawstyle="default", label=label, gid="curve")
-    _roc_band(ax, store, full_fpr, full_tpr, line.get_color())
-    ax.plot([0, 1], [0, 1], linestyle=":", color="grey", linewidth=1, label="chance")
+    band = _roc_band(ax, store, full_fpr, full_tpr, line.get_color())
+    (chance,) = ax.plot([0, 1], [0, 1], linestyle=":", color="grey", linewidth=1, label="chance")
     _axes01(ax, "false positive rate", "true positive rate", "ROC curve")
-    ax.legend(loc="lower right", fontsize="small")
+    ax.legend(handles=_handles(line, band, chance), loc="lower right", fontsize="small")
+
+
+def _handles(*artists: Any) -> list[Any]:
+    return [a for a in artists if a is not None]
 
 
 def _pr_points(store: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -209,20 +245,18 @@ def _pr(metric: Any, ax: Any, **kw: Any) -> None:
         r = np.concatenate(([0.0], recall))
         label = _value_label(metric, "AP", kw["level"])
     (line,) = ax.plot(r, p, drawstyle="default", label=label, gid="curve")
-    boxes = []
     total = tps[-1] if len(tps) else 0.0
-    for i in np.flatnonzero(_uncertain(store)):
-        t0 = tps[i - 1] if i > 0 else 0.0
-        f0 = fps[i - 1] if i > 0 else 0.0
-        t1, f1 = tps[i], fps[i]
-        if total <= 0:
-            continue
-        low = t0 / (t0 + f1) if t0 + f1 > 0 else 0.0  # every negative first
-        high = t1 / (t1 + f0) if t1 + f0 > 0 else 1.0  # every positive first
-        boxes.append((t0 / total, t1 / total, low, high))
-    _band(ax, boxes, line.get_color())
+    idx = np.flatnonzero(_uncertain(store)) if total > 0 else np.empty(0, dtype=np.intp)
+    t0 = np.where(idx > 0, tps[idx - 1], 0.0)
+    f0 = np.where(idx > 0, fps[idx - 1], 0.0)
+    t1, f1 = tps[idx], fps[idx]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        low = np.where(t0 + f1 > 0, t0 / (t0 + f1), 0.0)  # the bucket's negatives first
+        high = np.where(t1 + f0 > 0, t1 / (t1 + f0), 1.0)  # its positives first
+    boxes = np.stack([t0 / total, t1 / total, low, high], axis=1) if len(idx) else np.empty((0, 4))
+    band = _band(ax, boxes, line.get_color())
     _axes01(ax, "recall", "precision", "Precision-recall curve")
-    ax.legend(loc="lower left", fontsize="small")
+    ax.legend(handles=_handles(line, band), loc="lower left", fontsize="small")
 
 
 def _multiclass(metric: Any, ax: Any, **_: Any) -> None:
@@ -230,15 +264,17 @@ def _multiclass(metric: Any, ax: Any, **_: Any) -> None:
 
     metric.compute()
     labels = metric._config["labels"]
+    handles: list[Any] = []
     for j, store in enumerate(metric.columns):
         fpr, tpr = _roc_points(store)
         auc = auc_from_table(store.lo, store.hi, store.pos, store.neg)[0]
         name = labels[j] if labels is not None else j
         (line,) = ax.plot(fpr, tpr, label=f"class {name}: AUC = {auc:.4f}", gid=f"curve-{j}")
-        _roc_band(ax, store, fpr, tpr, line.get_color())
+        band = _roc_band(ax, store, fpr, tpr, line.get_color())
+        handles += _handles(line, band if not handles else None)
     ax.plot([0, 1], [0, 1], linestyle=":", color="grey", linewidth=1)
     _axes01(ax, "false positive rate", "true positive rate", "ROC curves, one vs rest")
-    ax.legend(loc="lower right", fontsize="small")
+    ax.legend(handles=handles, loc="lower right", fontsize="small")
 
 
 # -- calibration, confusion --------------------------------------------------------------------

@@ -7,7 +7,7 @@ pytest.importorskip("matplotlib")
 
 import streammetrics as sm
 from streammetrics.errors import InputError
-from streammetrics.plot import plot
+from streammetrics.plot import band_boxes, plot
 from streammetrics.windows import SlidingWindow, TumblingWindows
 
 
@@ -24,7 +24,7 @@ def _line(ax, gid):
 
 
 def _band(ax):
-    return [c for c in ax.collections if c.get_gid() == "band"]
+    return band_boxes(ax)
 
 
 @pytest.mark.parametrize("exact", [True, False])
@@ -36,7 +36,7 @@ def test_roc_curve_points_equal_the_metric_curve(exact):
     line = _line(ax, "curve")
     np.testing.assert_array_equal(line.get_xdata(), fpr)
     np.testing.assert_array_equal(line.get_ydata(), tpr)
-    assert bool(_band(ax)) is not exact
+    assert bool(len(_band(ax))) is not exact
 
 
 def test_roc_auc_curve_is_the_full_curve_and_legend_holds_the_value():
@@ -51,11 +51,10 @@ def test_roc_auc_curve_is_the_full_curve_and_legend_holds_the_value():
     label = line.get_label()
     assert f"{m.compute():.4f}" in label and "±" in label
     # one rectangle per bucket holding more than one distinct score; each spans its two points
-    (band,) = _band(ax)
+    band = _band(ax)
     uncertain = int((m.hist.hi > m.hist.lo).sum())
-    assert len(band.get_paths()) == uncertain > 0
-    for path in band.get_paths():
-        (x0, y0), (x1, y1) = path.vertices.min(axis=0), path.vertices.max(axis=0)
+    assert len(band) == uncertain > 0
+    for x0, x1, y0, y1 in band:
         i = np.flatnonzero(np.isclose(fpr, x0) & np.isclose(tpr, y0))
         assert len(i) and np.isclose(fpr[i[-1] + 1], x1) and np.isclose(tpr[i[-1] + 1], y1)
 
@@ -63,13 +62,14 @@ def test_roc_auc_curve_is_the_full_curve_and_legend_holds_the_value():
 def test_sketched_roc_band_contains_the_exact_curve():
     y, s = _data(3000, seed=4)
     ax = plot(sm.ROCAUC(resolution=8).update(y, s))
-    (band,) = _band(ax)
+    band = _band(ax)
     fpr, tpr, _ = sm.ROCCurve(exact=True, drop_intermediate=False).update(y, s).compute()
     sketch = _line(ax, "curve")
     inside = np.zeros(len(fpr), dtype=bool)
-    for path in band.get_paths():
-        lo, hi = path.vertices.min(axis=0) - 1e-12, path.vertices.max(axis=0) + 1e-12
-        inside |= (fpr >= lo[0]) & (fpr <= hi[0]) & (tpr >= lo[1]) & (tpr <= hi[1])
+    for x0, x1, y0, y1 in band:
+        inside |= (
+            (fpr >= x0 - 1e-12) & (fpr <= x1 + 1e-12) & (tpr >= y0 - 1e-12) & (tpr <= y1 + 1e-12)
+        )
     # every exact point lies in a rectangle, or on the sketch's points (single-score buckets)
     points = set(
         zip(np.round(sketch.get_xdata(), 12), np.round(sketch.get_ydata(), 12), strict=True)
@@ -101,10 +101,10 @@ def test_average_precision_curve_and_band():
     np.testing.assert_allclose(line.get_xdata()[1:], r[::-1][1:])
     np.testing.assert_allclose(line.get_ydata()[1:], p[::-1][1:])
     assert f"{m.compute():.4f}" in line.get_label()
-    (band,) = _band(ax)
-    for path in band.get_paths():
-        lo, hi = path.vertices.min(axis=0), path.vertices.max(axis=0)
-        assert 0 <= lo[1] <= hi[1] <= 1 and 0 <= lo[0] <= hi[0] <= 1
+    band = _band(ax)
+    assert len(band) == int((m.hist.hi > m.hist.lo).sum()) > 0
+    for x0, x1, y0, y1 in band:
+        assert 0 <= y0 <= y1 <= 1 and 0 <= x0 <= x1 <= 1
 
 
 def test_multiclass_one_curve_per_class():
@@ -220,3 +220,19 @@ def test_example_script_writes_two_pictures(tmp_path):
     for p in written:
         image = imread(p)
         assert image.shape[0] > 200 and (image[..., :3] < 0.5).any()
+
+
+def test_sketched_pr_band_contains_the_exact_curve():
+    y, s = _data(3000, seed=5)
+    ax = plot(sm.AveragePrecision(resolution=8).update(y, s))
+    band = _band(ax)
+    p, r, _ = sm.PRCurve(exact=True).update(y, s).compute()
+    sketch = _line(ax, "curve")
+    inside = np.zeros(len(p), dtype=bool)
+    for x0, x1, y0, y1 in band:
+        inside |= (r >= x0 - 1e-12) & (r <= x1 + 1e-12) & (p >= y0 - 1e-12) & (p <= y1 + 1e-12)
+    pts = set(zip(np.round(sketch.get_xdata(), 12), np.round(sketch.get_ydata(), 12), strict=True))
+    on_line = np.array(
+        [(a, b) in pts for a, b in zip(np.round(r, 12), np.round(p, 12), strict=True)]
+    )
+    assert (inside | on_line).mean() == 1.0
