@@ -5,7 +5,8 @@ Run from the repository root (needs the ``plot`` extra, matplotlib)::
     python examples/make_plots.py            # writes docs/img/curves.png, docs/img/over_time.png
 
 The log (``examples/data/predictions.csv``) is fed in chunks of 1,000 rows to four metrics in
-sketch mode, as a stream would feed them, and to an hourly window of ROC AUC; every picture is drawn from the metrics' states alone.
+sketch mode, as a stream would feed them, and to an hourly window of ROC AUC; every picture is
+drawn from the metrics' states alone.
 """
 
 from __future__ import annotations
