@@ -215,3 +215,47 @@ def test_misspelt_metric_names_suggest_the_closest(capsys, typo, hint) -> None:
     status, _, err = run(capsys, "eval", str(DATA), "--metric", typo, *BINARY)
     assert status == 1
     assert f"unknown metric {typo!r}; did you mean {hint!r}?" in err
+
+
+def test_report_of_a_saved_window_state_draws_it_over_time(capsys, tmp_path) -> None:
+    from streammetrics.windows import TumblingWindows
+
+    rng = np.random.default_rng(7)
+    t = rng.uniform(0, 600, 400)
+    y, p = rng.integers(0, 2, 400), rng.integers(0, 2, 400)
+    halves = [TumblingWindows(sm.Accuracy(), width=60) for _ in range(2)]
+    halves[0].update(y[:150], p[:150], timestamps=t[:150])
+    halves[1].update(y[150:], p[150:], timestamps=t[150:])
+    for i, w in enumerate(halves):
+        (tmp_path / f"{i}.state").write_bytes(w.to_bytes())
+    out = tmp_path / "windows.html"
+    status, _, err = run(
+        capsys, "report", str(tmp_path / "0.state"), str(tmp_path / "1.state"), "-o", str(out)
+    )
+    assert status == 0, err
+    page = out.read_text()
+    assert re.findall(r"<figcaption>(.*?)</figcaption>", page) == ["TumblingWindows"]
+    whole = TumblingWindows(sm.Accuracy(), width=60).update(y, p, timestamps=t).compute()
+    for start, value in whole.items():
+        assert f"<td>TumblingWindows.{start}</td><td>{value:.6g}</td>" in page
+
+
+@pytest.mark.parametrize("command", ["eval", "report"])
+def test_eval_and_report_show_the_same_progress_bar_on_a_terminal(
+    capsys, monkeypatch, tmp_path, command
+) -> None:
+    import sys
+
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
+    extra = ["-o", str(tmp_path / "r.html")] if command == "report" else []
+    status = main(
+        [command, str(DATA), "--metric", "accuracy", *BINARY, "--batch-size", "500", *extra]
+    )
+    err = capsys.readouterr().err
+    assert status == 0
+    # tqdm's bar (the cli extra) or the plain counter, drawn with carriage returns, then cleared
+    assert re.match(r"\r[\d.,k]+ rows", err), err
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: False, raising=False)
+    capsys.readouterr()
+    main([command, str(DATA), "--metric", "accuracy", *BINARY, *extra])
+    assert "rows" not in capsys.readouterr().err  # not on a pipe or a file
