@@ -319,6 +319,10 @@ def _calibration(metric: Any, ax: Any, **_: Any) -> None:
 def _confusion(metric: Any, ax: Any, *, normalize: bool, **_: Any) -> None:
     matrix = np.asarray(metric.compute(), dtype=np.float64)
     labels = [str(v) for v in metric.labels()]
+    if matrix.size == 0:
+        ax.set_title("Confusion matrix (no rows yet)")
+        ax.set_axis_off()
+        return
     if normalize:
         with np.errstate(invalid="ignore", divide="ignore"):
             total = matrix.sum(axis=1, keepdims=True)

@@ -236,3 +236,24 @@ def test_sketched_pr_band_contains_the_exact_curve():
         [(a, b) in pts for a, b in zip(np.round(r, 12), np.round(p, 12), strict=True)]
     )
     assert (inside | on_line).mean() == 1.0
+
+
+def test_empty_metrics_draw_without_warnings():
+    import warnings
+
+    empty = [
+        sm.ROCAUC(),
+        sm.ROCCurve(),
+        sm.PRCurve(),
+        sm.AveragePrecision(),
+        sm.MulticlassROCAUC(),
+        sm.CalibrationError(),
+        sm.ConfusionMatrix(),
+        TumblingWindows(sm.Accuracy(), width=5),
+        SlidingWindow(sm.Accuracy(), width=5),
+        sm.ROCAUC().update([1, 1], [0.2, 0.3]),  # one class only: nan rates
+    ]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        for m in empty:
+            assert plot(m) is not None
