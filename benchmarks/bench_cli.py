@@ -8,8 +8,16 @@ then times, side by side on the same file:
 * ``streammetrics eval`` (a subprocess, as a user runs it) with label metrics, and with score
   metrics when ROCAUC is available.
 
-Prints rows/s and each run's time as a ratio to the floor. Usage:
-``python benchmarks/bench_cli.py [--rows N] [--batch-size N]``.
+Then ``streammetrics report`` against ``streammetrics eval`` on the same file with the same
+metrics (goal: report <= 1.5x eval; report also draws the ROC and PR curves, the reliability
+diagram and the confusion matrix and writes the page), and the time to draw a sketched ROC curve
+(``streammetrics.plot.plot`` on a new figure) for streams of growing size (goal < 50 ms whatever
+the size), beside scikit-learn's ``RocCurveDisplay.from_predictions`` on the raw rows (a peer
+that has to keep them) and a bare ``Axes.plot`` of the same points (the floor).
+
+Prints markdown tables of rows/s and ratios. Usage:
+``python benchmarks/bench_cli.py [--rows N] [--batch-size N] [--quick]`` (``--quick``: 200,000
+rows, a smoke run of a few seconds).
 """
 
 from __future__ import annotations
@@ -56,7 +64,11 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=10_000_000)
     ap.add_argument("--batch-size", type=int, default=1_000_000)
+    ap.add_argument("--quick", action="store_true", help="200,000 rows: a smoke run")
     args = ap.parse_args()
+    if args.quick:
+        args.rows = min(args.rows, 200_000)
+        args.batch_size = min(args.batch_size, 50_000)
     path = f"/tmp/streammetrics_bench_{args.rows}.csv"
     if not os.path.exists(path):
         print(f"writing {args.rows:,} rows to {path} ...", flush=True)
@@ -72,17 +84,19 @@ def main() -> None:
         )
         subprocess.run([sys.executable, "-c", code], check=True)
 
-    def cli(*metric_args: str) -> None:
+    def cli(*metric_args: str, command: str = "eval") -> None:
+        out = ["-o", f"{path}.html"] if command == "report" else []
         subprocess.run(
             [
                 sys.executable,
                 "-m",
                 "streammetrics.cli",
-                "eval",
+                command,
                 path,
                 *metric_args,
                 "--batch-size",
                 str(args.batch_size),
+                *out,
             ],
             check=True,
             capture_output=True,
@@ -123,16 +137,67 @@ def main() -> None:
                 ),
             ),
         ]
-    print(f"{args.rows:,} rows, {size:.0f} MB, chunks of {args.batch_size:,}")
+    print(f"{args.rows:,} rows, {size:.0f} MB, chunks of {args.batch_size:,}\n")
+    print("| run | M rows/s | time / floor |\n| --- | ---: | ---: |")
     base = None
     for name, fn in runs:
         if "floor" in name:
             base = timed(fn)
-            print(f"{name:42s} {args.rows / base / 1e6:6.2f} M rows/s  1.00x")
+            print(f"| {name} | {args.rows / base / 1e6:.2f} | 1.00x |")
         else:
             t = timed(fn)
             assert base is not None
-            print(f"{name:42s} {args.rows / t / 1e6:6.2f} M rows/s  {t / base:.2f}x the floor")
+            print(f"| {name} | {args.rows / t / 1e6:.2f} | {t / base:.2f}x |")
+    report_vs_eval(cli, args.rows)
+    plot_times(args.quick)
+
+
+def report_vs_eval(cli, rows: int) -> None:  # type: ignore[no-untyped-def]
+    columns = ["--y-true", "y_true", "--y-score", "y_score", "--y-pred", "y_pred"]
+    metrics = ["--metric", "roc_auc", "--metric", "average_precision", "--metric", "accuracy"]
+    t_eval = timed(lambda: cli(*metrics, *columns))
+    t_report = timed(lambda: cli(*metrics, *columns, command="report"))
+    print("\n| same file, same metrics | M rows/s | time / eval |\n| --- | ---: | ---: |")
+    print(f"| eval roc_auc average_precision accuracy | {rows / t_eval / 1e6:.2f} | 1.00x |")
+    print(
+        f"| report (same, + 4 pictures, HTML page) | {rows / t_report / 1e6:.2f} | "
+        f"{t_report / t_eval:.2f}x (goal <= 1.5x) |"
+    )
+
+
+def plot_times(quick: bool) -> None:
+    from matplotlib.figure import Figure
+
+    from streammetrics.plot import plot
+
+    try:
+        from sklearn.metrics import RocCurveDisplay
+    except ImportError:
+        RocCurveDisplay = None
+    sizes = [10_000, 100_000] if quick else [10_000, 1_000_000, 10_000_000]
+    print(
+        "\n| rows | plot(ROCAUC sketch) ms | floor: Axes.plot of its points ms | "
+        "sklearn RocCurveDisplay ms |\n| ---: | ---: | ---: | ---: |"
+    )
+    rng = np.random.default_rng(1)
+    for n in sizes:
+        y = rng.integers(0, 2, n)
+        s = 1 / (1 + np.exp(-(rng.normal(size=n) + y)))
+        m = sm.ROCAUC().update(y, s)
+        curve = sm.ROCCurve(drop_intermediate=False).update(y, s).compute()
+
+        def ours(m: sm.ROCAUC = m) -> None:
+            plot(m)
+
+        def floor(curve: tuple[np.ndarray, ...] = curve) -> None:
+            Figure().add_subplot().plot(curve[0], curve[1])
+
+        def peer(y: np.ndarray = y, s: np.ndarray = s) -> None:
+            RocCurveDisplay.from_predictions(y, s, ax=Figure().add_subplot())
+
+        best = [min(timed(f) for _ in range(5)) * 1e3 for f in (ours, floor)]
+        other = f"{min(timed(peer) for _ in range(3)) * 1e3:.1f}" if RocCurveDisplay else "n/a"
+        print(f"| {n:,} | {best[0]:.1f} (goal < 50) | {best[1]:.1f} | {other} |")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,398 @@
+"""The commands: ``eval``, ``report``, ``merge``, ``show``, and the argument parser.
+
+``eval`` and ``report`` share one reading loop (:func:`stream`): it reads the log in chunks,
+converts the columns, feeds the metrics, shows the progress bar and, for ``eval --every``,
+prints the values so far. ``report`` adds sinks to that loop (the metrics behind the pictures,
+the windows over time) and writes a page (:mod:`streammetrics.cli.page`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..base import Metric, loads
+from ..collection import MetricCollection
+from ..errors import StreamMetricsError
+from .errors import CLIError
+from .names import Member, check_columns, make_metric
+from .output import Progress, flatten, plain, table
+from .readers import READERS, Source, convert, guess_format
+
+__all__ = ["Plan", "main", "parser", "stream"]
+
+Sink = Callable[[dict[str, np.ndarray]], None]
+
+
+# -- what to read and feed -----------------------------------------------------------------------
+
+
+@dataclass
+class Plan:
+    """The metrics of a command and the columns they read, with their types."""
+
+    members: list[Member]
+    args: argparse.Namespace
+    collection: MetricCollection = field(init=False)
+    types: dict[str, str] = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.collection = MetricCollection(**{m.name: m.metric for m in self.members})
+        a = self.args
+        kinds = {m.kind for m in self.members}
+        families = {m.family for m in self.members}
+        types: dict[str, str] = {}
+
+        def put(col: str | None, kind: str) -> None:
+            if col is not None:
+                types.setdefault(col, kind)
+
+        for ref in a.reference or []:
+            put(ref, "references")
+        put(a.hypothesis, "text")
+        put(a.y_score, "number")
+        put(getattr(a, "time", None), "time")
+        if a.y_pred is not None and "pred" in kinds and families == {"regression"}:
+            put(a.y_pred, "number")
+        if "query" in kinds and kinds <= {"query", "score"}:
+            put(a.y_true, "number")  # graded relevance
+        for col in (a.y_true, a.y_pred, a.group, a.query):
+            put(col, "label")
+        self.types = types
+
+    @property
+    def wanted(self) -> list[str]:
+        return list(self.types)
+
+    def columns(self, member: Member, cols: dict[str, np.ndarray]) -> tuple[Any, ...]:
+        """The arguments of ``member.metric.update`` from a chunk's columns."""
+        a = self.args
+        if member.kind == "text":
+            refs = [cols[r] for r in a.reference]
+            rows = [list(row) for row in zip(*refs, strict=True)] if len(refs) > 1 else refs[0]
+            return (cols[a.hypothesis], rows)
+        return tuple(cols[getattr(a, attr)] for attr, _ in member.needs())
+
+    def update(self, cols: dict[str, np.ndarray]) -> None:
+        # Members take different columns: each gets its own, all or nothing.
+        self.collection.update_each({m.name: (self.columns(m, cols), {}) for m in self.members})
+
+
+def build(names: list[str], args: argparse.Namespace) -> Plan:
+    members: dict[str, Member] = {}
+    for name in names:
+        if name in members:
+            continue
+        member = make_metric(name)
+        check_columns(member, args)
+        members[name] = member
+    return Plan(list(members.values()), args)
+
+
+def stream(
+    args: argparse.Namespace,
+    plan: Plan,
+    sinks: list[Sink] = (),  # type: ignore[assignment]
+    every: Callable[[int], None] | None = None,
+) -> int:
+    """Read ``args.data`` in chunks and feed ``plan`` and ``sinks``; returns the rows read.
+
+    With ``args.every`` the chunks are cut where a rolling report is due, and ``every(rows)``
+    is called there. The progress bar shows on a terminal.
+    """
+    if args.batch_size < 1 or (args.every is not None and args.every < 1):
+        raise CLIError("--batch-size and --every must be positive")
+    fmt = guess_format(args.data, args.format)
+    src = Source(args.data, fmt)
+    if args.data != "-" and not os.path.exists(args.data):
+        raise src.fail(None, "no such file")
+    reader = READERS[fmt]
+    wanted = plan.wanted
+    batch = args.batch_size
+    if args.data == "-" and args.every:
+        batch = min(batch, args.every)  # a live pipe (tail -f) reports as soon as rows are due
+    progress = Progress(sys.stderr.isatty())
+    rows, next_report = 0, args.every
+    try:
+        for line, raw in reader(src, wanted, batch):
+            cols = convert(raw, plan.types, src, line)
+            n = len(cols[wanted[0]])
+            offset = 0
+            while offset < n:
+                # cut the chunk where a rolling report is due
+                stop = n if next_report is None else min(n, offset + next_report - rows)
+                part = (
+                    cols
+                    if (offset, stop) == (0, n)
+                    else {c: v[offset:stop] for c, v in cols.items()}
+                )
+                try:
+                    plan.update(part)
+                    for sink in sinks:
+                        sink(part)
+                except StreamMetricsError as exc:
+                    first, last = line + offset, line + stop - 1
+                    raise src.fail(None, f"rows at lines {first}-{last}: {exc}") from None
+                rows += stop - offset
+                progress.add(stop - offset)
+                offset = stop
+                if next_report is not None and rows == next_report:
+                    if every is not None:
+                        every(rows)
+                    next_report += args.every
+    finally:
+        progress.close()
+    return rows
+
+
+def _check_data_args(args: argparse.Namespace) -> None:
+    if not (args.y_score or args.y_pred or args.hypothesis):
+        raise CLIError(
+            "give --y-score COL (score and ranking metrics), --y-pred COL (label metrics) or "
+            "--hypothesis COL --reference COL (text metrics)"
+        )
+
+
+# -- eval ----------------------------------------------------------------------------------------
+
+
+def _eval(args: argparse.Namespace) -> int:
+    _check_data_args(args)
+    plan = build(args.metric, args)
+    coll = plan.collection
+
+    def rolling(rows: int) -> None:
+        print_values(coll, rows, args.json, rolling=True)
+
+    rows = stream(args, plan, every=rolling)
+    if args.save:
+        write(args.save, coll.to_bytes())
+    print_values(coll, rows, args.json, rolling=False)
+    return 0
+
+
+def print_values(coll: Metric, rows: int, as_json: bool, rolling: bool) -> None:
+    """Print a collection's values (or a single metric's, under its class name)."""
+    values = coll.compute()
+    if not isinstance(coll, MetricCollection):
+        values = {type(coll).__name__: values}
+    if as_json:
+        print(json.dumps({"rows": rows, "metrics": plain(values)}), flush=True)
+    elif rolling:
+        flat = [f"{k}={v}" for name, value in values.items() for k, v in flatten(name, value)]
+        print(f"rows={rows} " + " ".join(flat), flush=True)
+    else:
+        print(table(values, rows), flush=True)
+
+
+# -- report --------------------------------------------------------------------------------------
+
+
+def _report(args: argparse.Namespace) -> int:
+    from .page import Report
+
+    if args.metric:
+        if len(args.inputs) != 1:
+            raise CLIError("report reads one DATA file (or several saved states, without --metric)")
+        args.data = args.inputs[0]
+        _check_data_args(args)
+        if (args.window is None) != (args.time is None):
+            raise CLIError("--window WIDTH and --time COL go together")
+        plan = build(args.metric, args)
+        report = Report.for_data(plan, args)
+        rows = stream(args, plan, sinks=report.sinks())
+        if args.save:
+            write(args.save, plan.collection.to_bytes())
+        print_values(plan.collection, rows, args.json, rolling=False)
+        report.finish(plan.collection, rows, source=args.data)
+    else:
+        if args.window is not None or args.time is not None:
+            raise CLIError("--window and --time need a DATA file and --metric")
+        total = merged(args.inputs)
+        print_values(total, total.count, args.json, rolling=False)
+        report = Report.for_state(total)
+        report.finish(total, total.count, source=", ".join(args.inputs))
+    try:
+        with open(args.output, "w", encoding="utf-8") as fh:
+            fh.write(report.html())
+    except OSError as exc:
+        raise CLIError(f"{args.output}: cannot write the report ({exc.strerror})") from None
+    if not args.json:
+        print(f"report written to {args.output}", file=sys.stderr)
+    return 0
+
+
+# -- states --------------------------------------------------------------------------------------
+
+
+def write(path: str, blob: bytes) -> None:
+    try:
+        with open(path, "wb") as fh:
+            fh.write(blob)
+    except OSError as exc:
+        raise CLIError(f"{path}: cannot write the state ({exc.strerror})") from None
+
+
+def load(path: str) -> Metric:
+    try:
+        with open(path, "rb") as fh:
+            blob = fh.read()
+    except OSError as exc:
+        raise CLIError(f"{path}: cannot read ({exc.strerror})") from None
+    try:
+        return loads(blob)
+    except StreamMetricsError as exc:
+        raise CLIError(f"{path}: not a streammetrics state ({exc})") from None
+
+
+def merged(paths: list[str]) -> Metric:
+    """The merge of the states saved in ``paths`` (one-line errors naming the file)."""
+    metrics = [load(p) for p in paths]
+    total = metrics[0].copy()
+    for path, metric in zip(paths[1:], metrics[1:], strict=True):
+        try:
+            total.merge(metric)
+        except StreamMetricsError as exc:
+            raise CLIError(f"{path}: cannot be merged into {paths[0]} ({exc})") from None
+    return total
+
+
+def _merge(args: argparse.Namespace) -> int:
+    write(args.output, merged(args.states).to_bytes())
+    return 0
+
+
+def _show(args: argparse.Namespace) -> int:
+    metric = load(args.state)
+    values = metric.compute()
+    config = metric.config
+    if args.json:
+        out = {
+            "class": type(metric).__name__,
+            "config": plain(config),
+            "count": metric.count,
+            "values": plain(values),
+        }
+        print(json.dumps(out))
+        return 0
+    print(f"class   {type(metric).__name__}")
+    if "members" in config:
+        for name, spec in config["members"].items():
+            print(f"member  {name}: {spec['class']}({_kwargs(spec['config'])})")
+    else:
+        print(f"config  {_kwargs(config)}")
+    print(f"count   {metric.count}")
+    if isinstance(values, dict):
+        print(table(values, metric.count))
+    else:
+        print(table({"value": values}, metric.count))
+    return 0
+
+
+def _kwargs(config: dict[str, Any]) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in config.items())
+
+
+# -- the parser ----------------------------------------------------------------------------------
+
+
+def _data_options(e: argparse.ArgumentParser, required: bool) -> None:
+    """The options ``eval`` and ``report`` share: metrics, columns, format, chunks."""
+    e.add_argument(
+        "--metric",
+        action="append",
+        required=required,
+        metavar="NAME",
+        help="a metric name as scikit-learn scorers name them, or NAME@K (repeatable)",
+    )
+    e.add_argument("--y-true", metavar="COL", help="column of true labels/values/relevance")
+    e.add_argument("--y-score", metavar="COL", help="column of scores (AUC, AP, ranking, ...)")
+    e.add_argument("--y-pred", metavar="COL", help="column of predicted labels or values")
+    e.add_argument("--group", metavar="COL", help="column of group ids (gauc)")
+    e.add_argument("--query", metavar="COL", help="column of query ids (ranking metrics)")
+    e.add_argument("--hypothesis", metavar="COL", help="column of hypotheses (bleu, chrf)")
+    e.add_argument(
+        "--reference",
+        action="append",
+        metavar="COL",
+        help="column of references (repeatable: several references per hypothesis)",
+    )
+    e.add_argument(
+        "--format",
+        choices=("csv", "jsonl", "parquet"),
+        help="input format (default: from the file name; csv for '-')",
+    )
+    e.add_argument(
+        "--batch-size",
+        type=int,
+        default=100_000,
+        metavar="N",
+        help="rows per chunk (default 100000)",
+    )
+    e.add_argument("--save", metavar="STATE", help="write the final state to this file")
+    e.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="streammetrics",
+        description="Streaming, mergeable evaluation metrics from the command line.",
+    )
+    sub = p.add_subparsers(dest="command", required=True)
+    e = sub.add_parser("eval", help="evaluate a prediction log (CSV, JSON Lines, Parquet, '-')")
+    e.add_argument("data", metavar="DATA", help="a file, or '-' for standard input")
+    _data_options(e, required=True)
+    e.add_argument("--every", type=int, metavar="N", help="print the values so far every N rows")
+    r = sub.add_parser(
+        "report",
+        help="evaluate a log (or merge saved states) and write a self-contained HTML page",
+    )
+    r.add_argument(
+        "inputs",
+        nargs="+",
+        metavar="DATA|STATE",
+        help="one prediction log (with --metric), or saved states to merge (without)",
+    )
+    _data_options(r, required=False)
+    r.add_argument("-o", "--output", required=True, metavar="HTML", help="the page to write")
+    r.add_argument("--window", metavar="WIDTH", help="window width for metrics over time")
+    r.add_argument("--time", metavar="COL", help="column of timestamps (numbers or ISO 8601)")
+    r.set_defaults(every=None)
+    m = sub.add_parser("merge", help="merge saved states into one")
+    m.add_argument("states", nargs="+", metavar="STATE")
+    m.add_argument("-o", "--output", required=True, metavar="OUT")
+    s = sub.add_parser("show", help="print a saved state: class, config, count, values")
+    s.add_argument("state", metavar="STATE")
+    s.add_argument("--json", action="store_true")
+    return p
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "eval": _eval,
+    "report": _report,
+    "merge": _merge,
+    "show": _show,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the command line; returns the exit status (also used by the console script)."""
+    args = parser().parse_args(argv)
+    try:
+        status = COMMANDS[args.command](args)
+    except (CLIError, StreamMetricsError, OSError) as exc:
+        print(f"streammetrics: error: {exc}", file=sys.stderr)
+        return 1
+    except ImportError as exc:
+        print(f"streammetrics: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    return status

@@ -1,0 +1,232 @@
+"""The HTML report of ``streammetrics report``: one self-contained page.
+
+The page holds a summary table (each value with its certified error bound or confidence interval
+where the metric has one), the pictures of :func:`streammetrics.plot.plot` (ROC and PR curves,
+the reliability diagram, the confusion matrix) and the metrics over time, each picture an inline
+SVG written by matplotlib's SVG backend (glyphs as paths: no font, script, style sheet or image
+is fetched from anywhere). It opens offline in any browser.
+
+Besides the metrics asked for, a report on a log draws the pictures the columns allow: with
+``--y-score`` and binary labels the ROC and precision-recall curves (sketched) and the
+reliability diagram; with ``--y-pred`` and a classification metric the confusion matrix. A
+picture whose metric refuses the data (scores outside [0, 1] for the reliability diagram, say)
+is left out with a note on the page; it never stops the report.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import html
+import io
+import math
+import re
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..base import Metric
+from ..collection import MetricCollection
+from ..errors import StreamMetricsError
+from .names import Member
+from .output import flatten
+from .readers import parse_width
+
+__all__ = ["Report"]
+
+#: Pictures drawn besides the metrics asked for: title -> (class, input kind).
+_EXTRA = {
+    "ROC curve": ("ROCAUC", "score"),
+    "Precision-recall curve": ("AveragePrecision", "score"),
+    "Reliability diagram": ("CalibrationError", "score"),
+    "Confusion matrix": ("ConfusionMatrix", "pred"),
+}
+_DRAWN = {
+    "ROCAUC",
+    "ROCCurve",
+    "AveragePrecision",
+    "PRCurve",
+    "MulticlassROCAUC",
+    "CalibrationError",
+    "ConfusionMatrix",
+    "TumblingWindows",
+    "SlidingWindow",
+    "Sliced",
+}
+
+
+class Report:
+    """What a report draws, fed chunk by chunk (:meth:`sinks`), then written (:meth:`html`)."""
+
+    def __init__(self) -> None:
+        self.extras: dict[str, tuple[Any, Member]] = {}
+        self.windows: dict[str, tuple[Any, Member]] = {}
+        self.notes: list[str] = []
+        self.plan: Any = None
+        self.time: str | None = None
+        self.sections: list[tuple[str, str]] = []
+        self.summary: list[tuple[str, str, str]] = []
+        self.rows = 0
+        self.source = ""
+
+    # -- building --------------------------------------------------------------------------------
+
+    @classmethod
+    def for_data(cls, plan: Any, args: Any) -> Report:
+        import streammetrics as sm
+        from streammetrics.windows import TumblingWindows
+
+        self = cls()
+        self.plan = plan
+        drawn = {type(m.metric).__name__ for m in plan.members}
+        kinds = {(m.family, m.kind) for m in plan.members}
+        for title, (name, kind) in _EXTRA.items():
+            if name in drawn or ("classification", kind) not in kinds:
+                continue
+            member = Member(title, getattr(sm, name)(), "classification", kind)
+            self.extras[title] = (member.metric, member)
+        if args.window is not None:
+            width = parse_width(args.window)
+            self.time = args.time
+            for m in plan.members:
+                if isinstance(m.metric.compute(), float):  # a number per window
+                    self.windows[m.name] = (TumblingWindows(m.metric, width=width), m)
+        return self
+
+    @classmethod
+    def for_state(cls, metric: Metric) -> Report:
+        return cls()
+
+    def sinks(self) -> list[Callable[[dict[str, np.ndarray]], None]]:
+        return [self._feed]
+
+    def _feed(self, cols: dict[str, np.ndarray]) -> None:
+        for title, (metric, member) in list(self.extras.items()):
+            try:
+                metric.update(*self.plan.columns(member, cols))
+            except StreamMetricsError as exc:
+                del self.extras[title]
+                self.notes.append(f"No {title.lower()}: {exc}")
+        if self.windows:
+            t = cols[self.time] if self.time is not None else None
+            for window, member in self.windows.values():
+                window.update(*self.plan.columns(member, cols), timestamps=t)
+
+    # -- drawing ---------------------------------------------------------------------------------
+
+    def finish(self, metric: Metric, rows: int, source: str) -> None:
+        """Compute the summary and draw every picture of the final state ``metric``."""
+        self.rows, self.source = rows, source
+        members = (
+            {name: metric[name] for name in metric.keys()}
+            if isinstance(metric, MetricCollection)
+            else {type(metric).__name__: metric}
+        )
+        for name, m in members.items():
+            self.summary += _summary_rows(name, m)
+        for name, m in members.items():
+            if type(m).__name__ in _DRAWN and m.count:
+                self._draw(name, m)
+        for title, (m, _member) in self.extras.items():
+            if m.count:
+                self._draw(title, m)
+        for name, (window, _member) in self.windows.items():
+            if window.count:
+                self._draw(f"{name} over time", window)
+
+    def _draw(self, title: str, metric: Metric) -> None:
+        from ..plot import plot
+
+        try:
+            ax = plot(metric)
+        except StreamMetricsError as exc:
+            self.notes.append(f"No picture of {title}: {exc}")
+            return
+        self.sections.append((title, _svg(ax.figure)))
+
+    def html(self) -> str:
+        rows = "\n".join(
+            f"<tr><td>{html.escape(a)}</td><td>{html.escape(b)}</td><td>{html.escape(c)}</td></tr>"
+            for a, b, c in self.summary
+        )
+        figures = "\n".join(
+            f"<figure><figcaption>{html.escape(t)}</figcaption>{svg}</figure>"
+            for t, svg in self.sections
+        )
+        notes = "".join(f"<li>{html.escape(n)}</li>" for n in self.notes)
+        when = _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        return _PAGE.format(
+            title=html.escape(f"streammetrics report: {self.source}"),
+            source=html.escape(self.source),
+            rows=f"{self.rows:,}",
+            when=when,
+            table=rows,
+            figures=figures or "<p>No pictures for these metrics.</p>",
+            notes=f"<ul class='notes'>{notes}</ul>" if notes else "",
+        )
+
+
+def _summary_rows(name: str, metric: Metric) -> list[tuple[str, str, str]]:
+    value = metric.compute()
+    flat = flatten(name, value)
+    if len(flat) != 1 or not isinstance(value, float):
+        return [(a, b, "") for a, b in flat]
+    extra = ""
+    bound = getattr(metric, "error_bound", None)
+    if callable(bound) and not metric.config.get("exact", True):
+        b = bound()
+        if isinstance(b, float) and math.isfinite(b):
+            extra = f"± {b:.2g} (certified sketch bound)"
+    interval = getattr(metric, "interval", None)
+    if callable(interval):
+        low, high = interval(0.95)
+        if math.isfinite(low) and math.isfinite(high):
+            extra = (extra + " " if extra else "") + f"95% interval [{low:.6g}, {high:.6g}]"
+    return [(flat[0][0], flat[0][1], extra)]
+
+
+def _svg(figure: Any) -> str:
+    buf = io.StringIO()
+    figure.savefig(buf, format="svg", metadata={"Date": None})
+    text = buf.getvalue()
+    text = text[text.index("<svg") :]
+    # the RDF metadata names web addresses (never fetched); the page needs none of it
+    return re.sub(r"<metadata>.*?</metadata>\s*", "", text, count=1, flags=re.S)
+
+
+_PAGE = """<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>{title}</title>
+<style>
+body {{ font-family: system-ui, sans-serif; margin: 2em auto; max-width: 72em; color: #222;
+       background: #fff; padding: 0 1em; }}
+h1 {{ font-size: 1.5em; }}
+table {{ border-collapse: collapse; margin: 1em 0; }}
+td, th {{ border-bottom: 1px solid #ddd; padding: 0.3em 1em; text-align: left; }}
+td:nth-child(2) {{ font-variant-numeric: tabular-nums; }}
+.figures {{ display: flex; flex-wrap: wrap; gap: 1.5em; }}
+figure {{ margin: 0; }}
+figcaption {{ font-weight: 600; margin-bottom: 0.3em; }}
+figure svg {{ width: 30em; height: auto; }}
+.notes {{ color: #a50; }}
+.meta {{ color: #666; }}
+</style>
+</head>
+<body>
+<h1>streammetrics report</h1>
+<p class="meta">{source}: {rows} rows, written {when}</p>
+<h2>Summary</h2>
+<table>
+<tr><th>metric</th><th>value</th><th>uncertainty</th></tr>
+{table}
+</table>
+{notes}
+<h2>Pictures</h2>
+<div class="figures">
+{figures}
+</div>
+</body>
+</html>
+"""

@@ -1,0 +1,179 @@
+"""ROC and precision-recall curves of score stores, with the sketch's certified band."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ..base import Metric
+
+__all__ = ["axes01", "band_boxes", "multiclass_roc", "pr", "roc"]
+
+
+def _roc_points(store: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Every point of the ROC curve of one score store, from (0, 0), one per bucket."""
+    pos, neg = store.pos[::-1].astype(np.float64), store.neg[::-1].astype(np.float64)
+    tps = np.concatenate(([0.0], np.cumsum(pos)))
+    fps = np.concatenate(([0.0], np.cumsum(neg)))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return fps / fps[-1], tps / tps[-1]
+
+
+def _uncertain(store: Any) -> np.ndarray:
+    """Which buckets (descending by score) may hold rows in an unknown order."""
+    if store.exact:
+        return np.zeros(len(store.keys), dtype=bool)
+    out: np.ndarray = (store.hi > store.lo)[::-1]
+    return out
+
+
+def _band(ax: Any, boxes: np.ndarray, color: Any) -> Any:
+    """Shade rectangles (rows x0, x1, y0, y1) as one compound path: the certified band.
+
+    One path of ``5 k`` vertices whatever the number ``k`` of rectangles, so drawing stays
+    O(k) in numpy rather than O(k) matplotlib objects.
+    """
+    from matplotlib.patches import PathPatch
+    from matplotlib.path import Path
+
+    if len(boxes) == 0:
+        return None
+    x0, x1, y0, y1 = boxes.T
+    verts = np.stack(
+        [
+            np.stack(corner, axis=-1)
+            for corner in ((x0, y0), (x1, y0), (x1, y1), (x0, y1), (x0, y0))
+        ],
+        axis=1,
+    ).reshape(-1, 2)
+    codes = np.tile(
+        np.array([Path.MOVETO, Path.LINETO, Path.LINETO, Path.LINETO, Path.CLOSEPOLY], np.uint8),
+        len(boxes),
+    )
+    band = PathPatch(Path(verts, codes), facecolor=color, edgecolor="none", alpha=0.25)
+    band.set_label("certified band (order unknown inside a bucket)")
+    band.set_gid("band")
+    # add_artist, not add_patch: the limits are fixed (0..1), and add_patch would walk every
+    # segment of the path to update them, which costs more than all the rest of the drawing
+    band.set_transform(ax.transData)
+    band.set_clip_path(ax.patch)
+    ax.add_artist(band)
+    return band
+
+
+def band_boxes(ax: Any) -> np.ndarray:
+    """The rectangles of the certified band drawn on ``ax``, rows ``x0, x1, y0, y1`` (tests)."""
+    for patch in ax.get_children():
+        if patch.get_gid() == "band":
+            corners = patch.get_path().vertices.reshape(-1, 5, 2)
+            return np.stack(
+                [corners[:, 0, 0], corners[:, 1, 0], corners[:, 0, 1], corners[:, 2, 1]], axis=1
+            )
+    return np.empty((0, 4))
+
+
+def _roc_band(ax: Any, store: Any, fpr: np.ndarray, tpr: np.ndarray, color: Any) -> Any:
+    idx = np.flatnonzero(_uncertain(store))
+    return _band(ax, np.stack([fpr[idx], fpr[idx + 1], tpr[idx], tpr[idx + 1]], axis=1), color)
+
+
+def _value_label(metric: Metric, what: str, level: float) -> str:
+    value = metric.compute()
+    text = f"{what} = {value:.4f}" if isinstance(value, float) else what
+    bound = getattr(metric, "error_bound", None)
+    if bound is not None and not getattr(metric, "_config", {}).get("exact", True):
+        b = bound()
+        if isinstance(b, float) and math.isfinite(b) and b > 0:
+            text += f" ± {b:.2g}"
+    interval = getattr(metric, "interval", None)
+    if callable(interval):
+        low, high = interval(level)
+        if math.isfinite(low) and math.isfinite(high):
+            text += f" [{low:.4f}, {high:.4f}] {level:.0%}"
+    return text
+
+
+def axes01(ax: Any, xlabel: str, ylabel: str, title: str) -> None:
+    ax.set_xlim(-0.01, 1.01)
+    ax.set_ylim(-0.01, 1.01)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.set_aspect("equal")
+
+
+def roc(metric: Any, ax: Any, **_: Any) -> None:
+    metric.compute()  # folds anything pending before the state is read
+    store = metric.hist
+    if type(metric).__name__ == "ROCCurve":
+        fpr, tpr, _thr = metric.compute()
+        label = "ROC curve"
+        full_fpr, full_tpr = _roc_points(store)
+    else:
+        fpr, tpr = full_fpr, full_tpr = _roc_points(store)
+        label = _value_label(metric, "AUC", _["level"])
+    (line,) = ax.plot(fpr, tpr, drawstyle="default", label=label, gid="curve")
+    band = _roc_band(ax, store, full_fpr, full_tpr, line.get_color())
+    (chance,) = ax.plot([0, 1], [0, 1], linestyle=":", color="grey", linewidth=1, label="chance")
+    axes01(ax, "false positive rate", "true positive rate", "ROC curve")
+    ax.legend(handles=_handles(line, band, chance), loc="lower right", fontsize="small")
+
+
+def _handles(*artists: Any) -> list[Any]:
+    return [a for a in artists if a is not None]
+
+
+def _pr_points(store: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Precision and recall at each bucket (recall increasing), and the cumulative counts."""
+    pos, neg = store.pos[::-1].astype(np.float64), store.neg[::-1].astype(np.float64)
+    tps, fps = np.cumsum(pos), np.cumsum(neg)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        precision = np.where(tps + fps > 0, tps / (tps + fps), 0.0)
+        recall = tps / tps[-1] if len(tps) and tps[-1] > 0 else np.ones_like(tps)
+    return precision, recall, tps, fps
+
+
+def pr(metric: Any, ax: Any, **kw: Any) -> None:
+    metric.compute()
+    store = metric.hist
+    precision, recall, tps, fps = _pr_points(store)
+    if type(metric).__name__ == "PRCurve":
+        p, r, _thr = metric.compute()
+        label = "precision-recall curve"
+    else:
+        p = np.concatenate(([1.0], precision))
+        r = np.concatenate(([0.0], recall))
+        label = _value_label(metric, "AP", kw["level"])
+    (line,) = ax.plot(r, p, drawstyle="default", label=label, gid="curve")
+    total = tps[-1] if len(tps) else 0.0
+    idx = np.flatnonzero(_uncertain(store)) if total > 0 else np.empty(0, dtype=np.intp)
+    t0 = np.where(idx > 0, tps[idx - 1], 0.0)
+    f0 = np.where(idx > 0, fps[idx - 1], 0.0)
+    t1, f1 = tps[idx], fps[idx]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        low = np.where(t0 + f1 > 0, t0 / (t0 + f1), 0.0)  # the bucket's negatives first
+        high = np.where(t1 + f0 > 0, t1 / (t1 + f0), 1.0)  # its positives first
+    boxes = np.stack([t0 / total, t1 / total, low, high], axis=1) if len(idx) else np.empty((0, 4))
+    band = _band(ax, boxes, line.get_color())
+    axes01(ax, "recall", "precision", "Precision-recall curve")
+    ax.legend(handles=_handles(line, band), loc="lower left", fontsize="small")
+
+
+def multiclass_roc(metric: Any, ax: Any, **_: Any) -> None:
+    from ..states.buckets import auc_from_table
+
+    metric.compute()
+    labels = metric._config["labels"]
+    handles: list[Any] = []
+    for j, store in enumerate(metric.columns):
+        fpr, tpr = _roc_points(store)
+        auc = auc_from_table(store.lo, store.hi, store.pos, store.neg)[0]
+        name = labels[j] if labels is not None else j
+        (line,) = ax.plot(fpr, tpr, label=f"class {name}: AUC = {auc:.4f}", gid=f"curve-{j}")
+        band = _roc_band(ax, store, fpr, tpr, line.get_color())
+        handles += _handles(line, band if not handles else None)
+    ax.plot([0, 1], [0, 1], linestyle=":", color="grey", linewidth=1)
+    axes01(ax, "false positive rate", "true positive rate", "ROC curves, one vs rest")
+    ax.legend(handles=handles, loc="lower right", fontsize="small")

@@ -1,0 +1,152 @@
+"""Reliability diagram, confusion heat map, metrics over time, slices as bars."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ..base import Metric
+from ..errors import InputError
+from .curves import axes01
+
+__all__ = ["calibration", "confusion", "is_sliced", "sliced", "sliding", "tumbling"]
+
+
+def calibration(metric: Any, ax: Any, **_: Any) -> None:
+    value = metric.compute()
+    bins = metric._config["bins"]
+    weight = metric.weight
+    keep = weight > 0
+    width = 1.0 / bins
+    centres = (np.arange(bins) + 0.5) * width
+    with np.errstate(invalid="ignore", divide="ignore"):
+        accuracy = np.where(keep, metric.outcome / np.where(keep, weight, 1.0), 0.0)
+        confidence = metric.confidence / np.where(keep, weight, 1.0)
+    bars = ax.bar(
+        centres[keep],
+        accuracy[keep],
+        width=width,
+        edgecolor="black",
+        linewidth=0.5,
+        label=f"accuracy per bin (ECE {metric._config['norm']} = {value:.4f})",
+        gid="accuracy",
+    )
+    counts = [f"{w:g}" for w in weight[keep]]
+    ax.bar_label(bars, labels=counts, fontsize="x-small", padding=2)
+    ax.plot(
+        confidence[keep],
+        accuracy[keep],
+        "o",
+        color="black",
+        markersize=3,
+        label="mean confidence",
+        gid="confidence",
+    )
+    ax.plot([0, 1], [0, 1], linestyle=":", color="grey", label="perfect calibration")
+    axes01(ax, "confidence", "accuracy", "Reliability diagram (rows per bin above bars)")
+    ax.set_ylim(0, 1.1)
+    ax.legend(loc="upper left", fontsize="small")
+
+
+def confusion(metric: Any, ax: Any, *, normalize: bool, **_: Any) -> None:
+    matrix = np.asarray(metric.compute(), dtype=np.float64)
+    labels = [str(v) for v in metric.labels()]
+    if matrix.size == 0:
+        ax.set_title("Confusion matrix (no rows yet)")
+        ax.set_axis_off()
+        return
+    if normalize:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            total = matrix.sum(axis=1, keepdims=True)
+            matrix = np.where(total > 0, matrix / np.where(total > 0, total, 1.0), 0.0)
+    image = ax.imshow(matrix, cmap="Blues", gid="matrix")
+    ax.figure.colorbar(image, ax=ax, shrink=0.8)
+    ticks = np.arange(len(labels))
+    ax.set_xticks(ticks, labels, rotation=45 if len(labels) > 6 else 0)
+    ax.set_yticks(ticks, labels)
+    ax.set_xlabel("predicted label")
+    ax.set_ylabel("true label")
+    ax.set_title("Confusion matrix" + (" (rows normalised)" if normalize else ""))
+    if len(labels) <= 20:
+        top = matrix.max() if matrix.size else 0.0
+        for (i, j), v in np.ndenumerate(matrix):
+            text = f"{v:.2f}" if normalize or v != int(v) else f"{int(v)}"
+            ax.text(
+                j,
+                i,
+                text,
+                ha="center",
+                va="center",
+                fontsize="small",
+                color="white" if v > top / 2 else "black",
+            )
+
+
+# -- over time, slices -------------------------------------------------------------------------
+
+
+def _series(ax: Any, pieces: dict[Any, Metric], title: str, level: float) -> None:
+    times, values, lows, highs = [], [], [], []
+    for start, m in pieces.items():
+        v = m.compute()
+        if not isinstance(v, (int, float, np.floating)):
+            raise InputError(f"metric: the windowed metric's value must be a number; got {v!r}")
+        times.append(start)
+        values.append(float(v))
+        interval = getattr(m, "interval", None)
+        if callable(interval):
+            low, high = interval(level)
+            lows.append(low)
+            highs.append(high)
+    (line,) = ax.plot(times, values, marker="o", markersize=3, gid="series")
+    if lows and len(lows) == len(times):
+        ax.fill_between(
+            times,
+            lows,
+            highs,
+            alpha=0.25,
+            color=line.get_color(),
+            label=f"{level:.0%} interval",
+            gid="interval",
+        )
+        ax.legend(fontsize="small")
+    ax.set_xlabel("window start")
+    ax.set_ylabel("value")
+    ax.set_title(title)
+
+
+def tumbling(metric: Any, ax: Any, *, level: float, **_: Any) -> None:
+    name = type(metric._template).__name__
+    _series(ax, metric.windows, f"{name} per window", level)
+
+
+def sliding(metric: Any, ax: Any, *, level: float, **_: Any) -> None:
+    metric.compute()
+    origin, unit = metric._config["origin"], metric._unit
+    pieces = {origin + k * unit: m for k, m in sorted(metric._slots.items())}
+    name = type(metric._template).__name__
+    _series(ax, pieces, f"{name} per slot of the sliding window", level)
+
+
+def is_sliced(metric: Any) -> bool:
+    return type(metric).__name__ == "Sliced" or (
+        callable(getattr(metric, "intervals", None)) and isinstance(metric, Metric)
+    )
+
+
+def sliced(metric: Any, ax: Any, *, level: float, **_: Any) -> None:
+    values = metric.compute()
+    intervals = metric.intervals(level)
+    order = sorted(values, key=lambda k: (not math.isfinite(values[k]), values[k]))
+    keys = [" / ".join(map(str, k)) if isinstance(k, tuple) else str(k) for k in order]
+    y = np.arange(len(order))
+    v = np.array([values[k] for k in order], dtype=np.float64)
+    lows = np.array([intervals[k][0] for k in order], dtype=np.float64)
+    highs = np.array([intervals[k][1] for k in order], dtype=np.float64)
+    err = np.vstack([np.nan_to_num(v - lows), np.nan_to_num(highs - v)])
+    ax.barh(y, v, xerr=err, capsize=3, gid="slices")
+    ax.set_yticks(y, keys)
+    ax.set_xlabel(f"value ({level:.0%} interval)")
+    ax.set_title(f"{type(getattr(metric, '_template', metric)).__name__} by slice")

@@ -1,0 +1,261 @@
+"""``streammetrics report``, ranking and text logs, and name suggestions, in process."""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import streammetrics as sm
+from streammetrics.cli import main
+
+DATA = Path(__file__).resolve().parents[1] / "examples" / "data" / "predictions.csv"
+CHROMIUM = Path("/usr/bin/chromium")
+
+pytest.importorskip("matplotlib")
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    status = main(list(args))
+    out = capsys.readouterr()
+    return status, out.out, out.err
+
+
+BINARY = ["--y-true", "y_true", "--y-score", "y_score", "--y-pred", "y_pred"]
+METRICS = ["--metric", "roc_auc", "--metric", "accuracy", "--metric", "average_precision"]
+
+
+def _self_contained(page: str) -> None:
+    assert "<script" not in page.lower()
+    assert "<link" not in page.lower() and "@import" not in page
+    assert not re.search(r"\ssrc=", page)
+    # the only addresses are XML namespace names; every href points inside the page (a
+    # fragment, or an image inlined as a data: URI, as the heat map is)
+    assert set(re.findall(r"https?://[^\"' )]+", page)) <= {
+        "http://www.w3.org/2000/svg",
+        "http://www.w3.org/1999/xlink",
+    }
+    hrefs = re.findall(r'href="([^"]*)"', page)
+    assert all(h.startswith(("#", "data:image/png;base64,")) for h in hrefs)
+
+
+def test_report_prints_what_eval_prints_and_writes_a_page(capsys, tmp_path) -> None:
+    out = tmp_path / "report.html"
+    status, evaluated, _ = run(capsys, "eval", str(DATA), *METRICS, *BINARY, "--json")
+    assert status == 0
+    status, reported, err = run(
+        capsys, "report", str(DATA), *METRICS, *BINARY, "--json", "-o", str(out)
+    )
+    assert status == 0, err
+    assert json.loads(reported) == json.loads(evaluated)
+    page = out.read_text()
+    _self_contained(page)
+    values = json.loads(evaluated)["metrics"]
+    for name in ("roc_auc", "accuracy", "average_precision"):
+        assert f"<td>{name}</td><td>{values[name]:.6g}</td>" in page
+    # the asked-for curves, and the pictures the columns allow: reliability, confusion matrix
+    captions = re.findall(r"<figcaption>(.*?)</figcaption>", page)
+    assert captions == ["roc_auc", "average_precision", "Reliability diagram", "Confusion matrix"]
+    assert page.count("<svg") == 4
+    assert "certified sketch bound" in page
+
+
+def test_report_table_matches_eval_table(capsys, tmp_path) -> None:
+    _, table, _ = run(capsys, "eval", str(DATA), "--metric", "f1", *BINARY)
+    _, report, _ = run(
+        capsys, "report", str(DATA), "--metric", "f1", *BINARY, "-o", str(tmp_path / "r.html")
+    )
+    assert report == table
+
+
+def test_report_over_time(capsys, tmp_path) -> None:
+    out = tmp_path / "time.html"
+    status, _, err = run(
+        capsys, "report", str(DATA), "--metric", "accuracy", "--metric", "confusion_matrix",
+        "--y-true", "y_true", "--y-pred", "y_pred", "--window", "10000", "--time", "ts",
+        "-o", str(out),
+    )  # fmt: skip
+    assert status == 0, err
+    page = out.read_text()
+    assert "<figcaption>accuracy over time</figcaption>" in page
+    assert "confusion_matrix over time" not in page  # a matrix is not a number per window
+    status, _, err = run(
+        capsys, "report", str(DATA), "--metric", "accuracy", *BINARY, "--window", "10",
+        "-o", str(out),
+    )  # fmt: skip
+    assert status == 1 and "--time" in err
+
+
+def test_report_from_saved_states_is_the_merge(capsys, tmp_path) -> None:
+    lines = DATA.read_text().splitlines(keepends=True)
+    (tmp_path / "a.csv").write_text(lines[0] + "".join(lines[1:2001]))
+    (tmp_path / "b.csv").write_text(lines[0] + "".join(lines[2001:]))
+    for part in "ab":
+        status, _, err = run(
+            capsys, "eval", str(tmp_path / f"{part}.csv"), *METRICS, *BINARY,
+            "--save", str(tmp_path / f"{part}.state"),
+        )  # fmt: skip
+        assert status == 0, err
+    out = tmp_path / "merged.html"
+    status, printed, err = run(
+        capsys, "report", str(tmp_path / "a.state"), str(tmp_path / "b.state"), "--json",
+        "-o", str(out),
+    )  # fmt: skip
+    assert status == 0, err
+    _, whole, _ = run(capsys, "eval", str(DATA), *METRICS, *BINARY, "--json")
+    assert json.loads(printed) == json.loads(whole)
+    page = out.read_text()
+    _self_contained(page)
+    captions = sorted(re.findall(r"<figcaption>(.*?)</figcaption>", page))
+    assert captions == ["average_precision", "roc_auc"]
+    status, _, err = run(capsys, "report", str(DATA), "-o", str(out))
+    assert status == 1 and "not a streammetrics state" in err
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed")
+def test_report_renders_in_headless_chromium(capsys, tmp_path) -> None:
+    from matplotlib.image import imread
+
+    out = tmp_path / "report.html"
+    status, _, err = run(capsys, "report", str(DATA), *METRICS, *BINARY, "-o", str(out))
+    assert status == 0, err
+    shot = tmp_path / "shot.png"
+    subprocess.run(
+        [
+            str(CHROMIUM), "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
+            "--no-first-run", "--disable-background-networking", "--disable-component-update",
+            "--disable-sync", f"--user-data-dir={tmp_path / 'profile'}",
+            f"--screenshot={shot}", "--window-size=1200,1600", out.as_uri(),
+        ],
+        capture_output=True, timeout=120, check=True,
+    )  # fmt: skip
+    image = imread(shot)[..., :3]
+    ink = (image < 0.9).any(axis=-1)
+    assert ink.mean() > 0.02, "the screenshot is (nearly) blank"
+    # the pictures drew: blue curve and bar pixels, not only black text
+    blue = (image[..., 2] > 0.5) & (image[..., 0] < 0.3)
+    assert blue.sum() > 2000
+    shutil.rmtree(tmp_path / "profile", ignore_errors=True)
+
+
+def _ranking_log(path: Path) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(3)
+    q = np.repeat(np.arange(40), rng.integers(2, 12, 40))
+    rel = rng.integers(0, 4, len(q))
+    score = rng.normal(size=len(q)) + 0.5 * rel
+    with path.open("w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["qid", "rel", "score"])
+        w.writerows(zip(q.tolist(), rel.tolist(), score.round(6).tolist(), strict=True))
+    return {"qid": q, "rel": rel, "score": score.round(6)}
+
+
+def test_ranking_log(capsys, tmp_path) -> None:
+    log = tmp_path / "rank.csv"
+    cols = _ranking_log(log)
+    names = ["ndcg", "ndcg@5", "map", "mrr", "precision@3", "recall@3", "hit_rate@3"]
+    args = [a for n in names for a in ("--metric", n)]
+    status, out, err = run(
+        capsys, "eval", str(log), *args, "--query", "qid", "--y-true", "rel",
+        "--y-score", "score", "--batch-size", "37", "--json",
+    )  # fmt: skip
+    assert status == 0, err
+    got = json.loads(out)["metrics"]
+    q, rel, score = cols["qid"], cols["rel"], cols["score"]
+    want = {
+        "ndcg": sm.ranking.NDCG(),
+        "ndcg@5": sm.ranking.NDCG(k=5),
+        "map": sm.ranking.MAP(),
+        "mrr": sm.ranking.MRR(),
+        "precision@3": sm.ranking.PrecisionAtK(3),
+        "recall@3": sm.ranking.RecallAtK(3),
+        "hit_rate@3": sm.ranking.HitRate(3),
+    }
+    # the same values as the metrics fed the whole log at once (chunks of 37 rows cut queries)
+    for name, metric in want.items():
+        assert got[name] == pytest.approx(metric.update(q, rel, score).compute(), abs=1e-12)
+    status, _, err = run(capsys, "eval", str(log), "--metric", "ndcg", "--y-true", "rel",
+                         "--y-score", "score")  # fmt: skip
+    assert status == 1 and "--query" in err
+
+
+def test_text_log_with_two_references(capsys, tmp_path) -> None:
+    sacrebleu = pytest.importorskip("sacrebleu")
+    hyps = ["the cat sat on the mat", "a dog barks", "hello world", "it is raining today"]
+    ref1 = ["the cat is on the mat", "the dog barks", "hello there world", "it rains today"]
+    ref2 = ["a cat sat on a mat", "", "hi world", "today it is raining"]
+    log = tmp_path / "text.jsonl"
+    with log.open("w") as fh:
+        for h, a, b in zip(hyps, ref1, ref2, strict=True):
+            fh.write(json.dumps({"hyp": h, "ref1": a, "ref2": b or None}) + "\n")
+    status, out, err = run(
+        capsys, "eval", str(log), "--metric", "bleu", "--metric", "chrf", "--hypothesis", "hyp",
+        "--reference", "ref1", "--reference", "ref2", "--json", "--batch-size", "3",
+    )  # fmt: skip
+    assert status == 0, err
+    got = json.loads(out)["metrics"]
+    streams = [ref1, [r or None for r in ref2]]
+    assert got["bleu"] == pytest.approx(sacrebleu.corpus_bleu(hyps, streams).score, abs=1e-9)
+    assert got["chrf"] == pytest.approx(sacrebleu.corpus_chrf(hyps, streams).score, abs=1e-9)
+    status, _, err = run(capsys, "eval", str(log), "--metric", "bleu", "--hypothesis", "hyp")
+    assert status == 1 and "--reference" in err
+
+
+@pytest.mark.parametrize(
+    ("typo", "hint"),
+    [("acuracy", "accuracy"), ("ndgc@5", "ndcg@5"), ("roc_aux", "roc_auc"), ("blue", "bleu")],
+)
+def test_misspelt_metric_names_suggest_the_closest(capsys, typo, hint) -> None:
+    status, _, err = run(capsys, "eval", str(DATA), "--metric", typo, *BINARY)
+    assert status == 1
+    assert f"unknown metric {typo!r}; did you mean {hint!r}?" in err
+
+
+def test_report_of_a_saved_window_state_draws_it_over_time(capsys, tmp_path) -> None:
+    from streammetrics.windows import TumblingWindows
+
+    rng = np.random.default_rng(7)
+    t = rng.uniform(0, 600, 400)
+    y, p = rng.integers(0, 2, 400), rng.integers(0, 2, 400)
+    halves = [TumblingWindows(sm.Accuracy(), width=60) for _ in range(2)]
+    halves[0].update(y[:150], p[:150], timestamps=t[:150])
+    halves[1].update(y[150:], p[150:], timestamps=t[150:])
+    for i, w in enumerate(halves):
+        (tmp_path / f"{i}.state").write_bytes(w.to_bytes())
+    out = tmp_path / "windows.html"
+    status, _, err = run(
+        capsys, "report", str(tmp_path / "0.state"), str(tmp_path / "1.state"), "-o", str(out)
+    )
+    assert status == 0, err
+    page = out.read_text()
+    assert re.findall(r"<figcaption>(.*?)</figcaption>", page) == ["TumblingWindows"]
+    whole = TumblingWindows(sm.Accuracy(), width=60).update(y, p, timestamps=t).compute()
+    for start, value in whole.items():
+        assert f"<td>TumblingWindows.{start}</td><td>{value:.6g}</td>" in page
+
+
+@pytest.mark.parametrize("command", ["eval", "report"])
+def test_eval_and_report_show_the_same_progress_bar_on_a_terminal(
+    capsys, monkeypatch, tmp_path, command
+) -> None:
+    import sys
+
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
+    extra = ["-o", str(tmp_path / "r.html")] if command == "report" else []
+    status = main(
+        [command, str(DATA), "--metric", "accuracy", *BINARY, "--batch-size", "500", *extra]
+    )
+    err = capsys.readouterr().err
+    assert status == 0
+    # tqdm's bar (the cli extra) or the plain counter, drawn with carriage returns, then cleared
+    assert re.match(r"\r[\d.,k]+ rows", err), err
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: False, raising=False)
+    capsys.readouterr()
+    main([command, str(DATA), "--metric", "accuracy", *BINARY, *extra])
+    assert "rows" not in capsys.readouterr().err  # not on a pipe or a file
