@@ -407,6 +407,15 @@ class R2Score(_RegressionMetric):
         width = self.moments.width or 1
         return self._average(np.full(width, math.nan))
 
+    def interval(self, level: float = 0.95) -> tuple[float, float]:
+        """Not available: raises :class:`NoIntervalError` pointing to ``Bootstrap``.
+
+        The delta method for ``1 - SSE / SST`` needs the fourth moments of ``y_true`` and the
+        error's co-moments with ``y_true**2``, which this state does not keep (keeping them
+        stably would triple the cost of every update)."""
+        check_level(level)
+        raise no_interval("R2Score", "its delta method needs fourth moments the state lacks")
+
 
 class ExplainedVariance(_RegressionMetric):
     """Explained variance, as ``sklearn.metrics.explained_variance_score``.
@@ -435,6 +444,14 @@ class ExplainedVariance(_RegressionMetric):
 
     def _compute(self) -> Any:
         return self._average(self._ev(self._config["force_finite"]))
+
+    def interval(self, level: float = 0.95) -> tuple[float, float]:
+        """Not available: raises :class:`NoIntervalError` pointing to ``Bootstrap`` (as
+        :meth:`R2Score.interval`: the delta method needs fourth moments the state lacks)."""
+        check_level(level)
+        raise no_interval(
+            "ExplainedVariance", "its delta method needs fourth moments the state lacks"
+        )
 
 
 class PearsonCorrCoef(_RegressionMetric):

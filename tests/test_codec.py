@@ -30,6 +30,14 @@ GOLDEN_F1 = bytes.fromhex(
     "61a162a57461626c65c72a0193a33c6638920202c420000000000000f03f0000000000000000000000000000"
     "00400000000000000000a776657273696f6e01"
 )
+# F1 at schema 2 (0.2: the confusion state keeps the sum of squared weights for interval()).
+GOLDEN_F1_V2 = bytes.fromhex(
+    "86a5636c617373a24631a6636f6e66696784a761766572616765a56d6163726fa66c6162656c73c0a9706f73"
+    "5f6c6162656c01ad7a65726f5f6469766973696f6ecb0000000000000000a6666f726d6174ad73747265616d"
+    "6d657472696373a6736368656d6102a5737461746583a5636f756e7402a6636f756e747382a4726f777392a1"
+    "61a162a57461626c65c72a0193a33c6638920202c420000000000000f03f0000000000000000000000000000"
+    "00400000000000000000a97765696768745f7371cb4014000000000000a776657273696f6e01"
+)
 
 
 def test_golden_bytes_are_written_and_read() -> None:
@@ -38,7 +46,9 @@ def test_golden_bytes_are_written_and_read() -> None:
     back = sm.loads(GOLDEN_CONFUSION)
     assert back == m and back.compute().tolist() == [[1, 0], [1, 1]]
     f1 = sm.F1(average="macro").update(["b", "a"], ["a", "a"], sample_weight=[2, 1])
-    assert f1.to_bytes() == GOLDEN_F1
+    assert f1.to_bytes() == GOLDEN_F1_V2
+    assert sm.loads(GOLDEN_F1_V2) == f1
+    # The schema-1 blob (0.1.0) still reads, with the same value.
     assert sm.loads(GOLDEN_F1).compute() == f1.compute()
 
 

@@ -67,12 +67,16 @@ class _ConfusionMetric(Metric, register=False):
     _fixed_labels: list[Any] | None = None
     #: 2: the state gained ``weight_sq`` (sum of squared weights, for Kish's effective size).
     _schema: ClassVar[int] = 2
+    #: Whether the state keeps ``weight_sq`` (only the metrics with an ``interval`` need it;
+    #: ConfusionMatrix and ClassificationReport keep their schema-1 state).
+    _keeps_weight_sq: ClassVar[bool] = True
 
     def __init__(self) -> None:
         super().__init__()
         fixed = None if self._fixed_labels is None else np.asarray(self._fixed_labels)
         self._add_state("counts", ContingencyCounts(shared=True, labels=fixed), merge=None)
-        self._add_state("weight_sq", 0.0)
+        if self._keeps_weight_sq:
+            self._add_state("weight_sq", 0.0)
 
     counts: ContingencyCounts
     weight_sq: float
@@ -89,6 +93,8 @@ class _ConfusionMetric(Metric, register=False):
             return self
         merged = self.counts.merged(self.counts.batch(yt, yp, weights, ("y_true", "y_pred")))
         self._check_labels(merged.rows)
+        if not self._keeps_weight_sq:
+            return self._commit(n, counts=merged)
         sq = float(n) if weights is None else float(weights @ weights)
         return self._commit(n, counts=merged, weight_sq=self.weight_sq + sq)
 
@@ -110,7 +116,7 @@ class _ConfusionMetric(Metric, register=False):
     def _upgrade_state(cls, state: Any, schema: int) -> Any:
         """Schema 1 (0.1.0) kept no ``weight_sq``: unweighted (integer) counts give it exactly
         (the row count); for weighted counts it is unknown (nan, so ``interval`` is nan)."""
-        if schema < 2 and isinstance(state, dict) and "weight_sq" not in state:
+        if cls._keeps_weight_sq and schema < 2 and isinstance(state, dict):
             counts, count = state.get("counts"), state.get("count")
             table = counts.get("table") if isinstance(counts, dict) else None
             unweighted = isinstance(table, np.ndarray) and table.dtype.kind in "iu"
@@ -297,7 +303,7 @@ class _PRF(_ConfusionMetric, register=False):
             den = float((pred if self._metric == "precision" else true)[0])
             if den == 0:
                 return NAN_INTERVAL
-            return wilson(float(tp[0]), den * design, level)
+            return wilson(float(tp[0]) * design, den * design, level)
         value = self._compute()
         se = confusion_delta_se(table, self._vectorised(), self._n_eff())
         return normal_interval(value, se, level, (0.0, 1.0))
@@ -490,6 +496,8 @@ class ConfusionMatrix(_ConfusionMetric):
     """
 
     higher_is_better: ClassVar[bool | None] = None
+    _schema = 1
+    _keeps_weight_sq = False
 
     def __init__(self, labels: Any = None, normalize: str | None = None) -> None:
         fixed = config_labels(labels)
@@ -716,6 +724,8 @@ class ClassificationReport(_ConfusionMetric):
     """
 
     higher_is_better: ClassVar[bool | None] = None
+    _schema = 1
+    _keeps_weight_sq = False
 
     _KEYS = (
         "accuracy",

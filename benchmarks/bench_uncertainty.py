@@ -1,0 +1,223 @@
+"""Cost of ``interval()`` per metric at 1k, 1M and ~100M-row streams (goal: <= 1 ms at any size).
+
+``interval()`` reads only the state, so its cost follows the state's size (buckets, distinct
+scores, labels, groups), not the rows seen. The large streams are built as a 1M-row state merged
+with itself (doubling) until it holds ~100M rows (2**7 * 1M = 134M): the same state a 134M-row
+stream of those values gives, built in seconds. Exact-mode AUC keeps its 1M distinct scores
+(a real 100M-distinct-score stream would hold 2.4 GB).
+
+Beside it, a bare-numpy floor: the same interval computed from the raw rows, as a user without
+a mergeable state must (sort the scores for DeLong's placements, one pass for the moments),
+for the sizes whose rows fit in memory (1k, 1M). Peers (torchmetrics, torcheval, river) have no
+closed-form interval to compare with; torchmetrics' ``BootStrapper`` is measured by the
+``Bootstrap`` rows (added to this file by the ``slices`` branch).
+
+Run: ``python benchmarks/bench_uncertainty.py`` (a few minutes) or ``--quick`` (seconds: 1k
+and 100k rows, fewer repeats). Prints a markdown table. To add a measurement, write one
+function ``(rows, repeat) -> Row`` and list it in ``MEASUREMENTS``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+import streammetrics as sm
+from streammetrics import ranking
+
+BASE_ROWS = 1_000_000
+BATCH = 100_000
+
+
+@dataclass
+class Row:
+    name: str
+    rows: int
+    seconds: float  # one interval() call, best of `repeat`
+    floor: float | None  # the same interval from the raw rows (bare numpy), when measured
+
+
+def _best(fn: Callable[[], Any], repeat: int) -> float:
+    best = math.inf
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def _state(make: Callable[[], sm.Metric], draw: Callable[[Any, int], tuple], rows: int) -> Any:
+    """A metric holding ``rows`` rows (or the nearest 1M * 2**k above, by self-merges)."""
+    rng = np.random.default_rng(0)
+    m = make()
+    base = min(rows, BASE_ROWS)
+    for start in range(0, base, BATCH):
+        args, kwargs = draw(rng, min(BATCH, base - start))
+        m.update(*args, **kwargs)
+    while m.count < rows:
+        m.merge(m)
+    return m
+
+
+# -- data -------------------------------------------------------------------------------------
+
+
+def _scores(rng: Any, n: int) -> tuple:
+    y = rng.integers(0, 2, n)
+    return (y, stats.norm.cdf(rng.normal(y * 1.0, 1.0))), {}
+
+
+def _labels(rng: Any, n: int) -> tuple:
+    y = rng.integers(0, 10, n)
+    return (y, np.where(rng.random(n) < 0.7, y, rng.integers(0, 10, n))), {}
+
+
+def _regression(rng: Any, n: int) -> tuple:
+    t = rng.normal(size=n)
+    return (t, t + rng.normal(size=n)), {}
+
+
+def _queries(rng: Any, n: int) -> tuple:
+    q = np.arange(n) // 10
+    rel = rng.integers(0, 3, n).astype(float)
+    return (q + rng.integers(0, 1 << 40), rel, rel + rng.normal(size=n)), {"complete": True}
+
+
+def _grouped(rng: Any, n: int) -> tuple:
+    (y, s), _ = _scores(rng, n)
+    return (y, s), {"groups": rng.integers(0, 10_000, n)}
+
+
+# -- floors: the interval from raw rows --------------------------------------------------------
+
+
+def _floor_delong(y: np.ndarray, s: np.ndarray) -> tuple[float, float]:
+    order = np.argsort(s, kind="stable")
+    ss, yy = s[order], y[order]
+    _, start = np.unique(ss, return_index=True)
+    pos = np.add.reduceat(yy, start).astype(float)
+    neg = np.diff(np.r_[start, len(ss)]) - pos
+    big_p, big_n = pos.sum(), neg.sum()
+    v10 = (np.cumsum(neg) - neg + neg / 2) / big_n
+    v01 = (big_p - np.cumsum(pos) + pos / 2) / big_p
+    auc = pos @ v10 / big_p
+    var = (pos @ (v10 - auc) ** 2) / (big_p - 1) / big_p
+    var += (neg @ (v01 - auc) ** 2) / (big_n - 1) / big_n
+    half = 1.959963984540054 * math.sqrt(var)
+    return auc - half, auc + half
+
+
+def _floor_mean(x: np.ndarray) -> tuple[float, float]:
+    m, s = x.mean(), x.std(ddof=1)
+    half = stats.t.ppf(0.975, len(x) - 1) * s / math.sqrt(len(x))
+    return m - half, m + half
+
+
+# -- measurements (one function each) ----------------------------------------------------------
+
+
+def _measure(
+    name: str,
+    make: Callable[[], sm.Metric],
+    draw: Callable[[Any, int], tuple],
+    rows: int,
+    repeat: int,
+    floor: Callable[[tuple], Any] | None = None,
+) -> Row:
+    m = _state(make, draw, rows)
+    seconds = _best(m.interval, repeat)
+    floor_s = None
+    if floor is not None and rows <= BASE_ROWS:
+        args, _ = draw(np.random.default_rng(0), rows)
+        floor_s = _best(lambda: floor(args), repeat)
+    return Row(name, m.count, seconds, floor_s)
+
+
+def auc_sketch(rows: int, repeat: int) -> Row:
+    return _measure("ROCAUC()", sm.ROCAUC, _scores, rows, repeat, lambda a: _floor_delong(*a))
+
+
+def auc_exact(rows: int, repeat: int) -> Row:
+    make = lambda: sm.ROCAUC(exact=True)  # noqa: E731
+    return _measure("ROCAUC(exact=True)", make, _scores, rows, repeat, lambda a: _floor_delong(*a))
+
+
+def average_precision(rows: int, repeat: int) -> Row:
+    return _measure("AveragePrecision()", sm.AveragePrecision, _scores, rows, repeat)
+
+
+def gauc(rows: int, repeat: int) -> Row:
+    return _measure("GAUC() 10k groups", sm.GAUC, _grouped, rows, repeat)
+
+
+def accuracy(rows: int, repeat: int) -> Row:
+    floor = lambda a: _floor_mean((a[0] == a[1]).astype(float))  # noqa: E731
+    return _measure("Accuracy (10 labels)", sm.Accuracy, _labels, rows, repeat, floor)
+
+
+def f1_macro(rows: int, repeat: int) -> Row:
+    make = lambda: sm.F1(average="macro")  # noqa: E731
+    return _measure("F1(macro, 10 labels)", make, _labels, rows, repeat)
+
+
+def kappa(rows: int, repeat: int) -> Row:
+    return _measure("CohenKappa (10 labels)", sm.CohenKappa, _labels, rows, repeat)
+
+
+def mse(rows: int, repeat: int) -> Row:
+    floor = lambda a: _floor_mean((a[0] - a[1]) ** 2)  # noqa: E731
+    return _measure("MeanSquaredError", sm.MeanSquaredError, _regression, rows, repeat, floor)
+
+
+def pearson(rows: int, repeat: int) -> Row:
+    return _measure("PearsonCorrCoef", sm.PearsonCorrCoef, _regression, rows, repeat)
+
+
+def log_loss(rows: int, repeat: int) -> Row:
+    return _measure("LogLoss", sm.LogLoss, _scores, rows, repeat)
+
+
+def ndcg(rows: int, repeat: int) -> Row:
+    return _measure("NDCG(k=10), folded queries", ranking.NDCG, _queries, rows, repeat)
+
+
+MEASUREMENTS: list[Callable[[int, int], Row]] = [
+    auc_sketch,
+    auc_exact,
+    average_precision,
+    gauc,
+    accuracy,
+    f1_macro,
+    kappa,
+    mse,
+    pearson,
+    log_loss,
+    ndcg,
+]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="1k and 100k rows, fewer repeats")
+    opts = parser.parse_args()
+    sizes = (1_000, 100_000) if opts.quick else (1_000, 1_000_000, 100_000_000)
+    repeat = 3 if opts.quick else 20
+    print("| metric | rows | interval() | from raw rows (numpy) | ratio |")
+    print("| --- | ---: | ---: | ---: | ---: |")
+    for measure in MEASUREMENTS:
+        for rows in sizes:
+            r = measure(rows, repeat)
+            floor = "-" if r.floor is None else f"{r.floor * 1e3:.3f} ms"
+            ratio = "-" if r.floor is None else f"{r.seconds / r.floor:.3g}"
+            print(f"| {r.name} | {r.rows:,} | {r.seconds * 1e3:.3f} ms | {floor} | {ratio} |")
+
+
+if __name__ == "__main__":
+    main()

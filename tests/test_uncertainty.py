@@ -1,0 +1,345 @@
+"""``interval(level)``: coverage simulations, DeLong by hand, merges, bytes, errors."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+from scipy import stats
+
+import streammetrics as sm
+from streammetrics import ranking, uncertainty
+from streammetrics.clustering import Silhouette
+from streammetrics.text import BLEU
+
+STREAMS = 1000
+
+
+def _coverage(make: Callable[[], sm.Metric], draw: Callable[[Any], tuple], truth: float) -> float:
+    rng = np.random.default_rng(12345)
+    hits = 0
+    for _ in range(STREAMS):
+        args, kwargs = draw(rng)
+        low, high = make().update(*args, **kwargs).interval(0.95)
+        hits += low <= truth <= high
+    return hits / STREAMS
+
+
+# -- coverage: the 95% interval covers the true value in 92-98% of seeded streams --------------
+
+
+def _binormal(rng: Any, d: float = 1.0, m: int = 120) -> tuple:
+    y = np.r_[np.ones(m), np.zeros(m)]
+    x = np.r_[rng.normal(d, 1.0, m), rng.normal(0.0, 1.0, m)]
+    return (y, stats.norm.cdf(x)), {}
+
+
+@pytest.mark.parametrize("exact", [True, False])
+def test_auc_binormal_coverage(exact: bool) -> None:
+    truth = float(stats.norm.cdf(1.0 / math.sqrt(2.0)))  # Phi(d / sqrt(2)), d = 1
+    assert 0.92 <= _coverage(lambda: sm.ROCAUC(exact=exact), _binormal, truth) <= 0.98
+
+
+def test_accuracy_coverage() -> None:
+    def draw(rng: Any) -> tuple:
+        y = rng.integers(0, 3, 150)
+        wrong = rng.random(150) >= 0.8
+        return (y, np.where(wrong, (y + 1) % 3, y)), {}
+
+    assert 0.92 <= _coverage(sm.Accuracy, draw, 0.8) <= 0.98
+
+
+def test_mse_coverage() -> None:
+    def draw(rng: Any) -> tuple:
+        t = rng.normal(size=200)
+        return (t, t + rng.normal(size=200)), {}  # E[(t - p)**2] = 1
+
+    assert 0.92 <= _coverage(sm.MeanSquaredError, draw, 1.0) <= 0.98
+
+
+def test_log_loss_coverage() -> None:
+    def draw(rng: Any) -> tuple:
+        p = rng.random(300)
+        return ((rng.random(300) < p).astype(int), p), {}  # calibrated: E = 2 * int x ln x = 1/2
+
+    assert 0.92 <= _coverage(sm.LogLoss, draw, 0.5) <= 0.98
+
+
+def test_ndcg_coverage() -> None:
+    # Two items per query, one relevant, ranked first with probability 0.7: NDCG@2 is 1 when
+    # it is first and 1 / log2(3) when it is second.
+    truth = 0.7 + 0.3 / math.log2(3.0)
+    queries = 150
+
+    def draw(rng: Any) -> tuple:
+        first = rng.random(queries) < 0.7
+        rel = np.tile([1.0, 0.0], queries)
+        score = np.column_stack([np.where(first, 2.0, 0.0), np.ones(queries)]).ravel()
+        return (np.repeat(np.arange(queries), 2), rel, score), {"complete": True}
+
+    assert 0.92 <= _coverage(lambda: ranking.NDCG(k=2), draw, truth) <= 0.98
+
+
+def test_weighted_coverage_uses_kish() -> None:
+    # Importance weights spread over two orders of magnitude: with the raw weight total as the
+    # sample size the interval would be far too narrow; Kish's effective size keeps coverage.
+    def draw(rng: Any) -> tuple:
+        t = rng.normal(size=200)
+        return (t, t + rng.normal(size=200)), {"sample_weight": rng.lognormal(0.0, 1.0, 200)}
+
+    assert 0.92 <= _coverage(sm.MeanSquaredError, draw, 1.0) <= 0.98
+
+    def draw_labels(rng: Any) -> tuple:
+        y = rng.integers(0, 3, 200)
+        p = np.where(rng.random(200) < 0.8, y, (y + 1) % 3)
+        return (y, p), {"sample_weight": rng.lognormal(0.0, 1.0, 200)}
+
+    assert 0.92 <= _coverage(sm.Accuracy, draw_labels, 0.8) <= 0.98
+
+
+# -- DeLong by hand --------------------------------------------------------------------------
+
+
+def _delong_by_hand(y: np.ndarray, s: np.ndarray, level: float) -> tuple[float, float]:
+    """DeLong et al. (1988) as written: psi over every (positive, negative) pair."""
+    x, yy = s[y == 1], s[y == 0]
+    m, n = len(x), len(yy)
+    psi = (x[:, None] > yy[None, :]) + 0.5 * (x[:, None] == yy[None, :])
+    auc = psi.mean()
+    v10, v01 = psi.mean(axis=1), psi.mean(axis=0)
+    s10 = ((v10 - auc) ** 2).sum() / (m - 1)
+    s01 = ((v01 - auc) ** 2).sum() / (n - 1)
+    z = stats.norm.ppf(0.5 + level / 2)
+    half = z * math.sqrt(s10 / m + s01 / n)
+    return max(auc - half, 0.0), min(auc + half, 1.0)
+
+
+@pytest.mark.parametrize("seed", range(5))
+@pytest.mark.parametrize("level", [0.8, 0.95, 0.99])
+def test_exact_auc_interval_is_delong(seed: int, level: float) -> None:
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(20, 300))
+    y = rng.integers(0, 2, n)
+    s = np.round(rng.normal(y * 0.8, 1.0), 1)  # rounded: many ties
+    got = sm.ROCAUC(exact=True, score_type="real").update(y, s).interval(level)
+    want = _delong_by_hand(y, s, level)
+    assert got == pytest.approx(want, abs=1e-12)
+
+
+def test_sketch_auc_interval_is_widened_by_the_bound() -> None:
+    rng = np.random.default_rng(3)
+    y = rng.integers(0, 2, 5000)
+    s = stats.norm.cdf(rng.normal(y * 0.7, 1.0))
+    sketch = sm.ROCAUC(resolution=8).update(y, s)
+    exact = sm.ROCAUC(exact=True).update(y, s)
+    bound = sketch.error_bound()
+    assert bound > 0
+    lo, hi = sketch.interval()
+    elo, ehi = exact.interval()
+    # The sketch interval holds the exact interval's centre and is at least 2 bounds wider.
+    assert lo <= exact.compute() <= hi
+    assert hi - lo >= (ehi - elo) * 0.9 + 2 * bound * 0.999
+
+
+# -- merges, bytes, levels, empty -------------------------------------------------------------
+
+
+def _classes(rng: Any, n: int) -> tuple:
+    y = rng.integers(0, 3, n)
+    return (y, np.where(rng.random(n) < 0.7, y, rng.integers(0, 3, n))), {}
+
+
+def _binary(rng: Any, n: int) -> tuple:
+    y = rng.integers(0, 2, n)
+    return (y, np.where(rng.random(n) < 0.8, y, 1 - y)), {}
+
+
+def _probs(rng: Any, n: int) -> tuple:
+    y = rng.integers(0, 2, n)
+    return (y, np.clip(rng.random(n) * 0.6 + 0.4 * y, 0.0, 1.0)), {}
+
+
+def _reg(rng: Any, n: int) -> tuple:
+    t = rng.normal(size=n) * 3 + 10
+    return (t, t + rng.normal(size=n)), {"sample_weight": rng.random(n) + 0.1}
+
+
+def _ranked(rng: Any, n: int) -> tuple:
+    q = np.sort(rng.integers(0, n // 5, n))
+    rel = rng.integers(0, 3, n).astype(float)
+    return (q, rel, rel + rng.normal(size=n)), {}
+
+
+def _grouped(rng: Any, n: int) -> tuple:
+    (y, s), _ = _probs(rng, n)
+    return (y, s), {"groups": rng.integers(0, 40, n)}
+
+
+def _topk(rng: Any, n: int) -> tuple:
+    y = rng.integers(0, 4, n)
+    return (y, rng.random((n, 4)) + np.eye(4)[y] * 0.3), {}
+
+
+CASES: list[tuple[str, Callable[[], sm.Metric], Callable[[Any, int], tuple]]] = [
+    ("accuracy", sm.Accuracy, _classes),
+    ("accuracy_w", sm.Accuracy, lambda r, n: (_classes(r, n)[0], {"sample_weight": r.random(n)})),
+    ("precision", sm.Precision, _binary),
+    ("recall_micro", lambda: sm.Recall(average="micro"), _classes),
+    ("f1", sm.F1, _binary),
+    ("f1_macro", lambda: sm.F1(average="macro"), _classes),
+    ("f2_weighted", lambda: sm.FBeta(beta=2.0, average="weighted"), _classes),
+    ("precision_macro", lambda: sm.Precision(average="macro"), _classes),
+    ("mcc", sm.MatthewsCorrCoef, _classes),
+    ("kappa", sm.CohenKappa, _classes),
+    ("kappa_quadratic", lambda: sm.CohenKappa(weights="quadratic"), _classes),
+    ("topk", lambda: sm.TopKAccuracy(k=2), _topk),
+    ("auc_exact", lambda: sm.ROCAUC(exact=True), _probs),
+    ("auc_sketch", sm.ROCAUC, _probs),
+    ("ap_exact", lambda: sm.AveragePrecision(exact=True), _probs),
+    ("ap_sketch", sm.AveragePrecision, _probs),
+    ("gauc", lambda: sm.GAUC(exact=True), _grouped),
+    ("gauc_sketch", lambda: sm.GAUC(max_exact=4), _grouped),
+    ("logloss", sm.LogLoss, _probs),
+    ("brier", sm.BrierScore, _probs),
+    ("mse", sm.MeanSquaredError, _reg),
+    ("rmse", sm.RootMeanSquaredError, _reg),
+    ("mae", sm.MeanAbsoluteError, _reg),
+    ("mape", sm.MeanAbsolutePercentageError, _reg),
+    ("pearson", sm.PearsonCorrCoef, _reg),
+    ("ndcg", lambda: ranking.NDCG(k=5), _ranked),
+    ("mrr", ranking.MRR, _ranked),
+    ("map", ranking.MAP, _ranked),
+    ("dcg", lambda: ranking.DCG(k=3), _ranked),
+    ("precision_at_k", lambda: ranking.PrecisionAtK(k=3), _ranked),
+]
+IDS = [c[0] for c in CASES]
+
+
+@pytest.mark.parametrize(("name", "make", "draw"), CASES, ids=IDS)
+def test_merged_shards_give_the_whole_interval(name: str, make: Any, draw: Any) -> None:
+    rng = np.random.default_rng(7)
+    args, kwargs = draw(rng, 600)
+    whole = make().update(*args, **kwargs)
+    cuts = [0, 150, 151, 420, 600]
+    if name in ("ndcg", "mrr", "map", "dcg", "precision_at_k"):
+        q = args[0]  # ranking shards hold whole queries when complete=True
+        cuts = [0, *(int(np.searchsorted(q, q[c])) for c in (150, 420)), 600]
+    shards = []
+    for a, b in itertools.pairwise(cuts):
+        part = make()
+        part.update(*(x[a:b] for x in args), **{k: v[a:b] for k, v in kwargs.items()})
+        shards.append(part)
+    merged = make().merge(*shards[::-1])
+    low, high = whole.interval()
+    assert math.isfinite(low) and math.isfinite(high) and low <= high
+    value = whole.compute()
+    assert low - 1e-12 <= value <= high + 1e-12
+    assert merged.interval() == pytest.approx((low, high), abs=1e-12, rel=1e-12)
+    assert sm.loads(whole.to_bytes()).interval() == (low, high)
+    assert sm.loads(merged.to_bytes()).interval() == merged.interval()
+    narrow, wide = whole.interval(0.5), whole.interval(0.99)
+    assert wide[0] <= low <= narrow[0] and narrow[1] <= high <= wide[1]
+
+
+@pytest.mark.parametrize(("name", "make", "draw"), CASES, ids=IDS)
+def test_empty_is_nan_and_level_is_checked(name: str, make: Any, draw: Any) -> None:
+    empty = make()
+    low, high = empty.interval()
+    assert math.isnan(low) and math.isnan(high)
+    args, kwargs = draw(np.random.default_rng(1), 50)
+    metric = make().update(*args, **kwargs)
+    before = metric.to_bytes()
+    for bad in (0, 1, 1.5, -0.1, float("nan"), "0.95", True, None):
+        with pytest.raises(sm.InputError, match="level"):
+            metric.interval(bad)
+    assert metric.to_bytes() == before
+
+
+def test_unit_weights_are_unweighted_and_kish_rescales() -> None:
+    rng = np.random.default_rng(2)
+    (y, p), _ = _classes(rng, 400)
+    plain = sm.F1(average="macro").update(y, p).interval()
+    doubled = sm.F1(average="macro").update(y, p, sample_weight=np.full(400, 2.0)).interval()
+    assert doubled == pytest.approx(plain, abs=1e-9)
+    (yb, pb), _ = _binary(rng, 400)
+    for metric in (sm.Precision, sm.Recall, sm.Accuracy, sm.MatthewsCorrCoef, sm.CohenKappa):
+        plain = metric().update(yb, pb).interval()
+        scaled = metric().update(yb, pb, sample_weight=np.full(400, 3.0)).interval()
+        assert scaled == pytest.approx(plain, abs=1e-9), metric.__name__
+    t = rng.normal(size=400)
+    a = sm.MeanAbsoluteError().update(t, 0 * t).interval()
+    b = sm.MeanAbsoluteError().update(t, 0 * t, sample_weight=np.full(400, 0.01)).interval()
+    assert a == pytest.approx(b, abs=1e-12)
+
+
+def test_wilson_matches_statsmodels_formula() -> None:
+    # Wilson (1927) as usually printed, for a few (x, n, level).
+    for x, n, level in [(0, 10, 0.95), (8, 10, 0.95), (50, 100, 0.9), (999, 1000, 0.99)]:
+        z = stats.norm.ppf(0.5 + level / 2)
+        p = x / n
+        centre = (x + z * z / 2) / (n + z * z)
+        half = z * math.sqrt(n) / (n + z * z) * math.sqrt(p * (1 - p) + z * z / (4 * n))
+        assert uncertainty.wilson(x, n, level) == pytest.approx(
+            (max(centre - half, 0), min(centre + half, 1)), abs=1e-12
+        )
+
+
+def test_fisher_z_and_t() -> None:
+    r, n = 0.6, 50
+    half = stats.norm.ppf(0.975) / math.sqrt(n - 3)
+    assert uncertainty.fisher_z(r, n, 0.95) == pytest.approx(
+        (math.tanh(math.atanh(r) - half), math.tanh(math.atanh(r) + half))
+    )
+    x = np.random.default_rng(0).normal(size=30)
+    ref = stats.t.interval(0.9, 29, loc=x.mean(), scale=stats.sem(x))
+    got = uncertainty.mean_interval(30.0, x.sum(), (x * x).sum(), 30.0, 0.9)
+    assert got == pytest.approx(ref, abs=1e-12)
+
+
+def test_kappa_delta_matches_finite_differences() -> None:
+    # The analytic kappa gradient agrees with the generic numerical delta method.
+    rng = np.random.default_rng(4)
+    (y, p), _ = _classes(rng, 500)
+    m = sm.CohenKappa().update(y, p)
+    _, table = m._table()
+
+    def kappa(d: np.ndarray, r: np.ndarray, c: np.ndarray, n: np.ndarray) -> np.ndarray:
+        po = d.sum(axis=1) / n
+        pe = (r * c).sum(axis=1) / (n * n)
+        out: np.ndarray = (po - pe) / (1 - pe)
+        return out
+
+    se = uncertainty.confusion_delta_se(table, kappa)
+    z = stats.norm.ppf(0.975)
+    value = m.compute()
+    assert m.interval() == pytest.approx((value - z * se, value + z * se), abs=1e-7)
+
+
+@pytest.mark.parametrize(
+    "metric",
+    [
+        sm.ConfusionMatrix(),
+        sm.ClassificationReport(),
+        sm.Precision(average=None),
+        sm.R2Score(),
+        sm.MeanSquaredError(multioutput="raw_values"),
+        Silhouette(),
+        BLEU(),
+        sm.CalibrationError(),
+    ],
+    ids=lambda m: repr(m),
+)
+def test_no_closed_form_points_to_bootstrap(metric: sm.Metric) -> None:
+    with pytest.raises(sm.NoIntervalError, match="Bootstrap") as info:
+        metric.interval()
+    assert isinstance(info.value, TypeError)
+
+
+def test_multi_output_regression_refuses() -> None:
+    t = np.random.default_rng(0).normal(size=(20, 2))
+    with pytest.raises(sm.NoIntervalError, match="outputs"):
+        sm.MeanSquaredError().update(t, t + 1).interval()
