@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import inspect
 import math
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -183,6 +183,8 @@ class Bootstrap(Metric):
     metric: Metric
     reps: SliceTable
     drawn: int
+    #: None on the class; each instance takes the wrapped metric's direction.
+    higher_is_better: ClassVar[bool | None] = None
 
     def __init__(self, metric: Metric, replicates: int = 200, seed: int = 0) -> None:
         super().__init__()

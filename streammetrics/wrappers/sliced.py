@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import importlib
 import math
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -228,6 +228,8 @@ class Sliced(Metric):
     """
 
     slices: SliceTable
+    #: A map of slice values has no direction; ``worst`` reads the wrapped metric's.
+    higher_is_better: ClassVar[bool | None] = None
 
     def __init__(self, metric: Metric, max_slices: int | None = None) -> None:
         super().__init__()
