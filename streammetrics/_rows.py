@@ -20,6 +20,9 @@ from typing import Any
 
 import numpy as np
 
+from ._inputs import _is_tensor, _tensor_to_numpy
+from .errors import InputError
+
 __all__ = ["SMALL_BATCH", "Rows"]
 
 #: Batches up to this many rows are checked and buffered; larger ones are folded at once.
@@ -145,10 +148,10 @@ class Rows:
         cols = []
         n = -1
         for kind, seen, x in zip(self.kinds, self.labels, args, strict=True):
-            if not isinstance(x, (np.ndarray, list)) or len(x) > SMALL_BATCH:
+            # A copy: the caller may reuse its buffer (or tensor) once update returns.
+            arr = _small_column(x)
+            if arr is None:
                 return None
-            # A copy: the caller may reuse its buffer once update returns.
-            arr = x.copy() if isinstance(x, np.ndarray) else np.array(x)
             if arr.dtype.kind == "U" and isinstance(x, list) and not _all_str(x):
                 return None  # numpy reads ["a", 1] as strings; update refuses such a column
             if arr.ndim != 1 or (n >= 0 and len(arr) != n):
@@ -174,10 +177,8 @@ class Rows:
         else:
             values = []
             for x in args:
-                if not isinstance(x, (np.ndarray, list)) or len(x) > SMALL_BATCH:
-                    return
-                arr = np.asarray(x)
-                if arr.ndim != 1 or arr.dtype.kind not in "biufU":
+                arr = _small_column(x)
+                if arr is None or arr.ndim != 1 or arr.dtype.kind not in "biufU":
                     return
                 values.append(arr.tolist())
         for kind, seen, column in zip(self.kinds, self.labels, values, strict=True):
@@ -257,6 +258,25 @@ def _row_check(checks: tuple[Any, ...]) -> Any:
             return False
 
     return check
+
+
+def _small_column(x: Any) -> np.ndarray | None:
+    """A copy of a column of at most ``SMALL_BATCH`` rows as an array, or None: an array, a
+    list, or a 1-D torch tensor (read as ``as_array`` reads it: one host copy, bfloat16 and
+    float16 widened exactly)."""
+    if isinstance(x, np.ndarray):
+        return x.copy() if x.ndim == 1 and len(x) <= SMALL_BATCH else None
+    if isinstance(x, list):
+        return np.array(x) if len(x) <= SMALL_BATCH else None
+    if _is_tensor(x):
+        if x.ndim != 1 or len(x) > SMALL_BATCH:
+            return None
+        try:
+            arr: np.ndarray = _tensor_to_numpy(x, "column").copy()  # a CPU tensor's view
+        except InputError:
+            return None
+        return arr
+    return None
 
 
 def _all_str(values: list[Any]) -> bool:

@@ -44,6 +44,8 @@ class Case:
     rows:   the batches may be fed one row at a time (False only where a batch carries a
             meaning of its own, such as ranking's ``complete=True``: "these are the last rows
             of their queries").
+    split_interval: merged shards give the whole stream's ``interval()`` (False only where the
+            state is documented as not split-invariant: a bootstrap drawn without ids).
     """
 
     id: str
@@ -55,6 +57,7 @@ class Case:
     atol: float = 0.0
     other: Callable[[], sm.Metric] | None = None
     rows: bool = True
+    split_interval: bool = True
 
 
 def family_modules() -> list[Any]:

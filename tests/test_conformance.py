@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import random
 import sys
 import threading
@@ -299,3 +300,23 @@ def test_bad_sample_refused_at_its_call(case: Case) -> None:
                 with pytest.raises(sm.InputError):
                     tried.update(*b_args, **b_kwargs)
     _check_equal(case, tried, good, "after refused samples")
+
+
+@parametrize
+def test_interval_is_mergeable_or_refused(case: Case) -> None:
+    # A float value has an interval that merges like the value (the merged shards' interval is
+    # the whole stream's) and survives bytes; any other metric says it has none.
+    batches = _batches(case, 21)
+    whole = feed(case.make(), batches)
+    try:
+        want = whole.interval()
+    except sm.NoIntervalError:
+        assert not isinstance(whole.compute(), float) or type(whole).interval is sm.Metric.interval
+        return
+    assert isinstance(whole.compute(), float)
+    if case.split_interval:
+        halves = [feed(case.make(), batches[::2]), feed(case.make(), batches[1::2])]
+        merged = halves[0].merge(halves[1])
+        assert_same_result(merged.interval(), want, max(case.rtol, 1e-12), case.atol, "interval")
+    assert_same_result(sm.loads(whole.to_bytes()).interval(), want, 0.0, 0.0, "through bytes")
+    assert all(math.isnan(v) for v in case.make().interval())
