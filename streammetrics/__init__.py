@@ -7,6 +7,7 @@ processes, machines or time windows combine into the exact result.
 
 # Every family module is imported here so that loads() knows all of their classes.
 from . import classification, clustering, detection, ranking, regression, text  # noqa: F401
+from ._codec import CountOverflowError
 from .base import Metric, StateBlock, loads, registered_metrics
 from .classification import *  # noqa: F403
 from .clustering import *  # noqa: F403
@@ -22,12 +23,13 @@ from .regression import *  # noqa: F403
 from .windows import Decayed, SlidingWindow, TumblingWindows
 from .wrappers import Bootstrap, Sliced
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "Bootstrap",
     "Sliced",
     "Decayed",
+    "CountOverflowError",
     "IncompatibleStateError",
     "InputError",
     "Metric",

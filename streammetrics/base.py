@@ -537,8 +537,8 @@ class Metric(PerRequest):
                 f"unexpected {sorted(map(str, extra))}"
             )
         count = state["count"]
-        if type(count) is not int or count < 0:
-            raise StateDecodeError("count must be a non-negative integer")
+        if type(count) is not int or not 0 <= count <= _codec.COUNT_LIMIT:
+            raise StateDecodeError("count must be a non-negative integer of at most 2**53")
         for name, field in self._fields.items():
             setattr(self, name, _load_field(name, field, state[name]))
         self._count = count
