@@ -3,7 +3,8 @@ queries, against a bare numpy floor (one lexsort of the rows by query and score 
 bincount: the least any exact tie-aware ranking metric must do). torchmetrics' retrieval
 metrics are timed too when torch and torchmetrics are installed.
 
-Run: ``python benchmarks/bench_ranking.py [n_queries]`` (default 1,000,000 queries of 10 rows).
+Run: ``python benchmarks/bench_ranking.py [--quick] [n_queries]`` (default 1,000,000 queries of
+10 rows; ``--quick``: 50,000).
 """
 
 from __future__ import annotations
@@ -32,7 +33,8 @@ def _floor(q, rel, score):
 
 
 def main() -> None:
-    n_queries = int(sys.argv[1]) if len(sys.argv) > 1 else 1_000_000
+    args = [a for a in sys.argv[1:] if a != "--quick"]
+    n_queries = int(args[0]) if args else (50_000 if "--quick" in sys.argv else 1_000_000)
     rng = np.random.default_rng(0)
     q = np.repeat(np.arange(n_queries), 10)
     rel = rng.integers(0, 4, len(q)).astype(float)

@@ -1,21 +1,34 @@
-"""Regression update throughput against a bare numpy floor.
+"""Regression update throughput against the fastest plain numpy floor and the peers.
 
-The floor is the least work any streaming MSE / R2 must do per batch: one pass for the error,
-weighted sums of the squared error, y_true and y_true**2 (raw sums: what a naive implementation
-keeps, and numerically unsafe). Run: ``python benchmarks/bench_regression.py``. Prints ratios
-(streammetrics time / floor time) for 1-D and 2-D targets.
+Run: ``python benchmarks/bench_regression.py`` (``--quick`` for a smoke run). Every case feeds
+the same float64 batches, best of ``repeats`` runs, update + compute. The floors are what a numpy
+user would write per batch, in float64 (raw sums: numerically unsafe, which is why the metrics
+do more):
+
+* MSE: ``e = t - p; e @ e; e.sum()``
+* R2: ``e = t - p; e @ e; t.sum(); t @ t``
+* Pearson: ``t.sum(); p.sum(); t @ t; p @ p; t @ p``
+* RegressionReport: ``e = t - p; e @ e; e.sum(); np.abs(e).sum(); t.sum(); t @ t``
+
+(column-wise ``einsum`` for 2-D targets). Peers at their best settings, side by side on the
+same batches: torchmetrics and torcheval (float64 tensors shared with numpy, one thread), and
+river (per sample, a Python loop: on a 20,000-row prefix). Prints a markdown table of M rows/s
+and ``x floor`` (floor time / our time: 1.0 is as fast as the floor, higher is better).
 """
 
 from __future__ import annotations
 
+import argparse
 import time
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from streammetrics.regression import MeanSquaredError, PearsonCorrCoef, R2Score, RegressionReport
 
 
-def _best(fn, repeat=5):
+def _best(fn: Callable[[], Any], repeat: int) -> float:
     best = float("inf")
     for _ in range(repeat):
         t0 = time.perf_counter()
@@ -24,44 +37,166 @@ def _best(fn, repeat=5):
     return best
 
 
-def _floor(batches):
-    def run():
-        acc = np.zeros(4)
-        for t, p in batches:
-            e = t - p
-            acc[0] += (e * e).sum()
-            acc[1] += t.sum()
-            acc[2] += (t * t).sum()
-            acc[3] += len(t)
-        return acc
-
-    return run
+def _dot(a: np.ndarray, b: np.ndarray) -> Any:
+    return a @ b if a.ndim == 1 else np.einsum("ij,ij->j", a, b)
 
 
-def _metric(cls, batches):
-    def run():
-        m = cls()
-        for t, p in batches:
-            m.update(t, p)
-        return m.compute()
+FLOORS: dict[str, Callable[[np.ndarray, np.ndarray], None]] = {}
 
-    return run
+
+def _floor(name: str):
+    def register(fn: Callable[[np.ndarray, np.ndarray], None]):
+        FLOORS[name] = fn
+        return fn
+
+    return register
+
+
+@_floor("MeanSquaredError")
+def _mse(t: np.ndarray, p: np.ndarray) -> None:
+    e = t - p
+    _dot(e, e)
+    e.sum(axis=0)
+
+
+@_floor("R2Score")
+def _r2(t: np.ndarray, p: np.ndarray) -> None:
+    e = t - p
+    _dot(e, e)
+    t.sum(axis=0)
+    _dot(t, t)
+
+
+@_floor("PearsonCorrCoef")
+def _pearson(t: np.ndarray, p: np.ndarray) -> None:
+    t.sum(axis=0)
+    p.sum(axis=0)
+    _dot(t, t)
+    _dot(p, p)
+    _dot(t, p)
+
+
+@_floor("RegressionReport")
+def _report(t: np.ndarray, p: np.ndarray) -> None:
+    e = t - p
+    _dot(e, e)
+    e.sum(axis=0)
+    np.abs(e).sum(axis=0)
+    t.sum(axis=0)
+    _dot(t, t)
+
+
+def _peers(name: str, outputs: int) -> list[tuple[str, Callable[[], Any]]]:
+    """(label, factory) of torch peers for one metric; empty where a peer lacks it."""
+    out: list[tuple[str, Callable[[], Any]]] = []
+    try:
+        import torchmetrics.regression as tm
+
+        tm_classes = {
+            "MeanSquaredError": lambda: tm.MeanSquaredError(num_outputs=outputs),
+            "R2Score": lambda: (
+                tm.R2Score(multioutput="raw_values") if outputs > 1 else tm.R2Score()
+            ),
+            "PearsonCorrCoef": lambda: tm.PearsonCorrCoef(num_outputs=outputs),
+        }
+        if name in tm_classes:
+            out.append((f"torchmetrics {name}", tm_classes[name]))
+    except ImportError:
+        print("(torchmetrics not importable)")
+    try:
+        import torcheval.metrics as te
+
+        te_classes = {
+            "MeanSquaredError": lambda: te.MeanSquaredError(
+                multioutput="raw_values" if outputs > 1 else "uniform_average"
+            ),
+            "R2Score": lambda: te.R2Score(
+                multioutput="raw_values" if outputs > 1 else "uniform_average"
+            ),
+        }
+        if name in te_classes:
+            out.append((f"torcheval {name}", te_classes[name]))
+    except ImportError:
+        print("(torcheval not importable)")
+    return out
+
+
+def _river(name: str) -> Callable[[], Any] | None:
+    try:
+        from river import metrics
+    except ImportError:
+        print("(river not importable)")
+        return None
+    return {"MeanSquaredError": metrics.MSE, "R2Score": metrics.R2}.get(name)
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="a smoke run (fewer rows)")
+    args = parser.parse_args()
+    repeats = 2 if args.quick else 5
+    scale = 10 if args.quick else 1
+    try:
+        import torch
+
+        torch.set_num_threads(1)
+    except ImportError:
+        torch = None  # type: ignore[assignment]
     rng = np.random.default_rng(0)
-    print(f"{'case':40s} {'rows/s (sm)':>14s} {'x floor':>8s}")
+    print("| case | M rows/s | x floor |")
+    print("| --- | ---: | ---: |")
     for shape, n_batches in (((100_000,), 50), ((10_000,), 200), ((100_000, 4), 20)):
+        n_batches = max(2, n_batches // scale)
         batches = []
         for _ in range(n_batches):
             t = rng.normal(size=shape) + 1e6
             batches.append((t, t + rng.normal(size=shape)))
         rows = shape[0] * n_batches
-        floor = _best(_floor(batches))
+        outputs = shape[1] if len(shape) > 1 else 1
+        tag = f"{shape} x{n_batches}"
+        tensors = [(torch.from_numpy(p), torch.from_numpy(t)) for t, p in batches] if torch else []
         for cls in (MeanSquaredError, R2Score, PearsonCorrCoef, RegressionReport):
-            took = _best(_metric(cls, batches), repeat=3)
-            label = f"{cls.__name__} {shape} x{n_batches}"
-            print(f"{label:40s} {rows / took:14.3e} {took / floor:8.2f}")
+            name = cls.__name__
+            fl = FLOORS[name]
+            floor = _best(lambda fl=fl, bs=batches: [fl(t, p) for t, p in bs], repeats)
+            print(f"| floor {name} {tag} | {rows / floor / 1e6:.1f} | 1.00 |")
+
+            def ours(cls=cls, bs=batches):
+                m = cls()
+                for t, p in bs:
+                    m.update(t, p)
+                m.compute()
+
+            took = _best(ours, repeats)
+            print(f"| streammetrics {name} {tag} | {rows / took / 1e6:.1f} | {floor / took:.2f} |")
+            for label, make in _peers(name, outputs):
+
+                def peer(make=make, ts=tensors):
+                    m = make()
+                    for p_t, t_t in ts:
+                        m.update(p_t, t_t)
+                    m.compute()
+
+                took = _best(peer, repeats)
+                print(f"| {label} {tag} | {rows / took / 1e6:.1f} | {floor / took:.2f} |")
+            river_cls = _river(name) if outputs == 1 else None
+            if river_cls is not None:
+                t_all = np.concatenate([t for t, _ in batches])[:20_000].tolist()
+                p_all = np.concatenate([p for _, p in batches])[:20_000].tolist()
+
+                def river_run(river_cls=river_cls, ta=t_all, pa=p_all):
+                    m = river_cls()
+                    for a, b in zip(ta, pa, strict=True):
+                        m.update(a, b)
+                    m.get()
+
+                took = _best(river_run, 1)
+                k = len(t_all)
+                fl_rate = rows / floor
+                print(
+                    f"| river {name} per sample {tag} | {k / took / 1e6:.3f} | "
+                    f"{k / took / fl_rate:.4f} |"
+                )
 
 
 if __name__ == "__main__":
