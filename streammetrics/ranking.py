@@ -224,7 +224,8 @@ class _RankingMetric(Keyed, Metric, register=False):
             rows = int(keep.sum())
             if i == 0:
                 rows += self._count - len(q)
-                metric._commit(0, total=self.total, queries=self.queries, skipped=self.skipped)
+                folded = {k: getattr(self, k) for k in self._fields if k != "buffer"}
+                metric._commit(0, **folded)
             metric._commit(rows, buffer=QueryBuffers().appended(q[keep], r[keep], s[keep]))
             out.append(metric)
         return out

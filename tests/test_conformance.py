@@ -311,8 +311,7 @@ def test_interval_is_mergeable_or_refused(case: Case) -> None:
     try:
         want = whole.interval()
     except sm.NoIntervalError:
-        assert not isinstance(whole.compute(), float) or type(whole).interval is sm.Metric.interval
-        return
+        return  # the metric says it has no closed form (and points to Bootstrap)
     assert isinstance(whole.compute(), float)
     if case.split_interval:
         halves = [feed(case.make(), batches[::2]), feed(case.make(), batches[1::2])]
