@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._codec import check_counts, check_sum, count_total
+from .._codec import check_counts, check_sum, held_total
 from .._inputs import as_labels, as_weights, check_same_length, config_int
 from .._keyed import Keyed
 from ..base import Metric, StateBlock
@@ -172,7 +172,7 @@ class GroupedScores(StateBlock):
     ) -> GroupedScores:
         """A new block: ``self`` plus a batch (validated columns). ``self`` does not change."""
         check_kinds(self.groups, groups, "groups")
-        check_sum("grouped scores", "i", count_total(self.rows), len(groups))
+        check_sum("grouped scores", "i", held_total(self.rows), len(groups))
         labels, code = unique_codes(groups)
         batch_rows = np.bincount(code, minlength=len(labels)).astype(np.int64)
         out = self._shallow()
@@ -295,24 +295,24 @@ class GroupedScores(StateBlock):
                 "cannot merge a state of integer groups with one of string groups"
             )
         # Rows bound every count; weights must stay finite.
-        check_sum("grouped scores", "i", count_total(self.rows), count_total(other.rows))
+        check_sum("grouped scores", "i", held_total(self.rows), held_total(other.rows))
         if self.weighted or other.weighted:
             check_sum("grouped scores", "f", self._held(), other._held())
 
     def held_total(self) -> float:
-        return max(count_total(self.rows), self._held())
+        return max(held_total(self.rows), self._held())
 
     def _check_total(self, others: list[Any]) -> None:
         # Pairs within the bound may still pass it together.
         parts = [self, *others]
-        check_sum("grouped scores", "i", *(count_total(p.rows) for p in parts))
+        check_sum("grouped scores", "i", *(held_total(p.rows) for p in parts))
         if any(p.weighted for p in parts):
             check_sum("grouped scores", "f", *(p._held() for p in parts))
 
     def _held(self) -> float:
         """Total weight, queue included, without folding it (reading never writes)."""
         parts = [self._main, *self._pending]
-        return sum(count_total(t.pos) + count_total(t.neg) for t in parts)
+        return sum(held_total(t.pos) + held_total(t.neg) for t in parts)
 
     def merge(self, other: Any) -> None:
         self.check_mergeable(other)

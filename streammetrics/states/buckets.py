@@ -41,7 +41,7 @@ from typing import Any
 import numpy as np
 from scipy.special import digamma
 
-from .._codec import COUNT_LIMIT, check_counts, check_sum, count_total
+from .._codec import COUNT_LIMIT, check_counts, check_sum, count_total, held_total
 from ..base import StateBlock
 from ..errors import IncompatibleStateError
 
@@ -591,7 +591,7 @@ class ScoreBuckets(StateBlock):
     def _held(self) -> float:
         """Total weight, queue included, without folding it (reading never writes)."""
         parts = [self, *self._pending]
-        return sum(count_total(p._pos) + count_total(p._neg) for p in parts)
+        return sum(held_total(p._pos) + held_total(p._neg) for p in parts)
 
     def merged(self, other: ScoreBuckets) -> ScoreBuckets:
         """A new store with the entries of both; neither input changes."""

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .._codec import check_counts, check_sum, count_total
+from .._codec import check_counts, check_sum, held_total
 from ..base import StateBlock
 from ..errors import InputError
 from .labels import (
@@ -103,7 +103,7 @@ class ContingencyCounts(StateBlock):
         check_merge_kinds(self.cols, other.cols)
         # Every cell is at most the table's total, so totals within the bound cannot wrap.
         kind = np.result_type(self.table.dtype, other.table.dtype).kind
-        check_sum("contingency counts", kind, count_total(self.table), count_total(other.table))
+        check_sum("contingency counts", kind, held_total(self.table), held_total(other.table))
 
     def merged(self, other: ContingencyCounts) -> ContingencyCounts:
         """A new block with the counts of both (label union); neither input changes."""
@@ -126,7 +126,7 @@ class ContingencyCounts(StateBlock):
         self.rows, self.cols, self.table = new.rows, new.cols, new.table
 
     def held_total(self) -> float:
-        return count_total(self.table)
+        return held_total(self.table)
 
     def merge_many(self, others: list[Any]) -> None:
         """Fold many blocks at once: one label union, then one accumulation into one table.
@@ -134,11 +134,12 @@ class ContingencyCounts(StateBlock):
         Complexity: O(sum of the blocks' tables) plus the union of their label sets.
         """
         parts = [self, *others]
-        for other in others:
-            self.check_mergeable(other)
+        for other in others:  # the pairwise bound was checked with compatibility, in merge()
+            check_merge_kinds(self.rows, other.rows)
+            check_merge_kinds(self.cols, other.cols)
         # Pairs within the bound may still pass it together.
         kind = np.result_type(*(p.table.dtype for p in parts)).kind
-        check_sum("contingency counts", kind, *(count_total(p.table) for p in parts))
+        check_sum("contingency counts", kind, *(held_total(p.table) for p in parts))
         rows, cols = self.rows, self.cols
         for p in others:
             rows = union(rows, p.rows)

@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._codec import check_counts, check_sum, count_total
+from .._codec import check_counts, check_sum, held_total
 from .._inputs import config_int
 from ..base import Metric
 from ..errors import InputError
@@ -197,7 +197,7 @@ class BLEU(Metric):
             ref_tokens.append(tokens[at : at + len(rs)])
             at += len(rs)
         inc = bleu_statistics(hyp_tokens, ref_tokens, self._config["max_ngram_order"])
-        check_sum("BLEU statistics", "i", count_total(self.stats), count_total(inc))
+        check_sum("BLEU statistics", "i", held_total(self.stats), held_total(inc))
         return self._commit(len(hyps), stats=self.stats + inc)
 
     def details(self) -> dict[str, Any]:
@@ -231,4 +231,4 @@ class BLEU(Metric):
     def _check_compatible(self, other: Any) -> None:
         super()._check_compatible(other)
         # The statistics total at most 2**53 (checked on decode): their sum cannot wrap.
-        check_sum("BLEU statistics", "i", count_total(self.stats), count_total(other.stats))
+        check_sum("BLEU statistics", "i", held_total(self.stats), held_total(other.stats))

@@ -6,7 +6,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._codec import check_counts, check_sum, count_total
+from .._codec import check_counts, check_sum, held_total
 from ..base import Metric
 from ..errors import InputError
 from ._inputs import as_texts
@@ -240,7 +240,7 @@ class CHRF(Metric):
         inc = np.zeros_like(self.stats)
         for i in range(0, len(hyps), _CHUNK):
             inc += self._statistics(hyps[i : i + _CHUNK], refs[i : i + _CHUNK])
-        check_sum("chrF statistics", "i", count_total(self.stats), count_total(inc))
+        check_sum("chrF statistics", "i", held_total(self.stats), held_total(inc))
         return self._commit(len(hyps), stats=self.stats + inc)
 
     def _compute(self) -> float:
@@ -259,4 +259,4 @@ class CHRF(Metric):
     def _check_compatible(self, other: Any) -> None:
         super()._check_compatible(other)
         # The statistics total at most 2**53 (checked on decode): their sum cannot wrap.
-        check_sum("chrF statistics", "i", count_total(self.stats), count_total(other.stats))
+        check_sum("chrF statistics", "i", held_total(self.stats), held_total(other.stats))
