@@ -20,10 +20,11 @@ import numpy as np
 
 from ..base import Metric, loads
 from ..collection import MetricCollection
-from ..errors import StreamMetricsError
+from ..errors import NoIntervalError, StreamMetricsError
+from ..wrappers import Sliced
 from .errors import CLIError
 from .names import Member, check_columns, make_metric
-from .output import Progress, flatten, plain, table
+from .output import Progress, flatten, plain, slice_table, table
 from .readers import READERS, Source, convert, guess_format
 
 __all__ = ["Plan", "main", "parser", "stream"]
@@ -44,8 +45,12 @@ class Plan:
     types: dict[str, str] = field(init=False)
 
     def __post_init__(self) -> None:
-        self.collection = MetricCollection(**{m.name: m.metric for m in self.members})
         a = self.args
+        by = getattr(a, "by", None) or []
+        # --by: every metric per slice of the data (one Sliced per metric, keyed alike).
+        self.collection = MetricCollection(
+            **{m.name: Sliced(m.metric) if by else m.metric for m in self.members}
+        )
         kinds = {m.kind for m in self.members}
         families = {m.family for m in self.members}
         types: dict[str, str] = {}
@@ -63,7 +68,7 @@ class Plan:
             put(a.y_pred, "number")
         if "query" in kinds and kinds <= {"query", "score"}:
             put(a.y_true, "number")  # graded relevance
-        for col in (a.y_true, a.y_pred, a.group, a.query):
+        for col in (a.y_true, a.y_pred, a.group, a.query, *by):
             put(col, "label")
         self.types = types
 
@@ -82,7 +87,11 @@ class Plan:
 
     def update(self, cols: dict[str, np.ndarray]) -> None:
         # Members take different columns: each gets its own, all or nothing.
-        self.collection.update_each({m.name: (self.columns(m, cols), {}) for m in self.members})
+        by = getattr(self.args, "by", None) or []
+        extra: dict[str, Any] = {}
+        if by:
+            extra["by"] = cols[by[0]] if len(by) == 1 else tuple(cols[c] for c in by)
+        self.collection.update_each({m.name: (self.columns(m, cols), extra) for m in self.members})
 
 
 def build(names: list[str], args: argparse.Namespace) -> Plan:
@@ -174,17 +183,49 @@ def _eval(args: argparse.Namespace) -> int:
     rows = stream(args, plan, every=rolling)
     if args.save:
         write(args.save, coll.to_bytes())
-    print_values(coll, rows, args.json, rolling=False)
+    print_values(coll, rows, args.json, rolling=False, ci=args.ci)
     return 0
 
 
-def print_values(coll: Metric, rows: int, as_json: bool, rolling: bool) -> None:
-    """Print a collection's values (or a single metric's, under its class name)."""
+def intervals(coll: Metric, level: float) -> dict[str, Any]:
+    """``{metric: (low, high)}`` (or ``{metric: {slice: (low, high)}}`` under ``--by``); a
+    metric without a closed-form interval gets None."""
+    members = coll._names if isinstance(coll, MetricCollection) else [type(coll).__name__]
+    out: dict[str, Any] = {}
+    for name in members:
+        metric = coll[name] if isinstance(coll, MetricCollection) else coll
+        try:
+            if isinstance(metric, Sliced):
+                out[name] = metric.intervals(level)
+            else:
+                out[name] = metric.interval(level)
+        except NoIntervalError:
+            out[name] = None
+    return out
+
+
+def print_values(
+    coll: Metric, rows: int, as_json: bool, rolling: bool, ci: float | None = None
+) -> None:
+    """Print a collection's values (or a single metric's, under its class name), with their
+    confidence intervals at level ``ci`` when given."""
     values = coll.compute()
     if not isinstance(coll, MetricCollection):
         values = {type(coll).__name__: values}
+    bounds = intervals(coll, ci) if ci is not None and not rolling else None
+    sliced = isinstance(coll, MetricCollection) and any(
+        isinstance(coll[n], Sliced) for n in coll.keys()
+    )
     if as_json:
-        print(json.dumps({"rows": rows, "metrics": plain(values)}), flush=True)
+        out: dict[str, Any] = {"rows": rows, "metrics": plain(values)}
+        if bounds is not None:
+            out["level"] = ci
+            out["intervals"] = plain(bounds)
+        print(json.dumps(out), flush=True)
+    elif sliced and not rolling:
+        print(slice_table(values, rows, bounds), flush=True)
+    elif bounds is not None:
+        print(table(values, rows, bounds), flush=True)
     elif rolling:
         flat = [f"{k}={v}" for name, value in values.items() for k, v in flatten(name, value)]
         print(f"rows={rows} " + " ".join(flat), flush=True)
@@ -210,13 +251,13 @@ def _report(args: argparse.Namespace) -> int:
         rows = stream(args, plan, sinks=report.sinks())
         if args.save:
             write(args.save, plan.collection.to_bytes())
-        print_values(plan.collection, rows, args.json, rolling=False)
+        print_values(plan.collection, rows, args.json, rolling=False, ci=args.ci)
         report.finish(plan.collection, rows, source=args.data)
     else:
         if args.window is not None or args.time is not None:
             raise CLIError("--window and --time need a DATA file and --metric")
         total = merged(args.inputs)
-        print_values(total, total.count, args.json, rolling=False)
+        print_values(total, total.count, args.json, rolling=False, ci=args.ci)
         report = Report.for_state(total)
         report.finish(total, total.count, source=", ".join(args.inputs))
     try:
@@ -338,6 +379,20 @@ def _data_options(e: argparse.ArgumentParser, required: bool) -> None:
     )
     e.add_argument("--save", metavar="STATE", help="write the final state to this file")
     e.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    e.add_argument(
+        "--by",
+        action="append",
+        metavar="COL",
+        help="one row per slice: the metrics per value of COL (repeatable: composite slices)",
+    )
+    e.add_argument(
+        "--ci",
+        nargs="?",
+        const=0.95,
+        type=float,
+        metavar="LEVEL",
+        help="print each value's confidence interval (default level 0.95)",
+    )
 
 
 def parser() -> argparse.ArgumentParser:

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Progress", "flatten", "plain", "table"]
+__all__ = ["Progress", "flatten", "plain", "slice_table", "table"]
 
 
 def plain(value: Any) -> Any:
@@ -40,13 +40,52 @@ def flatten(prefix: str, value: Any) -> list[tuple[str, str]]:
     return [(prefix, str(value))]
 
 
-def table(values: dict[str, Any], rows: int) -> str:
+def _interval(bounds: Any) -> str:
+    if not isinstance(bounds, (tuple, list)) or len(bounds) != 2:
+        return ""
+    low, high = (float(b) for b in bounds)
+    return f" [{low:.6g}, {high:.6g}]"
+
+
+def table(values: dict[str, Any], rows: int, bounds: dict[str, Any] | None = None) -> str:
+    """One line per value; with ``bounds``, each float's interval beside it."""
     lines = [("metric", "value")]
     for name, value in values.items():
-        lines += flatten(name, value)
+        flat = flatten(name, value)
+        if bounds is not None and isinstance(value, float) and len(flat) == 1:
+            flat = [(flat[0][0], flat[0][1] + _interval(bounds.get(name)))]
+        lines += flat
     lines.append(("rows", str(rows)))
     width = max(len(a) for a, _ in lines)
     return "\n".join(f"{a:<{width}}  {b}" for a, b in lines)
+
+
+def _key(key: Any) -> str:
+    return "/".join(str(k) for k in key) if isinstance(key, tuple) else str(key)
+
+
+def slice_table(
+    values: dict[str, dict[Any, Any]], rows: int, bounds: dict[str, Any] | None = None
+) -> str:
+    """One row per slice, one column per metric (``--by``), intervals beside the values."""
+    keys = sorted({k for per in values.values() for k in per}, key=lambda k: (str(type(k)), k))
+    header = ["slice", *values]
+    body = []
+    for key in keys:
+        row = [_key(key)]
+        for name, per in values.items():
+            value = per.get(key, float("nan"))
+            cell = flatten("", value)[0][1] if not isinstance(value, dict) else str(value)
+            per_bounds = (bounds or {}).get(name) or {}
+            row.append(cell + _interval(per_bounds.get(key)))
+        body.append(row)
+    widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
+    lines = [
+        "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
+        for r in [header, *body]
+    ]
+    lines.append(f"rows  {rows}")
+    return "\n".join(lines)
 
 
 class Progress:

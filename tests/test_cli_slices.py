@@ -1,0 +1,78 @@
+"""``eval``/``report`` with ``--by`` (one row per slice) and ``--ci`` (intervals), end to end."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from sklearn.metrics import accuracy_score, roc_auc_score
+
+import streammetrics as sm
+from tests.test_cli import DATA, _columns, _error_line, run
+
+COLS = ["--y-true", "y_true", "--y-score", "y_score", "--y-pred", "y_pred"]
+
+
+def test_by_gives_each_slice_scikit_learns_values() -> None:
+    proc = run("eval", str(DATA), "--metric", "roc_auc", "--metric", "accuracy", *COLS,
+               "--by", "y_pred", "--json", "--batch-size", "700")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    c = _columns()
+    y, s, p = c["y_true"].astype(int), c["y_score"].astype(float), c["y_pred"].astype(int)
+    assert out["rows"] == len(y)
+    for key in (0, 1):
+        rows = p == key
+        assert out["metrics"]["roc_auc"][str(key)] == pytest.approx(
+            roc_auc_score(y[rows], s[rows]), abs=1e-4
+        )
+        assert out["metrics"]["accuracy"][str(key)] == pytest.approx(
+            accuracy_score(y[rows], p[rows]), rel=1e-12
+        )
+
+
+def test_composite_slices_and_the_per_slice_table() -> None:
+    proc = run("eval", str(DATA), "--metric", "accuracy", *COLS, "--by", "y_true",
+               "--by", "y_pred", "--ci")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.strip().splitlines()
+    assert lines[0].split() == ["slice", "accuracy"]
+    assert [ln.split()[0] for ln in lines[1:-1]] == ["0/0", "0/1", "1/0", "1/1"]
+    assert all("[" in ln for ln in lines[1:-1])  # an interval beside every value
+    assert lines[-1].split() == ["rows", "5000"]
+
+
+def test_ci_prints_the_metrics_intervals() -> None:
+    proc = run("eval", str(DATA), "--metric", "accuracy", "--metric", "roc_auc", *COLS,
+               "--ci", "0.9", "--json")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    out = json.loads(proc.stdout)
+    c = _columns()
+    y, s, p = c["y_true"].astype(int), c["y_score"].astype(float), c["y_pred"].astype(int)
+    assert out["level"] == 0.9
+    want = sm.Accuracy().update(y, p).interval(0.9)
+    assert out["intervals"]["accuracy"] == pytest.approx(list(want), rel=1e-12)
+    auc = sm.ROCAUC().update(y, s)
+    assert out["intervals"]["roc_auc"] == pytest.approx(list(auc.interval(0.9)), rel=1e-9)
+    table = run("eval", str(DATA), "--metric", "accuracy", *COLS, "--ci")
+    assert "accuracy  0.7402 [" in table.stdout
+
+
+def test_metrics_without_an_interval_say_none_and_bad_levels_fail_in_one_line() -> None:
+    proc = run("eval", str(DATA), "--metric", "confusion_matrix", *COLS, "--ci", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["intervals"] == {"confusion_matrix": None}
+    assert "level" in _error_line(run("eval", str(DATA), "--metric", "accuracy", *COLS,
+                                      "--ci", "1.5"))  # fmt: skip
+
+
+def test_report_by_slice(tmp_path) -> None:
+    page = tmp_path / "r.html"
+    proc = run("report", str(DATA), "--metric", "accuracy", *COLS, "--by", "y_pred",
+               "-o", str(page))  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[0].split() == ["slice", "accuracy"]
+    html = page.read_text()
+    assert "<svg" in html and "http://" not in html.replace("http://www.w3.org", "")
+    assert np.isfinite(float(proc.stdout.splitlines()[1].split()[1]))
