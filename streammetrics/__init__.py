@@ -11,7 +11,6 @@ from ._codec import CountOverflowError
 from .base import Metric, StateBlock, loads, registered_metrics
 from .classification import *  # noqa: F403
 from .clustering import *  # noqa: F403
-from .collection import MetricCollection
 from .errors import (
     IncompatibleStateError,
     InputError,
@@ -20,8 +19,11 @@ from .errors import (
     StreamMetricsError,
 )
 from .regression import *  # noqa: F403
-from .windows import Decayed, SlidingWindow, TumblingWindows
 from .wrappers import Bootstrap, Sliced
+from .wrappers.collection import MetricCollection
+from .wrappers.decayed import Decayed
+from .wrappers.sliding import SlidingWindow
+from .wrappers.tumbling import TumblingWindows
 
 __version__ = "0.2.0"
 

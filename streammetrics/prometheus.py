@@ -120,7 +120,8 @@ class MetricsCollector:
     def collect(self) -> Iterator[Any]:
         from prometheus_client.core import GaugeMetricFamily
 
-        from .windows import SlidingWindow, TumblingWindows
+        from .wrappers.sliding import SlidingWindow
+        from .wrappers.tumbling import TumblingWindows
 
         metric = self._snapshot()
         if metric is None:

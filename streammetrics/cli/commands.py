@@ -19,9 +19,9 @@ from typing import Any
 import numpy as np
 
 from ..base import Metric, loads
-from ..collection import MetricCollection
 from ..errors import NoIntervalError, StreamMetricsError
 from ..wrappers import Sliced
+from ..wrappers.collection import MetricCollection
 from .errors import CLIError
 from .names import Member, check_columns, make_metric
 from .output import Progress, flatten, plain, slice_table, table

@@ -26,8 +26,8 @@ from typing import Any
 import numpy as np
 
 from ..base import Metric
-from ..collection import MetricCollection
 from ..errors import StreamMetricsError
+from ..wrappers.collection import MetricCollection
 from .names import Member
 from .output import flatten
 from .readers import parse_width

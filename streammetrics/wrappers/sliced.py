@@ -110,7 +110,7 @@ class SliceTable(StateBlock):
         self.template = metric
         self.slices: dict[Key, Metric] = {}
         try:
-            from ..windows import _scale_plan
+            from .decayed import scale_plan as _scale_plan
 
             _scale_plan(metric)
             self.scalable = True  # type: ignore[misc]
@@ -152,7 +152,7 @@ class SliceTable(StateBlock):
     def scale(self, factor: float) -> None:
         if not self.scalable:
             super().scale(factor)
-        from ..windows import _scale
+        from .decayed import scale as _scale
 
         for metric in self.slices.values():
             _scale(metric, factor)

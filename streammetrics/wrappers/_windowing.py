@@ -1,0 +1,202 @@
+"""What the time wrappers share: timestamps, window keys, the wrapped metric as config.
+
+``TumblingWindows``, ``SlidingWindow`` and ``Decayed`` take ``timestamps=`` beside the wrapped
+metric's own columns. Timestamps are numbers (any unit; ``width`` and ``half_life`` are in the
+same unit) or ``datetime64`` values (read as seconds since the Unix epoch; then ``width`` and
+``half_life`` are seconds, and a :class:`datetime.timedelta` is accepted for them). Rows are
+routed to windows with numpy: one sort of the batch's window keys, then one update of the wrapped
+metric per window touched, never one per row. The wrapped metric's class and configuration are
+part of the wrapper's configuration (two wrappers merge only when they wrap the same
+configuration); its sub-states travel as nested envelopes and are decoded, and checked, by the
+registry like any top-level state.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+from typing import Any
+
+import numpy as np
+
+from .. import _codec
+from .._inputs import as_array
+from .._loading import _from_tree
+from ..base import Metric, metric_from_spec
+from ..errors import InputError, StateDecodeError
+
+# Forward decay renormalises on a fixed grid of epochs of this many half-lives, so that the scale
+# reference depends only on the latest timestamp (not on arrival order) and every rescaling is
+# an exact power of two. Fresh rows weigh at most 2**64, far from float64 overflow.
+EPOCH_HALVINGS = 64
+MAX_KEY = 2**62
+
+
+def positive(value: Any, name: str) -> int | float:
+    if isinstance(value, _dt.timedelta):
+        value = value.total_seconds()
+    elif isinstance(value, np.timedelta64):
+        value = value / np.timedelta64(1, "s")
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise InputError(f"{name}: expected a positive number or a timedelta, got {value!r}")
+    if not (math.isfinite(value) and value > 0):
+        raise InputError(f"{name}: must be positive and finite, got {value!r}")
+    return value
+
+
+def number(value: Any, name: str) -> int | float:
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise InputError(f"{name}: expected a finite number, got {value!r}")
+    return value
+
+
+def times(timestamps: Any) -> np.ndarray:
+    """Timestamps as int64 or finite float64; ``datetime64`` becomes seconds since the epoch."""
+    if timestamps is None:
+        raise InputError("timestamps: required (one time per row, beside the metric's columns)")
+    arr = as_array(timestamps, "timestamps")
+    if arr.ndim != 1:
+        raise InputError(f"timestamps: expected a 1-D array, got shape {arr.shape}")
+    kind = arr.dtype.kind
+    if kind == "M":
+        if np.isnat(arr).any():
+            raise InputError("timestamps: NaT is not a time")
+        return arr.astype("datetime64[ns]").astype(np.int64) / 1e9
+    if kind in "iu":
+        if kind == "u" and arr.size and arr.max() > np.iinfo(np.int64).max:
+            raise InputError("timestamps: values above 2**63 - 1 are not supported")
+        return arr.astype(np.int64, copy=False)
+    if kind != "f":
+        try:
+            arr = arr.astype(np.float64)
+        except (TypeError, ValueError) as exc:
+            raise InputError(
+                f"timestamps: expected numbers or datetime64, got {arr.dtype}"
+            ) from exc
+    arr = arr.astype(np.float64, copy=False)
+    if arr.size and not np.isfinite(arr).all():
+        bad = int(np.flatnonzero(~np.isfinite(arr))[0])
+        raise InputError(f"timestamps: must be finite; found {arr[bad]} at {bad}")
+    return arr
+
+
+SCALAR_TIMES = (int, float, np.integer, np.floating)
+
+
+def one_row_key(
+    args: tuple[Any, ...], kwargs: dict[str, Any], timestamps: Any, unit: Any, origin: Any
+) -> int | None:
+    """The period key of a one-sample update given as scalars (a request), or None.
+
+    The same key as ``keys_of(times([timestamps]), unit, origin)``, computed without arrays; None
+    sends the call down the batch path (which also reports what is wrong with it).
+    """
+    if isinstance(timestamps, bool) or not isinstance(timestamps, SCALAR_TIMES):
+        return None
+    for v in args:
+        if hasattr(v, "__len__") and not isinstance(v, str):
+            return None
+    for v in kwargs.values():
+        if hasattr(v, "__len__") and not isinstance(v, str):
+            return None
+    t = timestamps.item() if isinstance(timestamps, np.generic) else timestamps
+    if isinstance(t, int):
+        if not -(2**63) <= t < 2**63 or not -(2**62) <= t - origin < 2**62:
+            return None
+        if isinstance(unit, int) and isinstance(origin, int):
+            return (t - origin) // unit
+        # As numpy reads an int64 column: int64 minus an int origin stays int64, minus a float
+        # origin becomes float64 first.
+        diff = float(t - origin) if isinstance(origin, int) else float(t) - origin
+    elif math.isfinite(t):
+        diff = t - origin
+    else:
+        return None
+    q = math.floor(diff / unit)
+    return q if abs(q) < MAX_KEY else None
+
+
+def settle(metrics: Any) -> None:
+    """Fold the rows still pending in ``metrics`` (windows that stopped receiving rows), so
+    that each window holds its state alone, not up to a buffer of rows besides."""
+    for metric in metrics:
+        if metric._pending is not None:
+            metric._fold_locked()
+
+
+def keys_of(t: np.ndarray, unit: int | float, origin: int | float) -> np.ndarray:
+    """The index of the period of length ``unit`` (from ``origin``) each time falls in."""
+    if t.dtype.kind == "i" and isinstance(unit, int) and isinstance(origin, int):
+        return (t - origin) // unit
+    q = np.floor((t - origin) / unit)
+    if q.size and np.abs(q).max() >= MAX_KEY:
+        raise InputError("timestamps: too far from origin for this width")
+    return q.astype(np.int64)
+
+
+def window_groups(keys: np.ndarray) -> list[tuple[int, np.ndarray | None]]:
+    """``[(key, row indices)]`` per distinct key, in key order; ``None`` means every row."""
+    if len(keys) == 0:
+        return []
+    first = int(keys[0])
+    if (keys == first).all():
+        return [(first, None)]
+    order = np.argsort(keys, kind="stable")
+    sorted_keys = keys[order]
+    uniq, starts = np.unique(sorted_keys, return_index=True)
+    bounds = [*starts.tolist(), len(keys)]
+    return [(int(k), order[bounds[i] : bounds[i + 1]]) for i, k in enumerate(uniq.tolist())]
+
+
+def load_windows(wire: Any, template: Metric, what: str) -> dict[int, Metric]:
+    if not isinstance(wire, dict):
+        raise ValueError(f"{what} must be a map of window keys to states")
+    out: dict[int, Metric] = {}
+    for key, env in wire.items():
+        if type(key) is not int or abs(key) >= MAX_KEY:
+            raise ValueError(f"{what}: window key {key!r} is not an integer in range")
+        metric = _from_tree(_codec.check_envelope(env), expect=template)
+        if metric.count <= 0:
+            raise ValueError(f"{what}: window {key} is empty (empty windows are not stored)")
+        out[key] = metric
+    return out
+
+
+def merged(template: Metric, metrics: list[Metric]) -> Metric:
+    return template.copy().merge(*metrics)
+
+
+class Wrapper(Metric, register=False):
+    """What the three wrappers share: the wrapped metric as config, rebuilt on decode."""
+
+    _template: Metric
+
+    @classmethod
+    def _from_config(cls, config: dict[str, Any]) -> Any:
+        if not isinstance(config, dict) or "metric" not in config:
+            raise ValueError(f"a {cls.__name__} config must name the wrapped metric")
+        rest = {k: v for k, v in config.items() if k != "metric"}
+        klass: Any = cls  # the subclasses take the wrapped metric first
+        return klass(metric_from_spec(config["metric"]), **rest)
+
+    @property
+    def metric(self) -> Metric:
+        """An empty copy of the wrapped metric (its class and configuration)."""
+        return self._template.copy()
+
+    def __repr__(self) -> str:
+        rest = ", ".join(f"{k}={v!r}" for k, v in self._config.items() if k != "metric")
+        inner = f"{type(self._template).__name__}({config_args(self._template)})"
+        return f"{type(self).__name__}({inner}, {rest}, count={self._count})"
+
+
+def config_args(metric: Metric) -> str:
+    return ", ".join(f"{k}={v!r}" for k, v in metric._config.items())
+
+
+def decode_error(metric: Metric, message: str) -> Exception:
+    return StateDecodeError(f"invalid {type(metric).__name__} state: {message}")

@@ -1,0 +1,129 @@
+"""``MetricCollection``: several metrics updated, merged and serialised as one."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..base import Metric, metric_from_spec, metric_spec
+from ..errors import InputError
+
+__all__ = ["MetricCollection"]
+
+
+class MetricCollection(Metric):
+    """Several named metrics fed the same columns, merged and serialised as one state.
+
+    ``update(*args, **kwargs)`` forwards the same arguments to every member; ``compute()`` gives
+    ``{name: value}``. The collection starts empty: it keeps each member's configuration, not
+    the data a member may already hold. An update is all or nothing: if any member refuses the
+    batch, no member changes (each member updates a copy that is committed only when all have
+    succeeded, so an update costs one copy of every member's state besides the members' own
+    work). Two collections merge when they hold the same names with the same configurations.
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> c = sm.MetricCollection(acc=sm.Accuracy(), f1=sm.F1(average="macro"))
+    >>> c.update([0, 1, 1, 2], [0, 1, 2, 2]).compute()
+    {'acc': 0.75, 'f1': 0.7777777777777777}
+    """
+
+    #: A wrapper's values are its wrapped metric's (or a dict of them): no direction of its own.
+    higher_is_better = None
+
+    def __init__(self, **metrics: Metric) -> None:
+        super().__init__()
+        if not metrics:
+            raise InputError("MetricCollection: give at least one metric, as name=metric")
+        for name, metric in metrics.items():
+            if not isinstance(metric, Metric):
+                raise InputError(f"{name}: expected a streammetrics metric, got {metric!r}")
+            if name.startswith("_") or hasattr(MetricCollection, name):
+                raise InputError(f"{name}: this name is taken by the collection itself; rename it")
+        self._names = list(metrics)
+        self._add_config(members={name: metric_spec(m) for name, m in metrics.items()})
+        for name, metric in metrics.items():
+            self._add_state(name, metric.copy().reset(), merge=None)
+
+    @classmethod
+    def _from_config(cls, config: dict[str, Any]) -> MetricCollection:
+        if set(config) != {"members"} or not isinstance(config["members"], dict):
+            raise ValueError("a MetricCollection config holds exactly 'members'")
+        members: dict[str, Metric] = {}
+        for name, spec in config["members"].items():
+            try:
+                members[str(name)] = metric_from_spec(spec)
+            except ValueError as exc:
+                raise ValueError(f"member {name!r}: {exc}") from exc
+        return cls(**members)
+
+    def __getitem__(self, name: str) -> Metric:
+        """The member called ``name`` (a live reference: do not update it directly)."""
+        if name not in self._names:
+            raise KeyError(name)
+        member: Metric = getattr(self, name)
+        return member
+
+    def keys(self) -> list[str]:
+        return list(self._names)
+
+    def _try_buffer(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+        # One sample or a small batch that every member certainly accepts is buffered in every
+        # member; anything else takes the copy-and-commit path of ``update``.
+        members = [getattr(self, name) for name in self._names]
+        if not kwargs:  # the hot path: one unweighted sample as scalars
+            for member in members:
+                rows = member._rows
+                if rows is None or not rows.row_ok(args):
+                    break
+            else:
+                for member in members:
+                    with member._lock:
+                        member._append_row(args)
+                self._count += 1
+                return True
+        plans = []
+        for member in members:
+            plan = member._plan(args, kwargs)
+            if plan is None:
+                return False
+            plans.append(plan)
+        added = 0
+        for member, plan in zip(members, plans, strict=True):
+            with member._lock:
+                added = member._push(plan)
+        self._count += added
+        return True
+
+    def update(self, *args: Any, **kwargs: Any) -> MetricCollection:
+        """Forward one batch to every member; all members change or none does."""
+        updated = {name: getattr(self, name).copy().update(*args, **kwargs) for name in self._names}
+        n = max((m.count - getattr(self, k).count for k, m in updated.items()), default=0)
+        return self._commit(n, **updated)
+
+    def update_each(
+        self, batches: dict[str, tuple[tuple[Any, ...], dict[str, Any]]]
+    ) -> MetricCollection:
+        """Update each member with its own columns: ``{name: (args, kwargs)}``, one batch of
+        ``n`` rows for every member (a CLI feeding ``roc_auc`` scores and ``accuracy`` labels
+        from one table). All or nothing, as :meth:`update`; members not named get nothing."""
+        unknown = set(batches) - set(self._names)
+        if unknown:
+            raise InputError(f"batches: no members called {sorted(unknown)}")
+        updated = {
+            name: getattr(self, name).copy().update(*args, **kwargs)
+            for name, (args, kwargs) in batches.items()
+        }
+        n = max((m.count - getattr(self, k).count for k, m in updated.items()), default=0)
+        return self._commit(n, **updated)
+
+    def _compute(self) -> dict[str, Any]:
+        return {name: getattr(self, name).compute() for name in self._names}
+
+    def _empty_result(self) -> dict[str, Any]:
+        return self._compute()
+
+    def _validate_state(self) -> None:
+        counts = {getattr(self, name).count for name in self._names}
+        if counts and max(counts) > self._count:
+            raise ValueError("a member has seen more samples than the collection")

@@ -1,0 +1,210 @@
+"""``Decayed``: a metric whose rows fade with age (forward decay), and the scaling it relies on."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .._inputs import as_weights
+from ..base import _MERGES, Metric, StateBlock, metric_spec
+from ..errors import InputError
+from ._rows import Rows, template
+from ._windowing import (
+    EPOCH_HALVINGS,
+    Wrapper,
+    positive,
+    times,
+)
+
+__all__ = ["Decayed", "scale", "scale_plan"]
+
+
+def scale_plan(metric: Metric, path: str = "metric") -> None:
+    """Raise ``InputError`` unless every state field of ``metric`` is a sum of weights."""
+    cls = type(metric)
+    name = cls.__name__
+    for hook in ("_merge_from", "_state_wire", "_load_state"):
+        if getattr(cls, hook) is not getattr(Metric, hook):
+            raise InputError(
+                f"{path}: {name} manages its own state ({hook}), so Decayed cannot scale it"
+            )
+    if not metric._fields:
+        raise InputError(f"{path}: {name} declares no state that Decayed could scale")
+    for field_name, field in metric._fields.items():
+        default, where = field.default, f"{path}: {name}.{field_name}"
+        if isinstance(default, Metric):
+            scale_plan(default, f"{path}.{field_name}")
+        elif isinstance(default, StateBlock):
+            if not default.scalable:
+                raise InputError(
+                    f"{where} is a {type(default).__name__}, which is not scalable; Decayed "
+                    "works only on states made of counts or weights"
+                )
+        elif field.merge is not _MERGES["sum"]:
+            raise InputError(
+                f"{where} is not merged by adding (it is a maximum, minimum or custom merge), "
+                "so it cannot be decayed; Decayed works only on states made of counts or weights"
+            )
+        elif isinstance(default, np.ndarray):
+            if default.dtype != np.float64 and np.dtype(np.float64) not in field.dtypes:
+                raise InputError(f"{where} holds {default.dtype} values that cannot become weights")
+        elif not isinstance(default, float):
+            raise InputError(
+                f"{where} is a {type(default).__name__} sum, not a sum of weights; Decayed "
+                "cannot scale it"
+            )
+
+
+def scale(metric: Metric, factor: float) -> None:
+    """Multiply every weight in ``metric``'s state by ``factor`` (in place)."""
+    for field_name, field in metric._fields.items():
+        value = getattr(metric, field_name)
+        f = factor**field.power  # sums of squared weights scale by the square
+        if isinstance(value, Metric):
+            scale(value, factor)
+        elif isinstance(value, StateBlock):
+            value.scale(factor)
+        elif isinstance(value, np.ndarray):
+            setattr(metric, field_name, value.astype(np.float64) * f)
+        else:
+            setattr(metric, field_name, float(value) * f)
+
+
+class Decayed(Wrapper):
+    """A metric whose rows fade with age: a row ``half_life`` older than the newest weighs half.
+
+    Each row is weighted ``w * 2**(-(T - t) / half_life)`` where ``t`` is its timestamp, ``T``
+    the latest timestamp seen and ``w`` its ``sample_weight`` (1 by default). The wrapped metric
+    must take ``sample_weight`` and keep a state made of sums of weights (counts, weighted counts
+    or weighted sums; e.g. the confusion-matrix metrics, ``TopKAccuracy``, score histograms);
+    others (maxima, samples, custom merges) are refused with an ``InputError``.
+
+    Implementation: forward decay (Cormode, Shkapenyuk, Srivastava and Xu, "Forward decay: a
+    practical time decay model for streaming systems", ICDE 2009). Rows are added with the
+    growing weight ``2**((t - ref) / half_life)`` instead of shrinking every stored weight at
+    each step; the reference ``ref`` moves forward on a fixed grid of 64 half-lives, and then the
+    whole state is multiplied by an exact power of two, so weights never overflow and merges of
+    states at different references are exact rescalings. Rows more than about 1,000 half-lives
+    older than the newest underflow to weight 0 (they still count in ``count``).
+
+    Agrees with the closed form to float rounding (about 1e-15 relative); splits agree to
+    rounding, not byte for byte (the state holds float sums). Memory: one state of the wrapped
+    metric. ``update``: the wrapped metric's update plus O(n) for the weights (and a copy of the
+    state when the reference moves). ``merge``: the wrapped metric's merge. ``compute``: a
+    rescaled copy and the wrapped metric's compute.
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> from streammetrics.windows import Decayed
+    >>> d = Decayed(sm.Accuracy(), half_life=10)
+    >>> d.update([1, 1], [1, 0], timestamps=[0, 10]).compute()  # the miss weighs twice the hit
+    0.3333333333333333
+    """
+
+    #: A wrapper's values are its wrapped metric's (or a dict of them): no direction of its own.
+    higher_is_better = None
+
+    def __init__(self, metric: Metric, half_life: Any) -> None:
+        super().__init__()
+        self._template = template(metric, "its windows")
+        scale_plan(self._template)
+        import inspect
+
+        params = inspect.signature(type(self._template).update).parameters  # type: ignore[attr-defined]
+        takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+        if "sample_weight" not in params and not takes_any:
+            raise InputError(
+                f"metric: {type(self._template).__name__}.update takes no sample_weight, so "
+                "Decayed cannot weight its rows"
+            )
+        half_life = positive(half_life, "half_life")
+        self._add_config(metric=metric_spec(self._template), half_life=half_life)
+        self._add_state("inner", self._template.copy(), merge=None)
+        self._add_state("epoch", 0, merge=None)
+        self._add_state("latest", -math.inf, merge=None)
+
+    inner: Metric
+    epoch: int
+    latest: float
+
+    def _ref(self, epoch: int) -> float:
+        return float(epoch * EPOCH_HALVINGS * self._config["half_life"])
+
+    def _epoch_of(self, t: float) -> int:
+        epoch: int = math.floor(t / (EPOCH_HALVINGS * self._config["half_life"]))
+        return epoch
+
+    def update(
+        self, *args: Any, timestamps: Any = None, sample_weight: Any = None, **kwargs: Any
+    ) -> Decayed:
+        """Add a batch, each row weighted by its age relative to the reference."""
+        t = times(timestamps).astype(np.float64)
+        n = len(t)
+        weights = as_weights(sample_weight, n)
+        if n == 0:
+            Rows(args, kwargs, 0, "timestamps").feed(self._template.copy(), None)
+            return self
+        latest = max(self.latest, float(t.max()))
+        epoch = self._epoch_of(latest)
+        inner = self.inner
+        if self._count and epoch != self.epoch:
+            inner = inner.copy()
+            scale(inner, math.ldexp(1.0, -EPOCH_HALVINGS * (epoch - self.epoch)))
+        factor = np.exp2((t - self._ref(epoch)) / self._config["half_life"])
+        if weights is not None:
+            factor = factor * weights
+        inner.update(*args, sample_weight=factor, **kwargs)  # type: ignore[attr-defined]
+        return self._commit(n, inner=inner, epoch=epoch, latest=latest)
+
+    def _merge_from(self, other: Any) -> None:
+        theirs = other.inner.copy()
+        if self._count == 0:
+            self.inner, self.epoch, self.latest = theirs, other.epoch, other.latest
+            return
+        if other.epoch < self.epoch:
+            scale(theirs, math.ldexp(1.0, -EPOCH_HALVINGS * (self.epoch - other.epoch)))
+        elif other.epoch > self.epoch:
+            scale(self.inner, math.ldexp(1.0, -EPOCH_HALVINGS * (other.epoch - self.epoch)))
+            self.epoch = other.epoch
+        self.inner.merge(theirs)
+        self.latest = max(self.latest, other.latest)
+
+    def at(self, now: Any = None) -> Metric:
+        """The wrapped metric with every weight decayed to time ``now`` (default: the latest).
+
+        Ratios (accuracy, AUC, ...) do not depend on ``now``; counts (a confusion matrix) do.
+        """
+        if now is None or self._count == 0:
+            now_t = self.latest
+        else:
+            now_t = float(times(np.asarray([now]))[0])
+            if now_t < self.latest:
+                raise InputError(f"now: {now!r} is before the latest timestamp {self.latest}")
+        out = self.inner.copy()
+        if self._count:
+            scale(out, float(np.exp2(-(now_t - self._ref(self.epoch)) / self._config["half_life"])))
+        return out
+
+    def _compute(self) -> Any:
+        return self.at().compute()
+
+    def interval(self, level: float = 0.95) -> tuple[float, float]:
+        """The wrapped metric's interval on the decayed weights (Kish's effective size of the
+        weights is what shrinks as old rows fade)."""
+        interval: tuple[float, float] = self.at().interval(level)
+        return interval
+
+    def _empty_result(self) -> Any:
+        return self._template.compute()
+
+    def _validate_state(self) -> None:
+        if self.inner.count != self._count:
+            raise ValueError("the wrapped state's count differs from the wrapper's")
+        if self._count == 0:
+            if self.epoch != 0 or self.latest != -math.inf:
+                raise ValueError("an empty state has epoch 0 and no latest time")
+        elif not math.isfinite(self.latest) or self._epoch_of(self.latest) != self.epoch:
+            raise ValueError("the epoch does not match the latest timestamp")

@@ -1,0 +1,204 @@
+"""``SlidingWindow``: a metric over the last ``width`` of time, as a ring of slot states."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .._inputs import config_int
+from ..base import Metric, metric_spec
+from ._rows import Rows, template
+from ._windowing import (
+    Wrapper,
+    decode_error,
+    keys_of,
+    load_windows,
+    merged,
+    number,
+    one_row_key,
+    positive,
+    settle,
+    times,
+    window_groups,
+)
+
+__all__ = ["SlidingWindow"]
+
+
+class SlidingWindow(Wrapper):
+    """A metric over the last ``width`` of time, kept as a ring of ``slots`` sub-states.
+
+    Time is cut into slots of ``width / slots``; the window is the ``slots`` slots ending with
+    the slot of the latest timestamp seen (the head), so it covers between
+    ``width - width / slots`` and ``width`` of history: more slots, finer edges. ``compute()``
+    merges the slots and computes the wrapped metric over them.
+
+    Rows older than the ring (late on arrival, or aged out as the head moves on) are counted in
+    :attr:`dropped`: ``count == window rows + dropped``, nothing is lost unnoticed. Which rows are
+    in the window depends only on the latest timestamp, not on arrival order, so merges (which
+    align slots by time, then age out what falls behind the newer head) are exact whenever the
+    wrapped metric is, byte for byte for counting states.
+
+    Memory: at most ``slots`` states of the wrapped metric. ``update``: O(n log n) to group a
+    batch by slot, plus one update of the wrapped metric per slot touched (and one on a scratch
+    copy to validate rows that arrive too late). ``merge``: one merge per slot. ``compute``: a
+    merge of the slots and one compute.
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> from streammetrics.windows import SlidingWindow
+    >>> w = SlidingWindow(sm.Accuracy(), width=60, slots=6)
+    >>> w.update([1, 1, 0], [1, 0, 0], timestamps=[0, 50, 65]).compute()
+    0.5
+    >>> w.dropped
+    1
+    """
+
+    #: A wrapper's values are its wrapped metric's (or a dict of them): no direction of its own.
+    higher_is_better = None
+
+    def __init__(
+        self, metric: Metric, width: Any, slots: int = 10, origin: int | float = 0
+    ) -> None:
+        super().__init__()
+        self._template = template(metric, "its windows")
+        width = positive(width, "width")
+        origin = number(origin, "origin")
+        slots = config_int(slots, "slots", maximum=1_000_000)
+        self._add_config(
+            metric=metric_spec(self._template), width=width, slots=slots, origin=origin
+        )
+        self._unit: int | float = (
+            width // slots if isinstance(width, int) and width % slots == 0 else width / slots
+        )
+        self._slots: dict[int, Metric] = {}
+        self._head: int | None = None
+        self._dropped = 0
+
+    @property
+    def dropped(self) -> int:
+        """Rows seen that are older than the window (arrived late, or aged out)."""
+        return self._dropped
+
+    @property
+    def span(self) -> tuple[float, float]:
+        """``(start, end)`` of the time the window covers; ``(nan, nan)`` when empty."""
+        if self._head is None:
+            return (math.nan, math.nan)
+        origin, slots = self._config["origin"], self._config["slots"]
+        return (
+            origin + (self._head - slots + 1) * self._unit,
+            origin + (self._head + 1) * self._unit,
+        )
+
+    def window(self) -> Metric:
+        """The wrapped metric over the rows in the window (a new metric)."""
+        return merged(self._template, [self._slots[k] for k in sorted(self._slots)])
+
+    def update(self, *args: Any, timestamps: Any = None, **kwargs: Any) -> SlidingWindow:
+        """Put each row in its slot; rows older than the ring are validated, then dropped."""
+        key = one_row_key(args, kwargs, timestamps, self._unit, self._config["origin"])
+        if key is not None:
+            head = key if self._head is None else max(self._head, key)
+            metric = self._slots.get(key)
+            if key <= head - self._config["slots"]:
+                self._template.copy().update(*args, **kwargs)  # type: ignore[attr-defined]
+                self._dropped += 1
+            elif metric is not None:
+                metric.update(*args, **kwargs)  # type: ignore[attr-defined]
+            else:
+                self._slots[key] = self._template.copy().update(*args, **kwargs)  # type: ignore[attr-defined]
+            if head != self._head:
+                self._head = head
+                self._dropped += self._age_out()
+                settle(self._slots.values())
+            return self._commit(1)
+        t = times(timestamps)
+        n = len(t)
+        rows = Rows(args, kwargs, n, "timestamps")
+        if n == 0:
+            rows.feed(self._template.copy(), None)
+            return self
+        keys = keys_of(t, self._unit, self._config["origin"])
+        head = int(keys.max()) if self._head is None else max(self._head, int(keys.max()))
+        floor = head - self._config["slots"]
+        late = keys <= floor
+        n_late = int(late.sum())
+        if n_late:
+            rows.feed(self._template.copy(), np.flatnonzero(late))  # refuse bad rows all the same
+            idx_in = np.flatnonzero(~late)
+            groups = [
+                (k, idx_in if g is None else idx_in[g]) for k, g in window_groups(keys[idx_in])
+            ]
+        else:
+            groups = window_groups(keys)
+        fresh = {}
+        for key, idx in groups:
+            base = self._slots.get(key)
+            fresh[key] = rows.feed(base.copy() if base is not None else self._template.copy(), idx)
+        self._slots.update(fresh)
+        self._head = head
+        self._dropped += n_late + self._age_out()
+        return self._commit(n)
+
+    def _age_out(self) -> int:
+        assert self._head is not None
+        floor = self._head - self._config["slots"]
+        old = [k for k in self._slots if k <= floor]
+        return sum(self._slots.pop(k).count for k in old)
+
+    def _merge_from(self, other: Any) -> None:
+        for key, metric in other._slots.items():
+            if key in self._slots:
+                self._slots[key].merge(metric)
+            else:
+                self._slots[key] = metric.copy()
+        self._head = other._head if self._head is None else max(self._head, other._head)
+        self._dropped += other._dropped + self._age_out()
+
+    def _compute(self) -> Any:
+        return self.window().compute()
+
+    def interval(self, level: float = 0.95) -> tuple[float, float]:
+        """The wrapped metric's interval over the rows in the window."""
+        interval: tuple[float, float] = self.window().interval(level)
+        return interval
+
+    def _empty_result(self) -> Any:
+        return self._template.compute()
+
+    def reset(self) -> SlidingWindow:
+        self._slots, self._head, self._dropped, self._count = {}, None, 0, 0
+        return self
+
+    def _state_wire(self) -> dict[str, Any]:
+        return {
+            "count": self._count,
+            "head": self._head,
+            "dropped": self._dropped,
+            "slots": {k: m._envelope() for k, m in self._slots.items()},
+        }
+
+    def _load_state(self, state: Any) -> None:
+        if not isinstance(state, dict) or set(state) != {"count", "head", "dropped", "slots"}:
+            raise decode_error(self, "the state must hold exactly count, head, dropped, slots")
+        try:
+            slots = load_windows(state["slots"], self._template, "slots")
+            count, head, dropped = state["count"], state["head"], state["dropped"]
+            if type(dropped) is not int or dropped < 0:
+                raise ValueError("dropped must be a non-negative integer")
+            if type(count) is not int or count != dropped + sum(m.count for m in slots.values()):
+                raise ValueError("count is not the window's rows plus the dropped rows")
+            if count == 0:
+                if head is not None:
+                    raise ValueError("an empty window has no head")
+            elif type(head) is not int or head not in slots:
+                raise ValueError("the head must be the key of the newest slot")
+            elif min(slots) <= head - self._config["slots"]:
+                raise ValueError("a slot lies outside the ring")
+        except ValueError as exc:
+            raise decode_error(self, str(exc)) from exc
+        self._slots, self._head, self._dropped, self._count = slots, head, dropped, count
