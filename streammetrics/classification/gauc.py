@@ -639,17 +639,21 @@ class GAUC(Keyed, Metric):
         bound = np.where(ok, slack / safe, np.nan)
         return auc, bound, big_p, big_n
 
+    def _weights(self, big_p: np.ndarray, big_n: np.ndarray) -> np.ndarray:
+        """Each group's weight in the average: impressions, clicks (positives) or 1."""
+        weighting = self._config["weighting"]
+        if weighting == "impressions":
+            weights: np.ndarray = big_p + big_n
+        elif weighting == "clicks":
+            weights = big_p
+        else:
+            weights = np.ones(len(big_p))
+        return weights
+
     def _summary(self) -> tuple[float, float, int, int]:
         auc, bound, big_p, big_n = self._per_group()
         used = ~np.isnan(auc)
-        weighting = self._config["weighting"]
-        if weighting == "impressions":
-            w = big_p + big_n
-        elif weighting == "clicks":
-            w = big_p
-        else:
-            w = np.ones(len(auc))
-        w = w[used]
+        w = self._weights(big_p, big_n)[used]
         total = float(w.sum())
         n_used = int(used.sum())
         if n_used == 0 or total <= 0:
@@ -687,14 +691,7 @@ class GAUC(Keyed, Metric):
             return NAN_INTERVAL
         auc, bound, big_p, big_n = self._per_group()
         used = ~np.isnan(auc)
-        weighting = self._config["weighting"]
-        if weighting == "impressions":
-            w = big_p + big_n
-        elif weighting == "clicks":
-            w = big_p
-        else:
-            w = np.ones(len(auc))
-        w, a = w[used], auc[used]
+        w, a = self._weights(big_p, big_n)[used], auc[used]
         total, groups = float(w.sum()), len(a)
         if groups < 2 or not total > 0:
             return NAN_INTERVAL

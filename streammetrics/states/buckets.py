@@ -451,7 +451,10 @@ class ScoreBuckets(StateBlock):
             return
         parts = [self, *self._pending]
         self._pending = []
-        dtype = np.result_type(*(p._pos.dtype for p in parts))
+        self._reduce_parts(parts, np.result_type(*(p._pos.dtype for p in parts)))
+
+    def _reduce_parts(self, parts: list[ScoreBuckets], dtype: Any) -> None:
+        """Set this store to the entries of ``parts``, sorted and folded by key."""
         keys = np.concatenate([p._keys for p in parts])
         cols = [
             np.concatenate([p._pos for p in parts]).astype(dtype),
@@ -673,14 +676,7 @@ class ScoreBuckets(StateBlock):
             self._keys, self._pos, self._neg = keys.astype(np.int64), pos[keys], neg[keys]
             self._lo, self._hi = lo[keys], hi[keys]
             return
-        keys = np.concatenate([p._keys for p in parts])
-        cols = [
-            np.concatenate([p._pos for p in parts]).astype(dtype),
-            np.concatenate([p._neg for p in parts]).astype(dtype),
-        ]
-        lo_c = None if self.exact else np.concatenate([p.lo for p in parts])
-        hi_c = None if self.exact else np.concatenate([p.hi for p in parts])
-        self._keys, (self._pos, self._neg), self._lo, self._hi = _reduce(keys, cols, lo_c, hi_c)
+        self._reduce_parts(parts, dtype)
 
     # -- wire ----------------------------------------------------------------------------------
 
