@@ -19,10 +19,12 @@ __all__ = [
     "check_merge_rows",
     "codes_in",
     "config_labels",
+    "fnv1a",
     "key_hash",
     "known_codes",
     "labels_from_wire",
     "labels_to_wire",
+    "splitmix64",
     "spread",
     "union",
     "unique_codes",
@@ -192,6 +194,32 @@ _FNV_OFFSET = np.uint64(0xCBF29CE484222325)
 _FNV_PRIME = np.uint64(0x100000001B3)
 
 
+def splitmix64(z: np.ndarray) -> np.ndarray:
+    """splitmix64's finaliser (Steele, Lea and Flood, "Fast splittable pseudorandom number
+    generators", 2014) on uint64, wrapping: a bijection that mixes every input bit."""
+    with np.errstate(over="ignore"):
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        out: np.ndarray = z ^ (z >> np.uint64(31))
+    return out
+
+
+def fnv1a(strings: np.ndarray, offset: np.uint64 = _FNV_OFFSET) -> np.ndarray:
+    """64-bit FNV-1a of each string of a unicode array over its code points, from ``offset``.
+
+    numpy pads shorter strings with NULs: those are skipped, so a string's hash does not
+    depend on the longest string of its array. One pass per character position, not per row.
+    """
+    width = strings.dtype.itemsize // 4
+    points = np.ascontiguousarray(strings).view(np.uint32).reshape(len(strings), width)
+    h = np.full(len(strings), offset, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        for j in range(width):
+            cp = points[:, j].astype(np.uint64)
+            h = np.where(cp != 0, (h ^ cp) * _FNV_PRIME, h)
+    return h
+
+
 def key_hash(keys: np.ndarray) -> np.ndarray:
     """A 64-bit hash of each key (int64 or unicode), the same in every process and platform.
 
@@ -201,16 +229,6 @@ def key_hash(keys: np.ndarray) -> np.ndarray:
     not matter). Used to assign keys to parts (``Keyed.split``), never as a state.
     """
     if keys.dtype.kind == "U":
-        width = keys.dtype.itemsize // 4
-        points = np.ascontiguousarray(keys).view(np.uint32).reshape(len(keys), width)
-        h = np.full(len(keys), _FNV_OFFSET, dtype=np.uint64)
-        with np.errstate(over="ignore"):
-            for j in range(width):
-                cp = points[:, j].astype(np.uint64)
-                h = np.where(cp != 0, (h ^ cp) * _FNV_PRIME, h)
-        return h
-    z = keys.astype(np.int64).view(np.uint64) + np.uint64(0x9E3779B97F4A7C15)
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    out: np.ndarray = z ^ (z >> np.uint64(31))
-    return out
+        return fnv1a(keys)
+    with np.errstate(over="ignore"):
+        return splitmix64(keys.astype(np.int64).view(np.uint64) + np.uint64(0x9E3779B97F4A7C15))

@@ -18,7 +18,7 @@ from .._inputs import as_array
 from ..base import Metric
 from ..errors import InputError
 
-__all__ = ["Rows", "batch_length", "groups", "joint_codes"]
+__all__ = ["Rows", "batch_length", "groups", "joint_codes", "one_kind"]
 
 
 class Rows:
@@ -75,6 +75,19 @@ class Rows:
         kwargs.update(extra)
         out: Metric = metric.update(*args, **kwargs)  # type: ignore[attr-defined]
         return out
+
+
+def one_kind(arr: np.ndarray, refusal: str) -> np.ndarray:
+    """An object array of keys or ids as int64 or unicode (one kind only; ``refusal`` is the
+    ``InputError`` message otherwise); any other array unchanged."""
+    if arr.dtype.kind != "O":
+        return arr
+    values = arr.tolist()
+    if all(isinstance(v, str) for v in values):
+        return np.asarray(values, dtype=str) if values else np.zeros(0, dtype="U1")
+    if all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in values):
+        return np.asarray(values, dtype=np.int64)
+    raise InputError(refusal)
 
 
 def batch_length(args: tuple[Any, ...], kwargs: dict[str, Any], what: str) -> int:

@@ -19,7 +19,8 @@ import numpy as np
 from .._inputs import as_array, as_weights, config_int
 from ..base import Metric, metric_from_spec, metric_spec
 from ..errors import InputError
-from ._rows import Rows, batch_length, template
+from ..states.labels import fnv1a, splitmix64
+from ._rows import Rows, batch_length, one_kind, template
 from .sliced import SliceTable
 
 __all__ = ["Bootstrap", "poisson_weights"]
@@ -28,17 +29,11 @@ _M64 = np.uint64(0xFFFFFFFFFFFFFFFF)
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _NO_ID = np.uint64(0x243F6A8885A308D3)  # domain tag of row positions (no ids given)
 _STR = np.uint64(0xB7E151628AED2A6B)  # domain tag of string ids
-_FNV_PRIME = np.uint64(0x100000001B3)
 # Poisson(1) cumulative distribution, k = 0..19; P(K >= 20) < 1e-19, below one 2**-53 step.
 _POISSON_CDF = np.cumsum([math.exp(-1) / math.factorial(k) for k in range(20)])
 
 
-def _mix(z: np.ndarray) -> np.ndarray:
-    """splitmix64's finaliser (Steele, Lea and Flood 2014), vectorised on uint64 (wraps)."""
-    z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-    out: np.ndarray = z ^ (z >> np.uint64(31))
-    return out
+_mix = splitmix64
 
 
 def _id_hashes(ids: Any, n: int) -> np.ndarray:
@@ -48,28 +43,14 @@ def _id_hashes(ids: Any, n: int) -> np.ndarray:
         raise InputError(f"ids: expected one id per row ({n}), got shape {arr.shape}")
     if n == 0:
         return np.zeros(0, dtype=np.uint64)
-    if arr.dtype.kind == "O":
-        values = arr.tolist()
-        if all(isinstance(v, str) for v in values):
-            arr = np.asarray(values, dtype=str)
-        elif all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in values):
-            arr = np.asarray(values, dtype=np.int64)
-        else:
-            raise InputError("ids: must all be integers or all be strings")
+    arr = one_kind(arr, "ids: must all be integers or all be strings")
     with np.errstate(over="ignore"):
         if arr.dtype.kind in "iu":
             if arr.dtype.kind == "u" and arr.dtype.itemsize == 8:
                 return _mix(arr.astype(np.uint64))
             return _mix(arr.astype(np.int64).view(np.uint64))
         if arr.dtype.kind == "U":
-            chars = np.ascontiguousarray(arr).view(np.uint32).reshape(n, -1).astype(np.uint64)
-            h = np.full(n, _STR, dtype=np.uint64)
-            for j in range(chars.shape[1]):  # one pass per character position, not per row
-                # numpy pads shorter strings with NULs: skip them, so that an id's hash does
-                # not depend on the longest id it arrived with.
-                c = chars[:, j]
-                h = np.where(c != 0, (h ^ c) * _FNV_PRIME, h)
-            return _mix(h)
+            return _mix(fnv1a(arr, _STR))
     raise InputError(f"ids: must be integers or strings, got {arr.dtype}")
 
 

@@ -17,7 +17,7 @@ from .. import _codec
 from .._inputs import as_array, config_int
 from ..base import Metric, StateBlock, metric_from_spec, metric_spec
 from ..errors import IncompatibleStateError, InputError
-from ._rows import Rows, groups, joint_codes, template
+from ._rows import Rows, groups, joint_codes, one_kind, template
 
 __all__ = ["Sliced", "SliceTable", "slice_keys"]
 
@@ -36,14 +36,7 @@ def _component(x: Any, name: str) -> tuple[np.ndarray, list[Any]]:
     arr = as_array(x, name)
     if arr.ndim != 1:
         raise InputError(f"{name}: expected one slice key per row, got shape {arr.shape}")
-    if arr.dtype.kind == "O":
-        values = arr.tolist()
-        if all(isinstance(v, str) for v in values):
-            arr = np.asarray(values, dtype=str) if values else np.zeros(0, dtype="U1")
-        elif all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in values):
-            arr = np.asarray(values, dtype=np.int64)
-        else:
-            raise InputError(f"{name}: slice keys must all be integers or all be strings")
+    arr = one_kind(arr, f"{name}: slice keys must all be integers or all be strings")
     if arr.dtype.kind == "S":
         raise InputError(f"{name}: bytes are not slice keys; decode them to strings")
     if arr.dtype.kind not in "iuU":
