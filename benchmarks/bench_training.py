@@ -193,7 +193,7 @@ def _state_bytes(kind: str, m) -> int:
     """What a rank contributes: the compressed state for streammetrics, the state tensors for
     torchmetrics (both are padded to the longest rank's in the gather)."""
     if kind.startswith("sm"):
-        return len(_wire(m))
+        return len(_wire(m)[0])
     total = 0
     for name in m._defaults:
         value = getattr(m, name)

@@ -52,18 +52,25 @@ _NUMPY_DTYPES = (
     "float16", "float32", "float64", "complex64", "complex128",
 )  # fmt: skip
 _numpy_dtypes: frozenset[Any] = frozenset()
+_widened: frozenset[Any] = frozenset()  # floating dtypes numpy lacks, read through float32
 
 
 def _tensor_to_numpy(x: Any, name: str) -> np.ndarray:
     """A host numpy copy of a tensor: one device-to-host copy for the whole column."""
-    global _numpy_dtypes
+    global _numpy_dtypes, _widened
     torch: Any = sys.modules["torch"]
     if not _numpy_dtypes:
         _numpy_dtypes = frozenset(getattr(torch, d) for d in _NUMPY_DTYPES if hasattr(torch, d))
-    if x.dtype in _numpy_dtypes and x.layout is torch.strided:
+        _widened = frozenset(
+            getattr(torch, d) for d in dir(torch) if d.startswith(("bfloat16", "float8_"))
+        )
+    if x.layout is torch.strided:
         try:
-            # one call: detach, copy to the host if on a device, resolve conj/neg views
-            return np.asarray(x.numpy(force=True))
+            if x.dtype in _numpy_dtypes:
+                # one call: detach, copy to the host if on a device, resolve conj/neg views
+                return x.numpy(force=True)  # type: ignore[no-any-return]
+            if x.dtype in _widened:  # bfloat16 (and float8): exact in float32
+                return x.float().numpy(force=True)  # type: ignore[no-any-return]
         except (RuntimeError, TypeError):
             pass
     try:

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from ._codec import COUNT_LIMIT
-from ._rows import SMALL_BATCH, Rows
+from ._rows import _SCALAR_TYPES, SMALL_BATCH, Rows
 
 __all__ = ["FOLD_ROWS", "Pending", "PerRequest", "StateAttr", "wrap_class"]
 
@@ -215,15 +215,18 @@ class PerRequest:
         rows = self._rows
         if rows is None or len(args) != rows.n:
             return None
-        if not kwargs and rows.scalar_args(args):
+        scalar = type(args[0]) in _SCALAR_TYPES if args else False
+        if scalar and not kwargs and rows.scalar_args(args):
             return args, False
         weight = None
         if kwargs:
             if not rows.weights or len(kwargs) != 1 or "sample_weight" not in kwargs:
                 return None
             weight = kwargs["sample_weight"]
-        if rows.scalar_row(args, weight):
-            return (args if weight is None else (*args, weight)), weight is not None
+        if scalar:
+            if rows.scalar_row(args, weight):
+                return (args if weight is None else (*args, weight)), weight is not None
+            return None
         cols = rows.small_batch(args, weight)
         if cols is None:
             return None

@@ -16,6 +16,7 @@ value accepted once stays acceptable.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
@@ -78,7 +79,7 @@ class Rows:
         self.n = len(kinds)
         self.weights = weights
         # Per column, the trusted values (LABEL) or kinds "int"/"str" (KEY); unused otherwise.
-        self.labels: list[set[Any]] = [set() for _ in kinds]
+        self.labels: list[Seen] = [Seen() for _ in kinds]
         # One predicate per column for scalars: a bound ``set.__contains__`` for labels.
         pairs = zip(kinds, self.labels, strict=True)
         self.checks = tuple(_scalar_check(kind, seen) for kind, seen in pairs)
@@ -191,6 +192,61 @@ class Rows:
         self._trust_scalars((True, False) in self.shapes)
 
 
+class Seen(set[Any]):
+    """A set of trusted values that also knows its run of integers from 0: the largest ``k``
+    with ``0, 1, ..., k - 1`` all in the set (cached, recomputed after any change). A batch of
+    integer labels is trusted by one reduction when its largest value, read as unsigned, is
+    below that run: the common case of labels ``0 .. k-1``."""
+
+    __slots__ = ("_run",)
+
+    def __init__(self, values: Any = ()) -> None:
+        super().__init__(values)
+        self._run: int | None = None
+
+    def update(self, *others: Any) -> None:
+        self._run = None
+        super().update(*others)
+
+    def discard(self, value: Any) -> None:
+        self._run = None
+        super().discard(value)
+
+    def clear(self) -> None:
+        self._run = None
+        super().clear()
+
+    def add(self, value: Any) -> None:
+        self._run = None
+        super().add(value)
+
+    @property
+    def run(self) -> int:
+        run = self._run
+        if run is None:
+            run = 0
+            while run in self:
+                run += 1
+            self._run = run
+        return run
+
+
+# Unsigned views of the native integer and float dtypes, and the bit pattern of 1.0 for floats:
+# as unsigned integers, non-negative floats sort like their values, and negative ones (sign bit
+# set), NaN and infinities lie above 1.0's pattern, so one max() checks 0 <= x <= 1.
+_UNSIGNED = {
+    np.dtype(t): np.dtype(f"u{np.dtype(t).itemsize}")
+    for t in ("i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f2", "f4", "f8")
+}
+_ONE_BITS = {
+    np.dtype(t): int(np.array(1, dtype=t).view(f"u{np.dtype(t).itemsize}"))
+    for t in ("f2", "f4", "f8")
+}
+
+
+_MAX = np.maximum.reduce  # without ndarray.max's Python wrapper: small batches pay for it
+
+
 def _is_probability(v: Any) -> bool:
     return type(v) in _REAL_TYPES and 0 <= v <= 1
 
@@ -269,7 +325,7 @@ def _small_column(x: Any) -> np.ndarray | None:
     if isinstance(x, list):
         return np.array(x) if len(x) <= SMALL_BATCH else None
     if _is_tensor(x):
-        if x.ndim != 1 or len(x) > SMALL_BATCH:
+        if x.ndim != 1 or x.shape[0] > SMALL_BATCH:
             return None
         try:
             arr: np.ndarray = _tensor_to_numpy(x, "column").copy()  # a CPU tensor's view
@@ -301,9 +357,15 @@ def _key_trusted(seen: set[Any], v: Any) -> bool:
     return kind is not None and kind in seen
 
 
-def _column_trusted(kind: str, seen: set[Any], arr: np.ndarray) -> bool:
-    dk = arr.dtype.kind
+def _column_trusted(kind: str, seen: Seen, arr: np.ndarray) -> bool:
+    dtype = arr.dtype
+    dk = dtype.kind
     if kind == LABEL:
+        if dk == "b" and seen.run >= 2:
+            return True
+        unsigned = _UNSIGNED.get(dtype)  # native byte order only
+        if unsigned is not None and dk in "iu" and _MAX(arr.view(unsigned)) < seen.run:
+            return True  # every value in 0 .. run - 1 (negative ones are huge as unsigned)
         return dk in "biuU" and seen.issuperset(arr.tolist())
     if kind == KEY:
         if dk in "bi" or (dk == "u" and arr.dtype.itemsize < 8):
@@ -312,8 +374,18 @@ def _column_trusted(kind: str, seen: set[Any], arr: np.ndarray) -> bool:
     if dk not in "biuf":
         return False
     if kind == PROBABILITY:
+        one = _ONE_BITS.get(dtype)
+        if one is not None:  # one reduction: -0.0 is refused here (the ordinary path takes it)
+            return bool(_MAX(arr.view(_UNSIGNED[dtype])) <= one)
         return bool(arr.min() >= 0 and arr.max() <= 1)  # False for nan
-    return dk != "f" or bool(np.isfinite(arr).all())
+    if dk != "f":
+        return True
+    if dtype.itemsize >= 4:
+        # One reduction: a nan or an infinity makes the sum non-finite. A sum that overflows
+        # only sends the call to the ordinary path.
+        with np.errstate(over="ignore", invalid="ignore"):
+            return math.isfinite(np.add.reduce(arr))
+    return bool(np.isfinite(arr).all())
 
 
 def _weight_column(weight: Any, n: int) -> np.ndarray | None:

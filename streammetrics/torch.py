@@ -7,23 +7,25 @@ job needs at the end of an epoch.
 
 How :func:`sync` works, on every rank of the group:
 
-1. each rank sends a 64 KiB row in one all-gather: a 104-byte header (the size of its state on
-   the wire, a SHA-256 digest of its class and configuration, its class name) followed by the
-   start of its state, which is :meth:`~Metric.to_bytes` compressed with zlib (level 1). If any
-   rank's digest differs from rank 0's, every rank raises :class:`IncompatibleStateError` naming
-   those ranks (every rank holds the same headers, so no rank is left waiting in a collective);
+1. each rank sends a 64 KiB row in one all-gather: a 105-byte header (the size of its state on
+   the wire, whether it is compressed, a SHA-256 digest of its class and configuration, its class
+   name) followed by the start of its state: :meth:`~Metric.to_bytes` as it is when it fits in
+   the row, compressed with zlib (level 1) otherwise. If any rank's digest differs from rank 0's,
+   every rank raises :class:`IncompatibleStateError` naming those ranks (every rank holds the same
+   headers, so no rank is left waiting in a collective);
 2. only if a state is longer than the row: a second all-gather of the rest of every state,
    padded to the longest (every rank knows every size, so every rank takes part). Both gathers
    are ``uint8`` tensors on the backend's device (the current CUDA device for NCCL, the CPU
    otherwise), each copied to the host once;
-3. every state is decoded with :func:`~streammetrics.loads` and merged in rank order. Every rank
-   runs the same merges on the same bytes, so the results are equal on every rank, byte for byte
-   (floating-point sums included).
+3. every other rank's state is decoded with :func:`~streammetrics.loads` (a rank's own state
+   is copied: ``loads(to_bytes())`` equals the metric exactly) and all are merged in rank order.
+   Every rank runs the same merges on equal states, so the results are equal on every rank, byte
+   for byte (floating-point sums included).
 
-Cost: one all-gather for states up to 64 KiB compressed (a sketch :class:`~streammetrics.ROCAUC`
-is about 35 KB at a million samples and stays below 64 KiB however many it sees; counts,
-moments and confusion matrices are far smaller), two beyond; ``world_size`` times the largest
-state received per rank.
+Cost: one all-gather for states up to 64 KiB (a sketch :class:`~streammetrics.ROCAUC` is 20-35 KB
+compressed at a million samples and stays below 64 KiB however many it sees; counts, moments
+and confusion matrices are far smaller and are sent uncompressed), two beyond; ``world_size``
+times the largest state received per rank.
 """
 
 from __future__ import annotations
@@ -44,7 +46,10 @@ __all__ = ["sync"]
 _M = TypeVar("_M", bound=Metric)
 
 _NAME_BYTES = 64
-_HEADER = 8 + 32 + _NAME_BYTES  # wire size (uint64 little endian), config digest, class name
+# wire size (uint64 little endian), compressed (0 or 1), config digest, class name
+_HEADER = 8 + 1 + 32 + _NAME_BYTES
+_DIGEST = slice(9, 41)
+_NAME = slice(41, _HEADER)
 #: bytes each rank sends in the first all-gather: the header, then the start of its state
 _FIRST = 64 * 1024
 
@@ -62,25 +67,31 @@ def _import_torch() -> Any:
 _torch = _import_torch()
 
 
-def _header(metric: Metric, size: int) -> np.ndarray:
+def _header(metric: Metric, size: int, compressed: bool) -> np.ndarray:
     digest = hashlib.sha256(_codec.encode(metric_spec(metric))).digest()
     name = type(metric).__name__.encode()[:_NAME_BYTES].ljust(_NAME_BYTES, b"\0")
-    raw = size.to_bytes(8, "little") + digest + name
+    raw = size.to_bytes(8, "little") + bytes([compressed]) + digest + name
     row: np.ndarray = np.frombuffer(raw, dtype=np.uint8).copy()
     return row
 
 
-def _wire(metric: Metric) -> bytes:
-    """What :func:`sync` sends for ``metric``: its ``to_bytes()``, zlib-compressed (level 1)."""
-    return zlib.compress(metric.to_bytes(), 1)
+def _wire(metric: Metric) -> tuple[bytes, bool]:
+    """What :func:`sync` sends for ``metric``, and whether it is compressed: its ``to_bytes()``
+    as it is when it fits in the first gather's row (compressing costs more than sending a
+    few more bytes), zlib-compressed (level 1) otherwise."""
+    blob = metric.to_bytes()
+    if len(blob) <= _FIRST - _HEADER:
+        return blob, False
+    return zlib.compress(blob, 1), True
 
 
-def _unwire(wire: bytes) -> Metric:
-    try:
-        blob = zlib.decompress(wire)
-    except zlib.error as exc:
-        raise StateDecodeError(f"sync: a rank sent a corrupt state ({exc})") from exc
-    return loads(blob)
+def _unwire(wire: bytes, compressed: bool) -> Metric:
+    if compressed:
+        try:
+            wire = zlib.decompress(wire)
+        except zlib.error as exc:
+            raise StateDecodeError(f"sync: a rank sent a corrupt state ({exc})") from exc
+    return loads(wire)
 
 
 def _device(dist: Any, group: Any) -> Any:
@@ -116,8 +127,9 @@ def sync(metric: _M, group: Any = None) -> _M:
     first all-gather, then by the merge itself). ``StateDecodeError`` if a rank sent bytes that
     do not decode.
 
-    Cost: one all-gather of 64 KiB rows (header and zlib-compressed state), a second one only for
-    a state longer than that; memory ``world_size`` times the largest state.
+    Cost: one all-gather of 64 KiB rows (header and state, zlib-compressed only when it does not
+    fit), a second one only for a compressed state longer than that; memory ``world_size``
+    times the largest state.
 
     Examples
     --------
@@ -138,18 +150,18 @@ def sync(metric: _M, group: Any = None) -> _M:
         return metric.copy()
     world = dist.get_world_size(group)
     device = _device(dist, group)
-    wire = _wire(metric)
+    wire, compressed = _wire(metric)
 
     first = np.zeros(_FIRST, dtype=np.uint8)
-    first[:_HEADER] = _header(metric, len(wire))
+    first[:_HEADER] = _header(metric, len(wire), compressed)
     inline = min(len(wire), _FIRST - _HEADER)
     first[_HEADER : _HEADER + inline] = np.frombuffer(wire, dtype=np.uint8, count=inline)
     rows = _all_gather(dist, first, world, device, group)
 
-    digests = [bytes(h[8:40]) for h in rows]
+    digests = [bytes(h[_DIGEST]) for h in rows]
     odd = [r for r in range(world) if digests[r] != digests[0]]
     if odd:  # every rank sees the same headers, so every rank raises here, and none waits
-        names = [bytes(h[40:_HEADER]).rstrip(b"\0").decode(errors="replace") for h in rows]
+        names = [bytes(h[_NAME]).rstrip(b"\0").decode(errors="replace") for h in rows]
         desc = ", ".join(f"rank {r} has a {names[r]}" for r in odd)
         raise IncompatibleStateError(
             f"sync: ranks hold metrics of another class or configuration than rank 0's "
@@ -169,10 +181,15 @@ def sync(metric: _M, group: Any = None) -> _M:
             for r in range(world)
         ]
 
-    merged = _unwire(blobs[0])
+    flags = [bool(h[8]) for h in rows]
+
+    def state(r: int) -> Metric:  # equal to _unwire(blobs[rank], ...) and cheaper
+        return metric.copy() if r == rank else _unwire(blobs[r], flags[r])
+
+    merged = state(0)
     for r in range(1, world):
         try:
-            merged.merge(_unwire(blobs[r]))
+            merged.merge(state(r))
         except IncompatibleStateError as exc:
             raise IncompatibleStateError(
                 f"sync: rank {r}'s state cannot merge with rank 0's ({exc}) (this is rank {rank})"

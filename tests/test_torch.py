@@ -105,6 +105,12 @@ def _feed_big(m, rng, rank):
     m.update(y, rng.uniform(size=len(y)))
 
 
+def _feed_mixed(m, rng, rank):
+    # rank 0's state is longer than the first gather's row and goes compressed; the others' not
+    y = rng.integers(0, 2, 3_000 if rank == 0 else 40)
+    m.update(y, rng.uniform(size=len(y)))
+
+
 SCENARIOS = {
     "f1": (_make_f1, _feed_f1, True),
     "auc": (_make_auc, _feed_auc, True),
@@ -115,6 +121,7 @@ SCENARIOS = {
     "collection": (_make_collection, _feed_collection, True),
     "empty": (_make_mse, lambda m, rng, rank: None, True),
     "big": (_make_big, _feed_big, True),
+    "mixed": (_make_big, _feed_mixed, True),
 }
 
 
@@ -282,7 +289,8 @@ def test_sketch_auc_fits_the_first_gather_whatever_the_sample_count():
     m = sm.ROCAUC()
     for _ in range(6):  # 3M uniform scores fill every bucket of the sketch
         m.update(rng.integers(0, 2, 500_000), rng.uniform(size=500_000))
-    assert len(_wire(m)) <= min(64 * 1024, _FIRST - _HEADER)
+    wire, compressed = _wire(m)
+    assert compressed and len(wire) <= min(64 * 1024, _FIRST - _HEADER)
 
 
 def test_every_conformance_case_syncs_in_a_one_rank_group(tmp_path):

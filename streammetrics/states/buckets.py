@@ -484,11 +484,14 @@ class ScoreBuckets(StateBlock):
         positive: np.ndarray,
         weights: np.ndarray | None,
         keys: np.ndarray | None = None,
+        base: ScoreBuckets | None = None,
     ) -> ScoreBuckets:
         """A new store holding only this batch (validated float64 scores, 0/1 or bool labels).
 
         Rows of zero weight are left out, as scikit-learn leaves them out of its curves.
-        ``keys`` may pass precomputed bucket keys of ``scores``.
+        ``keys`` may pass precomputed bucket keys of ``scores``. With ``base`` (a folded store
+        of a grid mapping, like this one) the result is ``base`` merged with the batch, counted
+        in one dense pass: the grid's arrays start from ``base`` instead of from zero.
         """
         out = self._empty_like()
         if weights is not None:
@@ -497,6 +500,8 @@ class ScoreBuckets(StateBlock):
                 scores, positive, weights = scores[keep], positive[keep], weights[keep]
                 keys = None if keys is None else keys[keep]
         if len(scores) == 0:
+            if base is not None:
+                out = base.copy()
             if weights is not None:
                 out._pos, out._neg = out._pos.astype(_F64), out._neg.astype(_F64)
             return out
@@ -513,7 +518,14 @@ class ScoreBuckets(StateBlock):
             assert self.mapping is not None
             lo = np.full(size, np.inf)
             hi = np.full(size, -np.inf)
-            flat = np.zeros(2 * size, dtype=_I64 if weights is None else _F64)
+            dtype = _I64 if weights is None else _F64
+            if base is not None:
+                dtype = np.result_type(dtype, base._pos.dtype)
+            flat = np.zeros(2 * size, dtype=dtype)
+            if base is not None and len(base._keys):  # a store's keys are distinct
+                k0 = base._keys
+                lo[k0], hi[k0] = base._lo, base._hi
+                flat[2 * k0], flat[2 * k0 + 1] = base._neg, base._pos
             for a in range(0, len(scores), CHUNK):
                 xs = scores[a : a + CHUNK]
                 # intp keys in a reused scratch array: ufunc.at and bincount run fastest on it.
@@ -559,9 +571,13 @@ class ScoreBuckets(StateBlock):
         the main arrays, so a stream of m distinct scores costs O(m log m) in all, not O(m) per
         update.
         """
-        batch = self.batch(scores, positive, weights)
         if self.mapping is not None and self.mapping.size is not None:
-            return self.merged(batch)
+            # A grid: count the batch straight into a dense copy of this store's arrays.
+            total = float(len(scores)) if weights is None else float(np.sum(weights))
+            kind = "f" if weights is not None or self._pos.dtype == _F64 else "i"
+            check_sum("score buckets", kind, self._held(), total)
+            return self.batch(scores, positive, weights, base=self)
+        batch = self.batch(scores, positive, weights)
         out = self._empty_like()
         out._keys, out._pos, out._neg, out._lo, out._hi = (
             self._keys,
@@ -666,12 +682,12 @@ class ScoreBuckets(StateBlock):
             neg = np.zeros(size, dtype=dtype)
             lo = np.full(size, np.inf)
             hi = np.full(size, -np.inf)
-            for p in parts:  # unbuffered ufunc.at: one pass per column, exact in int64
+            for p in parts:  # a store's keys are distinct: plain fancy indexing is exact
                 k = p._keys
-                np.add.at(pos, k, p._pos)
-                np.add.at(neg, k, p._neg)
-                np.minimum.at(lo, k, p._lo)
-                np.maximum.at(hi, k, p._hi)
+                pos[k] += p._pos
+                neg[k] += p._neg
+                lo[k] = np.minimum(lo[k], p._lo)
+                hi[k] = np.maximum(hi[k], p._hi)
             keys = np.flatnonzero(lo <= hi)
             self._keys, self._pos, self._neg = keys.astype(np.int64), pos[keys], neg[keys]
             self._lo, self._hi = lo[keys], hi[keys]
