@@ -200,7 +200,9 @@ class PerRequest:
         (reals in [0, 1]); ``weights`` says whether ``update`` takes ``sample_weight=``. Only a
         metric whose ``update`` takes exactly these 1-D columns, and whose state is what a
         sequence of its updates makes it, may declare them: one sample at a time must give the
-        same state as one batch.
+        same state as one batch. A metric may also define ``_fold_rows``, taking the same
+        columns as ``update``, to fold buffered rows without checking them again (they passed
+        the checks of ``streammetrics._rows``, made for its ``update``).
         """
         self._rows = Rows(tuple(kinds), weights)
 
@@ -317,7 +319,10 @@ class PerRequest:
         self.__dict__.update(pending.stash)
         self._pending = self._buffer = None
         cols = pending.arrays()
-        raw = type(self).update.__sm_raw__  # type: ignore[attr-defined]
+        # A metric may fold rows the checks above passed without checking them again.
+        raw = getattr(type(self), "_fold_rows", None)
+        if raw is None:
+            raw = type(self).update.__sm_raw__  # type: ignore[attr-defined]
         if pending.weighted:
             raw(self, *cols[:-1], sample_weight=cols[-1])
         else:

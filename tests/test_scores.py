@@ -452,3 +452,29 @@ def test_calibration_error_sorts_its_labels():
     got = sm.LogLoss(labels=["c", "a", "b"]).update(names, probs).compute()
     assert got == pytest.approx(want_loss, rel=1e-12)
     assert sm.BrierScore(labels=["c", "a", "b"]) == sm.BrierScore(labels=["a", "b", "c"])
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_sketch_merges_of_nested_and_overlapping_buckets_equal_one_stream(weighted):
+    """Merging a store into one holding all its buckets (either side larger, as ``sum()``
+    does) and merging overlapping stores give the bytes of one metric fed every row."""
+    rng = np.random.default_rng(5)
+    big_y, big_s = rng.integers(0, 2, 50_000), rng.uniform(size=50_000)
+    small_y, small_s = rng.integers(0, 2, 300), rng.uniform(0.4, 0.6, size=300)
+    odd_y, odd_s = rng.integers(0, 2, 300), rng.uniform(size=300) ** 9  # buckets the others lack
+    w = (lambda n: rng.uniform(0.5, 2.0, n)) if weighted else (lambda n: None)
+    wb, ws, wo = w(50_000), w(300), w(300)
+    big = sm.ROCAUC().update(big_y, big_s, sample_weight=wb)
+    small = sm.ROCAUC().update(small_y, small_s, sample_weight=ws)
+    odd = sm.ROCAUC().update(odd_y, odd_s, sample_weight=wo)
+    assert set(small.hist.keys.tolist()) <= set(big.hist.keys.tolist())
+    for first, second, rows in [
+        (big, small, [(big_y, big_s, wb), (small_y, small_s, ws)]),
+        (small, big, [(small_y, small_s, ws), (big_y, big_s, wb)]),
+        (small, odd, [(small_y, small_s, ws), (odd_y, odd_s, wo)]),
+    ]:
+        one = sm.ROCAUC()
+        for y, s, wt in rows:
+            one.update(y, s, sample_weight=wt)
+        assert (first + second).to_bytes() == one.to_bytes()
+        assert first.copy().merge(second).to_bytes() == one.to_bytes()

@@ -82,6 +82,15 @@ class _BinaryScoreMetric(Metric, register=False):
             return self
         return self._commit(n, hist=self.hist.add(x, y, w))
 
+    def _fold_rows(self, y_true: Any, y_score: Any, sample_weight: Any = None) -> Any:
+        """:meth:`update` of buffered rows (``streammetrics._pending``), whose labels (0/1),
+        scores (valid for the score type) and weights the per-request checks already passed:
+        the same conversions, without checking every value again."""
+        y = y_true.astype(np.int64, copy=False)
+        x = y_score.astype(np.float64, copy=False)
+        w = None if sample_weight is None else sample_weight.astype(np.float64, copy=False)
+        return self._commit(len(x), hist=self.hist.add(x, y, w))
+
     def _table(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         h = self.hist
         return h.lo, h.hi, h.pos, h.neg

@@ -399,6 +399,8 @@ class ScoreBuckets(StateBlock):
     def __init__(self, mapping: BucketMapping | None) -> None:
         self.mapping = mapping
         self._pending: list[ScoreBuckets] = []  # sparse stores: batches not yet folded in
+        # (pos, neg, their total): see _held
+        self._total: tuple[np.ndarray, np.ndarray, float] | None = None
         self._keys: np.ndarray = np.empty(0, dtype=_F64 if mapping is None else _I64)
         self._pos: np.ndarray = np.empty(0, dtype=_I64)
         self._neg: np.ndarray = np.empty(0, dtype=_I64)
@@ -522,10 +524,6 @@ class ScoreBuckets(StateBlock):
             if base is not None:
                 dtype = np.result_type(dtype, base._pos.dtype)
             flat = np.zeros(2 * size, dtype=dtype)
-            if base is not None and len(base._keys):  # a store's keys are distinct
-                k0 = base._keys
-                lo[k0], hi[k0] = base._lo, base._hi
-                flat[2 * k0], flat[2 * k0 + 1] = base._neg, base._pos
             for a in range(0, len(scores), CHUNK):
                 xs = scores[a : a + CHUNK]
                 # intp keys in a reused scratch array: ufunc.at and bincount run fastest on it.
@@ -541,6 +539,13 @@ class ScoreBuckets(StateBlock):
                 k += lab if lab.dtype == np.intp else lab.astype(np.intp)
                 wt = None if weights is None else weights[a : a + CHUNK]
                 flat += np.bincount(k, weights=wt, minlength=2 * size)
+            if base is not None and len(base._keys):  # a store's keys are distinct
+                # Added after the batch's chunks: base + (chunk sums), as a merge would add them.
+                k0 = base._keys
+                lo[k0] = np.minimum(lo[k0], base.lo)
+                hi[k0] = np.maximum(hi[k0], base.hi)
+                flat[2 * k0] += base._neg
+                flat[2 * k0 + 1] += base._pos
             counts = flat.reshape(size, 2)
             seen = np.flatnonzero(lo <= hi)
             out._keys = seen.astype(np.int64) + offset
@@ -594,12 +599,15 @@ class ScoreBuckets(StateBlock):
     # -- merging -------------------------------------------------------------------------------
 
     def check_mergeable(self, other: Any) -> None:
+        self._check_mapping(other)
+        check_sum("score buckets", self._kind(other), self._held(), other._held())
+
+    def _check_mapping(self, other: Any) -> None:
         if not isinstance(other, ScoreBuckets) or other.mapping != self.mapping:
             theirs = getattr(other, "mapping", type(other).__name__)
             raise IncompatibleStateError(
                 f"cannot merge score buckets of {self.mapping!r} with {theirs!r}"
             )
-        check_sum("score buckets", self._kind(other), self._held(), other._held())
 
     def held_total(self) -> float:
         return self._held()
@@ -608,9 +616,18 @@ class ScoreBuckets(StateBlock):
         return "f" if _F64 in (self._pos.dtype, other._pos.dtype) else "i"
 
     def _held(self) -> float:
-        """Total weight, queue included, without folding it (reading never writes)."""
-        parts = [self, *self._pending]
-        return sum(held_total(p._pos) + held_total(p._neg) for p in parts)
+        """Total weight, queue included, without folding it (reading never writes).
+
+        The main arrays' total is remembered with the arrays it was taken from (they are
+        replaced, never changed in place), so the count-bound checks of a merge of many
+        operands cost one reduction per operand, not one per check."""
+        cached = self._total
+        if cached is not None and cached[0] is self._pos and cached[1] is self._neg:
+            main = cached[2]
+        else:
+            main = held_total(self._pos) + held_total(self._neg)
+            self._total = (self._pos, self._neg, main)
+        return main + sum(held_total(p._pos) + held_total(p._neg) for p in self._pending)
 
     def merged(self, other: ScoreBuckets) -> ScoreBuckets:
         """A new store with the entries of both; neither input changes."""
@@ -666,7 +683,7 @@ class ScoreBuckets(StateBlock):
         of every entry otherwise. Complexity O(grid size + entries), or O(E log k) for E
         entries in k sparse stores."""
         for other in others:
-            self.check_mergeable(other)
+            self._check_mapping(other)  # the count bound: all operands together, below
         # Pairs within the bound may still pass it together.
         kind = "f" if any(p._pos.dtype == _F64 for p in (self, *others)) else "i"
         check_sum("score buckets", kind, *(p._held() for p in (self, *others)))
@@ -677,6 +694,8 @@ class ScoreBuckets(StateBlock):
             return
         dtype = np.result_type(*(p._pos.dtype for p in parts))
         size = None if self.mapping is None else self.mapping.size
+        if size is not None and len(parts) == 2 and self._merge_subset(parts, dtype):
+            return
         if size is not None:
             pos = np.zeros(size, dtype=dtype)
             neg = np.zeros(size, dtype=dtype)
@@ -693,6 +712,29 @@ class ScoreBuckets(StateBlock):
             self._lo, self._hi = lo[keys], hi[keys]
             return
         self._reduce_parts(parts, dtype)
+
+    def _merge_subset(self, parts: list[ScoreBuckets], dtype: Any) -> bool:
+        """Set this store to the merge of two when one's buckets are all among the other's
+        (a running total absorbing one more shard, as ``sum()`` does): the larger store's
+        arrays updated at the smaller's positions, no pass over the whole grid. False, with
+        nothing changed, otherwise."""
+        big, small = sorted(parts, key=len, reverse=True)
+        at = np.searchsorted(big._keys, small._keys)
+        if at[-1] >= len(big._keys) or not (big._keys[at] == small._keys).all():
+            return False
+        pos, neg = big._pos.astype(dtype), big._neg.astype(dtype)  # copies
+        assert big._lo is not None and big._hi is not None
+        lo, hi = big._lo.copy(), big._hi.copy()
+        if big is parts[0]:  # the same order of additions as the dense path: first part first
+            pos[at] += small._pos
+            neg[at] += small._neg
+        else:
+            pos[at] = small._pos + pos[at]
+            neg[at] = small._neg + neg[at]
+        lo[at] = np.minimum(lo[at], small.lo)
+        hi[at] = np.maximum(hi[at], small.hi)
+        self._keys, self._pos, self._neg, self._lo, self._hi = big._keys, pos, neg, lo, hi
+        return True
 
     # -- wire ----------------------------------------------------------------------------------
 
@@ -750,6 +792,9 @@ class ScoreBuckets(StateBlock):
         out._keys, out._pos, out._neg = self._keys.copy(), self._pos.copy(), self._neg.copy()
         out._lo = None if self._lo is None else self._lo.copy()
         out._hi = None if self._hi is None else self._hi.copy()
+        cached = self._total
+        if cached is not None and cached[0] is self._pos and cached[1] is self._neg:
+            out._total = (out._pos, out._neg, cached[2])
         return out
 
     def __deepcopy__(self, memo: dict[int, Any]) -> ScoreBuckets:

@@ -103,7 +103,7 @@ class ContingencyCounts(StateBlock):
         check_merge_kinds(self.cols, other.cols)
         # Every cell is at most the table's total, so totals within the bound cannot wrap.
         kind = np.result_type(self.table.dtype, other.table.dtype).kind
-        check_sum("contingency counts", kind, held_total(self.table), held_total(other.table))
+        check_sum("contingency counts", kind, self.held_total(), other.held_total())
 
     def merged(self, other: ContingencyCounts) -> ContingencyCounts:
         """A new block with the counts of both (label union); neither input changes."""
@@ -126,7 +126,15 @@ class ContingencyCounts(StateBlock):
         self.rows, self.cols, self.table = new.rows, new.cols, new.table
 
     def held_total(self) -> float:
-        return held_total(self.table)
+        """The table's total, remembered with the table it was taken from (tables are replaced,
+        never changed in place), so a merge of many blocks sums each table once."""
+        table = self.table
+        cached = getattr(self, "_total", None)
+        if cached is not None and cached[0] is table:
+            return float(cached[1])
+        total = held_total(table)
+        self._total = (table, total)
+        return total
 
     def merge_many(self, others: list[Any]) -> None:
         """Fold many blocks at once: one label union, then one accumulation into one table.
@@ -139,7 +147,7 @@ class ContingencyCounts(StateBlock):
             check_merge_kinds(self.cols, other.cols)
         # Pairs within the bound may still pass it together.
         kind = np.result_type(*(p.table.dtype for p in parts)).kind
-        check_sum("contingency counts", kind, *(held_total(p.table) for p in parts))
+        check_sum("contingency counts", kind, *(p.held_total() for p in parts))
         rows, cols = self.rows, self.cols
         for p in others:
             rows = union(rows, p.rows)
