@@ -1,4 +1,5 @@
-"""Input checks shared by the score metrics (labels, scores, mode arguments)."""
+"""Input checks shared by the score metrics (labels, scores; ``check_mode`` of the bucket
+mapping lives in :mod:`streammetrics.states.mappings` and is re-exported here)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ import numpy as np
 
 from .._inputs import as_labels, as_scores
 from ..errors import InputError
-from ..states.buckets import RESOLUTIONS, SCORE_TYPES
 from ..states.labels import codes_in, config_labels
+from ..states.mappings import check_mode
 
 __all__ = ["binary_labels", "check_mode", "checked_scores", "class_columns", "column_labels"]
 
@@ -38,18 +39,6 @@ def checked_scores(y_score: Any, score_type: str, name: str = "y_score") -> np.n
                 'score_type="logit" for raw model outputs (or "real" for any scale)'
             )
     return x
-
-
-def check_mode(exact: Any, score_type: Any, resolution: Any) -> None:
-    """``InputError`` unless ``exact`` is a bool, ``score_type`` one of ``SCORE_TYPES`` and
-    ``resolution`` one of the bucket grids' ``RESOLUTIONS``."""
-    if not isinstance(exact, bool):
-        raise InputError(f"exact: must be True or False; got {exact!r}")
-    if score_type not in SCORE_TYPES:
-        raise InputError(f"score_type: must be one of {SCORE_TYPES}; got {score_type!r}")
-    ok = isinstance(resolution, int) and not isinstance(resolution, bool)
-    if not ok or resolution not in RESOLUTIONS:
-        raise InputError(f"resolution: must be a power of two from 8 to 4096; got {resolution!r}")
 
 
 def column_labels(labels: Any, *, sort: bool = False) -> list[Any] | None:

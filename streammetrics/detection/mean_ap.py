@@ -9,9 +9,8 @@ import numpy as np
 
 from .._inputs import as_array, as_labels, as_scores
 from ..base import Metric
-from ..classification._checks import check_mode
 from ..errors import InputError
-from ..states.buckets import DEFAULT_RESOLUTION, mapping_for
+from ..states.mappings import DEFAULT_RESOLUTION, check_mode, mapping_for
 from ._matching import BLOCK, box_iou_pairs, match_groups
 from ._records import DetectionRecords
 from ._sketch import DetectionBuckets

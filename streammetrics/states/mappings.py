@@ -1,0 +1,343 @@
+"""Bucket mappings: a fixed, monotone map from a score to an integer bucket key.
+
+Kept apart from the store (:mod:`streammetrics.states.buckets`) as DDSketch keeps its mapping
+and its store. Every mapping decides keys identically on every platform: only IEEE comparisons,
+exact products by a power of two and integer operations on the float bits; no transcendental
+function decides a key.
+
+- :class:`LogitGrid` (``score_type="logit"``): ``floor(resolution * x)`` on ``[-16, 16)``, plus
+  one underflow and one overflow bucket (``32 * resolution + 2`` keys: 4,098 at 128);
+- :class:`ProbabilityGrid` (``score_type="probability"``): the same grid on ``logit(p)``. The
+  key is decided by comparing ``p`` with the correctly rounded grid edges ``sigmoid(t)``
+  (computed once with decimal arithmetic), found through a table indexed by the float bits of
+  ``min(p, 1 - p)``: one table lookup and one comparison per score, no logarithm;
+- :class:`RealBits` (``score_type="real"``): the sign, the exponent and the top
+  ``log2(resolution)`` mantissa bits of the float: relative bucket width ``1 / resolution`` at
+  any scale (keys are sparse).
+"""
+
+from __future__ import annotations
+
+import threading
+from abc import ABC, abstractmethod
+from decimal import Decimal, localcontext
+from functools import cache
+from typing import Any
+
+import numpy as np
+
+from ..errors import InputError
+
+__all__ = [
+    "CHUNK",
+    "DEFAULT_RESOLUTION",
+    "GRID_LIMIT",
+    "BucketMapping",
+    "LogitGrid",
+    "ProbabilityGrid",
+    "RESOLUTIONS",
+    "RealBits",
+    "SCORE_TYPES",
+    "check_mode",
+    "mapping_for",
+    "scratch",
+]
+
+#: The grid covers logits in [-GRID_LIMIT, GRID_LIMIT); beyond it one overflow bucket each side.
+GRID_LIMIT = 16
+#: Buckets per unit of logit (probability and logit grids), 2**-bits relative width (real).
+DEFAULT_RESOLUTION = 128
+SCORE_TYPES = ("probability", "logit", "real")
+#: The allowed ``resolution`` values: powers of two from 8 to 4096.
+RESOLUTIONS = tuple(2**b for b in range(3, 13))
+
+_F64 = np.dtype(np.float64)
+_TINY = 2.0**-25  # below the first grid edge sigmoid(-16) ~ 1.1e-7: one cell of key 0
+#: Grid mappings work through a batch in chunks of this many scores, in reused scratch arrays:
+#: a fresh array per step costs more in page faults than the arithmetic (measured 4x).
+CHUNK = 1 << 15
+
+
+class _Scratch(threading.local):
+    """Per-thread scratch arrays of ``CHUNK`` elements, one per (name, dtype)."""
+
+    def __init__(self) -> None:
+        self.arrays: dict[tuple[str, str], np.ndarray] = {}
+
+    def get(self, name: str, n: int, dtype: Any) -> np.ndarray:
+        dt = np.dtype(dtype)
+        arr = self.arrays.get((name, dt.str))
+        if arr is None:
+            arr = self.arrays[(name, dt.str)] = np.empty(CHUNK, dtype=dt)
+        return arr[:n]
+
+
+_SCRATCH = _Scratch()
+#: Per-thread scratch arrays of ``CHUNK`` elements (``scratch.get(name, n, dtype)``).
+scratch = _SCRATCH
+_I64 = np.dtype(np.int64)
+
+
+class BucketMapping(ABC):
+    """A monotone, platform-independent map from finite float64 scores to int64 bucket keys."""
+
+    #: ``score_type`` this mapping serves.
+    name: str
+    #: Number of keys (keys are ``0 .. size - 1``), or ``None`` when keys are sparse.
+    size: int | None
+
+    #: The integer dtype of the keys (small for grids: ``2 * key + label`` fits in it).
+    key_dtype: np.dtype[Any] = _I64
+
+    def __init__(self, resolution: int = DEFAULT_RESOLUTION) -> None:
+        if resolution not in RESOLUTIONS:
+            raise ValueError(f"resolution must be a power of two from 8 to 4096; got {resolution}")
+        self.resolution = resolution
+
+    @abstractmethod
+    def keys(self, x: np.ndarray) -> np.ndarray:
+        """The bucket key of every score in ``x`` (finite float64), of dtype ``key_dtype``."""
+
+    def keys_into(self, x: np.ndarray, out: np.ndarray) -> np.ndarray:
+        """Write the keys of ``x`` into ``out`` (an integer array of ``len(x)``); return it."""
+        out[...] = self.keys(x)
+        return out
+
+    @abstractmethod
+    def lower_edges(self, keys: np.ndarray) -> np.ndarray:
+        """The smallest score each bucket can hold (``-inf`` for an open-ended bucket)."""
+
+    def __eq__(self, other: object) -> bool:
+        return type(self) is type(other) and self.resolution == getattr(other, "resolution", 0)
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, self.resolution))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(resolution={self.resolution})"
+
+
+def _grid_key_dtype(size: int) -> np.dtype[Any]:
+    return np.dtype(np.uint16) if 2 * size <= 1 << 16 else np.dtype(np.int32)
+
+
+class LogitGrid(BucketMapping):
+    """``key = clip(floor(resolution * x), -L * r - 1, L * r) + L * r + 1`` with ``L = 16``.
+
+    ``resolution * x`` is exact (a power of two), so the key is exactly the grid cell of ``x``.
+    """
+
+    name = "logit"
+
+    def __init__(self, resolution: int = DEFAULT_RESOLUTION) -> None:
+        super().__init__(resolution)
+        self.half = GRID_LIMIT * resolution
+        self.size = 2 * self.half + 2
+        self.key_dtype = _grid_key_dtype(self.size)
+
+    def keys(self, x: np.ndarray) -> np.ndarray:
+        return _chunked(self, x)
+
+    def keys_into(self, x: np.ndarray, out: np.ndarray) -> np.ndarray:
+        """Keys of at most ``CHUNK`` scores, written into ``out``."""
+        lim = GRID_LIMIT + 1.0
+        y = np.clip(x, -lim, lim, out=_SCRATCH.get("q", len(x), _F64))
+        y *= float(self.resolution)
+        np.floor(y, out=y)
+        np.clip(y, -self.half - 1, self.half, out=y)
+        y += self.half + 1
+        np.copyto(out, y, casting="unsafe")
+        return out
+
+    def lower_edges(self, keys: np.ndarray) -> np.ndarray:
+        edges = (np.asarray(keys, dtype=np.float64) - (self.half + 1)) / self.resolution
+        edges[np.asarray(keys) == 0] = -np.inf
+        return edges
+
+
+@cache
+def _sigmoid_edges(resolution: int) -> np.ndarray:
+    """``E[j]`` = the smallest float64 >= sigmoid(-16 + (j - 1) / r), for ``j = 1 .. 32 r + 1``,
+    padded with ``E[0] = -inf`` and ``E[-1] = +inf``: key(p) = #{j >= 1 : p >= E[j]}.
+
+    Decimal arithmetic at 50 digits is exactly specified, so the table is the same everywhere.
+    """
+    half = GRID_LIMIT * resolution
+    with localcontext() as ctx:
+        ctx.prec = 50
+        low = [
+            1 / (1 + (Decimal(GRID_LIMIT) - Decimal(j) / Decimal(resolution)).exp())
+            for j in range(half)
+        ]
+        exact = [*low, Decimal("0.5"), *(1 - s for s in reversed(low))]
+        out = np.empty(len(exact) + 2)
+        out[0], out[-1] = -np.inf, np.inf
+        for i, s in enumerate(exact, start=1):
+            d = float(s)
+            if Decimal(d) < s:
+                d = float(np.nextafter(d, np.inf))
+            out[i] = d
+    return out
+
+
+@cache
+def _probability_tables(resolution: int) -> tuple[int, int, int, np.ndarray, np.ndarray]:
+    """Lookup tables of :class:`ProbabilityGrid`: ``(shift, base, cells, K, B)``.
+
+    A cell is a range of ``q = min(p, 1 - p)`` sharing its top float bits, on the side
+    ``p <= 1/2`` (index ``c``) or ``p > 1/2`` (index ``cells + c``). ``K`` is the key of the
+    cell's smallest ``p`` and ``B`` the one grid edge inside the cell (``inf`` if none), so
+    ``key(p) = K[i] + (p >= B[i])``. Mantissa bits are added until no cell holds two edges.
+    """
+    edges = _sigmoid_edges(resolution)
+    inner = edges[1:-1]
+    bits = resolution.bit_length()  # log2(resolution) + 1
+    while True:
+        shift = 52 - bits
+        base = int(np.float64(_TINY).view(np.int64)) >> shift
+        top = int(np.float64(0.5).view(np.int64)) >> shift
+        cells = top - base + 1
+        c = np.arange(cells, dtype=np.int64)
+        qlo = ((c + base) << shift).view(np.float64).copy()
+        qlo[0] = 0.0
+        qhi = ((c + base + 1) << shift).view(np.float64)
+        qmax = np.nextafter(qhi, 0.0)  # the largest q in the cell
+        # Side p <= 1/2: p = q in [qlo, qmax], capped at 1/2.
+        lo_p, hi_p = qlo, np.minimum(qmax, 0.5)
+        # Side p > 1/2: p = 1 - q (exact), p in [1 - qmax, 1 - qlo], above 1/2.
+        up_lo = np.maximum(_p_of_q(qmax, smallest=True), np.nextafter(0.5, 1.0))
+        up_hi = _p_of_q(qlo, smallest=False)
+        lows = np.concatenate([lo_p, up_lo])
+        highs = np.concatenate([hi_p, up_hi])
+        k_lo = np.searchsorted(inner, lows, side="right")
+        k_hi = np.searchsorted(inner, highs, side="right")
+        if (k_hi - k_lo).max() <= 1:
+            bound = np.where(k_hi > k_lo, edges[np.minimum(k_lo + 1, len(edges) - 1)], np.inf)
+            key_dtype = _grid_key_dtype(2 * GRID_LIMIT * resolution + 2)
+            return shift, base, cells, k_lo.astype(key_dtype), bound
+        bits += 1  # pragma: no cover - the first try suffices for every allowed resolution
+
+
+def _p_of_q(q: np.ndarray, *, smallest: bool) -> np.ndarray:
+    """For q in [0, 1/2]: the smallest float p with ``1 - p <= q`` (``smallest=True``) or the
+    largest float p with ``1 - p >= q``; ``1 - p`` is exact for every p in [1/2, 1]."""
+    p = 1.0 - q
+    for _ in range(4):  # rounding leaves p within an ulp or two; step to the exact answer
+        if smallest:
+            fix_up = (1.0 - p) > q
+            p[fix_up] = np.nextafter(p[fix_up], 2.0)
+            down = np.nextafter(p, 0.0)
+            fix_down = (1.0 - down) <= q
+            p[fix_down] = down[fix_down]
+        else:
+            fix_down = (1.0 - p) < q
+            p[fix_down] = np.nextafter(p[fix_down], 0.0)
+            up = np.nextafter(p, 2.0)
+            fix_up = ((1.0 - up) >= q) & (up <= 1.0)
+            p[fix_up] = up[fix_up]
+    return p
+
+
+class ProbabilityGrid(BucketMapping):
+    """The :class:`LogitGrid` on ``logit(p)``: ``key = clip(floor(r * logit(p)), ...)`` decided
+    exactly (in real arithmetic) by comparing ``p`` with correctly rounded grid edges."""
+
+    name = "probability"
+
+    def __init__(self, resolution: int = DEFAULT_RESOLUTION) -> None:
+        super().__init__(resolution)
+        self.size = 2 * GRID_LIMIT * resolution + 2
+        self.key_dtype = _grid_key_dtype(self.size)
+
+    def keys(self, x: np.ndarray) -> np.ndarray:
+        return _chunked(self, x)
+
+    def keys_into(self, x: np.ndarray, out: np.ndarray) -> np.ndarray:
+        """Keys of at most ``CHUNK`` scores, written into ``out``."""
+        shift, base, cells, table_k, table_b = _probability_tables(self.resolution)
+        n = len(x)
+        q = np.subtract(1.0, x, out=_SCRATCH.get("q", n, _F64))  # exact where x >= 1/2
+        np.minimum(q, x, out=q)
+        np.maximum(q, _TINY, out=q)  # everything below 2**-25 shares cell 0
+        cell = q.view(np.int64)
+        np.right_shift(cell, shift, out=cell)
+        # The side (x > 1/2) from the sign bit of 0.5 - x, in int64 throughout: numpy's mixed
+        # bool/uint8-with-int64 arithmetic is an order of magnitude slower than this.
+        buf = np.subtract(0.5, x, out=_SCRATCH.get("b", n, _F64))
+        side = buf.view(np.int64)
+        np.right_shift(side, 63, out=side)
+        side &= cells
+        side -= base
+        cell += side
+        k = np.take(table_k, cell, out=_SCRATCH.get("k", n, table_k.dtype))
+        edge = np.take(table_b, cell, out=buf)
+        k += np.greater_equal(x, edge, out=_SCRATCH.get("c", n, np.bool_)).view(np.uint8)
+        np.copyto(out, k, casting="unsafe")
+        return out
+
+    def lower_edges(self, keys: np.ndarray) -> np.ndarray:
+        edges = _sigmoid_edges(self.resolution).copy()
+        edges[0] = 0.0
+        out: np.ndarray = edges[np.asarray(keys, dtype=np.int64)]
+        return out
+
+
+class RealBits(BucketMapping):
+    """Sign, exponent and the top ``log2(resolution)`` mantissa bits of the float64 score.
+
+    Keys are signed: ``m = bits(|x|) >> (52 - b)``, key ``m`` for ``x >= 0`` and ``-m - 1`` for
+    ``x < 0`` (``-0.0`` counts as ``+0.0``). A bucket spans a relative width of ``2**-b``.
+    """
+
+    name = "real"
+    size = None
+
+    def __init__(self, resolution: int = DEFAULT_RESOLUTION) -> None:
+        super().__init__(resolution)
+        self.shift = 52 - (resolution.bit_length() - 1)
+
+    def keys(self, x: np.ndarray) -> np.ndarray:
+        v: np.ndarray = np.abs(x).view(np.int64) >> self.shift
+        neg = x < 0
+        v[neg] = -v[neg] - 1
+        return v
+
+    def lower_edges(self, keys: np.ndarray) -> np.ndarray:
+        k = np.asarray(keys, dtype=np.int64)
+        neg = k < 0
+        mag = np.where(neg, -k - 1, k)
+        low = (mag << self.shift).view(np.float64)
+        # Negative buckets start at minus the largest magnitude they hold.
+        top = (((mag + 1) << self.shift) - 1).view(np.float64)
+        out = np.where(neg, -top, low)
+        return np.where(np.isfinite(out), out, -np.finfo(np.float64).max)
+
+
+def _chunked(mapping: BucketMapping, x: np.ndarray) -> np.ndarray:
+    out = np.empty(len(x), dtype=mapping.key_dtype)
+    for a in range(0, len(x), CHUNK):
+        mapping.keys_into(x[a : a + CHUNK], out[a : a + CHUNK])
+    return out
+
+
+def mapping_for(score_type: str, resolution: int = DEFAULT_RESOLUTION) -> BucketMapping:
+    """The bucket mapping of a ``score_type`` (``"probability"``, ``"logit"`` or ``"real"``)."""
+    if score_type == "probability":
+        return ProbabilityGrid(resolution)
+    if score_type == "logit":
+        return LogitGrid(resolution)
+    if score_type == "real":
+        return RealBits(resolution)
+    raise ValueError(f"score_type must be one of {SCORE_TYPES}; got {score_type!r}")
+
+
+def check_mode(exact: Any, score_type: Any, resolution: Any) -> None:
+    """``InputError`` unless ``exact`` is a bool, ``score_type`` one of ``SCORE_TYPES`` and
+    ``resolution`` one of the bucket grids' ``RESOLUTIONS``."""
+    if not isinstance(exact, bool):
+        raise InputError(f"exact: must be True or False; got {exact!r}")
+    if score_type not in SCORE_TYPES:
+        raise InputError(f"score_type: must be one of {SCORE_TYPES}; got {score_type!r}")
+    ok = isinstance(resolution, int) and not isinstance(resolution, bool)
+    if not ok or resolution not in RESOLUTIONS:
+        raise InputError(f"resolution: must be a power of two from 8 to 4096; got {resolution!r}")

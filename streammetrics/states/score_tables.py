@@ -1,0 +1,105 @@
+"""Values from a table of score entries ascending by score: AUC and average precision with a
+certified error bound, and the cumulative counts behind the ROC and precision-recall curves.
+
+The entries are a :class:`~streammetrics.states.buckets.ScoreBuckets` store's (one per bucket,
+or one per distinct score in exact mode), but the functions take plain arrays.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy.special import digamma
+
+__all__ = ["ap_from_table", "auc_from_table", "curve_counts"]
+
+
+def auc_from_table(
+    lo: np.ndarray, hi: np.ndarray, pos: np.ndarray, neg: np.ndarray
+) -> tuple[float, float]:
+    """``(AUC, bound)`` from entries ascending by score.
+
+    Pairs in different entries are ordered exactly; a (positive, negative) pair inside one entry
+    counts 1/2. That is exact for an entry holding one distinct value (a true tie, as
+    scikit-learn scores it) and off by at most 1/2 per pair otherwise, so
+    ``|AUC - exact| <= 0.5 * sum_b pos_b * neg_b / (P * N)`` over entries with ``lo < hi``.
+    ``(nan, nan)`` when either class is absent.
+    """
+    with np.errstate(all="ignore"):  # a forged state may hold huge weights
+        return _auc_from_table(lo, hi, pos, neg)
+
+
+def _auc_from_table(
+    lo: np.ndarray, hi: np.ndarray, pos: np.ndarray, neg: np.ndarray
+) -> tuple[float, float]:
+    p = pos.astype(np.float64)
+    n = neg.astype(np.float64)
+    total_p, total_n = float(p.sum()), float(n.sum())
+    if not (total_p > 0 and total_n > 0):
+        return math.nan, math.nan
+    below = np.cumsum(n) - n
+    scale = total_p * total_n
+    value = float(np.dot(p, below + 0.5 * n)) / scale
+    spread = lo < hi
+    bound = 0.5 * float(np.dot(p[spread], n[spread])) / scale
+    return min(max(value, 0.0), 1.0), bound
+
+
+def _harmonic_diff(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """H(a) - H(b) for non-negative reals, H(x) = digamma(x + 1) + Euler's gamma."""
+    out: np.ndarray = digamma(a + 1.0) - digamma(b + 1.0)
+    return out
+
+
+def ap_from_table(
+    lo: np.ndarray, hi: np.ndarray, pos: np.ndarray, neg: np.ndarray
+) -> tuple[float, float]:
+    """``(average precision, bound)`` from entries ascending by score (scikit-learn's
+    ``average_precision_score``: sum over thresholds of recall step times precision).
+
+    An entry with ``lo == hi`` is a true tie: it adds ``p (T + p) / (T + F + p + n)``, with
+    ``T``, ``F`` the positive and negative weight ranked above it and ``p``, ``n`` its own.
+    Otherwise its order is unknown: it adds the Davis & Goadrich interpolation (positives and
+    negatives interleaved evenly), which lies in ``[p - (F + n)(H(T+F+n+p) - H(T+F+n)),
+    p (T + p) / (T + F + p)]`` (all negatives first, all positives first); the bound is the sum of
+    those widths, over ``P``.
+    """
+    with np.errstate(all="ignore"):  # a forged state may hold huge weights
+        return _ap_from_table(lo, hi, pos, neg)
+
+
+def _ap_from_table(
+    lo: np.ndarray, hi: np.ndarray, pos: np.ndarray, neg: np.ndarray
+) -> tuple[float, float]:
+    p = pos[::-1].astype(np.float64)
+    n = neg[::-1].astype(np.float64)
+    total_p = float(p.sum())
+    if not total_p > 0:
+        return math.nan, math.nan
+    t = np.cumsum(p) - p  # positives ranked above
+    f = np.cumsum(n) - n  # negatives ranked above
+    spread = (lo < hi)[::-1] & (p > 0)
+    tie_den = t + f + p + n
+    contrib = np.divide(p * (t + p), tie_den, out=np.zeros_like(p), where=tie_den > 0)
+    bound = 0.0
+    if spread.any():
+        ps, ns, ts, fs = p[spread], n[spread], t[spread], f[spread]
+        upper = ps * (ts + ps) / (ts + fs + ps)
+        lower = ps - (fs + ns) * _harmonic_diff(ts + fs + ns + ps, ts + fs + ns)
+        # Davis & Goadrich: the j-th positive comes with j * n / p negatives:
+        # sum_j (T + j) / (T + F + j r), r = 1 + n / p, summed in closed form with digamma.
+        r = 1.0 + ns / ps
+        c = (ts + fs) / r
+        interp = (ps + (ts - c) * _harmonic_diff(ps + c, c)) / r
+        contrib[spread] = np.clip(interp, lower, upper)
+        bound = float(np.sum(upper - lower)) / total_p
+    value = float(np.sum(contrib)) / total_p
+    return min(max(value, 0.0), 1.0), min(bound, 1.0)
+
+
+def curve_counts(pos: np.ndarray, neg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Cumulative (tps, fps) at each entry's threshold, descending by score, in float64."""
+    tps = np.cumsum(pos[::-1].astype(np.float64))
+    fps = np.cumsum(neg[::-1].astype(np.float64))
+    return tps, fps
