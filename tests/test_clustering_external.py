@@ -16,7 +16,7 @@ from sklearn.metrics.cluster._expected_mutual_info_fast import expected_mutual_i
 
 import streammetrics as sm
 from streammetrics import clustering as C
-from streammetrics.clustering.external import _Table, expected_mutual_info
+from streammetrics.clustering._table import _Table, expected_mutual_info
 
 TOL = 1e-9
 
