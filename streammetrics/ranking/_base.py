@@ -1,0 +1,301 @@
+"""The state and update shared by the ranking metrics: per-query buffers, folded sums of
+complete queries, and the ranked view of a batch of queries."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar
+
+import numpy as np
+from scipy.special import gammaln
+
+from .._codec import COUNT_LIMIT, check_sum
+from .._inputs import as_labels, as_scores, check_same_length, config_int
+from .._keyed import Keyed
+from ..base import Metric
+from ..errors import InputError
+from ..states.labels import key_hash, unique_codes
+from ..states.queries import QueryBuffers
+from ..uncertainty import NAN_INTERVAL, check_level, mean_interval
+
+_GAINS = ("exponential", "linear")
+# 2**rel - 1 overflows float64 beyond this relevance.
+_MAX_EXP_RELEVANCE = 1023.0
+
+
+class _Ranked:
+    """Rows of many queries sorted by (query, score descending), cut into tie groups.
+
+    Per query (index 0..Q-1): ``length``, ``n_rel`` (items with relevance > 0). Per tie group
+    (equal score within a query, in rank order): ``query``, ``start`` and ``end`` (0-based
+    positions within the query, end exclusive), ``size``, ``n_rel`` and ``tp_end`` (relevant
+    items ranked at or above the group's end). ``row_order`` sorts the input rows into rank
+    order; ``g_first`` maps each group to its first sorted row.
+    """
+
+    def __init__(self, query: np.ndarray, relevance: np.ndarray, score: np.ndarray) -> None:
+        _, codes = unique_codes(query)
+        order = np.lexsort((-score, codes))
+        c, s = codes[order], score[order]
+        n = len(c)
+        new_q = np.ones(n, dtype=bool)
+        new_q[1:] = c[1:] != c[:-1]
+        q_first = np.flatnonzero(new_q)
+        self.n_queries = len(q_first)
+        self.length = np.diff(np.append(q_first, n))
+        self.codes = codes
+        self.row_order = order
+        pos = np.arange(n) - q_first[c]
+        new_g = new_q.copy()
+        new_g[1:] |= s[1:] != s[:-1]
+        g_first = np.flatnonzero(new_g)
+        self.g_first = g_first
+        self.relevance = relevance
+        self.g_query = c[g_first]
+        self.g_start = pos[g_first]
+        self.g_size = np.diff(np.append(g_first, n))
+        self.g_end = self.g_start + self.g_size
+        rel_sorted = relevance[order]
+        self.rel_sorted = rel_sorted
+        hit = (rel_sorted > 0).astype(np.float64)
+        self.g_rel = np.add.reduceat(hit, g_first) if n else hit
+        self.n_rel = np.bincount(self.g_query, weights=self.g_rel, minlength=self.n_queries)
+        # Relevant items at or above each group's end, within its query.
+        run = np.cumsum(self.g_rel)
+        q_first_group = np.flatnonzero(np.r_[True, self.g_query[1:] != self.g_query[:-1]])
+        before = (run - self.g_rel)[q_first_group]
+        self.tp_end = run - before[self.g_query]
+
+    def group_sum(self, values: np.ndarray) -> np.ndarray:
+        """Sum of a per-sorted-row quantity over each tie group."""
+        return np.asarray(np.add.reduceat(values, self.g_first))
+
+    def per_query(self, group_values: np.ndarray) -> np.ndarray:
+        return np.bincount(self.g_query, weights=group_values, minlength=self.n_queries)
+
+    def slots_in_top(self, k: int | None) -> np.ndarray:
+        """How many of each group's positions lie in the top ``k`` (all of them without k)."""
+        if k is None:
+            return self.g_size.astype(np.float64)
+        slots = np.minimum(self.g_end, k) - np.minimum(self.g_start, k)
+        return np.asarray(slots, dtype=np.float64)
+
+
+def _log_comb(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    return np.asarray(gammaln(a + 1.0) - gammaln(b + 1.0) - gammaln(a - b + 1.0))
+
+
+def _discount_cumsum(length: int, k: int | None) -> np.ndarray:
+    """``D[i]`` = sum of the first i discounts 1 / log2(pos + 1), zero past ``k`` (as sklearn)."""
+    discount = 1 / (np.log(np.arange(length) + 2) / np.log(2))
+    if k is not None:
+        discount[k:] = 0
+    return np.concatenate([[0.0], np.cumsum(discount)])
+
+
+def _check_k(k: Any, optional: bool) -> int | None:
+    if k is None and optional:
+        return None
+    k = config_int(k, "k")
+    return int(k)
+
+
+class _RankingMetric(Keyed, Metric, register=False):
+    """Per-query buffers, the folded sums, and the update/compute protocol of every ranking
+    metric. Subclasses define ``_values(ranked) -> (per-query values, scored mask)``."""
+
+    #: 2: the state gained ``total_sq``, the sum of squared per-query values (for ``interval``).
+    _schema: ClassVar[int] = 2
+
+    buffer: QueryBuffers
+    total: float
+    queries: int
+    skipped: int
+    total_sq: float
+    key_argument = 0  # query_ids
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._add_state("buffer", QueryBuffers(), merge=None)
+        self._add_state("total", 0.0)
+        self._add_state("queries", 0)
+        self._add_state("skipped", 0)
+        self._add_state("total_sq", 0.0)
+        # Relevance grades are few: each is trusted once accepted, like a label.
+        self._declare_rows("key", "label", "number", weights=False)
+
+    # -- update --------------------------------------------------------------------------------
+
+    def update(self, query_ids: Any, relevance: Any, scores: Any, complete: bool = False) -> Any:
+        """Add rows ``(query id, relevance, score)``.
+
+        With ``complete=True`` the batch holds the last rows of each of its queries (their other
+        rows, if any, are buffered in this metric): they are scored now and folded into O(1)
+        sums. Otherwise the rows are buffered until ``compute`` (or a later complete batch).
+
+        Complexity: O(b) buffered; O(b log b + B log B) with ``complete=True``.
+        """
+        q = as_labels(query_ids, "query_ids")
+        rel = as_scores(relevance, "relevance")
+        score = as_scores(scores, "scores")
+        n = check_same_length(query_ids=q, relevance=rel, scores=score)
+        if n and rel.min() < 0:
+            raise InputError(f"relevance: must be non-negative; found {rel.min()}")
+        self._check_relevance(rel)
+        self.buffer.check_query_ids(q, "query_ids")
+        if n == 0:
+            return self
+        rel, score = rel + 0.0, score + 0.0  # -0.0 -> 0.0, so the canonical order is unique
+        if not complete:
+            return self._commit(n, buffer=self.buffer.appended(q, rel, score))
+        (bq, br, bs), rest = self.buffer.take(np.unique(q))
+        if len(bq):
+            q, rel, score = (
+                np.concatenate([q, bq]),
+                np.concatenate([rel, br]),
+                np.concatenate([score, bs]),
+            )
+        values, scored = self._values(_Ranked(q, rel, score))
+        kept = values[scored]
+        return self._commit(
+            n,
+            buffer=rest,
+            total_sq=self.total_sq + float(kept @ kept),
+            total=self.total + float(values[scored].sum()),
+            queries=self.queries + int(scored.sum()),
+            skipped=self.skipped + int((~scored).sum()),
+        )
+
+    def _check_relevance(self, rel: np.ndarray) -> None:
+        """Further checks on relevance (exponential gain: overflow)."""
+
+    def _split(self, parts: int) -> list[Any]:
+        # Buffered rows go with their query; queries already folded into sums stay in part 0.
+        q, r, s = self.buffer.rows()
+        part_of = key_hash(q) % np.uint64(parts)
+        out = []
+        for i in range(parts):
+            keep = part_of == i
+            metric = type(self)._from_config(self._config)
+            rows = int(keep.sum())
+            if i == 0:
+                rows += self._count - len(q)
+                folded = {k: getattr(self, k) for k in self._fields if k != "buffer"}
+                metric._commit(0, **folded)
+            metric._commit(rows, buffer=QueryBuffers().appended(q[keep], r[keep], s[keep]))
+            out.append(metric)
+        return out
+
+    # -- compute -------------------------------------------------------------------------------
+
+    def _open(self) -> tuple[np.ndarray, np.ndarray]:
+        q, r, s = self.buffer.rows()
+        if not len(q):
+            return np.empty(0), np.empty(0, dtype=bool)
+        return self._values(_Ranked(q, r, s))
+
+    def _compute(self) -> float:
+        values, scored = self._open()
+        n = self.queries + int(scored.sum())
+        if n == 0:
+            return math.nan
+        return (self.total + float(values[scored].sum())) / n
+
+    @classmethod
+    def _upgrade_state(cls, state: Any, schema: int) -> Any:
+        """Schema 1 (0.1.0) kept no ``total_sq``: zero when no query was folded, else unknown
+        (nan, so ``interval`` is nan); values and merges are unchanged."""
+        if schema < 2 and isinstance(state, dict) and "total_sq" not in state:
+            state = {**state, "total_sq": 0.0 if state.get("queries") == 0 else math.nan}
+        return state
+
+    def interval(self, level: float = 0.95) -> tuple[float, float]:
+        """Student-t interval over the per-query values: ``mean -/+ t s / sqrt(Q)`` with ``s``
+        the sample standard deviation of the ``Q`` scored queries' values (folded and buffered),
+        ``Q - 1`` degrees of freedom: queries are the sampled units (the central limit theorem
+        for a mean of independent per-query values). ``nan, nan`` below two queries.
+        O(buffered rows).
+        """
+        level = check_level(level)
+        if self.count == 0:
+            return NAN_INTERVAL
+        values, scored = self._open()
+        kept = values[scored]
+        q = self.queries + len(kept)
+        total = self.total + float(kept.sum())
+        square = self.total_sq + float(kept @ kept)
+        return mean_interval(float(q), total, square, float(q), level, self._bounds)
+
+    #: The range of a per-query value, to clip intervals to.
+    _bounds: ClassVar[tuple[float, float]] = (0.0, 1.0)
+
+    def query_counts(self) -> dict[str, int]:
+        """Queries seen: ``scored`` (in the mean) and ``skipped`` (no relevant item, for the
+        metrics that leave those out), counting buffered queries as if complete."""
+        _, scored = self._open()
+        return {
+            "scored": self.queries + int(scored.sum()),
+            "skipped": self.skipped + int((~scored).sum()),
+        }
+
+    def open_queries(self) -> int:
+        """Rows currently buffered (of queries not yet declared complete)."""
+        return len(self.buffer)
+
+    def _values(self, ranked: _Ranked) -> tuple[np.ndarray, np.ndarray]:
+        raise NotImplementedError
+
+    def _check_compatible(self, other: Any) -> None:
+        super()._check_compatible(other)
+        # Folded query counts stay within 2**53 and the folded total finite.
+        check_sum("ranking rows", "i", self.count, other.count)
+        check_sum("ranking totals", "f", self.total, other.total)
+
+    def _validate_state(self) -> None:
+        if self.queries < 0 or self.skipped < 0:
+            raise ValueError("query counts must be non-negative")
+        if self.count > COUNT_LIMIT:
+            raise ValueError("more than 2**53 rows counted")
+        if not (math.isfinite(self.total) and self.total >= 0):
+            raise ValueError("the folded total must be finite and non-negative")
+        if self.count < len(self.buffer) + self.queries + self.skipped:
+            raise ValueError("fewer rows counted than buffered rows and folded queries")
+        self._check_relevance(self.buffer.rows()[1])
+
+
+class _GainMetric(_RankingMetric, register=False):
+    def __init__(self, k: Any, gain: str, optional_k: bool = True) -> None:
+        super().__init__()
+        if gain not in _GAINS:
+            raise InputError(f"gain: must be one of {_GAINS}; got {gain!r}")
+        self._add_config(k=_check_k(k, optional_k), gain=gain)
+
+    def _check_relevance(self, rel: np.ndarray) -> None:
+        if self._config["gain"] == "exponential" and rel.size and rel.max() > _MAX_EXP_RELEVANCE:
+            raise InputError(
+                f"relevance: at most {_MAX_EXP_RELEVANCE:g} with exponential gain "
+                f"(2**rel - 1 overflows); found {rel.max()}"
+            )
+
+    def _gain(self, rel: np.ndarray) -> np.ndarray:
+        if self._config["gain"] == "exponential":
+            return np.asarray(np.exp2(rel) - 1.0)
+        return rel
+
+    def _dcg(self, ranked: _Ranked) -> np.ndarray:
+        k = self._config["k"]
+        cum = _discount_cumsum(int(ranked.length.max()), k)
+        mean_gain = ranked.group_sum(self._gain(ranked.rel_sorted)) / ranked.g_size
+        return ranked.per_query(mean_gain * (cum[ranked.g_end] - cum[ranked.g_start]))
+
+    def _ideal_dcg(self, ranked: _Ranked, relevance: np.ndarray) -> np.ndarray:
+        k = self._config["k"]
+        codes = ranked.codes
+        order = np.lexsort((-relevance, codes))
+        c = codes[order]
+        first = np.r_[0, np.cumsum(ranked.length)[:-1]]
+        pos = np.arange(len(c)) - first[c]
+        discount = np.diff(_discount_cumsum(int(ranked.length.max()), k))
+        return np.bincount(
+            c, weights=self._gain(relevance[order]) * discount[pos], minlength=ranked.n_queries
+        )
