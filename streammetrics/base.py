@@ -41,13 +41,13 @@ from __future__ import annotations
 
 import copy as _copy
 import threading
-from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 
 from . import _codec
+from ._block import StateBlock
 from ._pending import PerRequest, StateAttr, wrap_class
 from .errors import IncompatibleStateError, InputError, NoIntervalError, StateDecodeError
 
@@ -61,7 +61,6 @@ __all__ = [
 ]
 
 _M = TypeVar("_M", bound="Metric")
-_B = TypeVar("_B", bound="StateBlock")
 
 Merge = Callable[[Any, Any], Any]
 _MERGES: dict[str, Merge] = {
@@ -69,77 +68,6 @@ _MERGES: dict[str, Merge] = {
     "max": lambda a, b: np.maximum(a, b) if isinstance(a, np.ndarray) else max(a, b),
     "min": lambda a, b: np.minimum(a, b) if isinstance(a, np.ndarray) else min(a, b),
 }
-
-
-class StateBlock(ABC):
-    """A reusable piece of mergeable state (contingency counts, score buckets, moments, ...).
-
-    A block owns its own merge and wire form, so a metric declares it as one state field and the
-    base class merges, copies, compares and serialises it like any other field.
-    """
-
-    @abstractmethod
-    def merge(self, other: Any) -> None:
-        """Fold ``other`` (a block of the same type and configuration) into ``self``.
-
-        Must not keep references to ``other``'s mutable parts.
-        """
-
-    def merge_many(self, others: list[Any]) -> None:
-        """Fold every block of ``others`` into ``self`` (checked mergeable beforehand).
-
-        The default merges them one by one; blocks whose merge can gather many operands in one
-        pass (one label union, one dense accumulation) override it, so that ``merge(*others)``
-        and ``sum()`` over many shards cost about one pass over their contents.
-        """
-        for other in others:
-            self.merge(other)
-
-    def held_total(self) -> float:
-        """The total of the block's counts or weights, for the count bound (0.0: none held)."""
-        return 0.0
-
-    def join_many(self, others: list[Any]) -> None:
-        """:meth:`merge_many` for blocks keyed by group, query or slice whose keys are disjoint
-        from this block's and from each other's: keyed blocks override it to concatenate
-        instead of merging key by key. The result is the same as ``merge_many``."""
-        self.merge_many(others)
-
-    @abstractmethod
-    def to_wire(self) -> Any:
-        """The block's logical contents as a codec tree (canonical: no arrival-order traces)."""
-
-    @abstractmethod
-    def from_wire(self: _B, wire: Any) -> _B:
-        """A new block with this block's configuration and the contents ``wire`` describes.
-
-        Raises ``ValueError`` or ``TypeError`` when ``wire`` is not a valid contents tree.
-        """
-
-    #: True for blocks made of counts or weights, which :meth:`scale` multiplies (``Decayed``
-    #: relies on it to forget old data).
-    scalable: ClassVar[bool] = False
-
-    def scale(self, factor: float) -> None:
-        """Multiply every count or weight by ``factor``, in place (``scalable`` blocks only)."""
-        raise TypeError(f"{type(self).__name__} holds no counts or weights to scale")
-
-    def check_mergeable(self, other: Any) -> None:  # noqa: B027 - most blocks accept any peer
-        """Raise :class:`IncompatibleStateError` if ``other`` cannot be merged into ``self``.
-
-        Called for every block before a merge changes anything, so that a merge is all or nothing.
-        """
-
-    def copy(self: _B) -> _B:
-        return _copy.deepcopy(self)
-
-    def __eq__(self, other: object) -> bool:
-        if type(self) is not type(other):
-            return NotImplemented
-        assert isinstance(other, StateBlock)
-        return _codec.encode(self.to_wire()) == _codec.encode(other.to_wire())
-
-    __hash__ = None  # type: ignore[assignment]
 
 
 class _Field:

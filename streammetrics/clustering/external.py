@@ -13,7 +13,8 @@ formed from Python integers, so nothing overflows at any stream length.
 Memory: O(R * C) counts for R classes and C clusters. ``update``: O(n) for integer labels of
 small range, O(n log n) otherwise, plus O(R * C) to fold the batch in. ``merge``: O(R * C).
 ``compute``: O(R * C), except AMI (the expected mutual information: see
-:func:`~streammetrics.clustering._table.expected_mutual_info`) and accuracy (the Hungarian algorithm: O(min(R, C)**2 * max(R, C))).
+:func:`~streammetrics.clustering._table.expected_mutual_info`) and accuracy (the Hungarian
+algorithm: O(min(R, C)**2 * max(R, C))).
 """
 
 from __future__ import annotations
