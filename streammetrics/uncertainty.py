@@ -11,6 +11,8 @@ value is a float; ``docs/uncertainty.md`` names the method each metric uses.
 * :func:`confusion_delta_se`: the delta method over multinomial counts for any function of the
   diagonal, row sums, column sums and total of a confusion matrix.
 * :func:`fisher_z`: Fisher's (1921) z interval of a correlation.
+* :func:`explained_delta_se`: the delta method on sample moments for R2 and explained variance
+  (ratios of a mean loss to the variance of ``y_true``).
 * :func:`kish`: Kish's (1965) effective sample size ``(sum w)**2 / sum w**2`` of weighted rows.
 
 Every helper costs O(size of the state), never O(rows seen).
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 from scipy import stats
@@ -38,6 +41,7 @@ __all__ = [
     "confusion_delta_se",
     "counts_delta_se",
     "delong",
+    "explained_delta_se",
     "fisher_z",
     "kish",
     "mean_interval",
@@ -262,3 +266,46 @@ def fisher_z(r: float, n_eff: float, level: float) -> tuple[float, float]:
     centre = math.atanh(r)
     half = normal_quantile(level) / math.sqrt(n_eff - 3.0)
     return math.tanh(centre - half), math.tanh(centre + half)
+
+
+def explained_delta_se(block: Any, kind: str, n_eff: float) -> float:
+    """Delta-method standard error of R2 (``kind="r2"``) or explained variance (``"ev"``).
+
+    Both are ``1 - a / b`` with ``b = Var(t)`` the variance of ``y_true`` and ``a`` the mean
+    squared error ``E[e**2]`` (R2) or the error's variance ``Var(e)`` (explained variance),
+    ``e = y_true - y_pred``. Each of ``a`` and ``b`` is a smooth function of sample moments, so
+    the delta method on sample moments (Cramer, *Mathematical Methods of Statistics*, 1946,
+    sec. 27.7 and 28.4; van der Vaart, *Asymptotic Statistics*, 1998, ch. 3) gives the
+    influence function ``-(1 / b) (s - a - k (u - b))`` with ``k = a / b``, ``u = (t - mean
+    t)**2`` and ``s = e**2`` (R2) or ``(e - mean e)**2`` (explained variance); the estimating
+    of the means adds no first-order term. Hence
+
+        Var = (Var(s) + k**2 Var(u) - 2 k Cov(s, u)) / (b**2 n_eff)
+
+    with, in central moments ``m_ij = E[(e - mean e)**i (t - mean t)**j]`` and ``d = mean e``,
+    ``Var(u) = m04 - m02**2`` and, for R2, ``Var(s) = m40 - m20**2 + 4 d m30 + 4 d**2 m20``,
+    ``Cov(s, u) = m22 - m20 m02 + 2 d m12``; for explained variance ``Var(s) = m40 - m20**2``,
+    ``Cov(s, u) = m22 - m20 m02``. No normality is assumed (the normal-theory variance of the
+    fitted R2 of Olkin and Finn does not apply: the predictions here are not fitted to these
+    rows). ``block`` is a :class:`~streammetrics.states.central.CentralMoments` of
+    (error, ``y_true``), one column. ``nan`` below 2 effective rows or when ``Var(t) = 0``.
+    """
+    if not n_eff > 1 or not block.weight > 0:
+        return math.nan
+    m = {k: float(block.central(k)[0]) for k in block.indices}
+    d = float(block.mean[0, 0])
+    b = m[(0, 2)]
+    if not b > 0:
+        return math.nan
+    var_u = m[(0, 4)] - b * b
+    if kind == "r2":
+        a = m[(2, 0)] + d * d
+        var_s = m[(4, 0)] - m[(2, 0)] ** 2 + 4 * d * m[(3, 0)] + 4 * d * d * m[(2, 0)]
+        cov = m[(2, 2)] - m[(2, 0)] * b + 2 * d * m[(1, 2)]
+    else:
+        a = m[(2, 0)]
+        var_s = m[(4, 0)] - a * a
+        cov = m[(2, 2)] - a * b
+    k = a / b
+    var = (var_s + k * k * var_u - 2 * k * cov) / (b * b * n_eff)
+    return math.sqrt(max(var, 0.0)) if math.isfinite(var) else math.nan
