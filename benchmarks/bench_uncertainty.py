@@ -208,7 +208,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="1k and 100k rows, fewer repeats")
     opts = parser.parse_args()
     sizes = (1_000, 100_000) if opts.quick else (1_000, 1_000_000, 100_000_000)
-    repeat = 3 if opts.quick else 20
+    repeat = 10 if opts.quick else 20
     print("| metric | rows | interval() | from raw rows (numpy) | ratio |")
     print("| --- | ---: | ---: | ---: | ---: |")
     for measure in MEASUREMENTS:

@@ -31,7 +31,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-from scipy import stats
+from scipy import special
 
 from .errors import InputError, NoIntervalError
 
@@ -75,15 +75,20 @@ def no_interval(name: str, why: str) -> NoIntervalError:
 
 
 def normal_quantile(level: float) -> float:
-    """The two-sided standard normal quantile ``z`` with ``P(|Z| <= z) = level``."""
-    return float(stats.norm.ppf(0.5 + level / 2.0))
+    """The two-sided standard normal quantile ``z`` with ``P(|Z| <= z) = level``.
+
+    ``scipy.special.ndtri`` (what ``scipy.stats.norm.ppf`` evaluates, without its 50 us of
+    argument handling)."""
+    return float(special.ndtri(0.5 + level / 2.0))
 
 
 def t_quantile(level: float, df: float) -> float:
     """The two-sided Student-t quantile with ``df`` degrees of freedom (normal when df is inf)."""
     if not df > 0:
         return math.nan
-    return float(stats.t.ppf(0.5 + level / 2.0, df))
+    if math.isinf(df):
+        return normal_quantile(level)
+    return float(special.stdtrit(df, 0.5 + level / 2.0))  # what scipy.stats.t.ppf evaluates
 
 
 def kish(weight_sum: float, weight_sq_sum: float) -> float:
@@ -181,20 +186,31 @@ def delong(pos: np.ndarray, neg: np.ndarray) -> tuple[float, float]:
     DeLong, E. R., DeLong, D. M. and Clarke-Pearson, D. L. (1988). Comparing the areas under two
     or more correlated receiver operating characteristic curves: a nonparametric approach.
     Biometrics 44(3), 837-845. O(len(pos)). ``(nan, nan)`` without two of each class.
+
+    One pass per term: the prefix sums run on the table's own dtype (integer counts sum
+    exactly, several times faster than floats), and each variance is taken as ``sum w v**2 -
+    W mean**2`` from the placements before scaling (``V01 = 1 - A / P`` with ``A`` the
+    positives below plus half the tied ones, so ``S01`` is the spread of ``A / P``), which the
+    tests hold to 1e-12 of the two-pass formulas of the paper.
     """
-    pos = np.asarray(pos, dtype=np.float64)
-    neg = np.asarray(neg, dtype=np.float64)
-    p_tot, n_tot = float(pos.sum()), float(neg.sum())
+    pos = np.asarray(pos)
+    neg = np.asarray(neg)
+    if len(pos) == 0:
+        return NAN_INTERVAL
+    cum_n, cum_p = np.cumsum(neg), np.cumsum(pos)
+    p_tot, n_tot = float(cum_p[-1]), float(cum_n[-1])
     if not (p_tot > 1 and n_tot > 1):
         return NAN_INTERVAL
-    below = np.cumsum(neg) - neg
-    above = p_tot - np.cumsum(pos)
-    v10 = (below + 0.5 * neg) / n_tot
-    v01 = (above + 0.5 * pos) / p_tot
-    auc = float(pos @ v10) / p_tot
-    s10 = float(pos @ (v10 - auc) ** 2) / (p_tot - 1.0)
-    s01 = float(neg @ (v01 - auc) ** 2) / (n_tot - 1.0)
-    return auc, s10 / p_tot + s01 / n_tot
+    below = np.subtract(cum_n, 0.5 * neg, dtype=np.float64)  # negatives below + half the ties
+    part = np.multiply(pos, below, dtype=np.float64)
+    s1, s2 = float(part.sum()), float(part @ below)
+    under = np.subtract(cum_p, 0.5 * pos, dtype=np.float64)  # positives below + half the ties
+    np.multiply(neg, under, out=part, dtype=np.float64)
+    u2 = float(part @ under)
+    auc = s1 / (p_tot * n_tot)
+    s10 = (s2 / (n_tot * n_tot) - p_tot * auc * auc) / (p_tot - 1.0)
+    s01 = (u2 / (p_tot * p_tot) - n_tot * (1.0 - auc) ** 2) / (n_tot - 1.0)
+    return auc, max(s10, 0.0) / p_tot + max(s01, 0.0) / n_tot
 
 
 Confusion = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], np.ndarray]
