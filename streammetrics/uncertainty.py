@@ -203,10 +203,12 @@ def delong(pos: np.ndarray, neg: np.ndarray) -> tuple[float, float]:
         return NAN_INTERVAL
     below = np.subtract(cum_n, 0.5 * neg, dtype=np.float64)  # negatives below + half the ties
     part = np.multiply(pos, below, dtype=np.float64)
-    s1, s2 = float(part.sum()), float(part @ below)
+    # einsum, not ``@``: OpenBLAS threads a long dot product, which on a busy machine can take
+    # milliseconds to synchronise; einsum's loop stays in this thread.
+    s1, s2 = float(part.sum()), float(np.einsum("i,i->", part, below))
     under = np.subtract(cum_p, 0.5 * pos, dtype=np.float64)  # positives below + half the ties
     np.multiply(neg, under, out=part, dtype=np.float64)
-    u2 = float(part @ under)
+    u2 = float(np.einsum("i,i->", part, under))
     auc = s1 / (p_tot * n_tot)
     s10 = (s2 / (n_tot * n_tot) - p_tot * auc * auc) / (p_tot - 1.0)
     s01 = (u2 / (p_tot * p_tot) - n_tot * (1.0 - auc) ** 2) / (n_tot - 1.0)

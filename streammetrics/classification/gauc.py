@@ -748,9 +748,12 @@ class GAUC(Keyed, Metric):
         total, groups = float(w.sum()), len(a)
         if groups < 2 or not total > 0:
             return NAN_INTERVAL
-        value = float(np.dot(w, a) / total)
-        var = groups / (groups - 1.0) * float(np.dot(w * w, (a - value) ** 2)) / (total * total)
-        widen = float(np.dot(w, bound[used]) / total)
+        # einsum rather than BLAS dot products, which OpenBLAS threads for long vectors (costly
+        # to synchronise on a busy machine).
+        value = float(np.einsum("i,i->", w, a) / total)
+        spread = float(np.einsum("i,i->", w * w, (a - value) ** 2))
+        var = groups / (groups - 1.0) * spread / (total * total)
+        widen = float(np.einsum("i,i->", w, bound[used]) / total)
         return normal_interval(value, math.sqrt(var), level, (0.0, 1.0), widen)
 
     @property
