@@ -90,6 +90,13 @@ def _queries(rng: Any, n: int) -> tuple:
     return (q + rng.integers(0, 1 << 40), rel, rel + rng.normal(size=n)), {"complete": True}
 
 
+def _multiclass(rng: Any, n: int) -> tuple:
+    y = rng.integers(0, 5, n)
+    z = rng.normal(size=(n, 5))
+    z[np.arange(n), y] += 1.0
+    return (y, stats.norm.cdf(z)), {}
+
+
 def _grouped(rng: Any, n: int) -> tuple:
     (y, s), _ = _scores(rng, n)
     return (y, s), {"groups": rng.integers(0, 10_000, n)}
@@ -180,6 +187,18 @@ def pearson(rows: int, repeat: int) -> Row:
     return _measure("PearsonCorrCoef", sm.PearsonCorrCoef, _regression, rows, repeat)
 
 
+def r2(rows: int, repeat: int) -> Row:
+    return _measure("R2Score", sm.R2Score, _regression, rows, repeat)
+
+
+def explained_variance(rows: int, repeat: int) -> Row:
+    return _measure("ExplainedVariance", sm.ExplainedVariance, _regression, rows, repeat)
+
+
+def multiclass_auc(rows: int, repeat: int) -> Row:
+    return _measure("MulticlassROCAUC() 5 classes", sm.MulticlassROCAUC, _multiclass, rows, repeat)
+
+
 def log_loss(rows: int, repeat: int) -> Row:
     return _measure("LogLoss", sm.LogLoss, _scores, rows, repeat)
 
@@ -193,11 +212,14 @@ MEASUREMENTS: list[Callable[[int, int], Row]] = [
     auc_exact,
     average_precision,
     gauc,
+    multiclass_auc,
     accuracy,
     f1_macro,
     kappa,
     mse,
     pearson,
+    r2,
+    explained_variance,
     log_loss,
     ndcg,
 ]
@@ -208,7 +230,7 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="1k and 100k rows, fewer repeats")
     opts = parser.parse_args()
     sizes = (1_000, 100_000) if opts.quick else (1_000, 1_000_000, 100_000_000)
-    repeat = 3 if opts.quick else 20
+    repeat = 10 if opts.quick else 20
     print("| metric | rows | interval() | from raw rows (numpy) | ratio |")
     print("| --- | ---: | ---: | ---: | ---: |")
     for measure in MEASUREMENTS:

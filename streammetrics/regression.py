@@ -28,8 +28,18 @@ import numpy as np
 from ._inputs import as_matrix, as_weights, check_same_length
 from .base import Metric
 from .errors import InputError
+from .states.central import CentralMoments
 from .states.moments import Moments
-from .uncertainty import NAN_INTERVAL, check_level, fisher_z, kish, no_interval, t_interval
+from .uncertainty import (
+    NAN_INTERVAL,
+    check_level,
+    explained_delta_se,
+    fisher_z,
+    kish,
+    no_interval,
+    normal_interval,
+    t_interval,
+)
 
 __all__ = [
     "ExplainedVariance",
@@ -46,6 +56,9 @@ __all__ = [
 _T, _P, _E, _AE, _APE, _SE = "y_true", "y_pred", "error", "abs_error", "abs_pct_error", "sq_error"
 _EPS = float(np.finfo(np.float64).eps)  # scikit-learn's floor for |y_true| in MAPE
 _MULTIOUTPUT = ("raw_values", "uniform_average", "variance_weighted")
+# The central moments of (error, y_true) the delta method of R2 and explained variance reads:
+# every index of order 2 to 4 below (2, 2), (4, 0) and (0, 4).
+_SHAPE = ((2, 0), (3, 0), (4, 0), (0, 2), (0, 3), (0, 4), (1, 1), (2, 1), (1, 2), (2, 2))
 
 
 def _check_multioutput(multioutput: Any) -> str | list[float]:
@@ -88,11 +101,15 @@ class _RegressionMetric(Metric, register=False):
     #: The per-sample loss whose variance ``interval`` needs (its pair comes last, so that
     #: schema-1 states upgrade by appending one row).
     _loss: ClassVar[str | None] = None
+    #: Keep the fourth-order central moments of (error, y_true) for the delta method.
+    _shape: ClassVar[bool] = False
     #: 2: the moments gained the loss's second moment and the state ``weight_sq`` (Kish).
+    #: 3 (R2Score, ExplainedVariance only): the state gained ``shape``.
     _schema: ClassVar[int] = 2
 
     moments: Moments
     weight_sq: float
+    shape: CentralMoments
 
     def __init__(self, multioutput: Any = "uniform_average") -> None:
         super().__init__()
@@ -108,6 +125,8 @@ class _RegressionMetric(Metric, register=False):
         block = Moments(len(names), [(self._index[a], self._index[b]) for a, b in pairs])
         self._add_state("moments", block, merge=None)
         self._add_state("weight_sq", 0.0, power=2)
+        if self._shape:
+            self._add_state("shape", CentralMoments(2, _SHAPE), merge=None)
         self._declare_rows("number", "number")
 
     def update(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Any:
@@ -133,7 +152,10 @@ class _RegressionMetric(Metric, register=False):
             raise InputError(f"y_true: has {d} outputs, but multioutput gives {len(mo)} weights")
         block = self.moments.merged(self.moments.batch(self._columns(t, p), weights))
         sq = float(n) if weights is None else float(weights @ weights)
-        return self._commit(n, moments=block, weight_sq=self.weight_sq + sq)
+        if not self._shape:
+            return self._commit(n, moments=block, weight_sq=self.weight_sq + sq)
+        shape = self.shape.merged(self.shape.batch([t - p, t], weights))
+        return self._commit(n, moments=block, weight_sq=self.weight_sq + sq, shape=shape)
 
     def _columns(self, t: np.ndarray, p: np.ndarray) -> list[np.ndarray]:
         cols: dict[str, np.ndarray] = {_T: t, _P: p}
@@ -166,9 +188,22 @@ class _RegressionMetric(Metric, register=False):
     def _upgrade_state(cls, state: Any, schema: int) -> Any:
         """Schema 1 (0.1.0) kept neither the loss's second moment nor ``weight_sq``: both are
         unknown for a non-empty state (the co-moment row is zero, ``weight_sq`` nan, so
-        ``interval`` is nan until the state is reset); values and merges are unchanged."""
-        if schema >= 2 or not isinstance(state, dict) or "weight_sq" in state:
-            return state
+        ``interval`` is nan until the state is reset); values and merges are unchanged.
+        Schema 2 of R2Score and ExplainedVariance kept no ``shape``: it starts empty and, for a
+        non-empty state, ``weight_sq`` becomes nan (the interval is unknown until reset)."""
+        if schema < 2 and isinstance(state, dict) and "weight_sq" not in state:
+            state = cls._upgrade_moments(state)
+        if cls._shape and schema < 3 and isinstance(state, dict) and "shape" not in state:
+            # Schema 2 kept no fourth moments: the interval is unknown (weight_sq nan) until
+            # reset; the value, the merges and the moments the value reads are unchanged.
+            known = state.get("count") == 0
+            shape = CentralMoments(2, _SHAPE).to_wire()
+            sq = state.get("weight_sq") if known else math.nan
+            state = {**state, "shape": shape, "weight_sq": sq}
+        return state
+
+    @classmethod
+    def _upgrade_moments(cls, state: dict[str, Any]) -> dict[str, Any]:
         moments = state.get("moments")
         if cls._loss is not None and isinstance(moments, dict):
             co = moments.get("comoment")
@@ -201,6 +236,16 @@ class _RegressionMetric(Metric, register=False):
         mean = float(self._mean(self._loss)[0])
         spread = float(self._co(self._loss, self._loss)[0]) / w
         return t_interval(mean, spread, self._n_eff(), level, (0.0, math.inf))
+
+    def _explained_interval(self, level: float, kind: str) -> tuple[float, float]:
+        """The delta-method interval of R2 (``kind="r2"``) or explained variance (``"ev"``)."""
+        level = check_level(level)
+        self._single_output()
+        if self.count < 2 or self.shape.width is None:
+            return NAN_INTERVAL
+        value = float(self.compute())
+        se = explained_delta_se(self.shape, kind, self._n_eff())
+        return normal_interval(value, se, level, (-math.inf, 1.0))
 
     def compute(self) -> Any:
         # A decoded state may hold absurd (finite) values: give inf or nan, never a warning.
@@ -394,6 +439,8 @@ class R2Score(_RegressionMetric):
 
     _vars = (_T, _SE)
     _pairs = ((_T, _T),)
+    _shape = True
+    _schema = 3
 
     def __init__(self, multioutput: Any = "uniform_average", force_finite: bool = True) -> None:
         super().__init__(multioutput)
@@ -409,13 +456,11 @@ class R2Score(_RegressionMetric):
         return self._average(np.full(width, math.nan))
 
     def interval(self, level: float = 0.95) -> tuple[float, float]:
-        """Not available: raises :class:`NoIntervalError` pointing to ``Bootstrap``.
-
-        The delta method for ``1 - SSE / SST`` needs the fourth moments of ``y_true`` and the
-        error's co-moments with ``y_true**2``, which this state does not keep (keeping them
-        stably would triple the cost of every update)."""
-        check_level(level)
-        raise no_interval("R2Score", "its delta method needs fourth moments the state lacks")
+        """Delta-method interval of R2 from the fourth-order central moments of (error,
+        ``y_true``) in the state (see :func:`~streammetrics.uncertainty.explained_delta_se`
+        and ``docs/uncertainty.md``), on Kish's effective sample size. One output (or
+        ``NoIntervalError``); ``nan, nan`` below 2 rows or for a constant ``y_true``. O(1)."""
+        return self._explained_interval(level, "r2")
 
 
 class ExplainedVariance(_RegressionMetric):
@@ -438,6 +483,8 @@ class ExplainedVariance(_RegressionMetric):
 
     _vars = (_T, _E)
     _pairs = ((_T, _T), (_E, _E))
+    _shape = True
+    _schema = 3
 
     def __init__(self, multioutput: Any = "uniform_average", force_finite: bool = True) -> None:
         super().__init__(multioutput)
@@ -447,12 +494,10 @@ class ExplainedVariance(_RegressionMetric):
         return self._average(self._ev(self._config["force_finite"]))
 
     def interval(self, level: float = 0.95) -> tuple[float, float]:
-        """Not available: raises :class:`NoIntervalError` pointing to ``Bootstrap`` (as
-        :meth:`R2Score.interval`: the delta method needs fourth moments the state lacks)."""
-        check_level(level)
-        raise no_interval(
-            "ExplainedVariance", "its delta method needs fourth moments the state lacks"
-        )
+        """Delta-method interval of the explained variance, as :meth:`R2Score.interval` (the
+        ratio of the error's variance to ``y_true``'s instead of the mean squared error's). One
+        output (or ``NoIntervalError``). O(1)."""
+        return self._explained_interval(level, "ev")
 
 
 class PearsonCorrCoef(_RegressionMetric):

@@ -325,7 +325,7 @@ def test_kappa_delta_matches_finite_differences() -> None:
         sm.ConfusionMatrix(),
         sm.ClassificationReport(),
         sm.Precision(average=None),
-        sm.R2Score(),
+        sm.R2Score(multioutput="raw_values"),
         sm.MeanSquaredError(multioutput="raw_values"),
         Silhouette(),
         BLEU(),

@@ -114,6 +114,52 @@ def _sort_reduce(
     return (g[starts], key[starts], *out_cols, np.where(vmin == vmax, vmin, _NAN))
 
 
+_INT_LIMIT = 2**62  # integer sums below this cannot overflow int64
+
+
+def _group_sums(
+    pos: np.ndarray, neg: np.ndarray, starts: np.ndarray, ends: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per run of entries (one group each, ascending by score): positive weight ``P``,
+    negative weight ``N`` and ``sum pos * (negatives below + neg / 2)``, the AUC numerator.
+
+    Integer counts take exact integer prefix sums: the numerator is ``(sum pos (2 cum - neg)
+    - 2 before P) / 2`` with ``cum`` the running negative count and ``before`` the negatives
+    of the earlier groups (a few integer passes, no gather). Weights, or counts whose products
+    could overflow, take float sums of the within-group ranks (segmented by ``reduceat``).
+    """
+    cum_n = np.cumsum(neg)
+    before = cum_n[starts] - neg[starts]
+    if pos.dtype.kind == "i" and neg.dtype.kind == "i":
+        cum_p = np.cumsum(pos)
+        big_p = cum_p[ends] - cum_p[starts] + pos[starts]
+        big_n = cum_n[ends] - before
+        total_p, total_n = int(cum_p[-1]), int(cum_n[-1])
+        if 2 * total_p * total_n + total_p < _INT_LIMIT:
+            twice = cum_n + cum_n
+            twice -= neg
+            twice *= pos
+            acc = np.cumsum(twice)
+            inner = acc[ends] - acc[starts] + twice[starts] - 2 * before * big_p
+            return big_p.astype(np.float64), big_n.astype(np.float64), inner * 0.5
+        big_p, big_n = big_p.astype(np.float64), big_n.astype(np.float64)
+    else:
+        big_p = np.add.reduceat(pos.astype(np.float64), starts)
+        big_n = np.add.reduceat(neg.astype(np.float64), starts)
+    # Within-group ranks entry by entry (subtracting the earlier groups' total from the running
+    # total before the products keeps the error at the running total's rounding).
+    below = np.subtract(cum_n, np.repeat(before, ends - starts + 1), dtype=np.float64)
+    below -= 0.5 * neg
+    below *= pos
+    return big_p, big_n, np.add.reduceat(below, starts)
+
+
+def _scatter(values: np.ndarray, at: np.ndarray, size: int) -> np.ndarray:
+    out = np.zeros(size)
+    out[at] = values
+    return out
+
+
 class GroupedScores(StateBlock):
     """Per-group positive and negative weight per distinct score or score bucket.
 
@@ -621,17 +667,24 @@ class GAUC(Keyed, Metric):
     def _per_group_unchecked(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         t = self.scores.table()
         size = len(self.scores.groups)
-        p = t.pos.astype(np.float64)
-        n = t.neg.astype(np.float64)
-        big_p = np.bincount(t.g, weights=p, minlength=size)
-        big_n = np.bincount(t.g, weights=n, minlength=size)
-        # Negative weight ranked below each entry within its group (entries ascend by score).
-        cum = np.cumsum(n)
-        start = np.concatenate(([0.0], np.cumsum(big_n)))[t.g]
-        below = cum - n - start
-        num = np.bincount(t.g, weights=p * (below + 0.5 * n), minlength=size)
-        spread = np.isnan(t.value)
-        slack = np.bincount(t.g, weights=0.5 * p * n * spread, minlength=size)
+        if len(t.g) == 0:
+            return np.full(size, np.nan), np.full(size, np.nan), np.zeros(size), np.zeros(size)
+        # Entries ascend by (group, score), so each group is one run of entries: every sum is
+        # segmented over the runs, and within a group the negative weight below an entry is
+        # the running total minus the total of the earlier groups.
+        starts = np.flatnonzero(np.concatenate(([True], t.g[1:] != t.g[:-1])))
+        ends = np.append(starts[1:], len(t.g)) - 1
+        big_p, big_n, num = _group_sums(t.pos, t.neg, starts, ends)
+        spread = np.flatnonzero(np.isnan(t.value))  # buckets holding several scores
+        slack: np.ndarray = np.zeros(len(starts))
+        if len(spread):
+            run = np.searchsorted(starts, spread, side="right") - 1
+            slack = np.bincount(
+                run, weights=0.5 * t.pos[spread] * t.neg[spread], minlength=len(starts)
+            )
+        if len(starts) != size:  # groups without entries (not in a canonical table)
+            at = t.g[starts]
+            big_p, big_n, num, slack = (_scatter(x, at, size) for x in (big_p, big_n, num, slack))
         scale = big_p * big_n
         ok = scale > 0
         safe = np.where(ok, scale, 1.0)
@@ -695,9 +748,12 @@ class GAUC(Keyed, Metric):
         total, groups = float(w.sum()), len(a)
         if groups < 2 or not total > 0:
             return NAN_INTERVAL
-        value = float(np.dot(w, a) / total)
-        var = groups / (groups - 1.0) * float(np.dot(w * w, (a - value) ** 2)) / (total * total)
-        widen = float(np.dot(w, bound[used]) / total)
+        # einsum rather than BLAS dot products, which OpenBLAS threads for long vectors (costly
+        # to synchronise on a busy machine).
+        value = float(np.einsum("i,i->", w, a) / total)
+        spread = float(np.einsum("i,i->", w * w, (a - value) ** 2))
+        var = groups / (groups - 1.0) * spread / (total * total)
+        widen = float(np.einsum("i,i->", w, bound[used]) / total)
         return normal_interval(value, math.sqrt(var), level, (0.0, 1.0), widen)
 
     @property

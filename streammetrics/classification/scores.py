@@ -34,7 +34,14 @@ from ..states.buckets import (
     curve_counts,
     mapping_for,
 )
-from ..uncertainty import NAN_INTERVAL, check_level, delong, normal_interval, normal_quantile
+from ..uncertainty import (
+    NAN_INTERVAL,
+    check_level,
+    delong,
+    no_interval,
+    normal_interval,
+    normal_quantile,
+)
 from ._checks import binary_labels, check_mode, checked_scores, class_columns, column_labels
 
 __all__ = [
@@ -499,6 +506,47 @@ class MulticlassROCAUC(Metric):
         if self.count == 0:
             return self._empty_result()
         return self._result()[1]
+
+    def interval(self, level: float = 0.95) -> Any:
+        """DeLong intervals per class, and a conservative interval of their average.
+
+        Each one-vs-rest AUC ``A_j`` gets DeLong's variance ``V_j`` from its own score table
+        (as :meth:`ROCAUC.interval`; ties 1/2, weights as frequencies). ``average=None`` gives
+        the per-class intervals as two arrays ``(low, high)``. The covariances between classes
+        are not in the state (they need each row's placement in every class's table, and a
+        score table does not keep which entries share a row), so ``"macro"`` and
+        ``"weighted"`` bound the standard error of ``sum a_j A_j`` by ``sum a_j sqrt(V_j)``
+        (the covariance inequality ``|Cov(A_j, A_k)| <= sqrt(V_j V_k)``, i.e. all classes
+        perfectly correlated; the class supports taken as fixed): a valid but conservative
+        interval, wider than the true one when the classes' errors are not perfectly
+        correlated. ``"micro"`` pools the tables, whose entries are then not independent (each
+        row appears in every class), so it raises :class:`NoIntervalError`. Sketch mode widens
+        by ``error_bound()``; clipped to [0, 1]; ``nan`` where a class lacks two positives or
+        two negatives. O(C buckets).
+        """
+        level = check_level(level)
+        average = self._config["average"]
+        if average == "micro":
+            raise no_interval(
+                "MulticlassROCAUC(average='micro')",
+                "its pooled table counts each row once per class, so its entries are not "
+                "independent and the table does not say which share a row",
+            )
+        if self.count == 0:
+            empty = np.empty(0)
+            return (empty, empty.copy()) if average is None else NAN_INTERVAL
+        values, bounds, support = self._per_class()
+        se = np.array([math.sqrt(max(delong(c.pos, c.neg)[1], 0.0)) for c in self.columns])
+        if average is None:
+            z = normal_quantile(level)
+            half = z * se + bounds
+            return np.clip(values - half, 0.0, 1.0), np.clip(values + half, 0.0, 1.0)
+        weights = support if average == "weighted" else np.ones(len(values))
+        if not weights.sum() > 0:
+            return NAN_INTERVAL
+        share = weights / weights.sum()
+        value = float(share @ values)
+        return normal_interval(value, float(share @ se), level, (0.0, 1.0), float(share @ bounds))
 
 
 from .calibration import BrierScore, CalibrationError, LogLoss  # noqa: E402

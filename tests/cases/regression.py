@@ -111,6 +111,15 @@ CASES = [
         other=lambda: R.ExplainedVariance(multioutput="raw_values"),
     ),
     Case(
+        "ExplainedVariance-1d-large-mean",
+        R.ExplainedVariance,
+        _batch(None, True, offset=1e6),
+        BAD_1D,
+        exact=False,
+        rtol=1e-8,
+        other=lambda: R.ExplainedVariance(force_finite=False),
+    ),
+    Case(
         "PearsonCorrCoef",
         R.PearsonCorrCoef,
         _batch(None, True),
