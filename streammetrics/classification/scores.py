@@ -119,8 +119,10 @@ class ROCAUC(_BinaryScoreMetric):
         grid in logit space), logits (the same grid on the raw values), or any finite real
         (relative-error buckets). A probability outside [0, 1] is an ``InputError``.
     resolution : int, default 128
-        Buckets per unit of logit (``1/resolution`` relative width for ``"real"``); a power of
-        two from 8 to 4096. See ``docs/accuracy.md``.
+        Buckets per unit of logit; a power of two from 8 to 4096. For ``"real"``, whose buckets
+        start at relative width ``2**-20`` and halve their resolution while there are more than
+        1,920 of them, the coarsest relative width allowed (``1/resolution``). See
+        ``docs/accuracy.md``.
 
     Notes
     -----

@@ -26,13 +26,17 @@ from .mappings import (
     CHUNK,
     DEFAULT_RESOLUTION,
     GRID_LIMIT,
+    REAL_FINE_BITS,
+    REAL_MAX_BUCKETS,
     RESOLUTIONS,
     SCORE_TYPES,
     BucketMapping,
     LogitGrid,
     ProbabilityGrid,
     RealBits,
+    collapse_real,
     mapping_for,
+    real_at,
 )
 from .mappings import scratch as _SCRATCH
 from .score_tables import ap_from_table, auc_from_table, curve_counts
@@ -113,10 +117,49 @@ class ScoreBuckets(StateBlock):
         self._neg: np.ndarray = np.empty(0, dtype=_I64)
         self._lo: np.ndarray | None = None if mapping is None else np.empty(0, dtype=_F64)
         self._hi: np.ndarray | None = None if mapping is None else np.empty(0, dtype=_F64)
+        #: ``"real"`` only: the mantissa bits the keys keep now (see ``REAL_FINE_BITS``).
+        self._bits: int | None = REAL_FINE_BITS if isinstance(mapping, RealBits) else None
 
     @property
     def exact(self) -> bool:
         return self.mapping is None
+
+    @property
+    def bits(self) -> int | None:
+        """``"real"`` stores: the mantissa bits the bucket keys keep (relative width
+        ``2**-bits``); None for the other mappings."""
+        self._flush()
+        return self._bits
+
+    def _floor_bits(self) -> int:
+        assert self.mapping is not None
+        return int(self.mapping.resolution).bit_length() - 1
+
+    def _keymap(self) -> BucketMapping:
+        """The mapping of this store's keys now: the configured one, or for ``"real"`` the one
+        at the store's current resolution."""
+        assert self.mapping is not None
+        return self.mapping if self._bits is None else real_at(self._bits)
+
+    def _fit_budget(self) -> None:
+        """``"real"``: halve the resolution of every bucket until at most ``REAL_MAX_BUCKETS``
+        remain (not below the configured resolution). The level reached depends only on the
+        set of buckets held, so any split of a stream, merged in any order, gives the same
+        bytes."""
+        if self._bits is None or len(self._keys) <= REAL_MAX_BUCKETS:
+            return
+        keys, shift, room = self._keys, 0, self._bits - self._floor_bits()
+        while shift < room:
+            shift += 1
+            if np.count_nonzero(np.diff(collapse_real(keys, shift))) + 1 <= REAL_MAX_BUCKETS:
+                break
+        if shift == 0:
+            return
+        assert self._lo is not None and self._hi is not None
+        self._keys, (self._pos, self._neg), self._lo, self._hi = _reduce(
+            collapse_real(keys, shift), [self._pos, self._neg], self._lo, self._hi
+        )
+        self._bits -= shift
 
     @property
     def keys(self) -> np.ndarray:
@@ -163,8 +206,16 @@ class ScoreBuckets(StateBlock):
         self._reduce_parts(parts, np.result_type(*(p._pos.dtype for p in parts)))
 
     def _reduce_parts(self, parts: list[ScoreBuckets], dtype: Any) -> None:
-        """Set this store to the entries of ``parts``, sorted and folded by key."""
-        keys = np.concatenate([p._keys for p in parts])
+        """Set this store to the entries of ``parts``, sorted and folded by key (``"real"``:
+        at the coarsest resolution among them, then fitted to the bucket budget)."""
+        if self._bits is not None:
+            held = [p._bits for p in parts if len(p._keys) and p._bits is not None]
+            level = min(held) if held else REAL_FINE_BITS
+            keys = np.concatenate(
+                [collapse_real(p._keys, (p._bits or level) - level) for p in parts]
+            )
+        else:
+            keys = np.concatenate([p._keys for p in parts])
         cols = [
             np.concatenate([p._pos for p in parts]).astype(dtype),
             np.concatenate([p._neg for p in parts]).astype(dtype),
@@ -173,6 +224,9 @@ class ScoreBuckets(StateBlock):
         hi = None if self.exact else np.concatenate([p.hi for p in parts])
         # Each part is sorted: the stable sort in _reduce merges the runs (timsort).
         self._keys, (self._pos, self._neg), self._lo, self._hi = _reduce(keys, cols, lo, hi)
+        if self._bits is not None:
+            self._bits = level
+            self._fit_budget()
 
     def _empty_like(self) -> ScoreBuckets:
         return ScoreBuckets(self.mapping)
@@ -203,6 +257,7 @@ class ScoreBuckets(StateBlock):
         in one dense pass: the grid's arrays start from ``base`` instead of from zero.
         """
         out = self._empty_like()
+        out._bits = self._bits
         if weights is not None:
             keep = weights != 0
             if not keep.all():
@@ -218,7 +273,7 @@ class ScoreBuckets(StateBlock):
         offset = 0
         if self.mapping is not None and size is None:
             # Sparse keys ("real"): count densely over the batch's key range when it is small.
-            keys = self.mapping.keys(scores) if keys is None else keys
+            keys = self._keymap().keys(scores) if keys is None else keys
             kmin, kmax = int(keys.min()), int(keys.max())
             if kmax - kmin < max(1 << 16, 4 * len(keys)):
                 offset, size = kmin, kmax - kmin + 1
@@ -264,7 +319,7 @@ class ScoreBuckets(StateBlock):
         if self.mapping is None:
             k = scores
         else:
-            k = self.mapping.keys(scores) if keys is None else keys
+            k = self._keymap().keys(scores) if keys is None else keys
         w = np.ones(len(scores), dtype=_I64) if weights is None else weights
         pos = np.where(positive, w, 0)
         neg = np.where(positive, 0, w)
@@ -291,6 +346,7 @@ class ScoreBuckets(StateBlock):
             return self.batch(scores, positive, weights, base=self)
         batch = self.batch(scores, positive, weights)
         out = self._empty_like()
+        out._bits = self._bits
         out._keys, out._pos, out._neg, out._lo, out._hi = (
             self._keys,
             self._pos,
@@ -365,24 +421,18 @@ class ScoreBuckets(StateBlock):
             out._keys, out._pos, out._neg = keys.astype(np.int64), pos[keys], neg[keys]
             out._lo, out._hi = lo[keys], hi[keys]
             return out
-        keys = np.concatenate([self._keys, other._keys])
-        cols = [
-            np.concatenate([self._pos, other._pos]).astype(dtype),
-            np.concatenate([self._neg, other._neg]).astype(dtype),
-        ]
-        lo_c = None if self.exact else np.concatenate([self.lo, other.lo])
-        hi_c = None if self.exact else np.concatenate([self.hi, other.hi])
-        out._keys, (out._pos, out._neg), out._lo, out._hi = _reduce(keys, cols, lo_c, hi_c)
+        out._reduce_parts([self, other], dtype)
         return out
 
     def merge(self, other: Any) -> None:
         new = self.merged(other)
-        self._keys, self._pos, self._neg, self._lo, self._hi = (
+        self._keys, self._pos, self._neg, self._lo, self._hi, self._bits = (
             new._keys,
             new._pos,
             new._neg,
             new._lo,
             new._hi,
+            new._bits,
         )
 
     def merge_many(self, others: list[Any]) -> None:
@@ -449,10 +499,23 @@ class ScoreBuckets(StateBlock):
         self._flush()
         if self.exact:
             return {"scores": self._keys, "pos": self._pos, "neg": self._neg}
-        return {"lo": self.lo, "hi": self.hi, "pos": self._pos, "neg": self._neg}
+        wire: dict[str, Any] = {"lo": self.lo, "hi": self.hi, "pos": self._pos, "neg": self._neg}
+        if self._bits is not None:  # an empty store has no resolution of its own yet
+            wire["bits"] = self._bits if len(self._keys) else REAL_FINE_BITS
+        return wire
 
     def from_wire(self, wire: Any) -> ScoreBuckets:
         names = ("scores", "pos", "neg") if self.exact else ("lo", "hi", "pos", "neg")
+        bits = None
+        if self._bits is not None and isinstance(wire, dict):
+            # 0.2.0 wrote no "bits": its "real" buckets were all at the configured resolution.
+            wire = dict(wire)
+            bits = wire.pop("bits", self._floor_bits())
+            if type(bits) is not int or not self._floor_bits() <= bits <= REAL_FINE_BITS:
+                raise ValueError(
+                    f"score buckets: bits must be an integer from {self._floor_bits()} to "
+                    f"{REAL_FINE_BITS}, got {bits!r}"
+                )
         if not isinstance(wire, dict) or set(wire) != set(names):
             raise ValueError(f"score buckets need exactly the fields {sorted(names)}")
         arrays = [wire[n] for n in names]
@@ -485,11 +548,19 @@ class ScoreBuckets(StateBlock):
         if len(lo) and not (np.isfinite(lo).all() and np.isfinite(hi).all() and (lo <= hi).all()):
             raise ValueError("score buckets: lo and hi must be finite with lo <= hi")
         assert self.mapping is not None
-        keys = self.mapping.keys(lo + 0.0).astype(np.int64)
-        if not np.array_equal(keys, self.mapping.keys(hi + 0.0)):
+        mapping = self.mapping if bits is None else real_at(bits)
+        keys = mapping.keys(lo + 0.0).astype(np.int64)
+        if not np.array_equal(keys, mapping.keys(hi + 0.0)):
             raise ValueError("score buckets: a bucket's lo and hi fall in different buckets")
         if len(keys) > 1 and not (keys[1:] > keys[:-1]).all():
             raise ValueError("score buckets: buckets must be sorted and distinct")
+        if bits is not None:
+            if len(keys) > REAL_MAX_BUCKETS and bits > self._floor_bits():
+                raise ValueError(
+                    f"score buckets: {len(keys)} buckets at {bits} bits, more than "
+                    f"{REAL_MAX_BUCKETS} above the configured resolution"
+                )
+            out._bits = bits
         out._keys, out._lo, out._hi = keys, lo + 0.0, hi + 0.0
         return out
 
@@ -499,6 +570,7 @@ class ScoreBuckets(StateBlock):
         out._keys, out._pos, out._neg = self._keys.copy(), self._pos.copy(), self._neg.copy()
         out._lo = None if self._lo is None else self._lo.copy()
         out._hi = None if self._hi is None else self._hi.copy()
+        out._bits = self._bits
         cached = self._total
         if cached is not None and cached[0] is self._pos and cached[1] is self._neg:
             out._total = (out._pos, out._neg, cached[2])

@@ -30,6 +30,8 @@ from ..errors import InputError
 
 __all__ = [
     "CHUNK",
+    "REAL_FINE_BITS",
+    "REAL_MAX_BUCKETS",
     "DEFAULT_RESOLUTION",
     "GRID_LIMIT",
     "BucketMapping",
@@ -39,7 +41,9 @@ __all__ = [
     "RealBits",
     "SCORE_TYPES",
     "check_mode",
+    "collapse_real",
     "mapping_for",
+    "real_at",
     "scratch",
 ]
 
@@ -311,6 +315,29 @@ class RealBits(BucketMapping):
         top = (((mag + 1) << self.shift) - 1).view(np.float64)
         out = np.where(neg, -top, low)
         return np.where(np.isfinite(out), out, -np.finfo(np.float64).max)
+
+
+#: ``"real"`` score stores (:class:`~streammetrics.states.buckets.ScoreBuckets`) start with
+#: buckets of relative width ``2**-REAL_FINE_BITS`` ...
+REAL_FINE_BITS = 20
+#: ... and halve the resolution of every bucket (uniform collapse, as UDDSketch does) while they
+#: hold more than this many buckets, down to the configured ``resolution``: 1,920 buckets of 32
+#: bytes keep the state under 64 KiB.
+REAL_MAX_BUCKETS = 1920
+
+
+@cache
+def real_at(bits: int) -> RealBits:
+    """The ``"real"`` mapping keeping ``bits`` mantissa bits (relative width ``2**-bits``)."""
+    mapping = RealBits.__new__(RealBits)  # finer than the configurable resolutions
+    mapping.resolution, mapping.shift = 1 << bits, 52 - bits
+    return mapping
+
+
+def collapse_real(keys: np.ndarray, shift: int) -> np.ndarray:
+    """``RealBits`` keys ``shift`` levels coarser: an arithmetic shift is exact for both signs
+    (``-m - 1 >> d == -(m >> d) - 1``), and keeps the keys sorted."""
+    return keys >> shift if shift else keys
 
 
 def _chunked(mapping: BucketMapping, x: np.ndarray) -> np.ndarray:
