@@ -338,6 +338,8 @@ class Metric(PerRequest):
                     metric._fold()
             for other in others:
                 self._check_compatible(other)
+            # The row count has the bound of every count (a decoded state may sit at it).
+            _codec.check_sum("count", "i", self._count, *(o._count for o in others))
             parts = [o.copy() if o is self else o for o in others if o._count]
             if parts:
                 self._merge_many(parts, join)

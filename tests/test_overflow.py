@@ -213,3 +213,17 @@ def test_many_states_merged_at_once_are_bounded_together() -> None:
     with pytest.raises(sm.IncompatibleStateError):
         a.merge(b, c)
     assert a.to_bytes() == before
+
+
+def test_a_row_count_at_the_bound_does_not_merge_past_it() -> None:
+    """A decoded state may hold a row count at the bound whatever its counts (a hypothesis
+    example of tests/fuzz): merging it with itself is refused, nothing changed."""
+    m = sm.Accuracy().update([0, 1, 1], [0, 1, 0])
+    name, schema, config, state = _codec.unpack_envelope(m.to_bytes())
+    forged = sm.loads(_codec.pack_envelope(name, schema, config, {**state, "count": COUNT_LIMIT}))
+    before = forged.to_bytes()
+    with pytest.raises(CountOverflowError):
+        forged.merge(forged)
+    with pytest.raises(CountOverflowError):
+        forged.copy().merge(sm.Accuracy().update([1], [1]))
+    assert forged.to_bytes() == before
