@@ -9,6 +9,10 @@
   equal to rounding.
 - ``BottomKSample``: a per-key bounded sample, the k rows of smallest hash; byte-identical.
 - ``QueryBuffers``: rows of ranking queries not yet complete, sorted; byte-identical.
+
+Also here, imported from their modules: ``ScoreBuckets`` (``states.buckets``; its mappings in
+``states.mappings``), ``GroupedScores`` (``states.grouped``, the state of GAUC) and the label
+sets of ``states.labels``.
 """
 
 from .central import CentralMoments

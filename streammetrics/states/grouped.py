@@ -1,0 +1,411 @@
+"""``GroupedScores``: per-group score tables (exact distinct scores while a group is small, a
+bucket sketch beyond), the state of :class:`~streammetrics.GAUC`.
+
+A group switches from exact scores to the sketch on its *total* row count only, so the state is
+a function of the multiset of rows: any split merged in any order gives the same bytes. Merges
+of many blocks are one k-way pass; blocks of disjoint groups join by concatenation.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .._codec import check_counts, check_sum, held_total
+from ..base import StateBlock
+from ..errors import IncompatibleStateError
+from ._group_table import _sort_reduce, _Table, _union_rows
+from .buckets import BucketMapping
+from .labels import (
+    EMPTY_LABELS,
+    check_kinds,
+    labels_from_wire,
+    labels_to_wire,
+    unique_codes,
+)
+
+__all__ = ["GroupedScores"]
+
+_SLICE = 1 << 17  # entries per consolidation slice: small enough to stay in cache
+
+
+class GroupedScores(StateBlock):
+    """Per-group positive and negative weight per distinct score or score bucket.
+
+    Parameters
+    ----------
+    mapping : BucketMapping or None
+        The bucket grid of sketched groups; ``None`` keeps every group exact.
+    max_exact : int
+        A group stays exact while it has at most this many rows (ignored without a mapping).
+
+    Memory: 32 bytes per (group, distinct score) or (group, bucket) entry plus 24 per group.
+    ``add``: O(n log n) for n rows; ``merge``: O(1) (queued), canonicalised lazily in O(m log m)
+    for m entries, at most doubling work over a stream.
+    """
+
+    def __init__(self, mapping: BucketMapping | None, max_exact: int) -> None:
+        self.mapping = mapping
+        self.max_exact = max_exact if mapping is not None else -1
+        self.groups: np.ndarray = EMPTY_LABELS
+        self.rows: np.ndarray = np.zeros(0, dtype=np.int64)
+        self._main = self._empty_table(np.dtype(np.int64))
+        self._pending: list[_Table] = []
+
+    def _empty_table(self, dtype: np.dtype[Any]) -> _Table:
+        e = np.empty(0)
+        return _Table(
+            self.groups,
+            np.zeros(0, np.int64),
+            e,
+            np.zeros(0, dtype),
+            np.zeros(0, dtype),
+            e.copy(),
+            np.zeros(0, bool),
+        )
+
+    def _sketched(self, rows: np.ndarray) -> np.ndarray:
+        if self.mapping is None:
+            return np.zeros(len(rows), dtype=bool)
+        result: np.ndarray = rows > self.max_exact
+        return result
+
+    @property
+    def weighted(self) -> bool:
+        return self._main.pos.dtype == np.float64 or any(
+            t.pos.dtype == np.float64 for t in self._pending
+        )
+
+    # -- building ------------------------------------------------------------------------------
+
+    def add(
+        self,
+        groups: np.ndarray,
+        scores: np.ndarray,
+        positive: np.ndarray,
+        weights: np.ndarray | None,
+    ) -> GroupedScores:
+        """A new block: ``self`` plus a batch (validated columns). ``self`` does not change."""
+        check_kinds(self.groups, groups, "groups")
+        check_sum("grouped scores", "i", held_total(self.rows), len(groups))
+        labels, code = unique_codes(groups)
+        batch_rows = np.bincount(code, minlength=len(labels)).astype(np.int64)
+        out = self._shallow()
+        out.groups, out.rows, where = _union_rows(self.groups, self.rows, labels, batch_rows)
+        if weights is not None:
+            keep = weights != 0
+            if not keep.all():
+                code, scores, positive, weights = (
+                    code[keep],
+                    scores[keep],
+                    positive[keep],
+                    weights[keep],
+                )
+        group_sketched = self._sketched(out.rows[where])
+        sketched = group_sketched[code]
+        scores = scores + 0.0
+        key = scores.copy()
+        if sketched.any():
+            assert self.mapping is not None
+            key[sketched] = self.mapping.keys(scores[sketched])
+        if weights is None:
+            pos = positive.astype(np.int64)
+            neg = 1 - pos
+        else:
+            pos = np.where(positive, weights, 0.0)
+            neg = np.where(positive, 0.0, weights)
+        g, key, pos, neg, value = _sort_reduce(code, key, [pos, neg], scores)
+        table = _Table(labels, g, key, pos, neg, value, group_sketched[g])
+        out._pending = [*self._pending, table]
+        out._consolidate_if_large()
+        return out
+
+    def _consolidate_if_large(self) -> None:
+        # Queued tables are folded in once they outgrow the main one, so a stream (or a chain
+        # of merges) of m entries costs O(m log m) in all, not a full re-sort per step.
+        if sum(len(t.g) for t in self._pending) > max(4 * len(self._main.g), 1 << 20):
+            self._consolidate()
+
+    def _shallow(self) -> GroupedScores:
+        out = GroupedScores.__new__(GroupedScores)
+        out.mapping, out.max_exact = self.mapping, self.max_exact
+        out.groups, out.rows, out._main, out._pending = (
+            self.groups,
+            self.rows,
+            self._main,
+            list(self._pending),
+        )
+        return out
+
+    # -- canonical form ------------------------------------------------------------------------
+
+    def _consolidate(self) -> None:
+        """Fold the queued tables into the main one (same logical contents, canonical form).
+
+        Every table is sorted by group, so the work is cut into ranges of groups of about
+        ``_SLICE`` entries, each sorted and reduced while it fits in cache.
+        """
+        if not self._pending:
+            return
+        parts = [self._main, *self._pending]
+        dtype = np.result_type(*(t.pos.dtype for t in parts))
+        codes = [
+            (t.g if t.labels is self.groups else np.searchsorted(self.groups, t.labels)[t.g])
+            if len(t.g)
+            else t.g
+            for t in parts
+        ]
+        total = sum(len(c) for c in codes)
+        pieces = max(1, total // _SLICE)
+        bounds = np.linspace(0, len(self.groups), pieces + 1).astype(np.int64)
+        cuts = [np.searchsorted(c, bounds) for c in codes]
+        sketched_groups = self._sketched(self.rows)
+        out: list[tuple[np.ndarray, ...]] = []
+        for i in range(pieces):
+            sl = [slice(int(cut[i]), int(cut[i + 1])) for cut in cuts]
+            g = np.concatenate([c[s] for c, s in zip(codes, sl, strict=True)]).astype(np.int64)
+            if len(g) == 0:
+                continue
+            key = np.concatenate([t.key[s] for t, s in zip(parts, sl, strict=True)])
+            value = np.concatenate([t.value[s] for t, s in zip(parts, sl, strict=True)])
+            bucketed = np.concatenate([t.bucketed[s] for t, s in zip(parts, sl, strict=True)])
+            pos = np.concatenate([t.pos[s] for t, s in zip(parts, sl, strict=True)])
+            neg = np.concatenate([t.neg[s] for t, s in zip(parts, sl, strict=True)])
+            convert = sketched_groups[g] & ~bucketed
+            if convert.any():
+                assert self.mapping is not None
+                key[convert] = self.mapping.keys(key[convert])
+            out.append(
+                _sort_reduce(
+                    g, key, [pos.astype(dtype), neg.astype(dtype)], value, presorted_runs=True
+                )
+            )
+        if out:
+            g, key, pos, neg, value = (np.concatenate(cols) for cols in zip(*out, strict=True))
+        else:
+            g, key = np.zeros(0, dtype=np.int64), np.empty(0)
+            pos, neg, value = np.zeros(0, dtype), np.zeros(0, dtype), np.empty(0)
+        self._main = _Table(self.groups, g, key, pos, neg, value, sketched_groups[g])
+        self._pending = []
+
+    def table(self) -> _Table:
+        """The canonical entries (sorted by group, then key)."""
+        self._consolidate()
+        return self._main
+
+    # -- merging -------------------------------------------------------------------------------
+
+    def check_mergeable(self, other: Any) -> None:
+        if not isinstance(other, GroupedScores) or (other.mapping, other.max_exact) != (
+            self.mapping,
+            self.max_exact,
+        ):
+            raise IncompatibleStateError("cannot merge grouped scores of different configs")
+        if (
+            len(self.groups)
+            and len(other.groups)
+            and ((self.groups.dtype.kind == "U") != (other.groups.dtype.kind == "U"))
+        ):
+            raise IncompatibleStateError(
+                "cannot merge a state of integer groups with one of string groups"
+            )
+        # Rows bound every count; weights must stay finite.
+        check_sum("grouped scores", "i", held_total(self.rows), held_total(other.rows))
+        if self.weighted or other.weighted:
+            check_sum("grouped scores", "f", self._held(), other._held())
+
+    def held_total(self) -> float:
+        return max(held_total(self.rows), self._held())
+
+    def _check_total(self, others: list[Any]) -> None:
+        # Pairs within the bound may still pass it together.
+        parts = [self, *others]
+        check_sum("grouped scores", "i", *(held_total(p.rows) for p in parts))
+        if any(p.weighted for p in parts):
+            check_sum("grouped scores", "f", *(p._held() for p in parts))
+
+    def _held(self) -> float:
+        """Total weight, queue included, without folding it (reading never writes)."""
+        parts = [self._main, *self._pending]
+        return sum(held_total(t.pos) + held_total(t.neg) for t in parts)
+
+    def merge(self, other: Any) -> None:
+        self.check_mergeable(other)
+        theirs = other.table()
+        self.groups, self.rows, _ = _union_rows(self.groups, self.rows, other.groups, other.rows)
+        self._pending.append(theirs)
+        self._consolidate_if_large()
+
+    def merge_many(self, others: list[Any]) -> None:
+        """Fold many blocks at once: their tables are queued and canonicalised together (one
+        k-way merge of sorted runs, when they outgrow the main table or at the next read)
+        instead of one full re-sort per operand."""
+        for other in others:
+            self.check_mergeable(other)
+        self._check_total(others)
+        for other in others:
+            theirs = other.table()
+            self.groups, self.rows, _ = _union_rows(
+                self.groups, self.rows, other.groups, other.rows
+            )
+            self._pending.append(theirs)
+        self._consolidate_if_large()
+
+    def join_many(self, others: list[Any]) -> None:
+        """Fold blocks of groups disjoint from this block's and from each other's.
+
+        The groups' entries are concatenated and put in group order by one stable sort of the
+        group codes (each block's entries are already sorted within their groups): no entry is
+        merged with another. Blocks sharing a group are merged as :meth:`merge_many` merges.
+        """
+        for other in others:
+            self.check_mergeable(other)
+        self._check_total(others)
+        parts = [p for p in (self, *others) if len(p.groups)]
+        if len(parts) < 2:
+            self.merge_many(others)
+            return
+        labels = np.concatenate([p.groups for p in parts])
+        order = np.argsort(labels, kind="stable")  # sorted runs: a linear merge (timsort)
+        groups = labels[order]
+        if (groups[1:] == groups[:-1]).any():
+            self.merge_many(others)  # shared groups: their entries must be merged
+            return
+        where = np.empty(len(order), dtype=np.int64)
+        where[order] = np.arange(len(order))
+        tables = [p.table() for p in parts]
+        starts = np.cumsum([0] + [len(p.groups) for p in parts])
+        g = np.concatenate(
+            [
+                where[s : s + len(p.groups)][t.g]
+                for p, s, t in zip(parts, starts, tables, strict=False)
+            ]
+        )
+        by_group = np.argsort(g, kind="stable")
+        dtype = np.result_type(*(t.pos.dtype for t in tables))
+
+        def column(name: str) -> np.ndarray:
+            out: np.ndarray = np.concatenate([getattr(t, name) for t in tables])[by_group]
+            return out
+
+        rows = np.concatenate([p.rows for p in parts])[order]
+        self.groups, self.rows = groups, rows
+        self._main = _Table(
+            groups,
+            g[by_group],
+            column("key"),
+            column("pos").astype(dtype, copy=False),
+            column("neg").astype(dtype, copy=False),
+            column("value"),
+            column("bucketed"),
+        )
+        self._pending = []
+
+    def split_groups(self, part_of: np.ndarray, parts: int) -> list[GroupedScores]:
+        """Blocks holding the groups ``part_of`` assigns to each part (one index per group)."""
+        t = self.table()
+        out = []
+        for i in range(parts):
+            keep = part_of == i
+            index = np.cumsum(keep) - 1
+            sel = keep[t.g]
+            block = GroupedScores(self.mapping, self.max_exact)
+            block.groups, block.rows = self.groups[keep], self.rows[keep]
+            block._main = _Table(
+                block.groups,
+                index[t.g[sel]],
+                t.key[sel],
+                t.pos[sel],
+                t.neg[sel],
+                t.value[sel],
+                t.bucketed[sel],
+            )
+            out.append(block)
+        return out
+
+    def copy(self) -> GroupedScores:
+        return self._shallow()  # tables are never written in place: sharing them is safe
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> GroupedScores:
+        return self.copy()  # arrays are never written in place, so sharing them is safe
+
+    # -- wire ----------------------------------------------------------------------------------
+
+    def to_wire(self) -> Any:
+        t = self.table()
+        sizes = np.bincount(t.g, minlength=len(self.groups)).astype(np.int64)
+        return {
+            "groups": labels_to_wire(self.groups),
+            "rows": self.rows,
+            "sizes": sizes,
+            "key": t.key,
+            "pos": t.pos,
+            "neg": t.neg,
+            "value": t.value,
+        }
+
+    def from_wire(self, wire: Any) -> GroupedScores:
+        names = {"groups", "rows", "sizes", "key", "pos", "neg", "value"}
+        if not isinstance(wire, dict) or set(wire) != names:
+            raise ValueError(f"grouped scores need exactly the fields {sorted(names)}")
+        groups = labels_from_wire(wire["groups"])
+        rows, sizes = wire["rows"], wire["sizes"]
+        key, pos, neg, value = wire["key"], wire["pos"], wire["neg"], wire["value"]
+        for name, a in (
+            ("rows", rows),
+            ("sizes", sizes),
+            ("key", key),
+            ("pos", pos),
+            ("neg", neg),
+            ("value", value),
+        ):
+            if not isinstance(a, np.ndarray) or a.ndim != 1:
+                raise ValueError(f"grouped scores: {name} must be a 1-D array")
+        if rows.dtype != np.int64 or sizes.dtype != np.int64:
+            raise ValueError("grouped scores: rows and sizes must be int64")
+        if len(rows) != len(groups) or len(sizes) != len(groups):
+            raise ValueError("grouped scores: one row count and one size per group")
+        if len(rows) and (rows.min() < 1 or sizes.min() < 0):
+            raise ValueError("grouped scores: rows must be positive and sizes non-negative")
+        if int(sizes.sum()) != len(key) or not len(key) == len(pos) == len(neg) == len(value):
+            raise ValueError("grouped scores: entry arrays do not match the sizes")
+        if key.dtype != np.float64 or value.dtype != np.float64:
+            raise ValueError("grouped scores: key and value must be float64")
+        if pos.dtype != neg.dtype or pos.dtype not in (np.int64, np.float64):
+            raise ValueError("grouped scores: pos and neg must both be int64 or float64")
+        check_counts("grouped scores", rows, pos, neg)
+        if len(pos) and not ((pos + neg) > 0).all():
+            raise ValueError("grouped scores: an entry is empty")
+        if sizes.max(initial=0) > rows.max(initial=0) or (sizes > rows).any():
+            raise ValueError("grouped scores: a group has more entries than rows")
+        g = np.repeat(np.arange(len(groups), dtype=np.int64), sizes)
+        if pos.dtype == np.int64 and not np.array_equal(
+            np.bincount(g, weights=pos + neg, minlength=len(groups)), rows
+        ):
+            raise ValueError("grouped scores: the counts of a group do not add up to its rows")
+        if not np.isfinite(key).all():
+            raise ValueError("grouped scores: keys must be finite")
+        same_group = g[1:] == g[:-1]
+        if (same_group & (key[1:] <= key[:-1])).any():
+            raise ValueError("grouped scores: keys must increase within a group")
+        sketched = self._sketched(rows)[g]
+        exact = ~sketched
+        if not np.array_equal(value[exact], key[exact]):
+            raise ValueError("grouped scores: an exact entry's value must equal its score")
+        if sketched.any():
+            assert self.mapping is not None
+            sk, sv = key[sketched], value[sketched]
+            known = ~np.isnan(sv)
+            if not np.isfinite(sv[known]).all():
+                raise ValueError("grouped scores: values must be finite or nan")
+            if not np.array_equal(self.mapping.keys(sv[known] + 0.0).astype(np.float64), sk[known]):
+                raise ValueError("grouped scores: a bucket's value lies outside the bucket")
+            if self.mapping.size is not None and (
+                (sk < 0).any() or (sk >= self.mapping.size).any() or (sk % 1 != 0).any()
+            ):
+                raise ValueError("grouped scores: bucket keys out of range")
+        out = GroupedScores(self.mapping, self.max_exact)
+        out.groups, out.rows = groups, rows
+        out._main = _Table(groups, g, key + 0.0, pos, neg, value, sketched)
+        return out
