@@ -1,0 +1,268 @@
+"""The state and update shared by the regression metrics: one running-moments block over the
+variables a metric needs, and the multioutput handling of scikit-learn."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar
+
+import numpy as np
+
+from .._inputs import as_matrix, as_weights, check_same_length
+from ..base import Metric
+from ..errors import InputError
+from ..states.central import CentralMoments
+from ..states.moments import Moments
+from ..uncertainty import (
+    NAN_INTERVAL,
+    check_level,
+    explained_delta_se,
+    kish,
+    no_interval,
+    normal_interval,
+    t_interval,
+)
+
+# The variables a metric may keep moments of, in a fixed order.
+_T, _P, _E, _AE, _APE, _SE = "y_true", "y_pred", "error", "abs_error", "abs_pct_error", "sq_error"
+_EPS = float(np.finfo(np.float64).eps)  # scikit-learn's floor for |y_true| in MAPE
+_MULTIOUTPUT = ("raw_values", "uniform_average", "variance_weighted")
+# The central moments of (error, y_true) the delta method of R2 and explained variance reads:
+# every index of order 2 to 4 below (2, 2), (4, 0) and (0, 4).
+_SHAPE = ((2, 0), (3, 0), (4, 0), (0, 2), (0, 3), (0, 4), (1, 1), (2, 1), (1, 2), (2, 2))
+
+
+def _check_multioutput(multioutput: Any) -> str | list[float]:
+    if isinstance(multioutput, str):
+        if multioutput not in _MULTIOUTPUT:
+            raise InputError(
+                f"multioutput: must be one of {_MULTIOUTPUT} or an array of weights; "
+                f"got {multioutput!r}"
+            )
+        return multioutput
+    try:
+        arr = np.asarray(multioutput, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InputError(f"multioutput: cannot be read as weights ({exc})") from None
+    if arr.ndim != 1 or arr.size == 0 or not np.isfinite(arr).all() or arr.sum() == 0:
+        raise InputError(
+            "multioutput: weights must be a non-empty 1-D array of finite numbers "
+            "that does not sum to zero"
+        )
+    return [float(v) for v in arr]
+
+
+def _explained(num: np.ndarray, den: np.ndarray, force_finite: bool) -> np.ndarray:
+    """scikit-learn's ``_assemble_fraction_of_explained_deviance``, output by output."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if not force_finite:
+            return np.asarray(1 - num / den, dtype=np.float64)
+        out = np.ones(len(num))
+        valid = (den != 0) & (num != 0)
+        out[valid] = 1 - num[valid] / den[valid]
+        out[(num != 0) & (den == 0)] = 0.0
+        return out
+
+
+class _RegressionMetric(Metric, register=False):
+    """Shared state, update and multi-output averaging of the regression metrics."""
+
+    _vars: ClassVar[tuple[str, ...]] = ()
+    _pairs: ClassVar[tuple[tuple[str, str], ...]] = ()
+    #: The per-sample loss whose variance ``interval`` needs (its pair comes last, so that
+    #: schema-1 states upgrade by appending one row).
+    _loss: ClassVar[str | None] = None
+    #: Keep the fourth-order central moments of (error, y_true) for the delta method.
+    _shape: ClassVar[bool] = False
+    #: 2: the moments gained the loss's second moment and the state ``weight_sq`` (Kish).
+    #: 3 (R2Score, ExplainedVariance only): the state gained ``shape``.
+    _schema: ClassVar[int] = 2
+
+    moments: Moments
+    weight_sq: float
+    shape: CentralMoments
+
+    def __init__(self, multioutput: Any = "uniform_average") -> None:
+        super().__init__()
+        mo = _check_multioutput(multioutput)
+        self._add_config(multioutput=mo)
+        names, pairs = list(self._vars), list(self._pairs)
+        if mo == "variance_weighted":
+            names += [_T] if _T not in names else []
+            pairs += [(_T, _T)] if (_T, _T) not in pairs else []
+        self._names = tuple(names)
+        pairs += [(self._loss, self._loss)] if self._loss is not None else []
+        self._index = {v: i for i, v in enumerate(names)}
+        block = Moments(len(names), [(self._index[a], self._index[b]) for a, b in pairs])
+        self._add_state("moments", block, merge=None)
+        self._add_state("weight_sq", 0.0, power=2)
+        if self._shape:
+            self._add_state("shape", CentralMoments(2, _SHAPE), merge=None)
+        self._declare_rows("number", "number")
+
+    def update(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Any:
+        """Fold a batch of targets and predictions (1-D, or 2-D ``(n, n_outputs)``).
+
+        Complexity: O(n * n_outputs).
+        """
+        t, p = as_matrix(y_true, "y_true"), as_matrix(y_pred, "y_pred")
+        n = check_same_length(y_true=t, y_pred=p)
+        if t.shape[1] != p.shape[1]:
+            raise InputError(f"y_pred: has {p.shape[1]} outputs, y_true has {t.shape[1]}")
+        weights = as_weights(sample_weight, n)
+        if n == 0:
+            return self
+        d = t.shape[1]
+        if d == 0:
+            raise InputError("y_true: needs at least one output column")
+        width = self.moments.width
+        if width is not None and width != d:
+            raise InputError(f"y_true: has {d} outputs, earlier batches had {width}")
+        mo = self._config["multioutput"]
+        if isinstance(mo, list) and len(mo) != d:
+            raise InputError(f"y_true: has {d} outputs, but multioutput gives {len(mo)} weights")
+        block = self.moments.merged(self.moments.batch(self._columns(t, p), weights))
+        sq = float(n) if weights is None else float(weights @ weights)
+        if not self._shape:
+            return self._commit(n, moments=block, weight_sq=self.weight_sq + sq)
+        shape = self.shape.merged(self.shape.batch([t - p, t], weights))
+        return self._commit(n, moments=block, weight_sq=self.weight_sq + sq, shape=shape)
+
+    def _columns(self, t: np.ndarray, p: np.ndarray) -> list[np.ndarray]:
+        cols: dict[str, np.ndarray] = {_T: t, _P: p}
+        e = t - p
+        cols[_E] = e
+        out = []
+        for name in self._names:
+            if name == _AE:
+                out.append(np.abs(e))
+            elif name == _APE:
+                out.append(np.abs(e) / np.maximum(np.abs(t), _EPS))
+            elif name == _SE:
+                out.append(e * e)
+            else:
+                out.append(cols[name])
+        return out
+
+    def _validate_state(self) -> None:
+        width = self.moments.width
+        if (self.count == 0) != (width is None):
+            raise ValueError("moments and count disagree on whether anything was seen")
+        mo = self._config["multioutput"]
+        if isinstance(mo, list) and width is not None and width != len(mo):
+            raise ValueError(f"{width} outputs, but multioutput gives {len(mo)} weights")
+        for name in (_AE, _APE, _SE):
+            if name in self._index and width is not None and self._mean(name).min() < 0:
+                raise ValueError(f"the mean {name} must be non-negative")
+
+    @classmethod
+    def _upgrade_state(cls, state: Any, schema: int) -> Any:
+        """Schema 1 (0.1.0) kept neither the loss's second moment nor ``weight_sq``: both are
+        unknown for a non-empty state (the co-moment row is zero, ``weight_sq`` nan, so
+        ``interval`` is nan until the state is reset); values and merges are unchanged.
+        Schema 2 of R2Score and ExplainedVariance kept no ``shape``: it starts empty and, for a
+        non-empty state, ``weight_sq`` becomes nan (the interval is unknown until reset)."""
+        if schema < 2 and isinstance(state, dict) and "weight_sq" not in state:
+            state = cls._upgrade_moments(state)
+        if cls._shape and schema < 3 and isinstance(state, dict) and "shape" not in state:
+            # Schema 2 kept no fourth moments: the interval is unknown (weight_sq nan) until
+            # reset; the value, the merges and the moments the value reads are unchanged.
+            known = state.get("count") == 0
+            shape = CentralMoments(2, _SHAPE).to_wire()
+            sq = state.get("weight_sq") if known else math.nan
+            state = {**state, "shape": shape, "weight_sq": sq}
+        return state
+
+    @classmethod
+    def _upgrade_moments(cls, state: dict[str, Any]) -> dict[str, Any]:
+        moments = state.get("moments")
+        if cls._loss is not None and isinstance(moments, dict):
+            co = moments.get("comoment")
+            if isinstance(co, np.ndarray) and co.ndim == 2:
+                extra = np.zeros((1, co.shape[1]))
+                moments = {**moments, "comoment": np.concatenate([co, extra])}
+        empty = state.get("count") == 0
+        return {**state, "moments": moments, "weight_sq": 0.0 if empty else math.nan}
+
+    def _n_eff(self) -> float:
+        return kish(self.moments.weight, self.weight_sq)
+
+    def _single_output(self) -> None:
+        """``interval`` covers one averaged value; across outputs the covariances are not kept."""
+        mo = self._config["multioutput"]
+        if mo == "raw_values":
+            raise no_interval(type(self).__name__, "multioutput='raw_values' gives an array")
+        if (self.moments.width or 1) > 1:
+            raise no_interval(type(self).__name__, "the covariances between outputs are not kept")
+
+    def _loss_interval(self, level: float) -> tuple[float, float]:
+        """Student-t interval (central limit theorem) of the mean per-sample loss."""
+        level = check_level(level)
+        self._single_output()
+        if self.count == 0 or self._loss is None:
+            return NAN_INTERVAL
+        w = self.moments.weight
+        if not w > 0:
+            return NAN_INTERVAL
+        mean = float(self._mean(self._loss)[0])
+        spread = float(self._co(self._loss, self._loss)[0]) / w
+        return t_interval(mean, spread, self._n_eff(), level, (0.0, math.inf))
+
+    def _explained_interval(self, level: float, kind: str) -> tuple[float, float]:
+        """The delta-method interval of R2 (``kind="r2"``) or explained variance (``"ev"``)."""
+        level = check_level(level)
+        self._single_output()
+        if self.count < 2 or self.shape.width is None:
+            return NAN_INTERVAL
+        value = float(self.compute())
+        se = explained_delta_se(self.shape, kind, self._n_eff())
+        return normal_interval(value, se, level, (-math.inf, 1.0))
+
+    def compute(self) -> Any:
+        # A decoded state may hold absurd (finite) values: give inf or nan, never a warning.
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            return super().compute()
+
+    # -- helpers for compute -------------------------------------------------------------------
+
+    def _mean(self, name: str) -> np.ndarray:
+        return np.asarray(self.moments.mean[self._index[name]])
+
+    def _co(self, a: str, b: str) -> np.ndarray:
+        return self.moments.comoment_of(self._index[a], self._index[b])
+
+    def _average(self, values: np.ndarray) -> Any:
+        mo = self._config["multioutput"]
+        if self.moments.weight == 0.0:  # only zero weights seen: nothing to average
+            values = np.full(len(values), math.nan)
+        if mo == "raw_values":
+            return values
+        if mo == "uniform_average":
+            return float(np.mean(values))
+        if mo == "variance_weighted":
+            den = self._co(_T, _T)
+            return float(np.average(values, weights=den if np.any(den != 0) else None))
+        return float(np.average(values, weights=np.asarray(mo)))
+
+    def _empty_result(self) -> Any:
+        mo = self._config["multioutput"]
+        return np.full(1, math.nan) if mo == "raw_values" else math.nan
+
+    # the per-output values of each metric ---------------------------------------------------
+
+    def _mse(self) -> np.ndarray:
+        return self._mean(_SE)
+
+    def _r2(self, force_finite: bool) -> np.ndarray:
+        num = self._mean(_SE) * self.moments.weight  # sum w e**2, without cancellation
+        return _explained(num, self._co(_T, _T), force_finite)
+
+    def _ev(self, force_finite: bool) -> np.ndarray:
+        return _explained(self._co(_E, _E), self._co(_T, _T), force_finite)
+
+    def _pearson(self) -> np.ndarray:
+        tt, pp, tp = self._co(_T, _T), self._co(_P, _P), self._co(_T, _P)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = tp / np.sqrt(tt * pp)
+        r[(tt == 0) | (pp == 0)] = math.nan  # a constant column: undefined, as scipy says
+        return np.asarray(np.clip(r, -1.0, 1.0))
