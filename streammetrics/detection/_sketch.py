@@ -22,6 +22,7 @@ import numpy as np
 from .._codec import COUNT_LIMIT, check_counts, check_sum, count_total
 from ..base import StateBlock
 from ..errors import IncompatibleStateError
+from ..states._fold import fold_equal, queue_full
 from ..states.buckets import BucketMapping
 from ._records import _add_counts, check_gt_sum
 
@@ -58,18 +59,10 @@ def _reduce(cols: dict[str, np.ndarray], size: int | None = None) -> dict[str, n
                 "tp": tp[seen].astype(np.int64),
                 "fp": fp[seen].astype(np.int64),
             }
-    order = np.lexsort((cols["key"], cols["combo"], cols["label"]))
-    label, combo, key = cols["label"][order], cols["combo"][order], cols["key"][order]
-    edge = np.ones(n, dtype=bool)
-    edge[1:] = (label[1:] != label[:-1]) | (combo[1:] != combo[:-1]) | (key[1:] != key[:-1])
-    starts = np.flatnonzero(edge)
-    return {
-        "label": label[starts],
-        "combo": combo[starts],
-        "key": key[starts],
-        "tp": np.add.reduceat(cols["tp"][order], starts),
-        "fp": np.add.reduceat(cols["fp"][order], starts),
-    }
+    (label, combo, key), (tp, fp), _, _ = fold_equal(
+        [cols["label"], cols["combo"], cols["key"]], [cols["tp"], cols["fp"]]
+    )
+    return {"label": label, "combo": combo, "key": key, "tp": tp, "fp": fp}
 
 
 class DetectionBuckets(StateBlock):
@@ -103,7 +96,7 @@ class DetectionBuckets(StateBlock):
             *self._pending,
             _reduce({c: entries[c].astype(np.int64) for c in _COLUMNS}, self.mapping.size),
         ]
-        if sum(len(p["label"]) for p in out._pending) > len(out._table["label"]):
+        if queue_full(sum(len(p["label"]) for p in out._pending), len(out._table["label"])):
             out._flush()
         out.classes, out.gt_counts = _add_counts(self.classes, self.gt_counts, classes, gt_counts)
         return out

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._fold import fold_equal
+
 _NAN = float("nan")
 
 
@@ -75,13 +77,8 @@ def _sort_reduce(
     if len(g) == 0:
         return (g, key, *cols, value)
     order = _order(g, key, presorted_runs)
-    g, key, value = g[order], key[order], value[order]
-    new = np.concatenate(([True], (g[1:] != g[:-1]) | (key[1:] != key[:-1])))
-    starts = np.flatnonzero(new)
-    out_cols = [np.add.reduceat(c[order], starts) for c in cols]
-    vmin = np.minimum.reduceat(value, starts)
-    vmax = np.maximum.reduceat(value, starts)
-    return (g[starts], key[starts], *out_cols, np.where(vmin == vmax, vmin, _NAN))
+    (g, key), out_cols, (vmin,), (vmax,) = fold_equal([g, key], cols, [value], [value], order)
+    return (g, key, *out_cols, np.where(vmin == vmax, vmin, _NAN))
 
 
 _INT_LIMIT = 2**62  # integer sums below this cannot overflow int64

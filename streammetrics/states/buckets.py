@@ -22,6 +22,7 @@ import numpy as np
 from .._codec import COUNT_LIMIT, check_counts, check_sum, count_total, held_total
 from ..base import StateBlock
 from ..errors import IncompatibleStateError
+from ._fold import fold_equal, queue_full
 from .mappings import (
     CHUNK,
     DEFAULT_RESOLUTION,
@@ -65,15 +66,10 @@ def _reduce(
     keys: np.ndarray, cols: list[np.ndarray], lo: np.ndarray | None, hi: np.ndarray | None
 ) -> tuple[np.ndarray, list[np.ndarray], np.ndarray | None, np.ndarray | None]:
     """Sort entries by key and fold equal keys: sum ``cols``, min ``lo``, max ``hi``."""
-    if len(keys) == 0:
-        return keys, cols, lo, hi
-    order = np.argsort(keys, kind="stable")  # timsort: linear on concatenated sorted runs
-    keys = keys[order]
-    starts = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1])))
-    out_cols = [np.add.reduceat(c[order], starts) for c in cols]
-    out_lo = None if lo is None else np.minimum.reduceat(lo[order], starts)
-    out_hi = None if hi is None else np.maximum.reduceat(hi[order], starts)
-    return keys[starts], out_cols, out_lo, out_hi
+    (k,), sums, mins, maxs = fold_equal(
+        [keys], cols, [] if lo is None else [lo], [] if hi is None else [hi]
+    )
+    return k, sums, (mins[0] if mins else None), (maxs[0] if maxs else None)
 
 
 class ScoreBuckets(StateBlock):
@@ -355,7 +351,7 @@ class ScoreBuckets(StateBlock):
             self._hi,
         )
         out._pending = [*self._pending, batch]
-        if sum(len(p._keys) for p in out._pending) > max(len(out._keys), 1 << 16):
+        if queue_full(sum(len(p._keys) for p in out._pending), len(out._keys)):
             out._flush()
         return out
 

@@ -15,6 +15,7 @@ import numpy as np
 from .._codec import check_counts, check_sum, held_total
 from ..base import StateBlock
 from ..errors import IncompatibleStateError
+from ._fold import queue_full
 from ._group_table import _sort_reduce, _Table, _union_rows
 from .buckets import BucketMapping
 from .labels import (
@@ -124,7 +125,7 @@ class GroupedScores(StateBlock):
     def _consolidate_if_large(self) -> None:
         # Queued tables are folded in once they outgrow the main one, so a stream (or a chain
         # of merges) of m entries costs O(m log m) in all, not a full re-sort per step.
-        if sum(len(t.g) for t in self._pending) > max(4 * len(self._main.g), 1 << 20):
+        if queue_full(sum(len(t.g) for t in self._pending), len(self._main.g), 4, 1 << 20):
             self._consolidate()
 
     def _shallow(self) -> GroupedScores:

@@ -1,0 +1,53 @@
+"""The shared fold kernel (``states._fold``): sorting entries by key columns and folding runs of
+equal keys, against a plain Python dictionary; and the queue policy."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+import pytest
+
+from streammetrics.states._fold import QUEUE_MIN, fold_equal, queue_full
+
+
+@pytest.mark.parametrize("n_keys", [1, 2, 3])
+@pytest.mark.parametrize("n", [0, 1, 7, 5_000])
+def test_fold_equal_matches_a_dictionary(n_keys: int, n: int) -> None:
+    rng = np.random.default_rng([n_keys, n])
+    keys = [rng.integers(-3, 4, n) for _ in range(n_keys)]
+    counts = rng.integers(0, 10, n)
+    weights = rng.random(n)
+    values = rng.normal(size=n)
+    got_keys, (got_counts, got_weights), (got_lo,), (got_hi,) = fold_equal(
+        keys, [counts, weights], [values], [values]
+    )
+    want: dict[tuple[int, ...], list[float]] = defaultdict(lambda: [0, 0.0, np.inf, -np.inf])
+    for i in range(n):
+        entry = want[tuple(int(k[i]) for k in keys)]
+        entry[0] += counts[i]
+        entry[1] += weights[i]
+        entry[2] = min(entry[2], values[i])
+        entry[3] = max(entry[3], values[i])
+    assert list(zip(*(k.tolist() for k in got_keys), strict=True)) == sorted(want)
+    for j, key in enumerate(sorted(want)):
+        c, w, lo, hi = want[key]
+        assert got_counts[j] == c and got_lo[j] == lo and got_hi[j] == hi
+        assert got_weights[j] == pytest.approx(w, rel=1e-12)
+    assert got_counts.dtype == counts.dtype
+
+
+def test_fold_equal_takes_a_given_order_and_keeps_the_stable_sort() -> None:
+    keys = np.array([2, 1, 2, 1])
+    w = np.array([0.1, 0.2, 0.3, 0.4])
+    order = np.array([1, 3, 0, 2])  # already the sorted permutation
+    (k,), (s,), _, _ = fold_equal([keys], [w], order=order)
+    assert k.tolist() == [1, 2] and s.tolist() == [0.2 + 0.4, 0.1 + 0.3]  # in arrival order
+
+
+def test_queue_policy() -> None:
+    assert not queue_full(QUEUE_MIN, 0)
+    assert queue_full(QUEUE_MIN + 1, 0)
+    assert not queue_full(10 * QUEUE_MIN, 10 * QUEUE_MIN)
+    assert queue_full(10 * QUEUE_MIN + 1, 10 * QUEUE_MIN)
+    assert not queue_full(3 * QUEUE_MIN, QUEUE_MIN, factor=4)
