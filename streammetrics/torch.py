@@ -17,10 +17,11 @@ How :func:`sync` works, on every rank of the group:
    padded to the longest (every rank knows every size, so every rank takes part). Both gathers
    are ``uint8`` tensors on the backend's device (the current CUDA device for NCCL, the CPU
    otherwise), each copied to the host once;
-3. every other rank's state is decoded with :func:`~streammetrics.loads` (a rank's own state
-   is copied: ``loads(to_bytes())`` equals the metric exactly) and all are merged in rank order.
-   Every rank runs the same merges on equal states, so the results are equal on every rank, byte
-   for byte (floating-point sums included).
+3. every state is decoded with :func:`~streammetrics.loads` (a rank's own from its
+   uncompressed bytes) and merged in rank order. Every rank runs the same merges on the same
+   decoded states, so the results are equal on every rank, byte for byte (floating-point sums
+   included: a copy of the metric would not do, as its internal queues may group the same sums
+   differently).
 
 Cost: one all-gather for states up to 64 KiB (a sketch :class:`~streammetrics.ROCAUC` is 20-35 KB
 compressed at a million samples and stays below 64 KiB however many it sees; counts, moments
@@ -75,14 +76,14 @@ def _header(metric: Metric, size: int, compressed: bool) -> np.ndarray:
     return row
 
 
-def _wire(metric: Metric) -> tuple[bytes, bool]:
-    """What :func:`sync` sends for ``metric``, and whether it is compressed: its ``to_bytes()``
-    as it is when it fits in the first gather's row (compressing costs more than sending a
-    few more bytes), zlib-compressed (level 1) otherwise."""
+def _wire(metric: Metric) -> tuple[bytes, bool, bytes]:
+    """What :func:`sync` sends for ``metric``, whether it is compressed, and ``to_bytes()``:
+    sent as it is when it fits in the first gather's row (compressing costs more than sending
+    a few more bytes), zlib-compressed (level 1) otherwise."""
     blob = metric.to_bytes()
     if len(blob) <= _FIRST - _HEADER:
-        return blob, False
-    return zlib.compress(blob, 1), True
+        return blob, False, blob
+    return zlib.compress(blob, 1), True, blob
 
 
 def _unwire(wire: bytes, compressed: bool) -> Metric:
@@ -150,7 +151,7 @@ def sync(metric: _M, group: Any = None) -> _M:
         return metric.copy()
     world = dist.get_world_size(group)
     device = _device(dist, group)
-    wire, compressed = _wire(metric)
+    wire, compressed, own = _wire(metric)
 
     first = np.zeros(_FIRST, dtype=np.uint8)
     first[:_HEADER] = _header(metric, len(wire), compressed)
@@ -183,8 +184,8 @@ def sync(metric: _M, group: Any = None) -> _M:
 
     flags = [bool(h[8]) for h in rows]
 
-    def state(r: int) -> Metric:  # equal to _unwire(blobs[rank], ...) and cheaper
-        return metric.copy() if r == rank else _unwire(blobs[r], flags[r])
+    def state(r: int) -> Metric:  # this rank's own bytes need no decompression
+        return loads(own) if r == rank else _unwire(blobs[r], flags[r])
 
     merged = state(0)
     for r in range(1, world):

@@ -111,6 +111,18 @@ def _feed_mixed(m, rng, rank):
     m.update(y, rng.uniform(size=len(y)))
 
 
+def _make_gauc(rank, world):
+    return sm.GAUC()
+
+
+def _feed_gauc(m, rng, rank):
+    # weighted, in several updates: float sums whose grouping every rank must reproduce
+    for _ in range(3):
+        n = 400 + 50 * rank
+        y = rng.integers(0, 2, n)
+        m.update(y, rng.uniform(size=n), rng.integers(0, 30, n), sample_weight=rng.random(n))
+
+
 SCENARIOS = {
     "f1": (_make_f1, _feed_f1, True),
     "auc": (_make_auc, _feed_auc, True),
@@ -122,6 +134,7 @@ SCENARIOS = {
     "empty": (_make_mse, lambda m, rng, rank: None, True),
     "big": (_make_big, _feed_big, True),
     "mixed": (_make_big, _feed_mixed, True),
+    "gauc-weighted": (_make_gauc, _feed_gauc, False),
 }
 
 
@@ -289,7 +302,7 @@ def test_sketch_auc_fits_the_first_gather_whatever_the_sample_count():
     m = sm.ROCAUC()
     for _ in range(6):  # 3M uniform scores fill every bucket of the sketch
         m.update(rng.integers(0, 2, 500_000), rng.uniform(size=500_000))
-    wire, compressed = _wire(m)
+    wire, compressed, _ = _wire(m)
     assert compressed and len(wire) <= min(64 * 1024, _FIRST - _HEADER)
 
 
