@@ -236,3 +236,33 @@ def test_moments_block_direct():
     assert back == parts
     with pytest.raises(ValueError):
         parts.from_wire({"weight": -1.0, "mean": parts.mean, "comoment": parts.comoment})
+
+
+@pytest.mark.parametrize("outputs", [1, 3])
+def test_batches_larger_than_a_scratch_chunk_agree_with_scikit_learn(outputs: int) -> None:
+    """A batch longer than the scratch chunk (32,768 values) is summarised chunk by chunk in
+    reused buffers: the values match scikit-learn's, and a second metric fed the same rows in
+    small batches, to rounding."""
+    from sklearn.metrics import mean_absolute_percentage_error, mean_squared_error, r2_score
+
+    from streammetrics.states.moments import CHUNK
+
+    rng = np.random.default_rng(11)
+    n = 3 * CHUNK + 17
+    t = rng.normal(5.0, 2.0, (n, outputs))
+    p = t + rng.normal(0.0, 0.5, (n, outputs))
+    w = rng.random(n)
+    if outputs == 1:
+        t, p = t[:, 0], p[:, 0]
+    for cls, ref in [
+        (sm.MeanSquaredError, mean_squared_error),
+        (sm.MeanAbsolutePercentageError, mean_absolute_percentage_error),
+        (sm.R2Score, r2_score),
+    ]:
+        big = cls().update(t, p, sample_weight=w)
+        small = cls()
+        for a in range(0, n, 5_000):
+            small.update(t[a : a + 5_000], p[a : a + 5_000], sample_weight=w[a : a + 5_000])
+        assert big.compute() == pytest.approx(ref(t, p, sample_weight=w), rel=1e-12)
+        assert big.compute() == pytest.approx(small.compute(), rel=1e-12)
+        assert big.count == n

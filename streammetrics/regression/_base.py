@@ -12,7 +12,8 @@ from .._inputs import as_matrix, as_weights, check_same_length
 from ..base import Metric
 from ..errors import InputError
 from ..states.central import CentralMoments
-from ..states.moments import Moments
+from ..states.mappings import scratch as _scratch
+from ..states.moments import CHUNK, Moments
 from ..uncertainty import (
     NAN_INTERVAL,
     check_level,
@@ -121,25 +122,42 @@ class _RegressionMetric(Metric, register=False):
         mo = self._config["multioutput"]
         if isinstance(mo, list) and len(mo) != d:
             raise InputError(f"y_true: has {d} outputs, but multioutput gives {len(mo)} weights")
-        block = self.moments.merged(self.moments.batch(self._columns(t, p), weights))
+        # In chunks whose temporaries live in reused scratch arrays: a fresh array per step
+        # of a large batch costs more in page faults than the arithmetic (issue 11).
+        block, rows, small = self.moments, max(1, CHUNK // d), d <= CHUNK
+        for a in range(0, n, rows):
+            w = None if weights is None else weights[a : a + rows]
+            cols = self._columns(t[a : a + rows], p[a : a + rows], scratch=small)
+            block = block.merged(block.batch(cols, w, scratch=small))
         sq = float(n) if weights is None else float(weights @ weights)
         if not self._shape:
             return self._commit(n, moments=block, weight_sq=self.weight_sq + sq)
         shape = self.shape.merged(self.shape.batch([t - p, t], weights))
         return self._commit(n, moments=block, weight_sq=self.weight_sq + sq, shape=shape)
 
-    def _columns(self, t: np.ndarray, p: np.ndarray) -> list[np.ndarray]:
+    def _columns(self, t: np.ndarray, p: np.ndarray, scratch: bool = False) -> list[np.ndarray]:
+        """The variables this metric keeps moments of, one (n, width) array each; with
+        ``scratch`` (``t.size <= CHUNK``) computed into this thread's reused scratch arrays."""
+
+        def buffer(name: str) -> np.ndarray | None:
+            return (
+                _scratch.get("regression-" + name, t.size, np.float64).reshape(t.shape)
+                if (scratch)
+                else None
+            )
+
         cols: dict[str, np.ndarray] = {_T: t, _P: p}
-        e = t - p
+        e = np.subtract(t, p, out=buffer("e"))
         cols[_E] = e
         out = []
         for name in self._names:
             if name == _AE:
-                out.append(np.abs(e))
+                out.append(np.abs(e, out=buffer("ae")))
             elif name == _APE:
-                out.append(np.abs(e) / np.maximum(np.abs(t), _EPS))
+                den = np.maximum(np.abs(t, out=buffer("den")), _EPS, out=buffer("den"))
+                out.append(np.divide(np.abs(e, out=buffer("ape")), den, out=buffer("ape")))
             elif name == _SE:
-                out.append(e * e)
+                out.append(np.multiply(e, e, out=buffer("se")))
             else:
                 out.append(cols[name])
         return out

@@ -37,6 +37,7 @@ len(pairs))). ``merge``: O((groups + len(pairs)) * width).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -44,8 +45,9 @@ import numpy as np
 
 from ..base import StateBlock
 from ..errors import IncompatibleStateError
+from .mappings import CHUNK, scratch
 
-__all__ = ["Moments"]
+__all__ = ["CHUNK", "Moments"]
 
 
 class Moments(StateBlock):
@@ -105,9 +107,15 @@ class Moments(StateBlock):
 
     # -- building increments -----------------------------------------------------------------
 
-    def batch(self, columns: Sequence[np.ndarray], weights: np.ndarray | None) -> Moments:
+    def batch(
+        self, columns: Sequence[np.ndarray], weights: np.ndarray | None, scratch: bool = False
+    ) -> Moments:
         """A new block summarising one batch: ``columns`` holds one (n, width) float64 array
         per group, ``weights`` n non-negative weights or ``None``. Pure: ``self`` is unchanged.
+
+        With ``scratch`` (at most ``CHUNK`` values per group: ``n * width <= CHUNK``) every
+        temporary lives in this thread's reused scratch arrays, so a stream of batches
+        allocates (and page-faults) nothing per batch.
         """
         if len(columns) != self.groups:
             raise ValueError(f"expected {self.groups} column groups, got {len(columns)}")
@@ -126,7 +134,11 @@ class Moments(StateBlock):
         for g, column in enumerate(columns):
             if total == 0.0:
                 continue  # no weight: nothing to average (means and co-moments stay zero)
-            x = np.ascontiguousarray(column.T)
+            if scratch and not column.T.flags.c_contiguous:
+                x = _scratch(f"x{g}", column.T.shape)
+                np.copyto(x, column.T)
+            else:
+                x = np.ascontiguousarray(column.T)
             rough = (x.sum(axis=1) if weights is None else x @ weights) / total
             if g not in paired:
                 his[g] = rough
@@ -135,7 +147,10 @@ class Moments(StateBlock):
             rough = np.clip(rough, lo, hi)
             const = lo == hi
             rough[const] = lo[const]  # exactly the value: zero deviations, zero variance
-            dev = x - rough[:, None]
+            if scratch:
+                dev = np.subtract(x, rough[:, None], out=_scratch(f"dev{g}", x.shape))
+            else:
+                dev = x - rough[:, None]
             shift = (dev.sum(axis=1) if weights is None else dev @ weights) / total
             shift[const] = 0.0
             his[g], los[g] = _two_sum(rough, shift)
@@ -146,7 +161,7 @@ class Moments(StateBlock):
             if total == 0.0:
                 continue
             a, b = centred[g], centred[h]
-            prod = a * b
+            prod = np.multiply(a, b, out=_scratch("prod", a.shape)) if scratch else a * b
             s = prod.sum(axis=1) if weights is None else prod @ weights
             # Corrected two-pass: sum w (a - sa)(b - sb) = sum w a b - W sa sb.
             s = s - total * shifts[g] * shifts[h]
@@ -243,6 +258,12 @@ class Moments(StateBlock):
         out = self._empty_like()
         out.weight, out.hi, out.lo, out.comoment = weight, mean, low, comoment
         return out
+
+
+def _scratch(name: str, shape: tuple[int, ...]) -> np.ndarray:
+    """A (width, n) float64 view of this thread's scratch array ``name`` (``n * width`` at most
+    ``CHUNK``)."""
+    return scratch.get("moments-" + name, math.prod(shape), np.float64).reshape(shape)
 
 
 def _two_sum(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
