@@ -137,7 +137,15 @@ def check_same_length(**columns: np.ndarray | None) -> int:
 
 
 def _finite(arr: np.ndarray, name: str, what: str) -> None:
-    if arr.size and not np.isfinite(arr).all():
+    if not arr.size:
+        return
+    with np.errstate(over="ignore", invalid="ignore"):
+        # One pass and no temporary: a nan or an infinity makes the sum non-finite, and a
+        # finite sum means every value is finite. Only a sum that overflows (or a bad value)
+        # takes the element-wise check.
+        if math.isfinite(np.add.reduce(arr, axis=None)):
+            return
+    if not np.isfinite(arr).all():
         bad = np.flatnonzero(~np.isfinite(arr.reshape(-1)))[0]
         raise InputError(f"{name}: {what} must be finite; found {arr.reshape(-1)[bad]} at {bad}")
 
