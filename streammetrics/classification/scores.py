@@ -34,6 +34,7 @@ from ..states.buckets import (
     curve_counts,
     mapping_for,
 )
+from ..states.stacked import BucketStack
 from ..uncertainty import NAN_INTERVAL, check_level, delong, normal_interval, normal_quantile
 from ._checks import binary_labels, check_mode, checked_scores, class_columns, column_labels
 
@@ -81,6 +82,21 @@ class _BinaryScoreMetric(Metric, register=False):
         if n == 0:
             return self
         return self._commit(n, hist=self.hist.add(x, y, w))
+
+    def _stacked(self, y_true: Any, y_score: Any, sample_weight: Any = None) -> Any:
+        """This batch for a stacked update of many states (``streammetrics.states.stacked``),
+        validated as :meth:`update` validates it; None for an empty batch or a sparse store
+        (exact scores, ``score_type="real"``), which keep the per-state path."""
+        y = binary_labels(y_true)
+        x = checked_scores(y_score, self._config["score_type"])
+        n = check_same_length(y_true=y, y_score=x)
+        w = as_weights(sample_weight, n)
+        mapping = self.hist.mapping
+        if n == 0 or mapping is None or mapping.size is None:
+            return None
+        if type(self).update is not _BinaryScoreMetric.update:
+            return None
+        return BucketStack(self, y, x, w)
 
     def _table(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         h = self.hist
