@@ -23,16 +23,18 @@ wrappers' per-state path.
 
 from __future__ import annotations
 
+import threading
 from abc import ABC, abstractmethod
 from typing import Any
 
 import numpy as np
 
-from .buckets import ScoreBuckets
+from .._codec import check_sum
+from .buckets import ScoreBuckets, _reduce
 from .contingency import ContingencyCounts
 from .labels import union
 
-__all__ = ["BucketStack", "ConfusionStack", "Stacked", "cell_starts"]
+__all__ = ["BucketStack", "ConfusionStack", "Stacked", "blanks", "cell_starts", "stable_order"]
 
 #: Dense (group, bucket) tables up to this many cells; sparse (one sort) beyond.
 DENSE_CELLS = 1 << 22
@@ -45,12 +47,15 @@ def cell_starts(sorted_cells: np.ndarray) -> np.ndarray:
     return np.flatnonzero(np.concatenate(([True], sorted_cells[1:] != sorted_cells[:-1])))
 
 
-def group_bounds(codes: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(present groups, bounds)``: the groups with rows, and where each starts and ends in
-    the rows sorted by group (``bounds[i]:bounds[i + 1]``)."""
-    counts = np.bincount(codes, minlength=size)
-    present = np.flatnonzero(counts)
-    return present, np.concatenate(([0], np.cumsum(counts[present])))
+def stable_order(values: np.ndarray) -> np.ndarray:
+    """``np.argsort(values, kind="stable")`` for non-negative int64 values: two radix passes of
+    16 bits each (numpy's stable sort is a radix sort for 16-bit types) below 2**32."""
+    if len(values) == 0 or int(values.max()) >= 1 << 32:
+        return np.argsort(values, kind="stable")
+    low = np.argsort((values & 0xFFFF).astype(np.uint16), kind="stable")
+    high = np.argsort((values[low] >> 16).astype(np.uint16), kind="stable")
+    out: np.ndarray = low[high]
+    return out
 
 
 class Stacked(ABC):
@@ -75,7 +80,8 @@ class Stacked(ABC):
         (times its sample weight)."""
 
     def fold_groups(self, metrics: list[Any], codes: np.ndarray, size: int) -> None:
-        """Commit into ``metrics[j]`` the rows of the ``j``-th group present in ``codes``."""
+        """Commit into ``metrics[g]`` the rows whose code is ``g`` (codes in ``range(size)``,
+        ``size == len(metrics)``)."""
         raise NotImplementedError
 
 
@@ -192,13 +198,6 @@ class BucketStack(Stacked):
     def accepts(self, metrics: list[Any]) -> bool:
         return all(m.hist.mapping == self.mapping for m in metrics)
 
-    def _commit(self, metric: Any, arrays: tuple[np.ndarray, ...], n: int) -> None:
-        keys, pos, neg, lo, hi = arrays
-        batch = ScoreBuckets(self.mapping)
-        batch._keys, batch._pos, batch._neg = keys, pos, neg
-        batch._lo, batch._hi = lo + 0.0, hi + 0.0  # -0.0 becomes +0.0
-        metric._commit(n, hist=metric.hist.merged(batch))
-
     def fold_replicates(self, metrics: list[Any], counts: np.ndarray) -> None:
         order = self._sorted()
         cells = 2 * self.keys[order] + self.y[order]
@@ -224,15 +223,13 @@ class BucketStack(Stacked):
         positive = (seg & 1).astype(bool)
         pos[which[positive]] = sums[positive]
         neg[which[~positive]] = sums[~positive]
-        lo = np.minimum.reduceat(lo_cell, bucket_start, axis=0)
-        hi = np.maximum.reduceat(hi_cell, bucket_start, axis=0)
-        keys = seg[bucket_start] >> 1
-        present = (lo <= hi).T
-        pos_t, neg_t, lo_t, hi_t = pos.T.copy(), neg.T.copy(), lo.T.copy(), hi.T.copy()
-        for r, metric in enumerate(metrics):
-            sel = np.flatnonzero(present[r])
-            arrays = (keys[sel], pos_t[r, sel], neg_t[r, sel], lo_t[r, sel], hi_t[r, sel])
-            self._commit(metric, arrays, self.n)
+        lo = np.minimum.reduceat(lo_cell, bucket_start, axis=0).T
+        hi = np.maximum.reduceat(hi_cell, bucket_start, axis=0).T
+        present = lo <= hi  # (R, buckets): entries sorted by (replicate, bucket)
+        rep, b = np.nonzero(present)
+        keys = (seg[bucket_start] >> 1)[b]
+        entries = (rep, keys, pos.T[present], neg.T[present], lo[present], hi[present])
+        self._combine(metrics, np.full(R, self.n), True, entries=entries)
 
     def fold_groups(self, metrics: list[Any], codes: np.ndarray, size: int) -> None:
         grid = self.mapping.size
@@ -240,51 +237,151 @@ class BucketStack(Stacked):
         n_rows = np.bincount(codes, minlength=size)
         if self._kept is not None:
             codes = codes[self._kept]
-        present = np.flatnonzero(n_rows)
-        unweighted = self.sw is None
-        if len(present) * grid <= DENSE_CELLS:
-            # Dense over the groups present: one bincount and one min / max pass.
-            dense = np.full(size, -1, dtype=np.int64)
-            dense[present] = np.arange(len(present))
-            cell = dense[codes] * grid + self.keys
-            lo = np.full(len(present) * grid, np.inf)
-            hi = np.full(len(present) * grid, -np.inf)
+        cell = codes * grid + self.keys
+        weighted = self.sw is not None
+        if size * grid <= DENSE_CELLS:
+            # A dense (group, bucket) table of the batch: one bincount and one min / max pass,
+            # no sort; the states are then added into it.
+            lo = np.full(size * grid, np.inf)
+            hi = np.full(size * grid, -np.inf)
             np.minimum.at(lo, cell, self.x)
             np.maximum.at(hi, cell, self.x)
             flat = np.bincount(2 * cell + self.y, weights=self.sw, minlength=2 * len(lo))
-            seen = np.flatnonzero(lo <= hi)
-            counts = flat.reshape(-1, 2)[seen]
-            group = seen // grid
-            keys = seen - group * grid
-            lo, hi = lo[seen], hi[seen]
+            self._combine(metrics, n_rows, weighted, dense=(flat.reshape(-1, 2), lo, hi))
+            return
         else:
-            # Sparse: one sort of the (group, bucket) cells.
-            cell = codes * grid + self.keys
-            order = np.argsort(cell, kind="stable")
+            # ... or from one stable sort of the cells (two radix passes of 16 bits).
+            order = stable_order(cell)
             cell_s = cell[order]
             starts = cell_starts(cell_s)
             inverse = np.cumsum(np.concatenate(([True], cell_s[1:] != cell_s[:-1]))) - 1
-            flat = np.bincount(
+            counts = np.bincount(
                 2 * inverse + self.y[order],
                 weights=None if self.sw is None else self.sw[order],
                 minlength=2 * len(starts),
-            )
-            counts = flat.reshape(-1, 2)
+            ).reshape(-1, 2)
             xs = self.x[order]
-            lo = np.minimum.reduceat(xs, starts)
-            hi = np.maximum.reduceat(xs, starts)
             cells = cell_s[starts]
-            group = np.searchsorted(present, cells // grid)
-            keys = cells - (cells // grid) * grid
-        if unweighted:
-            counts = counts.astype(np.int64)
-        neg, pos = np.ascontiguousarray(counts[:, 0]), np.ascontiguousarray(counts[:, 1])
-        bounds = np.searchsorted(group, np.arange(len(present) + 1))
-        empty = np.zeros(0, dtype=np.int64 if unweighted else np.float64)
+            lo, hi = np.minimum.reduceat(xs, starts), np.maximum.reduceat(xs, starts)
+        group = cells // grid
+        pos, neg = np.ascontiguousarray(counts[:, 1]), np.ascontiguousarray(counts[:, 0])
+        entries = (group, cells - group * grid, pos, neg, lo, hi)
+        self._combine(metrics, n_rows, weighted, entries=entries)
+
+    def _combine(
+        self,
+        metrics: list[Any],
+        n_rows: np.ndarray,
+        weighted: bool,
+        entries: tuple[np.ndarray, ...] | None = None,
+        dense: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+    ) -> None:
+        """Merge each state ``metrics[g]`` with the batch's rows of group ``g`` and commit.
+
+        The batch comes as ``entries``: (group, bucket key, pos, neg, lo, hi), sorted by
+        (group, key), one per (group, bucket) a row of the group falls in; or as a ``dense``
+        table over every (group, bucket): counts ``(cells, 2)`` (negative, positive), lo, hi.
+        All states are merged in one pass (a dense table when it is small, one sort
+        otherwise), as
+        :meth:`ScoreBuckets.merged` merges one pair; the bound on counts is checked for every
+        state before any changes.
+        """
+        grid = self.mapping.size
+        assert grid is not None
+        G = len(metrics)
+        held = [j for j, m in enumerate(metrics) if m._count]  # blank states hold nothing
+        old = [metrics[j].hist for j in held]
+        old_cols = [(h.keys, h.pos, h.neg, h.lo, h.hi) for h in old]  # folds queued batches
+        batch_dtype = np.dtype(np.float64 if weighted else np.int64)
+        kinds = {c[1].dtype for c in old_cols}
+        wide = np.result_type(batch_dtype, *kinds)
+        dtypes: list[Any] | None = None
+        if len(kinds | {batch_dtype}) > 1:  # states of several dtypes: each keeps its own
+            dtypes = [batch_dtype] * G
+            for j, c in zip(held, old_cols, strict=True):
+                dtypes[j] = np.result_type(batch_dtype, c[1].dtype)
+        if old_cols:
+            lens = [len(c[0]) for c in old_cols]
+            og = np.repeat(np.asarray(held, dtype=np.int64), lens)
+            ok, opos, oneg, olo, ohi = (np.concatenate(c) for c in zip(*old_cols, strict=True))
+        else:
+            og = ok = np.zeros(0, dtype=np.int64)
+            opos = oneg = olo = ohi = np.zeros(0)
+        if dense is not None:
+            counts, dense_lo, dense_hi = dense
+            counts = counts.astype(wide, copy=False)
+            if len(og):
+                ocell = og * grid + ok
+                counts[ocell, 1] += opos
+                counts[ocell, 0] += oneg
+                dense_lo[ocell] = np.minimum(dense_lo[ocell], olo)
+                dense_hi[ocell] = np.maximum(dense_hi[ocell], ohi)
+            cells = np.flatnonzero(dense_lo <= dense_hi)
+            pos, neg = counts[cells, 1], counts[cells, 0]
+            lo, hi = dense_lo[cells], dense_hi[cells]
+        elif entries is None:
+            raise TypeError("give the batch as entries or as a dense table")
+        elif G * grid <= DENSE_CELLS:
+            g, k, pos, neg, lo, hi = entries
+            ocell, bcell = og * grid + ok, g * grid + k
+            dense_pos = np.zeros(G * grid, dtype=wide)
+            dense_neg = np.zeros(G * grid, dtype=wide)
+            dense_lo = np.full(G * grid, np.inf)
+            dense_hi = np.full(G * grid, -np.inf)
+            dense_pos[ocell], dense_neg[ocell] = opos, oneg
+            dense_lo[ocell], dense_hi[ocell] = olo, ohi
+            dense_pos[bcell] += pos
+            dense_neg[bcell] += neg
+            dense_lo[bcell] = np.minimum(dense_lo[bcell], lo)
+            dense_hi[bcell] = np.maximum(dense_hi[bcell], hi)
+            cells = np.flatnonzero(dense_lo <= dense_hi)
+            pos, neg = dense_pos[cells], dense_neg[cells]
+            lo, hi = dense_lo[cells], dense_hi[cells]
+        elif len(og) == 0:  # nothing held: the batch's entries are the states
+            g, k, pos, neg, lo, hi = entries
+            cells, pos, neg = g * grid + k, pos.astype(wide), neg.astype(wide)
+        else:
+            g, k, pos, neg, lo, hi = entries
+            both = np.concatenate([og * grid + ok, g * grid + k])
+            cols = [np.concatenate([opos, pos]).astype(wide), np.concatenate([oneg, neg])]
+            cols[1] = cols[1].astype(wide)
+            lo_c, hi_c = np.concatenate([olo, lo]), np.concatenate([ohi, hi])
+            cells, (pos, neg), lo, hi = _reduce(both, cols, lo_c, hi_c)  # type: ignore[assignment]
+        group = cells // grid
+        keys = cells - group * grid
+        totals = np.bincount(group, weights=pos + neg, minlength=G)
+        check_sum("score buckets", wide.kind, float(totals.max(initial=0.0)))
+        lo, hi = lo + 0.0, hi + 0.0  # -0.0 becomes +0.0
+        bounds = np.searchsorted(group, np.arange(G + 1)).tolist()
+        mapping = self.mapping
+        rows = n_rows.tolist()
         for j, metric in enumerate(metrics):
             a, b = bounds[j], bounds[j + 1]
-            if a == b:  # every row of the group weighs zero
-                arrays = (np.zeros(0, np.int64), empty, empty, np.zeros(0), np.zeros(0))
-            else:
-                arrays = (keys[a:b], pos[a:b], neg[a:b], lo[a:b], hi[a:b])
-            self._commit(metric, arrays, int(n_rows[present[j]]))
+            out = ScoreBuckets.__new__(ScoreBuckets)
+            out.mapping, out._pending = mapping, []
+            out._keys, out._lo, out._hi = keys[a:b], lo[a:b], hi[a:b]
+            out._pos, out._neg = pos[a:b], neg[a:b]
+            if dtypes is not None and dtypes[j] != wide:
+                out._pos, out._neg = out._pos.astype(dtypes[j]), out._neg.astype(dtypes[j])
+            metric._commit(rows[j], hist=out)
+
+
+def blanks(template: Any, k: int) -> list[Any]:
+    """``k`` empty states of ``template``'s class and configuration for a stacked fold.
+
+    Cheaper than ``k`` copies: a fold commits every state field of every state it is given, so
+    until then the blanks share the template's empty field values (read, never written). They
+    take no per-request buffer (``_rows``): they are a wrapper's internal states, updated by
+    folds and merges only.
+    """
+    base: Any = template.copy()
+    attrs = base.__dict__
+    cls = type(base)
+    out = []
+    for _ in range(k):
+        metric = cls.__new__(cls)
+        metric.__dict__.update(attrs)
+        metric._lock = threading.RLock()
+        metric._rows = None
+        out.append(metric)
+    return out

@@ -20,7 +20,7 @@ from .._inputs import as_array, as_weights, config_int
 from ..base import Metric, metric_from_spec, metric_spec
 from ..errors import IncompatibleStateError, InputError
 from ..states.labels import fnv1a, splitmix64
-from ..states.stacked import Stacked
+from ..states.stacked import Stacked, blanks
 from ._poisson import SCHEMES, poisson_rows, position_hashes
 from ._rows import Rows, batch_length, one_kind, template
 from .sliced import SliceTable
@@ -195,16 +195,19 @@ class Bootstrap(Metric):
         table = self.reps
         reps = [table.slices.get(r) for r in range(R)]
         stack = self._stack(args, kwargs)
-        if stack is not None:
-            fresh = [self._template.copy() if m is None else m for m in reps]
-            if stack.accepts(fresh):
-                # One pass over (rows, replicates): nothing below can fail, so the replicates
-                # are updated in place (they belong to this state alone).
-                counts = poisson_rows(hashes[stack.rows], seed, R, self._scheme)
-                stack.fold_replicates(fresh, counts)
-                if any(m is None for m in reps):
-                    table = table.updated(dict(enumerate(fresh)))
-                return self._commit(added, metric=main, reps=table, drawn=drawn)
+        if stack is not None and stack.accepts([m for m in reps if m is not None]):
+            # One pass over (rows, replicates): nothing below can fail, so the replicates
+            # are updated in place (they belong to this state alone).
+            missing = [r for r, m in enumerate(reps) if m is None]
+            made = blanks(self._template, len(missing))
+            ready: list[Metric] = reps  # type: ignore[assignment]
+            for r, metric in zip(missing, made, strict=True):
+                ready[r] = metric
+            counts = poisson_rows(hashes[stack.rows], seed, R, self._scheme)
+            stack.fold_replicates(ready, counts)
+            if missing:
+                table = table.updated({r: ready[r] for r in missing})
+            return self._commit(added, metric=main, reps=table, drawn=drawn)
         counts = poisson_rows(hashes, seed, R, self._scheme)
         rest = dict(kwargs)
         sample_weight = as_weights(rest.pop("sample_weight", None), n)
