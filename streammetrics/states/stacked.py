@@ -376,7 +376,7 @@ def blanks(template: Any, k: int) -> list[Any]:
     """
     base: Any = template.copy()
     attrs = base.__dict__
-    cls = type(base)
+    cls: Any = type(base)
     out = []
     for _ in range(k):
         metric = cls.__new__(cls)
