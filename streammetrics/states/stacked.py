@@ -347,12 +347,15 @@ class BucketStack(Stacked):
             cols[1] = cols[1].astype(wide)
             lo_c, hi_c = np.concatenate([olo, lo]), np.concatenate([ohi, hi])
             cells, (pos, neg), lo, hi = _reduce(both, cols, lo_c, hi_c)  # type: ignore[assignment]
-        group = cells // grid
-        keys = cells - group * grid
-        totals = np.bincount(group, weights=pos + neg, minlength=G)
+        # The cells are sorted: each group's entries are one run, found by a binary search.
+        edges = np.searchsorted(cells, np.arange(G + 1, dtype=np.int64) * grid)
+        sizes = np.diff(edges)
+        keys = cells - np.repeat(np.arange(G, dtype=np.int64) * grid, sizes)
+        running = np.concatenate(([0.0], np.cumsum(pos + neg, dtype=np.float64)))
+        totals = running[edges[1:]] - running[edges[:-1]]  # each state's held total
         check_sum("score buckets", wide.kind, float(totals.max(initial=0.0)))
         lo, hi = lo + 0.0, hi + 0.0  # -0.0 becomes +0.0
-        bounds = np.searchsorted(group, np.arange(G + 1)).tolist()
+        bounds = edges.tolist()
         mapping = self.mapping
         rows = n_rows.tolist()
         for j, metric in enumerate(metrics):

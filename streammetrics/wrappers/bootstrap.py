@@ -90,9 +90,19 @@ class Bootstrap(Metric):
     generator on exactly): statistically valid for one stream, but not split-invariant, and two
     shards of one seed reuse the same weights, so give sharded streams ``ids``.
 
-    **Cost.** One batch costs the ``(replicates, n)`` weights (about ten vectorised uint64
-    operations per weight, drawn in blocks of 4 Mi so the scratch stays under 32 MiB) and one
-    weighted update of the wrapped metric per replicate: a loop over replicates, none over rows.
+    **Weight schemes.** ``scheme=2`` (the default) mixes once per pair of replicates and reads
+    a 32-bit uniform from each half; ``scheme=1`` is 0.2.0's (one mix per replicate, 64-bit
+    uniforms). A state keeps its scheme for life: 0.2.0 blobs (no ``scheme`` in their config)
+    load as scheme 1, write the same bytes and keep drawing scheme 1; states of two schemes
+    refuse to merge (``docs/bootstrap.md``).
+
+    **Cost.** One batch costs the ``(n, replicates)`` weights (about seven vectorised uint64
+    operations per pair of weights, drawn in blocks of 4 Mi so the scratch stays under 32 MiB)
+    and then, for metrics whose state is a weighted count table of per-row cells (confusion
+    counts, score buckets on a grid), one stacked fold of every replicate: the rows sorted by
+    cell, one ``np.add.reduceat`` over (rows, replicates), one merge of all the replicates'
+    states (``streammetrics.states.stacked``); for other metrics, one weighted update of the
+    wrapped metric per replicate. Never a loop over rows.
     Rows equal in every column are not folded into one row of summed weight, because states
     may hold non-linear sums of the weights (``weight_sq`` for Kish's effective sample size)
     that folding would make depend on the batch split. Memory: ``replicates + 1`` states of the
@@ -107,6 +117,9 @@ class Bootstrap(Metric):
         width at 95%).
     seed : int
         Seeds the weights; states merge only with the same seed.
+    scheme : {2, 1}
+        How weights are drawn from (seed, replicate, id): 2 (default), or 1 to write states
+        that 0.2.0 can read and merge with.
 
     Examples
     --------

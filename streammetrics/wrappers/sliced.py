@@ -201,8 +201,12 @@ class Sliced(Metric):
     (``InputError`` / ``IncompatibleStateError``) and the state is left unchanged: nothing is
     ever dropped silently.
 
-    Memory: the wrapped metric's state per slice. ``update``: one sort of the batch's keys,
-    O(n log n), plus one update of the wrapped metric per slice touched (never one per row).
+    Memory: the wrapped metric's state per slice. ``update``: the keys coded once (a counting
+    pass for integer keys of small range, a sort otherwise); then, for metrics with a grouped
+    fold (score buckets on a grid: ``ROCAUC``, ``AveragePrecision``, the curves), one pass over
+    the batch counts every (slice, bucket) and merges every slice in place
+    (``streammetrics.states.stacked``); for other metrics, one update of a copy of the wrapped
+    metric per slice touched. Never one per row.
     ``merge``: one merge per slice of the other side. ``compute``: one per slice.
 
     Parameters
@@ -261,7 +265,8 @@ class Sliced(Metric):
     def update(self, *args: Any, by: Any = None, **kwargs: Any) -> Sliced:
         """Route each row to its slice; the wrapped metric's columns go in ``args``/``kwargs``.
 
-        All or nothing: every slice's update runs on a copy before any is committed.
+        All or nothing: the batch is validated (and each slice's update run on a copy, or the
+        grouped fold prepared for every slice) before any slice changes.
         """
         codes, keys = slice_keys(by)
         n = len(codes)
