@@ -94,6 +94,31 @@ def _replicate_sums(counts: np.ndarray, starts: np.ndarray, sw: np.ndarray | Non
     return np.add.reduceat(counts * sw[:, None], starts, axis=0)
 
 
+def _first_drawn(counts: np.ndarray, begin: np.ndarray, stop: np.ndarray, step: int) -> np.ndarray:
+    """``(cells, R)``: the first row from ``begin`` towards ``stop`` (exclusive, by ``step``)
+    whose count in replicate ``r`` is positive; -1 where there is none.
+
+    Walks only the (cell, replicate) pairs still looking: a row is drawn with probability
+    1 - 1/e, so the pairs left fall geometrically (about 15 steps for a million pairs), and
+    the cost is O(cells x replicates), not O(rows x replicates).
+    """
+    R = counts.shape[1]
+    out = np.repeat(begin[:, None], R, axis=1)
+    looking = np.flatnonzero(counts[begin].reshape(-1) == 0)  # flat (cell, replicate) pairs
+    cell, rep = np.divmod(looking, R)
+    row = begin[cell]
+    while len(looking):
+        row = row + step
+        inside = row != stop[cell]
+        out.reshape(-1)[looking[~inside]] = -1  # every row of the cell weighs zero
+        looking, cell, rep, row = looking[inside], cell[inside], rep[inside], row[inside]
+        found = counts[row, rep] > 0
+        out.reshape(-1)[looking[found]] = row[found]
+        missing = ~found
+        looking, cell, rep, row = looking[missing], cell[missing], rep[missing], row[missing]
+    return out
+
+
 class ConfusionStack(Stacked):
     """A batch of (true, predicted) label pairs against a confusion state's label set."""
 
@@ -208,11 +233,10 @@ class BucketStack(Stacked):
         m = len(order)
         # The smallest and largest score of each cell among the rows a replicate weighs (> 0):
         # the first and last such row, the cell's rows being sorted by score.
-        at = np.arange(m, dtype=np.int32)[:, None]
-        drawn = counts > 0
-        first = np.minimum.reduceat(np.where(drawn, at, np.int32(m)), starts, axis=0)
-        last = np.maximum.reduceat(np.where(drawn, at, np.int32(-1)), starts, axis=0)
-        lo_cell = np.append(xs, np.inf)[first]
+        ends = np.append(starts[1:], m)
+        first = _first_drawn(counts, starts, ends, 1)
+        last = _first_drawn(counts, ends - 1, starts - 1, -1)
+        lo_cell = np.append(xs, np.inf)[first]  # -1 (none drawn): an absent cell, not read
         hi_cell = np.append(xs, -np.inf)[last]  # index -1: the appended -inf
         seg = cells[starts]
         bucket_start = cell_starts(seg >> 1)
