@@ -253,7 +253,10 @@ class BucketStack(Stacked):
         rep, b = np.nonzero(present)
         keys = (seg[bucket_start] >> 1)[b]
         entries = (rep, keys, pos.T[present], neg.T[present], lo[present], hi[present])
-        self._combine(metrics, np.full(R, self.n), True, entries=entries)
+        grid = self.mapping.size
+        assert grid is not None
+        held = _Held(metrics, True)
+        self._combine(metrics, np.full(R, self.n), held, (grid, 0), entries=entries)
 
     def fold_groups(self, metrics: list[Any], codes: np.ndarray, size: int) -> None:
         grid = self.mapping.size
@@ -261,81 +264,81 @@ class BucketStack(Stacked):
         n_rows = np.bincount(codes, minlength=size)
         if self._kept is not None:
             codes = codes[self._kept]
-        cell = codes * grid + self.keys
-        weighted = self.sw is not None
-        if size * grid <= DENSE_CELLS:
+        held = _Held(metrics, self.sw is not None)
+        keys = self.keys
+        if len(keys) or len(held.keys):
+            kmin = int(min(keys.min(initial=grid), held.keys.min(initial=grid)))
+            kmax = int(max(keys.max(initial=-1), held.keys.max(initial=-1)))
+        else:
+            kmin = kmax = 0
+        span = kmax - kmin + 1  # the buckets the batch or a state touches
+        if size * span <= DENSE_CELLS:
             # A dense (group, bucket) table of the batch: one bincount and one min / max pass,
             # no sort; the states are then added into it.
-            lo = np.full(size * grid, np.inf)
-            hi = np.full(size * grid, -np.inf)
+            cell = codes * span + (keys - kmin)
+            lo = np.full(size * span, np.inf)
+            hi = np.full(size * span, -np.inf)
             np.minimum.at(lo, cell, self.x)
             np.maximum.at(hi, cell, self.x)
             flat = np.bincount(2 * cell + self.y, weights=self.sw, minlength=2 * len(lo))
-            self._combine(metrics, n_rows, weighted, dense=(flat.reshape(-1, 2), lo, hi))
+            dense = (flat.reshape(-1, 2), lo, hi)
+            self._combine(metrics, n_rows, held, (span, kmin), dense=dense)
             return
-        else:
-            # ... or from one stable sort of the cells (two radix passes of 16 bits).
-            order = stable_order(cell)
-            cell_s = cell[order]
-            starts = cell_starts(cell_s)
-            inverse = np.cumsum(np.concatenate(([True], cell_s[1:] != cell_s[:-1]))) - 1
-            counts = np.bincount(
-                2 * inverse + self.y[order],
-                weights=None if self.sw is None else self.sw[order],
-                minlength=2 * len(starts),
-            ).reshape(-1, 2)
-            xs = self.x[order]
-            cells = cell_s[starts]
-            lo, hi = np.minimum.reduceat(xs, starts), np.maximum.reduceat(xs, starts)
+        # ... or from one stable sort of the cells (two radix passes of 16 bits).
+        cell = codes * grid + keys
+        order = stable_order(cell)
+        cell_s = cell[order]
+        starts = cell_starts(cell_s)
+        inverse = np.cumsum(np.concatenate(([True], cell_s[1:] != cell_s[:-1]))) - 1
+        counts = np.bincount(
+            2 * inverse + self.y[order],
+            weights=None if self.sw is None else self.sw[order],
+            minlength=2 * len(starts),
+        ).reshape(-1, 2)
+        xs = self.x[order]
+        cells = cell_s[starts]
         group = cells // grid
-        pos, neg = np.ascontiguousarray(counts[:, 1]), np.ascontiguousarray(counts[:, 0])
-        entries = (group, cells - group * grid, pos, neg, lo, hi)
-        self._combine(metrics, n_rows, weighted, entries=entries)
+        entries = (
+            group,
+            cells - group * grid,
+            np.ascontiguousarray(counts[:, 1]),
+            np.ascontiguousarray(counts[:, 0]),
+            np.minimum.reduceat(xs, starts),
+            np.maximum.reduceat(xs, starts),
+        )
+        self._combine(metrics, n_rows, held, (grid, 0), entries=entries)
 
     def _combine(
         self,
         metrics: list[Any],
         n_rows: np.ndarray,
-        weighted: bool,
+        held: _Held,
+        layout: tuple[int, int],
         entries: tuple[np.ndarray, ...] | None = None,
         dense: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
     ) -> None:
-        """Merge each state ``metrics[g]`` with the batch's rows of group ``g`` and commit.
+        """Merge each state ``metrics[g]`` (``held``) with the batch's rows of group ``g`` and
+        commit.
 
         The batch comes as ``entries``: (group, bucket key, pos, neg, lo, hi), sorted by
         (group, key), one per (group, bucket) a row of the group falls in; or as a ``dense``
-        table over every (group, bucket): counts ``(cells, 2)`` (negative, positive), lo, hi.
-        All states are merged in one pass (a dense table when it is small, one sort
-        otherwise), as
-        :meth:`ScoreBuckets.merged` merges one pair; the bound on counts is checked for every
-        state before any changes.
+        table over every (group, bucket): counts ``(cells, 2)`` (negative, positive), lo, hi,
+        cell ``group * span + key - first`` for ``layout = (span, first)`` (the states' keys
+        lie in that range). All states are merged in one pass (a dense table when it is
+        small, one sort otherwise), as :meth:`ScoreBuckets.merged` merges one pair; the bound
+        on counts is checked for every state before any changes.
         """
         grid = self.mapping.size
         assert grid is not None
         G = len(metrics)
-        held = [j for j, m in enumerate(metrics) if m._count]  # blank states hold nothing
-        old = [metrics[j].hist for j in held]
-        old_cols = [(h.keys, h.pos, h.neg, h.lo, h.hi) for h in old]  # folds queued batches
-        batch_dtype = np.dtype(np.float64 if weighted else np.int64)
-        kinds = {c[1].dtype for c in old_cols}
-        wide = np.result_type(batch_dtype, *kinds)
-        dtypes: list[Any] | None = None
-        if len(kinds | {batch_dtype}) > 1:  # states of several dtypes: each keeps its own
-            dtypes = [batch_dtype] * G
-            for j, c in zip(held, old_cols, strict=True):
-                dtypes[j] = np.result_type(batch_dtype, c[1].dtype)
-        if old_cols:
-            lens = [len(c[0]) for c in old_cols]
-            og = np.repeat(np.asarray(held, dtype=np.int64), lens)
-            ok, opos, oneg, olo, ohi = (np.concatenate(c) for c in zip(*old_cols, strict=True))
-        else:
-            og = ok = np.zeros(0, dtype=np.int64)
-            opos = oneg = olo = ohi = np.zeros(0)
+        og, ok, opos, oneg, olo, ohi = held.group, held.keys, held.pos, held.neg, held.lo, held.hi
+        wide = held.wide
+        span, first = layout
         if dense is not None:
             counts, dense_lo, dense_hi = dense
             counts = counts.astype(wide, copy=False)
             if len(og):
-                ocell = og * grid + ok
+                ocell = og * span + (ok - first)
                 counts[ocell, 1] += opos
                 counts[ocell, 0] += oneg
                 dense_lo[ocell] = np.minimum(dense_lo[ocell], olo)
@@ -372,9 +375,8 @@ class BucketStack(Stacked):
             lo_c, hi_c = np.concatenate([olo, lo]), np.concatenate([ohi, hi])
             cells, (pos, neg), lo, hi = _reduce(both, cols, lo_c, hi_c)  # type: ignore[assignment]
         # The cells are sorted: each group's entries are one run, found by a binary search.
-        edges = np.searchsorted(cells, np.arange(G + 1, dtype=np.int64) * grid)
-        sizes = np.diff(edges)
-        keys = cells - np.repeat(np.arange(G, dtype=np.int64) * grid, sizes)
+        edges = np.searchsorted(cells, np.arange(G + 1, dtype=np.int64) * span)
+        keys = cells - np.repeat(np.arange(G, dtype=np.int64) * span - first, np.diff(edges))
         running = np.concatenate(([0.0], np.cumsum(pos + neg, dtype=np.float64)))
         totals = running[edges[1:]] - running[edges[:-1]]  # each state's held total
         check_sum("score buckets", wide.kind, float(totals.max(initial=0.0)))
@@ -382,6 +384,7 @@ class BucketStack(Stacked):
         bounds = edges.tolist()
         mapping = self.mapping
         rows = n_rows.tolist()
+        dtypes = held.dtypes
         for j, metric in enumerate(metrics):
             a, b = bounds[j], bounds[j + 1]
             out = ScoreBuckets.__new__(ScoreBuckets)
@@ -391,6 +394,32 @@ class BucketStack(Stacked):
             if dtypes is not None and dtypes[j] != wide:
                 out._pos, out._neg = out._pos.astype(dtypes[j]), out._neg.astype(dtypes[j])
             metric._commit(rows[j], hist=out)
+
+
+class _Held:
+    """The entries every state of a fold holds, concatenated: group, key, pos, neg, lo, hi
+    (sorted by group, then key), and the dtypes the merged states take."""
+
+    def __init__(self, metrics: list[Any], weighted: bool) -> None:
+        held = [j for j, m in enumerate(metrics) if m._count]  # blank states hold nothing
+        cols = [(h.keys, h.pos, h.neg, h.lo, h.hi) for h in (metrics[j].hist for j in held)]
+        batch = np.dtype(np.float64 if weighted else np.int64)
+        kinds = {c[1].dtype for c in cols}
+        self.wide = np.result_type(batch, *kinds)
+        self.dtypes: list[Any] | None = None
+        if len(kinds | {batch}) > 1:  # states of several dtypes: each keeps its own
+            self.dtypes = [batch] * len(metrics)
+            for j, c in zip(held, cols, strict=True):
+                self.dtypes[j] = np.result_type(batch, c[1].dtype)
+        if cols:
+            lens = [len(c[0]) for c in cols]
+            self.group = np.repeat(np.asarray(held, dtype=np.int64), lens)
+            self.keys, self.pos, self.neg, self.lo, self.hi = (
+                np.concatenate(c) for c in zip(*cols, strict=True)
+            )
+        else:
+            self.group = self.keys = np.zeros(0, dtype=np.int64)
+            self.pos = self.neg = self.lo = self.hi = np.zeros(0)
 
 
 def blanks(template: Any, k: int) -> list[Any]:
