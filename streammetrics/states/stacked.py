@@ -203,8 +203,10 @@ class BucketStack(Stacked):
             if not keep.all():
                 kept = np.flatnonzero(keep)
                 y, x, sw = y[kept], x[kept], sw[kept]
-        self.y, self.x, self.sw = y, x, sw
-        self.keys = self.mapping.keys(x).astype(np.int64)
+        # -0.0 becomes +0.0 once here: every lo and hi is then a batch score or a held one
+        # (states hold no -0.0), so the merged extremes need no second pass.
+        self.y, self.x, self.sw = y, x + 0.0, sw
+        self.keys = self.mapping.keys(self.x).astype(np.int64)
         self._kept = kept
         self._order: np.ndarray | None = None
 
@@ -380,7 +382,6 @@ class BucketStack(Stacked):
         running = np.concatenate(([0.0], np.cumsum(pos + neg, dtype=np.float64)))
         totals = running[edges[1:]] - running[edges[:-1]]  # each state's held total
         check_sum("score buckets", wide.kind, float(totals.max(initial=0.0)))
-        lo, hi = lo + 0.0, hi + 0.0  # -0.0 becomes +0.0
         bounds = edges.tolist()
         mapping = self.mapping
         rows = n_rows.tolist()
