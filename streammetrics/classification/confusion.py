@@ -29,6 +29,7 @@ from ..base import Metric
 from ..errors import IncompatibleStateError, InputError
 from ..states.contingency import ContingencyCounts
 from ..states.labels import config_labels, union
+from ..states.stacked import ConfusionStack
 from ..uncertainty import (
     NAN_INTERVAL,
     check_level,
@@ -98,6 +99,18 @@ class _ConfusionMetric(Metric, register=False):
             return self._commit(n, counts=merged)
         sq = float(n) if weights is None else float(weights @ weights)
         return self._commit(n, counts=merged, weight_sq=self.weight_sq + sq)
+
+    def _stacked(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Any:
+        """This batch for a stacked update of many states (``streammetrics.states.stacked``),
+        validated as :meth:`update` validates it; None for an empty batch."""
+        yt, yp = as_labels(y_true, "y_true"), as_labels(y_pred, "y_pred")
+        n = check_same_length(y_true=yt, y_pred=yp)
+        weights = as_weights(sample_weight, n)
+        if n == 0 or type(self).update is not _ConfusionMetric.update:
+            return None
+        stack = ConfusionStack(self, yt, yp, weights)
+        self._check_labels(stack.labels)
+        return stack
 
     def _check_labels(self, labels: np.ndarray) -> None:
         """Refuse, at update time, label sets the configuration cannot score."""

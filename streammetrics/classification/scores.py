@@ -34,6 +34,7 @@ from ..states.buckets import (
     curve_counts,
     mapping_for,
 )
+from ..states.stacked import BucketStack
 from ..uncertainty import (
     NAN_INTERVAL,
     check_level,
@@ -97,6 +98,21 @@ class _BinaryScoreMetric(Metric, register=False):
         x = y_score.astype(np.float64, copy=False)
         w = None if sample_weight is None else sample_weight.astype(np.float64, copy=False)
         return self._commit(len(x), hist=self.hist.add(x, y, w))
+
+    def _stacked(self, y_true: Any, y_score: Any, sample_weight: Any = None) -> Any:
+        """This batch for a stacked update of many states (``streammetrics.states.stacked``),
+        validated as :meth:`update` validates it; None for an empty batch or a sparse store
+        (exact scores, ``score_type="real"``), which keep the per-state path."""
+        y = binary_labels(y_true)
+        x = checked_scores(y_score, self._config["score_type"])
+        n = check_same_length(y_true=y, y_score=x)
+        w = as_weights(sample_weight, n)
+        mapping = self.hist.mapping
+        if n == 0 or mapping is None or mapping.size is None:
+            return None
+        if type(self).update is not _BinaryScoreMetric.update:
+            return None
+        return BucketStack(self, y, x, w)
 
     def _table(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         h = self.hist

@@ -116,6 +116,23 @@ class ScoreBuckets(StateBlock):
         #: ``"real"`` only: the mantissa bits the keys keep now (see ``REAL_FINE_BITS``).
         self._bits: int | None = REAL_FINE_BITS if isinstance(mapping, RealBits) else None
 
+    @classmethod
+    def of_entries(
+        cls,
+        mapping: BucketMapping,
+        keys: np.ndarray,
+        pos: np.ndarray,
+        neg: np.ndarray,
+        lo: np.ndarray,
+        hi: np.ndarray,
+    ) -> ScoreBuckets:
+        """A grid store holding these entries (sorted, distinct keys; no empty bucket), taken
+        as they are: for code that folded many stores at once (``states.stacked``)."""
+        out = cls.__new__(cls)
+        out.mapping, out._pending, out._total, out._bits = mapping, [], None, None
+        out._keys, out._pos, out._neg, out._lo, out._hi = keys, pos, neg, lo, hi
+        return out
+
     @property
     def exact(self) -> bool:
         return self.mapping is None

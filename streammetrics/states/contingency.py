@@ -68,10 +68,28 @@ class ContingencyCounts(StateBlock):
         (the fixed labels, where there are some). Pure: ``self`` does not change."""
         out = ContingencyCounts.__new__(ContingencyCounts)
         out.shared, out.fixed = self.shared, self.fixed
+        out.rows, out.cols, ra, rb = self._codes(a, b, names)
+        nr, nc = len(out.rows), len(out.cols)
+        flat = np.bincount(ra * nc + rb, weights=weights, minlength=nr * nc)
+        out.table = flat.reshape(nr, nc)
+        return out
+
+    def codes(
+        self, a: np.ndarray, b: np.ndarray, names: tuple[str, str]
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(labels, codes of a, codes of b)`` of a batch on shared axes: the label set
+        :meth:`batch` would give it, and each row's index in it (validated as ``batch``)."""
+        labels, _, ra, rb = self._codes(a, b, names)
+        return labels, ra, rb
+
+    def _codes(
+        self, a: np.ndarray, b: np.ndarray, names: tuple[str, str]
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """The batch's row and column label sets and each row's codes in them."""
         if self.fixed:
             ra, rb = codes_in(self.rows, a, names[0]), codes_in(self.rows, b, names[1])
-            out.rows = out.cols = self.rows
-        elif self.shared:
+            return self.rows, self.rows, ra, rb
+        if self.shared:
             check_kinds(self.rows, a, names[0])
             check_kinds(self.rows, b, names[1])
             if len(a) and len(b) and a.dtype.kind != b.dtype.kind:
@@ -79,22 +97,15 @@ class ContingencyCounts(StateBlock):
             ka, kb = known_codes(self.rows, a), known_codes(self.rows, b)
             if ka is not None and kb is not None:
                 # Every label is known already: the union stays the state's label set.
-                ra, rb = ka, kb
-                out.rows = out.cols = self.rows
-            else:
-                labels, codes = unique_codes(np.concatenate([a, b]))
-                ra, rb = codes[: len(a)], codes[len(a) :]
-                out.rows = out.cols = labels
-        else:
-            check_kinds(self.rows, a, names[0])
-            check_kinds(self.cols, b, names[1])
-            ka, kb = known_codes(self.rows, a), known_codes(self.cols, b)
-            out.rows, ra = (self.rows, ka) if ka is not None else unique_codes(a)
-            out.cols, rb = (self.cols, kb) if kb is not None else unique_codes(b)
-        nr, nc = len(out.rows), len(out.cols)
-        flat = np.bincount(ra * nc + rb, weights=weights, minlength=nr * nc)
-        out.table = flat.reshape(nr, nc)
-        return out
+                return self.rows, self.rows, ka, kb
+            labels, codes = unique_codes(np.concatenate([a, b]))
+            return labels, labels, codes[: len(a)], codes[len(a) :]
+        check_kinds(self.rows, a, names[0])
+        check_kinds(self.cols, b, names[1])
+        ka, kb = known_codes(self.rows, a), known_codes(self.cols, b)
+        rows, ra = (self.rows, ka) if ka is not None else unique_codes(a)
+        cols, rb = (self.cols, kb) if kb is not None else unique_codes(b)
+        return rows, cols, ra, rb
 
     # -- merging -----------------------------------------------------------------------------
 

@@ -18,21 +18,16 @@ import numpy as np
 
 from .._inputs import as_array, as_weights, config_int
 from ..base import Metric, metric_from_spec, metric_spec
-from ..errors import InputError
+from ..errors import IncompatibleStateError, InputError
 from ..states.labels import fnv1a, splitmix64
+from ..states.stacked import Stacked, blanks
+from ._poisson import SCHEMES, poisson_rows, position_hashes
 from ._rows import Rows, batch_length, one_kind, template
 from .sliced import SliceTable
 
 __all__ = ["Bootstrap", "poisson_weights"]
 
-_M64 = np.uint64(0xFFFFFFFFFFFFFFFF)
-_GOLDEN = np.uint64(0x9E3779B97F4A7C15)
-_NO_ID = np.uint64(0x243F6A8885A308D3)  # domain tag of row positions (no ids given)
 _STR = np.uint64(0xB7E151628AED2A6B)  # domain tag of string ids
-# Poisson(1) cumulative distribution, k = 0..19; P(K >= 20) < 1e-19, below one 2**-53 step.
-_POISSON_CDF = np.cumsum([math.exp(-1) / math.factorial(k) for k in range(20)])
-
-
 _mix = splitmix64
 
 
@@ -54,51 +49,15 @@ def _id_hashes(ids: Any, n: int) -> np.ndarray:
     raise InputError(f"ids: must be integers or strings, got {arr.dtype}")
 
 
-def _poisson_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Poisson(1) thresholds on 64-bit uniforms, and a lookup by the top 16 bits.
-
-    ``thresholds[k]`` is ``P(K <= k) * 2**64``: a uniform 64-bit ``z`` gives ``K = k`` for the
-    first threshold above it. The table maps the top 16 bits of ``z`` to ``K`` wherever no
-    threshold falls inside that 2**48-wide block; the few blocks holding a threshold are marked
-    and resolved exactly by a search.
-    """
-    top = 2**64 - 1
-    thresholds = np.array([min(int(c * 2.0**64), top) for c in _POISSON_CDF[:-1]], dtype=np.uint64)
-    lower = np.arange(2**16, dtype=np.uint64) << np.uint64(48)
-    upper = lower | np.uint64(2**48 - 1)
-    table = np.searchsorted(thresholds, lower, side="right").astype(np.uint8)
-    exact = table == np.searchsorted(thresholds, upper, side="right")
-    return thresholds, table, ~exact
-
-
-_THRESHOLDS, _TABLE, _AMBIGUOUS = _poisson_tables()
-_CHUNK = 1 << 22  # weights drawn per block: bounds the uint64 scratch to 32 MiB
-
-
-def poisson_weights(hashes: np.ndarray, seed: int, replicates: int) -> np.ndarray:
+def poisson_weights(hashes: np.ndarray, seed: int, replicates: int, scheme: int = 2) -> np.ndarray:
     """``(replicates, n)`` Poisson(1) counts (uint8), each a pure function of (seed, r, hash).
 
-    A counter-based generator: the row's 64-bit hash is mixed (splitmix64) with a per-replicate
-    key drawn from ``seed``; the resulting uniform 64-bit integer becomes a Poisson(1) count by
-    the inverse distribution function (a table lookup on its top 16 bits, and an exact search
-    in the few blocks that straddle a threshold). Counts above 19 have probability below
-    ``1e-19`` and are not drawn.
+    A counter-based generator (``streammetrics.wrappers._poisson``): the row's 64-bit hash is
+    mixed (splitmix64) with a key drawn from ``seed`` per replicate (``scheme=1``, 0.2.0) or per
+    pair of replicates, each half of the mix serving one (``scheme=2``, the default); the
+    uniform becomes a Poisson(1) count by the inverse distribution function.
     """
-    n = len(hashes)
-    out = np.empty((replicates, n), dtype=np.uint8)
-    with np.errstate(over="ignore"):
-        r = np.arange(1, replicates + 1, dtype=np.uint64)
-        keys = _mix(_mix(np.uint64(seed) * _GOLDEN + np.uint64(1)) + r * _GOLDEN)
-        step = max(1, _CHUNK // max(n, 1))
-        for lo in range(0, replicates, step):  # blocks of replicates, each over every row
-            z = _mix(hashes[None, :] ^ keys[lo : lo + step, None])
-            top = (z >> np.uint64(48)).astype(np.intp)
-            block = _TABLE[top]
-            fix = np.flatnonzero(_AMBIGUOUS[top])
-            if len(fix):
-                flat = block.reshape(-1)
-                flat[fix] = np.searchsorted(_THRESHOLDS, z.reshape(-1)[fix], side="right")
-            out[lo : lo + step] = block
+    out: np.ndarray = poisson_rows(hashes, seed, replicates, scheme).T
     return out
 
 
@@ -131,9 +90,19 @@ class Bootstrap(Metric):
     generator on exactly): statistically valid for one stream, but not split-invariant, and two
     shards of one seed reuse the same weights, so give sharded streams ``ids``.
 
-    **Cost.** One batch costs the ``(replicates, n)`` weights (about ten vectorised uint64
-    operations per weight, drawn in blocks of 4 Mi so the scratch stays under 32 MiB) and one
-    weighted update of the wrapped metric per replicate: a loop over replicates, none over rows.
+    **Weight schemes.** ``scheme=2`` (the default) mixes once per pair of replicates and reads
+    a 32-bit uniform from each half; ``scheme=1`` is 0.2.0's (one mix per replicate, 64-bit
+    uniforms). A state keeps its scheme for life: 0.2.0 blobs (no ``scheme`` in their config)
+    load as scheme 1, write the same bytes and keep drawing scheme 1; states of two schemes
+    refuse to merge (``docs/bootstrap.md``).
+
+    **Cost.** One batch costs the ``(n, replicates)`` weights (about seven vectorised uint64
+    operations per pair of weights, drawn in blocks of 4 Mi so the scratch stays under 32 MiB)
+    and then, for metrics whose state is a weighted count table of per-row cells (confusion
+    counts, score buckets on a grid), one stacked fold of every replicate: the rows sorted by
+    cell, one ``np.add.reduceat`` over (rows, replicates), one merge of all the replicates'
+    states (``streammetrics.states.stacked``); for other metrics, one weighted update of the
+    wrapped metric per replicate. Never a loop over rows.
     Rows equal in every column are not folded into one row of summed weight, because states
     may hold non-linear sums of the weights (``weight_sq`` for Kish's effective sample size)
     that folding would make depend on the batch split. Memory: ``replicates + 1`` states of the
@@ -148,6 +117,9 @@ class Bootstrap(Metric):
         width at 95%).
     seed : int
         Seeds the weights; states merge only with the same seed.
+    scheme : {2, 1}
+        How weights are drawn from (seed, replicate, id): 2 (default), or 1 to write states
+        that 0.2.0 can read and merge with.
 
     Examples
     --------
@@ -167,7 +139,9 @@ class Bootstrap(Metric):
     #: None on the class; each instance takes the wrapped metric's direction.
     higher_is_better: ClassVar[bool | None] = None
 
-    def __init__(self, metric: Metric, replicates: int = 200, seed: int = 0) -> None:
+    def __init__(
+        self, metric: Metric, replicates: int = 200, seed: int = 0, *, scheme: int = 2
+    ) -> None:
         super().__init__()
         tpl = template(metric, "its replicates")
         if not _takes_weights(tpl):
@@ -177,22 +151,44 @@ class Bootstrap(Metric):
             )
         replicates = config_int(replicates, "replicates", minimum=2)
         seed = config_int(seed, "seed", minimum=0, maximum=2**63 - 1)
+        if isinstance(scheme, bool) or scheme not in SCHEMES:
+            raise InputError(f"scheme: expected one of {SCHEMES}, got {scheme!r}")
         self._template = tpl
+        self._scheme = scheme
         self.higher_is_better = getattr(type(tpl), "higher_is_better", None)  # type: ignore[misc]
         self._add_config(metric=metric_spec(tpl), replicates=replicates, seed=seed)
+        if scheme != 1:  # scheme 1 states keep 0.2.0's config, byte for byte
+            self._add_config(scheme=scheme)
         self._add_state("metric", tpl.copy(), merge=None)
         self._add_state("reps", SliceTable(tpl), merge=None)
         self._add_state("drawn", 0)
 
     @classmethod
     def _from_config(cls, config: dict[str, Any]) -> Bootstrap:
-        if set(config) != {"metric", "replicates", "seed"}:
-            raise ValueError("a Bootstrap config holds exactly metric, replicates and seed")
+        keys = {"metric", "replicates", "seed"}
+        if set(config) not in (keys, keys | {"scheme"}):
+            raise ValueError(
+                "a Bootstrap config holds exactly metric, replicates, seed (and scheme)"
+            )
+        if config.get("scheme", 2) == 1:
+            raise ValueError("scheme 1 is written by leaving the scheme out of the config")
         return cls(
             metric_from_spec(config["metric"]),
             replicates=config["replicates"],
             seed=config["seed"],
+            scheme=config.get("scheme", 1),  # 0.2.0 configs have no scheme: its weights
         )
+
+    def _check_compatible(self, other: Any) -> None:
+        theirs = getattr(other, "_scheme", self._scheme)
+        if isinstance(other, Bootstrap) and theirs != self._scheme:
+            raise IncompatibleStateError(
+                f"cannot merge Bootstrap states whose weights come from different schemes "
+                f"({self._scheme} here, {theirs} there): the replicates would not be the same "
+                "resamples. States written by 0.2.0 draw scheme 1; rebuild the other side with "
+                f"Bootstrap(..., scheme={self._scheme}) to merge them"
+            )
+        super()._check_compatible(other)
 
     def update(self, *args: Any, ids: Any = None, **kwargs: Any) -> Bootstrap:
         """Count a batch in the metric and in every replicate; ``ids``: one id per row, or None.
@@ -206,25 +202,50 @@ class Bootstrap(Metric):
         if n == 0 or added == 0:
             return self
         if hashes is None:
-            positions = np.arange(self.drawn, self.drawn + n, dtype=np.uint64)
-            hashes = _mix(positions ^ _NO_ID)
-        R = self._config["replicates"]
-        counts = poisson_weights(hashes, self._config["seed"], R)
+            hashes = position_hashes(self.drawn, n)
+        R, seed = self._config["replicates"], self._config["seed"]
+        drawn = self.drawn + (n if ids is None else 0)
+        table = self.reps
+        reps = [table.slices.get(r) for r in range(R)]
+        stack = self._stack(args, kwargs)
+        if stack is not None and stack.accepts([m for m in reps if m is not None]):
+            # One pass over (rows, replicates): nothing below can fail, so the replicates
+            # are updated in place (they belong to this state alone).
+            missing = [r for r, m in enumerate(reps) if m is None]
+            made = blanks(self._template, len(missing))
+            ready: list[Metric] = reps  # type: ignore[assignment]
+            for r, metric in zip(missing, made, strict=True):
+                ready[r] = metric
+            counts = poisson_rows(hashes[stack.rows], seed, R, self._scheme)
+            stack.fold_replicates(ready, counts)
+            if missing:
+                table = table.updated({r: ready[r] for r in missing})
+            return self._commit(added, metric=main, reps=table, drawn=drawn)
+        counts = poisson_rows(hashes, seed, R, self._scheme)
         rest = dict(kwargs)
         sample_weight = as_weights(rest.pop("sample_weight", None), n)
-        weights = counts if sample_weight is None else counts * sample_weight
+        weights = counts.T if sample_weight is None else counts.T * sample_weight
         rows = Rows(args, rest, n, "the batch")
-        fresh: dict[Any, Metric] = {}
+        updated: dict[Any, Metric] = {}
         for r in range(R):
-            base = self.reps.slices.get(r)
-            rep = rows.feed(
+            base = reps[r]
+            updated[r] = rows.feed(
                 base.copy() if base is not None else self._template.copy(),
                 None,
                 sample_weight=weights[r].astype(np.float64),
             )
-            fresh[r] = rep
-        drawn = self.drawn + (n if ids is None else 0)
-        return self._commit(added, metric=main, reps=self.reps.updated(fresh), drawn=drawn)
+        return self._commit(added, metric=main, reps=table.updated(updated), drawn=drawn)
+
+    def _stack(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Stacked | None:
+        """The batch for one stacked fold of every replicate, if the metric offers one."""
+        hook = getattr(self.metric, "_stacked", None)
+        if hook is None:
+            return None
+        try:
+            stack: Stacked | None = hook(*args, **kwargs)
+        except TypeError:  # arguments the hook does not take: the per-replicate path
+            return None
+        return stack
 
     def _compute(self) -> Any:
         return self.metric.compute()
@@ -281,5 +302,5 @@ class Bootstrap(Metric):
         return (
             f"Bootstrap({type(self._template).__name__}({inner}), "
             f"replicates={self._config['replicates']}, seed={self._config['seed']}, "
-            f"count={self._count})"
+            f"scheme={self._scheme}, count={self._count})"
         )

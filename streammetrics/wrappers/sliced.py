@@ -17,6 +17,8 @@ from .. import _codec
 from .._inputs import as_array, config_int
 from ..base import Metric, StateBlock, metric_from_spec, metric_spec
 from ..errors import IncompatibleStateError, InputError
+from ..states.labels import unique_codes
+from ..states.stacked import Stacked, blanks
 from ._rows import Rows, groups, joint_codes, one_kind, template
 
 __all__ = ["Sliced", "SliceTable", "slice_keys"]
@@ -44,8 +46,8 @@ def _component(x: Any, name: str) -> tuple[np.ndarray, list[Any]]:
             f"{name}: slice keys must be integers or strings, got {arr.dtype} "
             "(round or label float keys first)"
         )
-    uniq, inv = np.unique(arr, return_inverse=True)
-    return inv.reshape(len(arr)).astype(np.int64), uniq.tolist()
+    uniq, inv = unique_codes(arr)  # a counting pass for integers of small range, else a sort
+    return inv.reshape(len(arr)).astype(np.int64, copy=False), uniq.tolist()
 
 
 def slice_keys(by: Any) -> tuple[np.ndarray, list[Key]]:
@@ -199,8 +201,12 @@ class Sliced(Metric):
     (``InputError`` / ``IncompatibleStateError``) and the state is left unchanged: nothing is
     ever dropped silently.
 
-    Memory: the wrapped metric's state per slice. ``update``: one sort of the batch's keys,
-    O(n log n), plus one update of the wrapped metric per slice touched (never one per row).
+    Memory: the wrapped metric's state per slice. ``update``: the keys coded once (a counting
+    pass for integer keys of small range, a sort otherwise); then, for metrics with a grouped
+    fold (score buckets on a grid: ``ROCAUC``, ``AveragePrecision``, the curves), one pass over
+    the batch counts every (slice, bucket) and merges every slice in place
+    (``streammetrics.states.stacked``); for other metrics, one update of a copy of the wrapped
+    metric per slice touched. Never one per row.
     ``merge``: one merge per slice of the other side. ``compute``: one per slice.
 
     Parameters
@@ -259,7 +265,8 @@ class Sliced(Metric):
     def update(self, *args: Any, by: Any = None, **kwargs: Any) -> Sliced:
         """Route each row to its slice; the wrapped metric's columns go in ``args``/``kwargs``.
 
-        All or nothing: every slice's update runs on a copy before any is committed.
+        All or nothing: the batch is validated (and each slice's update run on a copy, or the
+        grouped fold prepared for every slice) before any slice changes.
         """
         codes, keys = slice_keys(by)
         n = len(codes)
@@ -279,6 +286,21 @@ class Sliced(Metric):
                     f"by: {new} new slices would make {len(table) + new}, past "
                     f"max_slices={limit}; nothing was counted"
                 )
+        stack = self._stack(args, kwargs)
+        if stack is not None:
+            # Every row validated, every slice's state ready: one fold of all slices, in place
+            # (the slices belong to this state alone; the fold checks the count bound for
+            # every slice before it commits any).
+            states = [table.slices.get(k) for k in keys]
+            if stack.accepts([m for m in states if m is not None]):
+                missing = [j for j, m in enumerate(states) if m is None]
+                made = blanks(self._template, len(missing))
+                ready: list[Metric] = states  # type: ignore[assignment]
+                for j, metric in zip(missing, made, strict=True):
+                    ready[j] = metric
+                stack.fold_groups(ready, codes, len(keys))
+                added = {keys[j]: ready[j] for j in missing}
+                return self._commit(n, slices=table.updated(added) if added else table)
         fresh: dict[Key, Metric] = {}
         for code, idx in groups(codes, len(keys)):
             key = keys[code]
@@ -289,6 +311,17 @@ class Sliced(Metric):
             # buffers would outgrow the states, so each slice folds its rows now.
             metric._fold_locked()
         return self._commit(n, slices=table.updated(fresh))
+
+    def _stack(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Stacked | None:
+        """The batch for one grouped fold of every slice, if the metric offers one."""
+        hook = getattr(self._template, "_stacked", None)
+        if hook is None:
+            return None
+        try:
+            stack: Stacked | None = hook(*args, **kwargs)
+        except TypeError:  # arguments the hook does not take: the per-slice path
+            return None
+        return stack if stack is not None and stack.groups else None
 
     def _check_compatible(self, other: Any) -> None:
         super()._check_compatible(other)

@@ -1,0 +1,442 @@
+"""Stacked updates: one batch folded into many states of one metric in one vectorised pass.
+
+``Bootstrap`` updates ``R`` replicates of a metric with the same rows under ``R`` weightings, and
+``Sliced`` updates one state per slice with that slice's rows. Done one state at a time, each
+costs a full update of the metric (validation, bucketing, counting) per replicate or per slice.
+For metrics whose state is a weighted count table of per-row cells (the confusion counts of label
+pairs, the score buckets), the work splits into what depends on the rows only (validation,
+each row's cell: label codes, bucket key) and a weighted sum per (state, cell). A metric exposes
+the first through a hook, ``metric._stacked(*columns, sample_weight=None)``, which validates the
+batch exactly as ``update`` does and returns a :class:`Stacked`; the wrappers then fold all
+states at once:
+
+* :meth:`Stacked.fold_replicates`: rows weighted by a ``(rows, R)`` matrix of Poisson counts;
+  one ``np.add.reduceat`` over the rows sorted by cell gives every (cell, replicate) sum;
+* :meth:`Stacked.fold_groups`: each row in one group; one ``np.bincount`` over (group, cell).
+
+Each state then gets the same state a weighted ``update`` of its rows gives (byte for byte for
+whole-number weights; fractional weights are summed in the same row order, except in score
+buckets, whose replicate sums follow score order: equal to rounding). Metrics without the hook,
+or configurations it does not cover (exact score tables, relative-error buckets), keep the
+wrappers' per-state path.
+"""
+
+from __future__ import annotations
+
+import threading
+from abc import ABC, abstractmethod
+from typing import Any
+
+import numpy as np
+
+from .._codec import check_sum
+from .buckets import ScoreBuckets, _reduce
+from .contingency import ContingencyCounts
+from .labels import union
+
+__all__ = ["BucketStack", "ConfusionStack", "Stacked", "blanks", "cell_starts", "stable_order"]
+
+#: Dense (group, bucket) tables up to this many cells; sparse (one sort) beyond.
+DENSE_CELLS = 1 << 22
+
+
+def cell_starts(sorted_cells: np.ndarray) -> np.ndarray:
+    """Start of each run of equal values in a sorted array."""
+    if len(sorted_cells) == 0:
+        return np.zeros(0, dtype=np.intp)
+    return np.flatnonzero(np.concatenate(([True], sorted_cells[1:] != sorted_cells[:-1])))
+
+
+def stable_order(values: np.ndarray) -> np.ndarray:
+    """``np.argsort(values, kind="stable")`` for non-negative int64 values: two radix passes of
+    16 bits each (numpy's stable sort is a radix sort for 16-bit types) below 2**32."""
+    if len(values) == 0 or int(values.max()) >= 1 << 32:
+        return np.argsort(values, kind="stable")
+    low = np.argsort((values & 0xFFFF).astype(np.uint16), kind="stable")
+    high = np.argsort((values[low] >> 16).astype(np.uint16), kind="stable")
+    out: np.ndarray = low[high]
+    return out
+
+
+class Stacked(ABC):
+    """One validated batch of a metric, ready to be folded into many states of that metric.
+
+    ``n`` is the batch's row count (each state's ``count`` grows by it, or by its group's
+    share); ``rows`` the batch rows :meth:`fold_replicates` reads, in the order it reads them.
+    """
+
+    n: int
+    rows: np.ndarray
+    #: Whether :meth:`fold_groups` is implemented (``Sliced``); replicates always are.
+    groups = False
+
+    @abstractmethod
+    def accepts(self, metrics: list[Any]) -> bool:
+        """Whether every state can take this batch stacked (checked before anything changes)."""
+
+    @abstractmethod
+    def fold_replicates(self, metrics: list[Any], counts: np.ndarray) -> None:
+        """Commit into ``metrics[r]`` the batch with row ``rows[i]`` weighted by ``counts[i, r]``
+        (times its sample weight)."""
+
+    def fold_groups(self, metrics: list[Any], codes: np.ndarray, size: int) -> None:
+        """Commit into ``metrics[g]`` the rows whose code is ``g`` (codes in ``range(size)``,
+        ``size == len(metrics)``)."""
+        raise NotImplementedError
+
+
+def _replicate_sums(counts: np.ndarray, starts: np.ndarray, sw: np.ndarray | None) -> np.ndarray:
+    """``(cells, R)`` float64 sums of each replicate's weights over runs of rows."""
+    if sw is None:
+        if len(counts) < 2**24:  # 255 * 2**24 < 2**32: exact in uint32
+            return np.add.reduceat(counts, starts, axis=0, dtype=np.uint32).astype(np.float64)
+        return np.add.reduceat(counts, starts, axis=0, dtype=np.float64)
+    return np.add.reduceat(counts * sw[:, None], starts, axis=0)
+
+
+def _first_drawn(counts: np.ndarray, begin: np.ndarray, stop: np.ndarray, step: int) -> np.ndarray:
+    """``(cells, R)``: the first row from ``begin`` towards ``stop`` (exclusive, by ``step``)
+    whose count in replicate ``r`` is positive; -1 where there is none.
+
+    Walks only the (cell, replicate) pairs still looking: a row is drawn with probability
+    1 - 1/e, so the pairs left fall geometrically (about 15 steps for a million pairs), and
+    the cost is O(cells x replicates), not O(rows x replicates).
+    """
+    R = counts.shape[1]
+    out = np.repeat(begin[:, None], R, axis=1)
+    looking = np.flatnonzero(counts[begin].reshape(-1) == 0)  # flat (cell, replicate) pairs
+    cell, rep = np.divmod(looking, R)
+    row = begin[cell]
+    while len(looking):
+        row = row + step
+        inside = row != stop[cell]
+        out.reshape(-1)[looking[~inside]] = -1  # every row of the cell weighs zero
+        looking, cell, rep, row = looking[inside], cell[inside], rep[inside], row[inside]
+        found = counts[row, rep] > 0
+        out.reshape(-1)[looking[found]] = row[found]
+        missing = ~found
+        looking, cell, rep, row = looking[missing], cell[missing], rep[missing], row[missing]
+    return out
+
+
+class ConfusionStack(Stacked):
+    """A batch of (true, predicted) label pairs against a confusion state's label set."""
+
+    def __init__(self, metric: Any, yt: np.ndarray, yp: np.ndarray, sw: np.ndarray | None) -> None:
+        block: ContingencyCounts = metric.counts
+        labels, ra, rb = block.codes(yt, yp, ("y_true", "y_pred"))
+        self.base = block
+        self.labels = union(block.rows, labels)
+        if len(self.labels) != len(labels):
+            remap = np.searchsorted(self.labels, labels)
+            ra, rb = remap[ra], remap[rb]
+        size = len(self.labels)
+        cells = ra * size + rb
+        self.n = len(cells)
+        self.rows = np.argsort(cells, kind="stable")
+        sorted_cells = cells[self.rows]
+        self.starts = cell_starts(sorted_cells)
+        self.cells = sorted_cells[self.starts]
+        self.sw = sw
+        self.keeps_sq = "weight_sq" in metric._fields
+
+    def accepts(self, metrics: list[Any]) -> bool:
+        rows = self.base.rows
+        return all(m.counts.rows is rows or np.array_equal(m.counts.rows, rows) for m in metrics)
+
+    def _tables(self, metrics: list[Any]) -> np.ndarray:
+        """The states' tables on the batch's label set, stacked ``(states, L * L)`` float64."""
+        size, old = len(self.labels), len(self.base.rows)
+        out = np.zeros((len(metrics), size, size), dtype=np.float64)
+        if old:
+            stacked = np.stack([m.counts.table for m in metrics])
+            if old == size:
+                out[:] = stacked
+            else:
+                at = np.searchsorted(self.labels, self.base.rows)
+                out[:, at[:, None], at[None, :]] = stacked
+        return out.reshape(len(metrics), size * size)
+
+    def _commit(self, metric: Any, table: np.ndarray, n: int, sq: float) -> None:
+        block = ContingencyCounts.__new__(ContingencyCounts)
+        block.shared, block.fixed = self.base.shared, self.base.fixed
+        block.rows = block.cols = self.labels
+        size = len(self.labels)
+        block.table = table.reshape(size, size)
+        if self.keeps_sq:
+            metric._commit(n, counts=block, weight_sq=metric.weight_sq + sq)
+        else:
+            metric._commit(n, counts=block)
+
+    def fold_replicates(self, metrics: list[Any], counts: np.ndarray) -> None:
+        sw = None if self.sw is None else self.sw[self.rows]
+        sums = _replicate_sums(counts, self.starts, sw)
+        if self.sw is None:
+            squares = counts.astype(np.uint16)
+            squares *= squares
+            sq = squares.sum(axis=0, dtype=np.int64).astype(np.float64).tolist()
+        else:
+            # Sums of squared weights in the rows' own order, as an update of each replicate
+            # computes them (one dot product of contiguous weights).
+            weighted = np.empty((len(metrics), self.n), dtype=np.float64)
+            weighted[:, self.rows] = (counts * self.sw[self.rows, None]).T
+            sq = [float(w @ w) for w in weighted]
+        tables = self._tables(metrics)
+        tables[:, self.cells] += sums.T
+        for r, metric in enumerate(metrics):
+            self._commit(metric, tables[r], self.n, sq[r])
+
+
+class BucketStack(Stacked):
+    """A batch of (label, score) pairs of a score-bucket state on a fixed grid."""
+
+    groups = True
+
+    def __init__(self, metric: Any, y: np.ndarray, x: np.ndarray, sw: np.ndarray | None) -> None:
+        hist: ScoreBuckets = metric.hist
+        assert hist.mapping is not None and hist.mapping.size is not None
+        self.mapping = hist.mapping
+        self.n = len(y)
+        kept = None
+        if sw is not None:
+            keep = sw != 0  # rows of zero weight leave no trace in score buckets
+            if not keep.all():
+                kept = np.flatnonzero(keep)
+                y, x, sw = y[kept], x[kept], sw[kept]
+        # -0.0 becomes +0.0 once here: every lo and hi is then a batch score or a held one
+        # (states hold no -0.0), so the merged extremes need no second pass.
+        self.y, self.x, self.sw = y, x + 0.0, sw
+        self.keys = self.mapping.keys(self.x).astype(np.int64)
+        self._kept = kept
+        self._order: np.ndarray | None = None
+
+    def _sorted(self) -> np.ndarray:
+        """The kept rows sorted by (bucket, label, score), as positions among the kept rows
+        (replicates only: groups need no sort on a dense grid)."""
+        if self._order is None:
+            self._order = np.lexsort((self.x, 2 * self.keys + self.y))
+        return self._order
+
+    @property
+    def rows(self) -> np.ndarray:  # type: ignore[override]
+        order = self._sorted()
+        return order if self._kept is None else self._kept[order]
+
+    def accepts(self, metrics: list[Any]) -> bool:
+        return all(m.hist.mapping == self.mapping for m in metrics)
+
+    def fold_replicates(self, metrics: list[Any], counts: np.ndarray) -> None:
+        order = self._sorted()
+        cells = 2 * self.keys[order] + self.y[order]
+        xs = self.x[order]
+        starts = cell_starts(cells)
+        sw = None if self.sw is None else self.sw[order]
+        sums = _replicate_sums(counts, starts, sw)  # (cells, R)
+        m = len(order)
+        # The smallest and largest score of each cell among the rows a replicate weighs (> 0):
+        # the first and last such row, the cell's rows being sorted by score.
+        ends = np.append(starts[1:], m)
+        first = _first_drawn(counts, starts, ends, 1)
+        last = _first_drawn(counts, ends - 1, starts - 1, -1)
+        lo_cell = np.append(xs, np.inf)[first]  # -1 (none drawn): an absent cell, not read
+        hi_cell = np.append(xs, -np.inf)[last]  # index -1: the appended -inf
+        seg = cells[starts]
+        bucket_start = cell_starts(seg >> 1)
+        which = np.cumsum(np.concatenate(([True], (seg[1:] >> 1) != (seg[:-1] >> 1)))) - 1
+        nb, R = len(bucket_start), counts.shape[1]
+        pos = np.zeros((nb, R))
+        neg = np.zeros((nb, R))
+        positive = (seg & 1).astype(bool)
+        pos[which[positive]] = sums[positive]
+        neg[which[~positive]] = sums[~positive]
+        lo = np.minimum.reduceat(lo_cell, bucket_start, axis=0).T
+        hi = np.maximum.reduceat(hi_cell, bucket_start, axis=0).T
+        present = lo <= hi  # (R, buckets): entries sorted by (replicate, bucket)
+        rep, b = np.nonzero(present)
+        keys = (seg[bucket_start] >> 1)[b]
+        entries = (rep, keys, pos.T[present], neg.T[present], lo[present], hi[present])
+        grid = self.mapping.size
+        assert grid is not None
+        held = _Held(metrics, True)
+        self._combine(metrics, np.full(R, self.n), held, (grid, 0), entries=entries)
+
+    def fold_groups(self, metrics: list[Any], codes: np.ndarray, size: int) -> None:
+        grid = self.mapping.size
+        assert grid is not None
+        n_rows = np.bincount(codes, minlength=size)
+        if self._kept is not None:
+            codes = codes[self._kept]
+        held = _Held(metrics, self.sw is not None)
+        keys = self.keys
+        if len(keys) or len(held.keys):
+            kmin = int(min(keys.min(initial=grid), held.keys.min(initial=grid)))
+            kmax = int(max(keys.max(initial=-1), held.keys.max(initial=-1)))
+        else:
+            kmin = kmax = 0
+        span = kmax - kmin + 1  # the buckets the batch or a state touches
+        if size * span <= DENSE_CELLS:
+            # A dense (group, bucket) table of the batch: one bincount and one min / max pass,
+            # no sort; the states are then added into it.
+            cell = codes * span + (keys - kmin)
+            lo = np.full(size * span, np.inf)
+            hi = np.full(size * span, -np.inf)
+            np.minimum.at(lo, cell, self.x)
+            np.maximum.at(hi, cell, self.x)
+            flat = np.bincount(2 * cell + self.y, weights=self.sw, minlength=2 * len(lo))
+            dense = (flat.reshape(-1, 2), lo, hi)
+            self._combine(metrics, n_rows, held, (span, kmin), dense=dense)
+            return
+        # ... or from one stable sort of the cells (two radix passes of 16 bits).
+        cell = codes * grid + keys
+        order = stable_order(cell)
+        cell_s = cell[order]
+        starts = cell_starts(cell_s)
+        inverse = np.cumsum(np.concatenate(([True], cell_s[1:] != cell_s[:-1]))) - 1
+        counts = np.bincount(
+            2 * inverse + self.y[order],
+            weights=None if self.sw is None else self.sw[order],
+            minlength=2 * len(starts),
+        ).reshape(-1, 2)
+        xs = self.x[order]
+        cells = cell_s[starts]
+        group = cells // grid
+        entries = (
+            group,
+            cells - group * grid,
+            np.ascontiguousarray(counts[:, 1]),
+            np.ascontiguousarray(counts[:, 0]),
+            np.minimum.reduceat(xs, starts),
+            np.maximum.reduceat(xs, starts),
+        )
+        self._combine(metrics, n_rows, held, (grid, 0), entries=entries)
+
+    def _combine(
+        self,
+        metrics: list[Any],
+        n_rows: np.ndarray,
+        held: _Held,
+        layout: tuple[int, int],
+        entries: tuple[np.ndarray, ...] | None = None,
+        dense: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+    ) -> None:
+        """Merge each state ``metrics[g]`` (``held``) with the batch's rows of group ``g`` and
+        commit.
+
+        The batch comes as ``entries``: (group, bucket key, pos, neg, lo, hi), sorted by
+        (group, key), one per (group, bucket) a row of the group falls in; or as a ``dense``
+        table over every (group, bucket): counts ``(cells, 2)`` (negative, positive), lo, hi,
+        cell ``group * span + key - first`` for ``layout = (span, first)`` (the states' keys
+        lie in that range). All states are merged in one pass (a dense table when it is
+        small, one sort otherwise), as :meth:`ScoreBuckets.merged` merges one pair; the bound
+        on counts is checked for every state before any changes.
+        """
+        grid = self.mapping.size
+        assert grid is not None
+        G = len(metrics)
+        og, ok, opos, oneg, olo, ohi = held.group, held.keys, held.pos, held.neg, held.lo, held.hi
+        wide = held.wide
+        span, first = layout
+        if dense is not None:
+            counts, dense_lo, dense_hi = dense
+            counts = counts.astype(wide, copy=False)
+            if len(og):
+                ocell = og * span + (ok - first)
+                counts[ocell, 1] += opos
+                counts[ocell, 0] += oneg
+                dense_lo[ocell] = np.minimum(dense_lo[ocell], olo)
+                dense_hi[ocell] = np.maximum(dense_hi[ocell], ohi)
+            cells = np.flatnonzero(dense_lo <= dense_hi)
+            pos, neg = counts[cells, 1], counts[cells, 0]
+            lo, hi = dense_lo[cells], dense_hi[cells]
+        elif entries is None:
+            raise TypeError("give the batch as entries or as a dense table")
+        elif G * grid <= DENSE_CELLS:
+            g, k, pos, neg, lo, hi = entries
+            ocell, bcell = og * grid + ok, g * grid + k
+            dense_pos = np.zeros(G * grid, dtype=wide)
+            dense_neg = np.zeros(G * grid, dtype=wide)
+            dense_lo = np.full(G * grid, np.inf)
+            dense_hi = np.full(G * grid, -np.inf)
+            dense_pos[ocell], dense_neg[ocell] = opos, oneg
+            dense_lo[ocell], dense_hi[ocell] = olo, ohi
+            dense_pos[bcell] += pos
+            dense_neg[bcell] += neg
+            dense_lo[bcell] = np.minimum(dense_lo[bcell], lo)
+            dense_hi[bcell] = np.maximum(dense_hi[bcell], hi)
+            cells = np.flatnonzero(dense_lo <= dense_hi)
+            pos, neg = dense_pos[cells], dense_neg[cells]
+            lo, hi = dense_lo[cells], dense_hi[cells]
+        elif len(og) == 0:  # nothing held: the batch's entries are the states
+            g, k, pos, neg, lo, hi = entries
+            cells, pos, neg = g * grid + k, pos.astype(wide), neg.astype(wide)
+        else:
+            g, k, pos, neg, lo, hi = entries
+            both = np.concatenate([og * grid + ok, g * grid + k])
+            cols = [np.concatenate([opos, pos]).astype(wide), np.concatenate([oneg, neg])]
+            cols[1] = cols[1].astype(wide)
+            lo_c, hi_c = np.concatenate([olo, lo]), np.concatenate([ohi, hi])
+            cells, (pos, neg), lo, hi = _reduce(both, cols, lo_c, hi_c)  # type: ignore[assignment]
+        # The cells are sorted: each group's entries are one run, found by a binary search.
+        edges = np.searchsorted(cells, np.arange(G + 1, dtype=np.int64) * span)
+        keys = cells - np.repeat(np.arange(G, dtype=np.int64) * span - first, np.diff(edges))
+        running = np.concatenate(([0.0], np.cumsum(pos + neg, dtype=np.float64)))
+        totals = running[edges[1:]] - running[edges[:-1]]  # each state's held total
+        check_sum("score buckets", wide.kind, float(totals.max(initial=0.0)))
+        bounds = edges.tolist()
+        mapping = self.mapping
+        rows = n_rows.tolist()
+        dtypes = held.dtypes
+        for j, metric in enumerate(metrics):
+            a, b = bounds[j], bounds[j + 1]
+            p, q = pos[a:b], neg[a:b]
+            if dtypes is not None and dtypes[j] != wide:
+                p, q = p.astype(dtypes[j]), q.astype(dtypes[j])
+            out = ScoreBuckets.of_entries(mapping, keys[a:b], p, q, lo[a:b], hi[a:b])
+            metric._commit(rows[j], hist=out)
+
+
+class _Held:
+    """The entries every state of a fold holds, concatenated: group, key, pos, neg, lo, hi
+    (sorted by group, then key), and the dtypes the merged states take."""
+
+    def __init__(self, metrics: list[Any], weighted: bool) -> None:
+        held = [j for j, m in enumerate(metrics) if m._count]  # blank states hold nothing
+        cols = [(h.keys, h.pos, h.neg, h.lo, h.hi) for h in (metrics[j].hist for j in held)]
+        batch = np.dtype(np.float64 if weighted else np.int64)
+        kinds = {c[1].dtype for c in cols}
+        self.wide = np.result_type(batch, *kinds)
+        self.dtypes: list[Any] | None = None
+        if len(kinds | {batch}) > 1:  # states of several dtypes: each keeps its own
+            self.dtypes = [batch] * len(metrics)
+            for j, c in zip(held, cols, strict=True):
+                self.dtypes[j] = np.result_type(batch, c[1].dtype)
+        if cols:
+            lens = [len(c[0]) for c in cols]
+            self.group = np.repeat(np.asarray(held, dtype=np.int64), lens)
+            self.keys, self.pos, self.neg, self.lo, self.hi = (
+                np.concatenate(c) for c in zip(*cols, strict=True)
+            )
+        else:
+            self.group = self.keys = np.zeros(0, dtype=np.int64)
+            self.pos = self.neg = self.lo = self.hi = np.zeros(0)
+
+
+def blanks(template: Any, k: int) -> list[Any]:
+    """``k`` empty states of ``template``'s class and configuration for a stacked fold.
+
+    Cheaper than ``k`` copies: a fold commits every state field of every state it is given, so
+    until then the blanks share the template's empty field values (read, never written). They
+    take no per-request buffer (``_rows``): they are a wrapper's internal states, updated by
+    folds and merges only.
+    """
+    base: Any = template.copy()
+    attrs = base.__dict__
+    cls: Any = type(base)
+    out = []
+    for _ in range(k):
+        metric = cls.__new__(cls)
+        metric.__dict__.update(attrs)
+        metric._lock = threading.RLock()
+        metric._rows = None
+        out.append(metric)
+    return out

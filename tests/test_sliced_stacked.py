@@ -1,0 +1,118 @@
+"""Sliced's grouped fold (``streammetrics.states.stacked``): every slice updated in one pass.
+
+The fold must give the state the per-slice path gives (one update of a copy per slice), byte for
+byte, through both of its forms (a dense (slice, bucket) table and the sorted sparse one), for
+weighted, unweighted and mixed streams, for new and known slices; it must leave the state
+unchanged when the batch is refused, and never share a slice's state with another object.
+"""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+
+import streammetrics as sm
+import streammetrics.states.stacked as stacked
+from streammetrics.errors import InputError
+from streammetrics.states.stacked import stable_order
+
+
+def _scores(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
+    y = rng.integers(0, 2, n)
+    s = np.clip(0.3 * y + 0.7 * rng.random(n), 0, 1)
+    s[: n // 10] = np.round(s[: n // 10], 1)  # ties inside buckets
+    s[n // 10] = -0.0
+    return y, s
+
+
+def _per_slice(make):
+    s = sm.Sliced(make())
+    s._stack = lambda *a: None  # the per-slice path, as for metrics without the hook
+    return s
+
+
+WEIGHTINGS = {
+    "none": [False, False, False],
+    "whole": [True, True, True],
+    "weighted first": [True, False, False],
+    "weighted later": [False, True, False],
+}
+
+
+@pytest.mark.parametrize("dense", [True, False])
+@pytest.mark.parametrize("slices", [3, 300])
+@pytest.mark.parametrize("weighting", list(WEIGHTINGS))
+@pytest.mark.parametrize(
+    "make",
+    [lambda: sm.ROCAUC(), lambda: sm.AveragePrecision(score_type="logit"), lambda: sm.ROCCurve()],
+)
+def test_grouped_fold_equals_the_per_slice_path(make, weighting, slices, dense, monkeypatch):
+    if not dense:
+        monkeypatch.setattr(stacked, "DENSE_CELLS", 0)
+    rng = np.random.default_rng(slices)
+    n = 6_000
+    y, s = _scores(rng, n)
+    by = rng.integers(0, slices, n)
+    sw = rng.integers(0, 3, n).astype(float)  # zeros too: rows that leave no trace
+    folded, plain = sm.Sliced(make()), _per_slice(make)
+    for (a, b), weighted in zip(
+        itertools.pairwise([0, 1, 2_500, n]), WEIGHTINGS[weighting], strict=True
+    ):
+        kw = {"sample_weight": sw[a:b]} if weighted else {}
+        folded.update(y[a:b], s[a:b], by=by[a:b], **kw)
+        plain.update(y[a:b], s[a:b], by=by[a:b], **kw)
+        assert folded.to_bytes() == plain.to_bytes()
+    assert folded.keys() == plain.keys()
+
+
+def test_string_and_composite_keys_and_merges_of_folded_states():
+    rng = np.random.default_rng(5)
+    y, s = _scores(rng, 3_000)
+    country = rng.choice(np.array(["de", "fr", "us"]), 3_000)
+    device = rng.integers(0, 4, 3_000)
+    whole = sm.Sliced(sm.ROCAUC()).update(y, s, by=(country, device))
+    parts = [sm.Sliced(sm.ROCAUC()) for _ in range(3)]
+    for i, p in enumerate(parts):
+        p.update(y[i::3], s[i::3], by=(country[i::3], device[i::3]))
+    assert sum(parts[1:], parts[0]).to_bytes() == whole.to_bytes()
+    assert whole.to_bytes() == _per_slice(sm.ROCAUC).update(y, s, by=(country, device)).to_bytes()
+
+
+def test_refused_batches_leave_every_slice_unchanged():
+    rng = np.random.default_rng(1)
+    y, s = _scores(rng, 1_000)
+    m = sm.Sliced(sm.ROCAUC(), max_slices=10).update(y, s, by=rng.integers(0, 5, 1_000))
+    before = m.to_bytes()
+    with pytest.raises(InputError):
+        m.update(y[:4], [0.1, 0.2, 1.5, 0.3], by=[0, 1, 7, 2])  # a probability above 1
+    with pytest.raises(InputError):
+        m.update(y[:4], s[:4], by=[0, 1, 2, 3], sample_weight=[1.0, -1.0, 1.0, 1.0])
+    with pytest.raises(InputError):
+        m.update(y[:20], s[:20], by=np.arange(20))  # past max_slices
+    assert m.to_bytes() == before
+
+
+def test_folded_slices_are_owned_by_their_state():
+    rng = np.random.default_rng(2)
+    y, s = _scores(rng, 2_000)
+    by = rng.integers(0, 4, 2_000)
+    a = sm.Sliced(sm.ROCAUC()).update(y[:1_000], s[:1_000], by=by[:1_000])
+    b = a.copy()
+    view = a[0]
+    snapshot = (b.to_bytes(), view.to_bytes())
+    a.update(y[1_000:], s[1_000:], by=by[1_000:])
+    assert (b.to_bytes(), view.to_bytes()) == snapshot
+    merged = sm.Sliced(sm.ROCAUC()).merge(a)
+    a.update(y, s, by=by)
+    assert merged.to_bytes() != a.to_bytes()
+    assert merged.count == 2_000
+
+
+def test_stable_order_is_numpy_stable_argsort():
+    rng = np.random.default_rng(3)
+    for high in (5, 70_000, 2**31, 2**40):
+        values = rng.integers(0, high, 50_000)
+        assert (stable_order(values) == np.argsort(values, kind="stable")).all()
+    assert len(stable_order(np.zeros(0, dtype=np.int64))) == 0
