@@ -355,7 +355,7 @@ def _bin_of(conf: np.ndarray, bins: int, edges: np.ndarray) -> np.ndarray:
     (a value on an edge goes to the lower bin), by arithmetic: ``ceil(conf * bins) - 1`` is
     off by at most one where rounding moves a value across an edge, and one comparison with
     each edge of the guessed bin puts it right. Five times faster than the binary search."""
-    b = np.ceil(conf * bins).astype(np.intp)
+    b: np.ndarray = np.ceil(conf * bins).astype(np.intp)
     b -= 1
     np.clip(b, 0, bins - 1, out=b)
     bounds = np.concatenate(([-np.inf], edges, [np.inf]))  # bin k spans bounds[k]..bounds[k+1]
