@@ -18,10 +18,7 @@ metric asked for (the confusion matrix beside ``accuracy`` or ``f1``, the ROC cu
 state instead of being fed every chunk; only the others (the reliability diagram, say) read the
 chunks. Pictures whose texts are known in advance (axis labels, tick numbers, short class names)
 are drawn on a figure of fixed margins, in one drawing pass; the others (long class names,
-slices, windows) on a constrained layout that measures every text first. And the drawing
-modules (matplotlib, a few hundred milliseconds to import) are imported on a second thread while
-the log is read, from the end of the first chunk on (once the reader's own imports are done):
-most of that import runs while the reader parses CSV outside the interpreter lock.
+slices, windows) on a constrained layout that measures every text first.
 """
 
 from __future__ import annotations
@@ -31,7 +28,6 @@ import html
 import io
 import math
 import re
-import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -83,7 +79,6 @@ class Report:
         self.extras: dict[str, tuple[Any, Member, str | None]] = {}
         self.windows: dict[str, tuple[Any, Member]] = {}
         self.notes: list[str] = []
-        self._imports: threading.Thread | None = None
         self.plan: Any = None
         self.time: str | None = None
         self.sections: list[tuple[str, str]] = []
@@ -130,11 +125,6 @@ class Report:
         return [self._feed]
 
     def _feed(self, cols: dict[str, np.ndarray]) -> None:
-        if self._imports is None:  # the first chunk: the reader and the metrics are warm
-            self._imports = threading.Thread(
-                target=_import_drawing, name="streammetrics-report-imports", daemon=True
-            )
-            self._imports.start()
         for title, (metric, member, asked) in list(self.extras.items()):
             if asked is not None:
                 continue  # read off the final state of the metric asked for
@@ -152,8 +142,6 @@ class Report:
 
     def finish(self, metric: Metric, rows: int, source: str) -> None:
         """Compute the summary and draw every picture of the final state ``metric``."""
-        if self._imports is not None:
-            self._imports.join()  # then the drawing's imports find the modules loaded
         self.rows, self.source = rows, source
         members = (
             {name: metric[name] for name in metric.keys()}
@@ -204,17 +192,6 @@ class Report:
             figures=figures or "<p>No pictures for these metrics.</p>",
             notes=f"<ul class='notes'>{notes}</ul>" if notes else "",
         )
-
-
-def _import_drawing() -> None:
-    """Load the modules the pictures need (on a thread of its own, while the log is read)."""
-    try:
-        import matplotlib.backends.backend_svg
-        import matplotlib.figure  # noqa: F401
-
-        from .. import plot  # noqa: F401
-    except ImportError:
-        pass  # drawing names the missing extra in the main thread
 
 
 def _shared_fields(target: Metric, source: Metric) -> list[str]:
