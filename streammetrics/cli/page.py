@@ -11,6 +11,14 @@ Besides the metrics asked for, a report on a log draws the pictures the columns 
 reliability diagram; with ``--y-pred`` and a classification metric the confusion matrix. A
 picture whose metric refuses the data (scores outside [0, 1] for the reliability diagram, say)
 is left out with a note on the page; it never stops the report.
+
+The extra pictures cost little beside ``eval``: one whose metric keeps the very state of a
+metric asked for (the confusion matrix beside ``accuracy`` or ``f1``, the ROC curve beside
+``average_precision``: the same ``update`` in the same mode) is read off that metric's final
+state instead of being fed every chunk; only the others (the reliability diagram, say) read the
+chunks. Pictures whose texts are known in advance (axis labels, tick numbers, short class names)
+are drawn on a figure of fixed margins, in one drawing pass; the others (long class names,
+slices, windows) on a constrained layout that measures every text first.
 """
 
 from __future__ import annotations
@@ -55,11 +63,20 @@ _DRAWN = {
 }
 
 
+#: Margins (fractions of the 5 x 4 inch figure) of the pictures drawn without a layout engine.
+_MARGINS = {"left": 0.13, "right": 0.97, "bottom": 0.12, "top": 0.92}
+#: Pictures whose texts are all known in advance: they fit those margins.
+_FIXED = {"ROCAUC", "ROCCurve", "AveragePrecision", "PRCurve", "CalibrationError"}
+#: Class names up to this many characters fit the margins of a confusion matrix.
+_SHORT_LABEL = 6
+
+
 class Report:
     """What a report draws, fed chunk by chunk (:meth:`sinks`), then written (:meth:`html`)."""
 
     def __init__(self) -> None:
-        self.extras: dict[str, tuple[Any, Member]] = {}
+        #: title -> (metric, member, name of the metric asked for whose state it reads, or None)
+        self.extras: dict[str, tuple[Any, Member, str | None]] = {}
         self.windows: dict[str, tuple[Any, Member]] = {}
         self.notes: list[str] = []
         self.plan: Any = None
@@ -80,11 +97,18 @@ class Report:
         self.plan = plan
         drawn = {type(m.metric).__name__ for m in plan.members}
         kinds = {(m.family, m.kind) for m in plan.members}
+        sliced = bool(getattr(args, "by", None))  # members are per slice: no whole state
         for title, (name, kind) in _EXTRA.items():
             if name in drawn or ("classification", kind) not in kinds:
                 continue
             member = Member(title, getattr(sm, name)(), "classification", kind)
-            self.extras[title] = (member.metric, member)
+            source = None
+            if not sliced:
+                source = next(
+                    (m.name for m in plan.members if _shared_fields(member.metric, m.metric)),
+                    None,
+                )
+            self.extras[title] = (member.metric, member, source)
         if args.window is not None:
             width = parse_width(args.window)
             self.time = args.time
@@ -101,7 +125,9 @@ class Report:
         return [self._feed]
 
     def _feed(self, cols: dict[str, np.ndarray]) -> None:
-        for title, (metric, member) in list(self.extras.items()):
+        for title, (metric, member, asked) in list(self.extras.items()):
+            if asked is not None:
+                continue  # read off the final state of the metric asked for
             try:
                 metric.update(*self.plan.columns(member, cols))
             except StreamMetricsError as exc:
@@ -127,7 +153,9 @@ class Report:
         for name, m in members.items():
             if type(m).__name__ in _DRAWN and m.count:
                 self._draw(name, m)
-        for title, (m, _member) in self.extras.items():
+        for title, (m, _member, asked) in self.extras.items():
+            if asked is not None:
+                m = _with_state_of(m, members[asked])
             if m.count:
                 self._draw(title, m)
         for name, (window, _member) in self.windows.items():
@@ -138,7 +166,7 @@ class Report:
         from ..plot import plot
 
         try:
-            ax = plot(metric)
+            ax = plot(metric, _axes(metric))
         except StreamMetricsError as exc:
             self.notes.append(f"No picture of {title}: {exc}")
             return
@@ -164,6 +192,57 @@ class Report:
             figures=figures or "<p>No pictures for these metrics.</p>",
             notes=f"<ul class='notes'>{notes}</ul>" if notes else "",
         )
+
+
+def _shared_fields(target: Metric, source: Metric) -> list[str]:
+    """The state fields of ``target`` that ``source`` keeps exactly as ``target`` would, fed the
+    same rows (empty when it keeps none): both run one ``update`` (of their common base class) in
+    one mode (no configuration value they share differs), and ``source`` holds every field of
+    ``target`` in blocks of the same kind (a confusion table of the same fixed labels)."""
+    if getattr(type(target), "update", None) is not getattr(type(source), "update", None):
+        return []
+    common = target._config.keys() & source._config.keys()
+    if any(target._config[k] != source._config[k] for k in common):
+        return []
+    fields = list(target._fields)
+    if not set(fields) <= set(source._fields):
+        return []
+    for name in fields:
+        mine, theirs = getattr(target, name), getattr(source, name)
+        if type(mine) is not type(theirs):
+            return []
+        if getattr(mine, "fixed", False) or getattr(theirs, "fixed", False):
+            return []  # labels fixed by configuration: not the same table in general
+    return fields
+
+
+def _with_state_of(target: Metric, source: Metric) -> Metric:
+    """A copy of ``target`` holding ``source``'s shared state: the metric fed ``source``'s rows."""
+    out = target.copy()
+    fields = _shared_fields(target, source)
+    out._commit(source.count, **{f: _copied(getattr(source, f)) for f in fields})
+    return out
+
+
+def _copied(value: Any) -> Any:
+    return value.copy() if hasattr(value, "copy") else value
+
+
+def _axes(metric: Metric) -> Any:
+    """Axes of fixed margins for a picture whose texts fit them, else None (a constrained
+    layout, :func:`streammetrics.plot.plot`'s default)."""
+    name = type(metric).__name__
+    if name == "ConfusionMatrix":
+        labels = metric.labels()  # type: ignore[attr-defined]
+        if len(labels) > 12 or any(len(str(v)) > _SHORT_LABEL for v in labels):
+            return None
+    elif name not in _FIXED:
+        return None
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(5, 4))
+    figure.subplots_adjust(**_MARGINS)
+    return figure.add_subplot()
 
 
 def _summary_rows(name: str, metric: Metric) -> list[tuple[str, str, str]]:
