@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from . import _inputs
 from ._inputs import _is_tensor, _tensor_to_numpy
 from .errors import InputError
 
@@ -328,10 +329,11 @@ def _small_column(x: Any) -> np.ndarray | None:
         if x.ndim != 1 or x.shape[0] > SMALL_BATCH:
             return None
         try:
-            arr: np.ndarray = _tensor_to_numpy(x, "column").copy()  # a CPU tensor's view
+            arr: np.ndarray = _tensor_to_numpy(x, "column")
         except InputError:
             return None
-        return arr
+        # A CPU tensor's view is copied; a widened one (bfloat16) is already a fresh array.
+        return arr if x.dtype in _inputs._widened else arr.copy()
     return None
 
 
