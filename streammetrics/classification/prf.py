@@ -1,0 +1,336 @@
+"""Precision, recall and the F-scores of a confusion matrix, with scikit-learn's averages."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar
+
+import numpy as np
+
+from .._inputs import (
+    config_number,
+)
+from ..errors import InputError
+from ..states.labels import config_labels
+from ..uncertainty import (
+    NAN_INTERVAL,
+    check_level,
+    confusion_delta_se,
+    no_interval,
+    normal_interval,
+    wilson,
+)
+from ._confusion_base import (
+    _AVERAGES,
+    _check_zero_division,
+    _ConfusionMetric,
+    _label_value,
+    _nanaverage,
+    _prf_divide,
+)
+
+__all__ = ["F1", "FBeta", "Precision", "Recall"]
+
+
+class _PRF(_ConfusionMetric, register=False):
+    """Precision, recall and F-beta exactly as scikit-learn's precision_recall_fscore_support."""
+
+    _metric: str = "f"
+
+    def __init__(
+        self,
+        *,
+        beta: float | None = None,
+        average: str | None = "binary",
+        pos_label: Any = 1,
+        labels: Any = None,
+        zero_division: Any = 0.0,
+    ) -> None:
+        super().__init__()
+        if average not in _AVERAGES:
+            raise InputError(f"average: must be one of {_AVERAGES}; got {average!r}")
+        if isinstance(pos_label, (np.generic,)):
+            pos_label = pos_label.item()
+        if isinstance(pos_label, bool):
+            pos_label = int(pos_label)
+        if not isinstance(pos_label, (int, str)):
+            raise InputError(f"pos_label: must be an int or a str; got {pos_label!r}")
+        # Only FBeta configures beta; Precision, Recall and F1 score with beta = 1.
+        if beta is not None:
+            beta = config_number(beta, "beta", finite=False)
+            self._add_config(beta=beta)
+        self._beta = 1.0 if beta is None else float(beta)
+        self._zero = _check_zero_division(zero_division)
+        self._add_config(
+            average=average,
+            pos_label=pos_label,
+            labels=config_labels(labels),
+            zero_division=zero_division if isinstance(zero_division, str) else float(zero_division),
+        )
+
+    def _check_labels(self, labels: np.ndarray) -> None:
+        if self._config["average"] != "binary":
+            return
+        if len(labels) > 2:
+            raise InputError(
+                f"y_true/y_pred: average='binary' needs two classes, but the labels "
+                f"{labels.tolist()[:10]} have been seen; choose average='micro', 'macro', "
+                "'weighted' or None"
+            )
+        pos = self._config["pos_label"]
+        if len(labels) == 2 and pos not in labels.tolist():
+            raise InputError(
+                f"pos_label: {pos!r} is not a valid label; it should be one of {labels.tolist()}"
+            )
+
+    def _sums(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        labels, table = self._table()
+        tp, pred, true = np.diagonal(table), table.sum(axis=0), table.sum(axis=1)
+        average = self._config["average"]
+        if average == "binary":
+            selected: list[Any] | None = [self._config["pos_label"]]
+        else:
+            selected = self._config["labels"]
+        if selected is not None:
+            index = {_label_value(v): i for i, v in enumerate(labels)}
+            pick = np.array([index.get(v, -1) for v in selected], dtype=np.int64)
+            found = pick >= 0
+            sums = []
+            for s in (tp, pred, true):
+                out = np.zeros(len(pick), dtype=np.float64)
+                out[found] = s[pick[found]]
+                sums.append(out)
+            tp, pred, true = sums
+        if average == "micro":
+            tp, pred, true = (np.array([s.sum()], dtype=np.float64) for s in (tp, pred, true))
+        return (
+            np.asarray(tp, np.float64),
+            np.asarray(pred, np.float64),
+            np.asarray(true, np.float64),
+        )
+
+    def _scores(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        tp, pred, true = self._sums()
+        beta, zero = self._beta, self._zero
+        precision = _prf_divide(tp, pred, zero)
+        recall = _prf_divide(tp, true, zero)
+        if math.isinf(beta * beta):  # beta so large that beta**2 overflows scores as recall
+            f = recall
+        elif beta == 0:
+            f = precision
+        else:
+            b2 = beta * beta
+            f = _prf_divide((1 + b2) * tp, b2 * true + pred, zero)
+        return precision, recall, f, true
+
+    def _compute(self) -> Any:
+        self._check_labels(self.counts.rows)
+        precision, recall, f, true = self._scores()
+        value = {"precision": precision, "recall": recall, "f": f}[self._metric]
+        average = self._config["average"]
+        if average is None:
+            return value
+        return _nanaverage(value, true if average == "weighted" else None)
+
+    def _empty_result(self) -> Any:
+        if self._config["average"] is None and self._config["labels"] is not None:
+            return np.full(len(self._config["labels"]), np.nan)
+        return math.nan
+
+    def interval(self, level: float = 0.95) -> tuple[float, float]:
+        """A ``level`` confidence interval for ``compute()`` (``docs/uncertainty.md``).
+
+        Precision and recall with ``average="binary"`` or ``"micro"`` are proportions: the
+        Wilson (1927) score interval, on Kish's effective size of the denominator's rows. F-beta
+        (any average) and the macro/weighted averages: the delta method over the multinomial
+        confusion counts (Agresti, *Categorical Data Analysis*, sec. 16.1), normal, clipped to
+        [0, 1]. ``average=None`` gives an array, so it raises :class:`NoIntervalError`.
+        O(L**2).
+        """
+        level = check_level(level)
+        average = self._config["average"]
+        if average is None:
+            raise no_interval(type(self).__name__, "average=None gives one value per label")
+        if self.count == 0:
+            return NAN_INTERVAL
+        self._check_labels(self.counts.rows)
+        _, table = self._table()
+        total = float(table.sum())
+        design = self._n_eff() / total if total > 0 else math.nan
+        if self._metric != "f" and average in ("binary", "micro"):
+            tp, pred, true = self._sums()
+            den = float((pred if self._metric == "precision" else true)[0])
+            if den == 0:
+                return NAN_INTERVAL
+            return wilson(float(tp[0]) * design, den * design, level)
+        value = self._compute()
+        se = confusion_delta_se(table, self._vectorised(), self._n_eff())
+        return normal_interval(value, se, level, (0.0, 1.0))
+
+    def _vectorised(self) -> Any:
+        """``compute()`` as a function of the diagonal, row and column sums and total, each with
+        a leading batch axis (for the delta method)."""
+        labels, _ = self._table()
+        average = self._config["average"]
+        selected = [self._config["pos_label"]] if average == "binary" else self._config["labels"]
+        pick: np.ndarray | None = None
+        if selected is not None:
+            index = {_label_value(v): i for i, v in enumerate(labels)}
+            pick = np.array([index.get(v, -1) for v in selected], dtype=np.int64)
+        beta, zero, metric = self._beta, self._zero, self._metric
+
+        def take(s: np.ndarray) -> np.ndarray:
+            if pick is None:
+                return s
+            out = np.where(pick >= 0, s[:, np.maximum(pick, 0)], 0.0)
+            return out
+
+        def divide(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+            safe = np.where(den == 0, 1.0, den)
+            return np.where(den == 0, zero, num / safe)
+
+        def f(d: np.ndarray, r: np.ndarray, c: np.ndarray, n: np.ndarray) -> np.ndarray:
+            tp, pred, true = take(d), take(c), take(r)
+            if average == "micro":
+                tp, pred, true = (x.sum(axis=1, keepdims=True) for x in (tp, pred, true))
+            if metric == "precision":
+                v = divide(tp, pred)
+            elif metric == "recall":
+                v = divide(tp, true)
+            elif math.isinf(beta * beta):
+                v = divide(tp, true)
+            elif beta == 0:
+                v = divide(tp, pred)
+            else:
+                b2 = beta * beta
+                v = divide((1 + b2) * tp, b2 * true + pred)
+            keep = ~np.isnan(v)
+            v0 = np.where(keep, v, 0.0)
+            w = np.where(keep, true if average == "weighted" else 1.0, 0.0)
+            wsum = w.sum(axis=1)
+            plain = v0.sum(axis=1) / np.maximum(keep.sum(axis=1), 1)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                out: np.ndarray = np.where(wsum > 0, (v0 * w).sum(axis=1) / wsum, plain)
+            return out
+
+        return f
+
+
+class Precision(_PRF):
+    """Precision, tp / (tp + fp), as ``sklearn.metrics.precision_score`` with the same arguments.
+
+    ``average``: ``"binary"`` (the ``pos_label`` class), ``"micro"``, ``"macro"``,
+    ``"weighted"`` (by support) or ``None`` (one value per label, in ``labels`` order or sorted).
+    ``zero_division``: the value of a 0/0 ratio (0.0, 1.0 or nan; ``"warn"`` scores 0.0).
+    Exact; state: the confusion matrix (O(L**2) memory).
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> sm.Precision().update([0, 1, 1, 0], [1, 1, 0, 0]).compute()
+    0.5
+    """
+
+    higher_is_better: ClassVar[bool | None] = True
+
+    _metric = "precision"
+
+    def __init__(
+        self,
+        average: str | None = "binary",
+        pos_label: Any = 1,
+        labels: Any = None,
+        zero_division: Any = 0.0,
+    ) -> None:
+        super().__init__(
+            average=average, pos_label=pos_label, labels=labels, zero_division=zero_division
+        )
+
+
+class Recall(_PRF):
+    """Recall, tp / (tp + fn), as ``sklearn.metrics.recall_score`` with the same arguments.
+
+    Arguments as :class:`Precision`. Exact; state: the confusion matrix.
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> sm.Recall(average="macro").update([0, 1, 2, 2], [0, 2, 2, 2]).compute()
+    0.6666666666666666
+    """
+
+    higher_is_better: ClassVar[bool | None] = True
+
+    _metric = "recall"
+
+    def __init__(
+        self,
+        average: str | None = "binary",
+        pos_label: Any = 1,
+        labels: Any = None,
+        zero_division: Any = 0.0,
+    ) -> None:
+        super().__init__(
+            average=average, pos_label=pos_label, labels=labels, zero_division=zero_division
+        )
+
+
+class FBeta(_PRF):
+    """F-beta, (1 + b^2) tp / ((1 + b^2) tp + b^2 fn + fp), as ``sklearn.metrics.fbeta_score``.
+
+    ``beta`` weighs recall ``beta`` times as much as precision; other arguments as
+    :class:`Precision`. Exact; state: the confusion matrix.
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> round(sm.FBeta(beta=2.0).update([0, 1, 1, 1], [1, 1, 0, 1]).compute(), 6)
+    0.666667
+    """
+
+    higher_is_better: ClassVar[bool | None] = True
+
+    def __init__(
+        self,
+        beta: float,
+        average: str | None = "binary",
+        pos_label: Any = 1,
+        labels: Any = None,
+        zero_division: Any = 0.0,
+    ) -> None:
+        super().__init__(
+            beta=beta,
+            average=average,
+            pos_label=pos_label,
+            labels=labels,
+            zero_division=zero_division,
+        )
+
+
+class F1(_PRF):
+    """F1, the harmonic mean of precision and recall, as ``sklearn.metrics.f1_score``.
+
+    Arguments as :class:`Precision`. Exact; state: the confusion matrix.
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> sm.F1(average="micro").update([0, 1, 2], [0, 2, 2]).compute()
+    0.6666666666666666
+    """
+
+    higher_is_better: ClassVar[bool | None] = True
+
+    def __init__(
+        self,
+        average: str | None = "binary",
+        pos_label: Any = 1,
+        labels: Any = None,
+        zero_division: Any = 0.0,
+    ) -> None:
+        super().__init__(
+            average=average,
+            pos_label=pos_label,
+            labels=labels,
+            zero_division=zero_division,
+        )
