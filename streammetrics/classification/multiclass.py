@@ -1,0 +1,222 @@
+"""``MulticlassROCAUC``: one-vs-rest ROC AUC of a probability matrix, from one score table per
+class."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, ClassVar
+
+import numpy as np
+
+from .._inputs import as_labels, as_matrix, as_weights, check_same_length
+from ..base import Metric
+from ..errors import IncompatibleStateError, InputError, StateDecodeError
+from ..states.buckets import (
+    DEFAULT_RESOLUTION,
+    ScoreBuckets,
+    auc_from_table,
+    mapping_for,
+)
+from ..uncertainty import (
+    NAN_INTERVAL,
+    check_level,
+    delong,
+    no_interval,
+    normal_interval,
+    normal_quantile,
+)
+from ._checks import check_mode, checked_scores, class_columns, column_labels
+
+__all__ = ["MulticlassROCAUC"]
+
+
+class MulticlassROCAUC(Metric):
+    """One-vs-rest ROC AUC of a probability matrix, as ``roc_auc_score(y_true, y_prob,
+    multi_class="ovr", average=...)``.
+
+    Parameters
+    ----------
+    average : {"macro", "weighted", "micro", None}
+        Mean of the per-class AUCs, weighted by each class's (weighted) support, the AUC of the
+        flattened one-hot problem, or the per-class array.
+    exact, score_type, resolution
+        As :class:`ROCAUC`; one score store per class column.
+    labels : list, optional
+        The class of each column, sorted. Without it, ``y_true`` holds column indices
+        ``0 .. C-1``.
+
+    Notes
+    -----
+    Unlike scikit-learn, rows need not sum to 1 (nothing is checked). A class with no positives
+    or no negatives scores ``nan`` (so does a macro mean over it). ``error_bound()`` is the
+    matching average of the per-class bounds (a bound on the average's error). Memory: C
+    score stores. ``update`` O(n C); ``compute`` O(C buckets).
+
+    Examples
+    --------
+    >>> import streammetrics as sm
+    >>> m = sm.MulticlassROCAUC(exact=True)
+    >>> rows = [[0.8, 0.1, 0.1], [0.3, 0.6, 0.1], [0.2, 0.2, 0.6], [0.5, 0.1, 0.4], [0.2, 0.3, 0.5]]
+    >>> _ = m.update([0, 1, 2, 2, 1], rows)
+    >>> round(m.compute(), 6)
+    0.944444
+    """
+
+    higher_is_better: ClassVar[bool | None] = True
+
+    def __init__(
+        self,
+        average: str | None = "macro",
+        exact: bool = False,
+        score_type: str = "probability",
+        resolution: int = DEFAULT_RESOLUTION,
+        labels: Any = None,
+    ) -> None:
+        super().__init__()
+        check_mode(exact, score_type, resolution)
+        if average not in ("macro", "weighted", "micro", None):
+            raise InputError(
+                f"average: must be 'macro', 'weighted', 'micro' or None; got {average!r}"
+            )
+        fixed = column_labels(labels)
+        self._add_config(
+            average=average, exact=exact, score_type=score_type, resolution=resolution, labels=fixed
+        )
+        self._mapping = None if exact else mapping_for(score_type, resolution)
+        self._add_state("columns", [], merge=None)
+
+    columns: list[ScoreBuckets]
+
+    def update(self, y_true: Any, y_prob: Any, sample_weight: Any = None) -> Any:
+        """Add a batch of (class, score row) pairs. Complexity O(n C)."""
+        y = as_labels(y_true, "y_true")
+        x = as_matrix(y_prob, "y_prob")
+        n = check_same_length(y_true=y, y_prob=x)
+        w = as_weights(sample_weight, n)
+        if n == 0:
+            return self
+        k = x.shape[1]
+        codes = class_columns(y, k, self._config["labels"])
+        if self.columns and len(self.columns) != k:
+            raise InputError(f"y_prob: has {k} columns, earlier batches had {len(self.columns)}")
+        if self._config["score_type"] == "probability":
+            checked_scores(x.reshape(-1), "probability", "y_prob")
+        cols = self.columns or [ScoreBuckets(self._mapping) for _ in range(k)]
+        new = [cols[j].add(np.ascontiguousarray(x[:, j]), codes == j, w) for j in range(k)]
+        return self._commit(n, columns=new)
+
+    def _merge_from(self, other: Any) -> None:
+        if not self.columns:
+            self.columns = [c.copy() for c in other.columns]
+            return
+        self.columns = [a.merged(b) for a, b in zip(self.columns, other.columns, strict=True)]
+
+    def _check_compatible(self, other: Any) -> None:
+        super()._check_compatible(other)
+        if self.columns and other.columns and len(self.columns) != len(other.columns):
+            raise IncompatibleStateError(
+                f"cannot merge MulticlassROCAUC states of {len(self.columns)} and "
+                f"{len(other.columns)} classes"
+            )
+
+    def _state_wire(self) -> dict[str, Any]:
+        return {"count": self._count, "columns": [c.to_wire() for c in self.columns]}
+
+    def _load_state(self, state: Any) -> None:
+        if not isinstance(state, dict) or set(state) != {"count", "columns"}:
+            raise StateDecodeError("MulticlassROCAUC state needs exactly count and columns")
+        count, columns = state["count"], state["columns"]
+        if type(count) is not int or count < 0 or not isinstance(columns, list):
+            raise StateDecodeError("MulticlassROCAUC: invalid count or columns")
+        labels = self._config["labels"]
+        if labels is not None and columns and len(columns) != len(labels):
+            raise StateDecodeError("MulticlassROCAUC: columns differ from the labels")
+        if (count == 0) != (not columns):
+            raise StateDecodeError("MulticlassROCAUC: count and columns disagree")
+        try:
+            self.columns = [ScoreBuckets(self._mapping).from_wire(c) for c in columns]
+        except (TypeError, ValueError) as exc:
+            raise StateDecodeError(f"MulticlassROCAUC column: {exc}") from exc
+        self._count = count
+
+    def _per_class(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        values, bounds, support = [], [], []
+        for c in self.columns:
+            v, b = auc_from_table(c.lo, c.hi, c.pos, c.neg)
+            values.append(v)
+            bounds.append(0.0 if c.exact else b)
+            support.append(c.totals()[0])
+        return np.array(values), np.array(bounds), np.array(support)
+
+    def _result(self) -> tuple[Any, Any]:
+        average = self._config["average"]
+        if average == "micro":
+            pooled = self.columns[0]
+            for c in self.columns[1:]:
+                pooled = pooled.merged(c)
+            v, b = auc_from_table(pooled.lo, pooled.hi, pooled.pos, pooled.neg)
+            return v, 0.0 if pooled.exact else b
+        values, bounds, support = self._per_class()
+        if average is None:
+            return values, bounds
+        if average == "weighted":
+            if support.sum() == 0:
+                return math.nan, math.nan
+            return (
+                float(np.average(values, weights=support)),
+                float(np.average(bounds, weights=support)),
+            )
+        return float(np.mean(values)), float(np.mean(bounds))
+
+    def _empty_result(self) -> Any:
+        return np.empty(0) if self._config["average"] is None else math.nan
+
+    def _compute(self) -> Any:
+        return self._result()[0]
+
+    def error_bound(self) -> Any:
+        """A certified bound on the error of ``compute()`` (per class when ``average=None``)."""
+        if self.count == 0:
+            return self._empty_result()
+        return self._result()[1]
+
+    def interval(self, level: float = 0.95) -> Any:
+        """DeLong intervals per class, and a conservative interval of their average.
+
+        Each one-vs-rest AUC ``A_j`` gets DeLong's variance ``V_j`` from its own score table
+        (as :meth:`ROCAUC.interval`; ties 1/2, weights as frequencies). ``average=None`` gives
+        the per-class intervals as two arrays ``(low, high)``. The covariances between classes
+        are not in the state (they need each row's placement in every class's table, and a
+        score table does not keep which entries share a row), so ``"macro"`` and
+        ``"weighted"`` bound the standard error of ``sum a_j A_j`` by ``sum a_j sqrt(V_j)``
+        (the covariance inequality ``|Cov(A_j, A_k)| <= sqrt(V_j V_k)``, i.e. all classes
+        perfectly correlated; the class supports taken as fixed): a valid but conservative
+        interval, wider than the true one when the classes' errors are not perfectly
+        correlated. ``"micro"`` pools the tables, whose entries are then not independent (each
+        row appears in every class), so it raises :class:`NoIntervalError`. Sketch mode widens
+        by ``error_bound()``; clipped to [0, 1]; ``nan`` where a class lacks two positives or
+        two negatives. O(C buckets).
+        """
+        level = check_level(level)
+        average = self._config["average"]
+        if average == "micro":
+            raise no_interval(
+                "MulticlassROCAUC(average='micro')",
+                "its pooled table counts each row once per class, so its entries are not "
+                "independent and the table does not say which share a row",
+            )
+        if self.count == 0:
+            empty = np.empty(0)
+            return (empty, empty.copy()) if average is None else NAN_INTERVAL
+        values, bounds, support = self._per_class()
+        se = np.array([math.sqrt(max(delong(c.pos, c.neg)[1], 0.0)) for c in self.columns])
+        if average is None:
+            z = normal_quantile(level)
+            half = z * se + bounds
+            return np.clip(values - half, 0.0, 1.0), np.clip(values + half, 0.0, 1.0)
+        weights = support if average == "weighted" else np.ones(len(values))
+        if not weights.sum() > 0:
+            return NAN_INTERVAL
+        share = weights / weights.sum()
+        value = float(share @ values)
+        return normal_interval(value, float(share @ se), level, (0.0, 1.0), float(share @ bounds))
