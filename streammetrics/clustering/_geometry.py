@@ -1,0 +1,310 @@
+"""The shared state and update of the internal clustering indices: per-cluster moments, a
+bounded per-cluster sample, and the distances between points and centres."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from scipy.spatial.distance import cdist
+
+from .._inputs import as_labels, as_matrix, check_same_length
+from ..base import Metric
+from ..errors import InputError
+from ..states.centroids import ClusterMoments
+from ..states.labels import codes_in, config_labels
+from ..states.samples import BottomKSample
+
+_DISTANCES = ("euclidean", "cosine", "cityblock")
+_BLOCK = 1 << 22  # distance-matrix entries per chunk of the sample computations
+_FLOAT_KEYS = (
+    "compactness",
+    "separation",
+    "davies_bouldin",
+    "calinski_harabasz",
+    "ssb",
+    "ssw",
+    "dunn",
+    "silhouette",
+)
+
+
+def _to_centres(x: np.ndarray, c: np.ndarray, distance: str) -> np.ndarray:
+    """Row-wise distance of each row of ``x`` to the matching row of ``c``."""
+    if distance == "euclidean":
+        diff = x - c
+        return np.asarray(np.sqrt(np.einsum("ij,ij->i", diff, diff)))
+    if distance == "cityblock":
+        return np.asarray(np.abs(x - c).sum(axis=1))
+    nx = np.sqrt(np.einsum("ij,ij->i", x, x))
+    nc = np.sqrt(np.einsum("ij,ij->i", c, c))
+    den = nx * nc
+    cos = np.einsum("ij,ij->i", x, c) / np.where(den > 0, den, 1.0)
+    return np.where(den > 0, 1.0 - cos, 1.0)
+
+
+def _pairwise(a: np.ndarray, b: np.ndarray, distance: str) -> np.ndarray:
+    if distance != "cosine":
+        return np.asarray(cdist(a, b, metric=distance))
+    # scikit-learn's cosine_distances: 1 - cos, clipped to [0, 2]; zero rows count as distance 1.
+    na = np.linalg.norm(a, axis=1)
+    nb = np.linalg.norm(b, axis=1)
+    an = a / np.where(na > 0, na, 1.0)[:, None]
+    bn = b / np.where(nb > 0, nb, 1.0)[:, None]
+    out: np.ndarray = np.clip(1.0 - an @ bn.T, 0.0, 2.0)
+    out[(na == 0)[:, None] | (nb == 0)[None, :]] = 1.0
+    return out
+
+
+def _check_distance(distance: Any) -> str:
+    if distance not in _DISTANCES:
+        raise InputError(f"distance: must be one of {_DISTANCES}; got {distance!r}")
+    return str(distance)
+
+
+class _Geometry(Metric, register=False):
+    """Shared state, update and compute of the internal indices."""
+
+    moments: ClusterMoments
+    sample: BottomKSample
+
+    _uses_sample = True
+
+    def __init__(
+        self,
+        distance: str = "euclidean",
+        centers: Any = None,
+        center_labels: Any = None,
+        sample_size: int = 1024,
+        *,
+        _options: tuple[str, ...] = ("distance", "centers", "center_labels", "sample_size"),
+    ) -> None:
+        super().__init__()
+        distance = _check_distance(distance)
+        if (
+            isinstance(sample_size, bool)
+            or not isinstance(sample_size, (int, np.integer))
+            or (sample_size < 2)
+        ):
+            raise InputError(f"sample_size: must be an integer of at least 2; got {sample_size!r}")
+        self._centers: np.ndarray | None = None
+        self._center_keys: np.ndarray | None = None
+        stored_centers: np.ndarray | None = None
+        keys: list[Any] | None = None
+        if centers is not None:
+            stored_centers = as_matrix(centers, "centers")
+            if stored_centers.shape[0] == 0 or stored_centers.shape[1] == 0:
+                raise InputError("centers: must hold at least one centre of at least one column")
+            if distance == "cosine" and (np.linalg.norm(stored_centers, axis=1) == 0).any():
+                raise InputError("centers: a zero centre has no cosine distance")
+            keys = config_labels(center_labels, "center_labels")
+            if keys is None:
+                labels = np.arange(len(stored_centers), dtype=np.int64)
+            else:
+                labels = np.asarray(keys)
+                if len(labels) != len(stored_centers):
+                    raise InputError(
+                        f"center_labels: {len(labels)} labels for {len(stored_centers)} centres"
+                    )
+            order = np.argsort(labels, kind="stable")
+            self._center_keys, self._centers = labels[order], stored_centers[order]
+        elif center_labels is not None:
+            raise InputError("center_labels: given without centers")
+        # Centres travel in the config as plain lists of floats (comparable with ==).
+        listed = None if stored_centers is None else stored_centers.tolist()
+        values = {
+            "distance": distance,
+            "centers": listed,
+            "center_labels": keys,
+            "sample_size": int(sample_size),
+        }
+        self._add_config(**{k: values[k] for k in _options})
+        self._distance = distance
+        self._add_state(
+            "moments", ClusterMoments(n_extra=1 if centers is not None else 0), merge=None
+        )
+        if self._uses_sample:
+            self._add_state("sample", BottomKSample(int(sample_size)), merge=None)
+
+    # -- update ------------------------------------------------------------------------------
+
+    def update(self, X: Any, labels: Any) -> Any:
+        """Add a batch of rows ``X`` (shape (n, d)) with their cluster ``labels`` (n,).
+
+        Complexity: O(n * d) plus O(n log n) to group the rows by cluster and pick the sample.
+        """
+        x = as_matrix(X, "X")
+        lab = as_labels(labels, "labels")
+        n = check_same_length(X=x, labels=lab)
+        if n == 0:
+            return self
+        d = x.shape[1]
+        if d == 0:
+            raise InputError("X: rows need at least one column")
+        if self.moments.dim and d != self.moments.dim:
+            raise InputError(f"X: has {d} columns, earlier batches had {self.moments.dim}")
+        extra = None
+        if self._centers is not None:
+            assert self._center_keys is not None
+            if d != self._centers.shape[1]:
+                raise InputError(f"X: has {d} columns, the centers have {self._centers.shape[1]}")
+            codes = codes_in(self._center_keys, lab, "labels")
+            extra = _to_centres(x, self._centers[codes], self._distance)[:, None]
+        points = x
+        if self._distance == "cosine":
+            norms = np.sqrt(np.einsum("ij,ij->i", x, x))
+            if (norms == 0).any():
+                bad = int(np.flatnonzero(norms == 0)[0])
+                raise InputError(
+                    f"X: row {bad} is all zeros; the cosine distance needs non-zero rows"
+                )
+            points = x / norms[:, None]
+        moments = self.moments.merged(self.moments.batch(lab, points, extra, "labels"))
+        if not self._uses_sample:
+            return self._commit(n, moments=moments)
+        sample = self.sample.merged(self.sample.batch(lab, x, "labels"))
+        return self._commit(n, moments=moments, sample=sample)
+
+    def _validate_state(self) -> None:
+        m = self.moments
+        if m.total() != self._count:
+            raise ValueError("the cluster sizes do not add up to count")
+        if self._centers is not None:
+            assert self._center_keys is not None
+            if len(m.keys) and m.dim != self._centers.shape[1]:
+                raise ValueError("the rows and the centers differ in width")
+            codes_in(self._center_keys, m.keys, "labels")
+            if m.extra.size and m.extra.min() < 0:
+                raise ValueError("sums of distances must be non-negative")
+        if self._uses_sample:
+            s = self.sample
+            if not (np.array_equal(s.keys, m.keys) and np.array_equal(s.seen, m.counts)):
+                raise ValueError("the sample and the moments disagree on the clusters")
+            if len(m.keys) and s.dim != m.dim:
+                raise ValueError("the sample and the moments differ in width")
+
+    # -- compute -----------------------------------------------------------------------------
+
+    def _reference_centres(self) -> np.ndarray:
+        m = self.moments
+        if self._centers is None:
+            return m.means
+        assert self._center_keys is not None
+        return self._centers[np.searchsorted(self._center_keys, m.keys)]
+
+    def _dispersion(self) -> dict[str, float]:
+        m = self.moments
+        counts = m.counts.astype(np.float64)
+        total, k = float(counts.sum()), len(m.keys)
+        mean = (counts[:, None] * m.means).sum(axis=0) / total
+        diff = m.means - mean
+        ssb = float((counts * np.einsum("ij,ij->i", diff, diff)).sum())
+        ssw = float(m.m2.sum())
+        if k < 2 or k > total - 1:
+            ch = math.nan  # scikit-learn refuses fewer than 2 or more than n - 1 clusters
+        elif ssw == 0.0:
+            ch = 1.0
+        else:
+            ch = ssb * (total - k) / (ssw * (k - 1.0))
+        return {"ssb": ssb, "ssw": ssw, "calinski_harabasz": ch}
+
+    def _separation(self) -> float:
+        k = len(self.moments.keys)
+        if k < 2:
+            return math.nan
+        d = _pairwise(self._reference_centres(), self._reference_centres(), self._distance)
+        return float(d[np.triu_indices(k, 1)].mean())
+
+    def _fits(self) -> bool:
+        return bool(self.sample.complete().all()) if self._uses_sample else False
+
+    def _cp_per_cluster(self) -> tuple[np.ndarray, bool]:
+        """Mean distance of each cluster's rows to its centre, and whether it is exact."""
+        m = self.moments
+        if self._centers is not None:
+            return m.extra[:, 0] / m.counts, True
+        s = self.sample
+        dist = _to_centres(s.rows, m.means[s.codes], self._distance)
+        sums = np.bincount(s.codes, weights=dist, minlength=len(m.keys))
+        kept = np.bincount(s.codes, minlength=len(m.keys))
+        return sums / kept, self._fits()
+
+    def _compactness_db(self) -> dict[str, Any]:
+        cp, exact = self._cp_per_cluster()
+        k = len(cp)
+        out: dict[str, Any] = {"compactness": float(cp.mean()), "exact": exact}
+        if k < 2:
+            out["davies_bouldin"] = math.nan  # scikit-learn refuses a single cluster
+            return out
+        centres = self._reference_centres()
+        cd = _pairwise(centres, centres, self._distance)
+        # scikit-learn's davies_bouldin_score, with the chosen distance.
+        if np.allclose(cp, 0) or np.allclose(cd, 0):
+            out["davies_bouldin"] = 0.0
+            return out
+        cd[cd == 0] = np.inf
+        np.fill_diagonal(cd, np.inf)  # max over j != i (a cosine self-distance can be 1e-16)
+        combined = (cp[:, None] + cp[None, :]) / cd
+        out["davies_bouldin"] = float(combined.max(axis=1).mean())
+        return out
+
+    def _sample_pairs(self, silhouette: bool, dunn: bool) -> dict[str, float]:
+        """Silhouette and Dunn index from the per-cluster samples (all pairwise distances)."""
+        m, s = self.moments, self.sample
+        k = len(m.keys)
+        out: dict[str, float] = {}
+        total = float(m.counts.sum())
+        if k < 2 or (silhouette and k > total - 1):
+            return {"silhouette": math.nan, "dunn": math.nan}
+        starts = s.segments()
+        kept = np.bincount(s.codes, minlength=k).astype(np.float64)
+        rows, codes, size = s.rows, s.codes, len(s.rows)
+        step = max(1, _BLOCK // max(size, 1))
+        sil_total, inter_min, diameter = 0.0, math.inf, 0.0
+        weight = m.counts / kept  # rows each sampled row stands for
+        for r0 in range(0, size, step):
+            d = _pairwise(rows[r0 : r0 + step], rows, self._distance)
+            own = codes[r0 : r0 + step]
+            at = np.arange(len(own))
+            if silhouette:
+                sums = np.add.reduceat(d, starts, axis=1)
+                a = sums[at, own] / (kept[own] - 1.0)
+                means = sums / kept[None, :]
+                means[at, own] = np.inf
+                b = means.min(axis=1)
+                sil = np.nan_to_num((b - a) / np.maximum(a, b))
+                sil[m.counts[own] == 1] = 0.0  # scikit-learn: 0 for a singleton cluster
+                sil_total += float((sil * weight[own]).sum())
+            if dunn:
+                mins = np.minimum.reduceat(d, starts, axis=1)
+                maxs = np.maximum.reduceat(d, starts, axis=1)
+                diameter = max(diameter, float(maxs[at, own].max()))
+                mins[at, own] = np.inf
+                inter_min = min(inter_min, float(mins.min()))
+        if silhouette:
+            out["silhouette"] = sil_total / total
+        if dunn:
+            out["dunn"] = inter_min / diameter if diameter > 0 else math.inf
+        return out
+
+    def _all(self, want: set[str]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        exact: dict[str, bool] = {}
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            if want & {"ssb", "ssw", "calinski_harabasz"}:
+                out.update(self._dispersion())
+                exact.update(ssb=True, ssw=True, calinski_harabasz=True)
+            if "separation" in want:
+                out["separation"] = self._separation()
+                exact["separation"] = True
+            if want & {"compactness", "davies_bouldin"}:
+                cd = self._compactness_db()
+                is_exact = cd.pop("exact")
+                out.update(cd)
+                exact.update(compactness=is_exact, davies_bouldin=is_exact)
+            if want & {"silhouette", "dunn"}:
+                out.update(self._sample_pairs("silhouette" in want, "dunn" in want))
+                exact.update(silhouette=self._fits(), dunn=self._fits())
+        out["exact"] = exact
+        return out
