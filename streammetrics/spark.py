@@ -89,11 +89,31 @@ def aggregate(
     if shares:
         result = loads(template)
         reduced = per_partition.groupBy("key").applyInPandas(merge, schema)
+        received = 0
         for row in reduced.toLocalIterator():  # one share at a time: disjoint keys, joined
             result.join(loads(bytes(row["state"])))  # type: ignore[attr-defined]
+            received += 1
+        if received != shares:
+            _check_lost(df, f"{received} of the {shares} shares of the keys")
         return result
     rows = per_partition.groupBy("key").applyInPandas(merge, schema).collect()
     found = {row["key"]: bytes(row["state"]) for row in rows}
     if by is None:
+        if 0 not in found:  # every partition sends a state, even an empty one
+            _check_lost(df, "no state")
         return loads(found.get(0, template))
     return {key: loads(found[key]) for key in sorted(found, key=lambda k: (type(k).__name__, k))}
+
+
+def _check_lost(df: Any, what: str) -> None:
+    """Every partition sends its state(s): receiving fewer means the transfer to the driver
+    failed (PySpark may then return fewer rows without raising, e.g. when the JVM serving them
+    ran out of memory). Raise rather than answer from part of the data; an empty DataFrame
+    (no partition at all) is the one case where nothing arrives legitimately."""
+    if not df.isEmpty():
+        raise RuntimeError(
+            f"spark.aggregate: the driver received {what}, so part of the data would be "
+            "missing from the result; the transfer from Spark failed (the driver's JVM may "
+            "have run out of memory: raise spark.driver.memory, or use key_parts > 0 so that "
+            "no single reducer holds every partition's state)"
+        )

@@ -89,3 +89,29 @@ def test_keyed_metrics_reduce_by_key_and_join(spark, frame) -> None:
     cols = {"query_ids": "user", "relevance": "p", "scores": "s"}
     ndcg = aggregate(df, sm.ranking.NDCG(), cols)
     assert ndcg == sm.ranking.NDCG().update(local["user"], local["p"].astype(float), local["s"])
+
+
+@pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas")
+def test_an_empty_dataframe_gives_an_empty_metric(spark) -> None:
+    empty = spark.createDataFrame(pd.DataFrame({"y": [1], "s": [0.5], "user": ["u"]})).limit(0)
+    assert aggregate(empty, sm.ROCAUC(), ["y", "s"]).count == 0
+    assert aggregate(empty, sm.GAUC(), ["y", "s", "user"]).count == 0
+    assert aggregate(empty, sm.GAUC(), ["y", "s", "user"], key_parts=0).count == 0
+
+
+def test_states_lost_on_the_way_to_the_driver_raise() -> None:
+    """PySpark can hand the driver fewer rows than were sent, without raising (a JVM out of
+    memory while serving them: seen at 16M rows and 1M users with key_parts=0). Missing
+    states must raise, never give a value from part of the data."""
+    from streammetrics.spark import _check_lost
+
+    class Frame:
+        def __init__(self, empty: bool) -> None:
+            self.empty = empty
+
+        def isEmpty(self) -> bool:  # PySpark's name
+            return self.empty
+
+    _check_lost(Frame(empty=True), "no state")  # nothing was there to lose
+    with pytest.raises(RuntimeError, match="received 3 of the 8 shares"):
+        _check_lost(Frame(empty=False), "3 of the 8 shares of the keys")
