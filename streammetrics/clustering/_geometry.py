@@ -4,6 +4,7 @@ bounded per-cluster sample, and the distances between points and centres."""
 from __future__ import annotations
 
 import math
+from collections.abc import Set
 from typing import Any
 
 import numpy as np
@@ -288,7 +289,7 @@ class _Geometry(Metric, register=False):
             out["dunn"] = inter_min / diameter if diameter > 0 else math.inf
         return out
 
-    def _all(self, want: set[str]) -> dict[str, Any]:
+    def _all(self, want: Set[str]) -> dict[str, Any]:
         out: dict[str, Any] = {}
         exact: dict[str, bool] = {}
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):

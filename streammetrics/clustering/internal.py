@@ -45,16 +45,7 @@ __all__ = [
     "Silhouette",
 ]
 
-_ALL = {
-    "compactness",
-    "separation",
-    "davies_bouldin",
-    "calinski_harabasz",
-    "ssb",
-    "ssw",
-    "dunn",
-    "silhouette",
-}
+_ALL = frozenset(_FLOAT_KEYS)  # every value ClusterGeometry computes
 
 
 class ClusterGeometry(_Geometry):

@@ -34,7 +34,15 @@ from .buckets import ScoreBuckets, _reduce
 from .contingency import ContingencyCounts
 from .labels import union
 
-__all__ = ["BucketStack", "ConfusionStack", "Stacked", "blanks", "cell_starts", "stable_order"]
+__all__ = [
+    "BucketStack",
+    "ConfusionStack",
+    "Stacked",
+    "blanks",
+    "cell_starts",
+    "stable_order",
+    "stacked_batch",
+]
 
 #: Dense (group, bucket) tables up to this many cells; sparse (one sort) beyond.
 DENSE_CELLS = 1 << 22
@@ -440,3 +448,17 @@ def blanks(template: Any, k: int) -> list[Any]:
         metric._rows = None
         out.append(metric)
     return out
+
+
+def stacked_batch(metric: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Stacked | None:
+    """``metric``'s description of a batch for one stacked fold (its ``_stacked`` hook), or None
+    when it offers none or the call has arguments the hook does not take (the wrappers then
+    take the per-state path, which says what is wrong with the arguments)."""
+    hook = getattr(metric, "_stacked", None)
+    if hook is None:
+        return None
+    try:
+        stack: Stacked | None = hook(*args, **kwargs)
+    except TypeError:
+        return None
+    return stack

@@ -20,7 +20,7 @@ from .._inputs import as_array, as_weights, config_int
 from ..base import Metric, metric_from_spec, metric_spec
 from ..errors import IncompatibleStateError, InputError
 from ..states.labels import fnv1a, splitmix64
-from ..states.stacked import Stacked, blanks
+from ..states.stacked import Stacked, blanks, stacked_batch
 from ._poisson import SCHEMES, poisson_rows, position_hashes
 from ._rows import Rows, batch_length, one_kind, template
 from .sliced import SliceTable
@@ -238,14 +238,7 @@ class Bootstrap(Metric):
 
     def _stack(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Stacked | None:
         """The batch for one stacked fold of every replicate, if the metric offers one."""
-        hook = getattr(self.metric, "_stacked", None)
-        if hook is None:
-            return None
-        try:
-            stack: Stacked | None = hook(*args, **kwargs)
-        except TypeError:  # arguments the hook does not take: the per-replicate path
-            return None
-        return stack
+        return stacked_batch(self.metric, args, kwargs)
 
     def _compute(self) -> Any:
         return self.metric.compute()

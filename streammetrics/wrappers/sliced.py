@@ -18,7 +18,7 @@ from .._inputs import as_array, config_int
 from ..base import Metric, StateBlock, metric_from_spec, metric_spec
 from ..errors import IncompatibleStateError, InputError
 from ..states.labels import unique_codes
-from ..states.stacked import Stacked, blanks
+from ..states.stacked import Stacked, blanks, stacked_batch
 from ._rows import Rows, groups, joint_codes, one_kind, template
 
 __all__ = ["Sliced", "SliceTable", "slice_keys"]
@@ -314,13 +314,7 @@ class Sliced(Metric):
 
     def _stack(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Stacked | None:
         """The batch for one grouped fold of every slice, if the metric offers one."""
-        hook = getattr(self._template, "_stacked", None)
-        if hook is None:
-            return None
-        try:
-            stack: Stacked | None = hook(*args, **kwargs)
-        except TypeError:  # arguments the hook does not take: the per-slice path
-            return None
+        stack = stacked_batch(self._template, args, kwargs)
         return stack if stack is not None and stack.groups else None
 
     def _check_compatible(self, other: Any) -> None:
