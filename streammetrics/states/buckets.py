@@ -419,22 +419,9 @@ class ScoreBuckets(StateBlock):
         out = self._empty_like()
         size = None if self.mapping is None else self.mapping.size
         if size is not None:
-            pos = np.zeros(size, dtype=dtype)
-            neg = np.zeros(size, dtype=dtype)
-            lo = np.full(size, np.inf)
-            hi = np.full(size, -np.inf)
-            seen = np.zeros(size, dtype=bool)
-            for part in (self, other):
-                pos[part._keys] += part._pos
-                neg[part._keys] += part._neg
-                lo[part._keys] = np.minimum(lo[part._keys], part.lo)
-                hi[part._keys] = np.maximum(hi[part._keys], part.hi)
-                seen[part._keys] = True
-            keys = np.flatnonzero(seen)
-            out._keys, out._pos, out._neg = keys.astype(np.int64), pos[keys], neg[keys]
-            out._lo, out._hi = lo[keys], hi[keys]
-            return out
-        out._reduce_parts([self, other], dtype)
+            out._fold_dense([self, other], dtype, size)
+        else:
+            out._reduce_parts([self, other], dtype)
         return out
 
     def merge(self, other: Any) -> None:
@@ -467,21 +454,26 @@ class ScoreBuckets(StateBlock):
         if size is not None and len(parts) == 2 and self._merge_subset(parts, dtype):
             return
         if size is not None:
-            pos = np.zeros(size, dtype=dtype)
-            neg = np.zeros(size, dtype=dtype)
-            lo = np.full(size, np.inf)
-            hi = np.full(size, -np.inf)
-            for p in parts:  # a store's keys are distinct: plain fancy indexing is exact
-                k = p._keys
-                pos[k] += p._pos
-                neg[k] += p._neg
-                lo[k] = np.minimum(lo[k], p._lo)
-                hi[k] = np.maximum(hi[k], p._hi)
-            keys = np.flatnonzero(lo <= hi)
-            self._keys, self._pos, self._neg = keys.astype(np.int64), pos[keys], neg[keys]
-            self._lo, self._hi = lo[keys], hi[keys]
-            return
-        self._reduce_parts(parts, dtype)
+            self._fold_dense(parts, dtype, size)
+        else:
+            self._reduce_parts(parts, dtype)
+
+    def _fold_dense(self, parts: list[ScoreBuckets], dtype: Any, size: int) -> None:
+        """Set this grid store to the entries of ``parts`` (folded stores, ``self`` among them
+        or not), accumulated over the whole grid in their order."""
+        pos = np.zeros(size, dtype=dtype)
+        neg = np.zeros(size, dtype=dtype)
+        lo = np.full(size, np.inf)
+        hi = np.full(size, -np.inf)
+        for p in parts:  # a store's keys are distinct: plain fancy indexing is exact
+            k = p._keys
+            pos[k] += p._pos
+            neg[k] += p._neg
+            lo[k] = np.minimum(lo[k], p.lo)
+            hi[k] = np.maximum(hi[k], p.hi)
+        keys = np.flatnonzero(lo <= hi)
+        self._keys, self._pos, self._neg = keys.astype(np.int64), pos[keys], neg[keys]
+        self._lo, self._hi = lo[keys], hi[keys]
 
     def _merge_subset(self, parts: list[ScoreBuckets], dtype: Any) -> bool:
         """Set this store to the merge of two when one's buckets are all among the other's
