@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from ._codec import COUNT_LIMIT
+from ._inputs import BFLOAT16_BITS, widen_bfloat16
 from ._rows import _SCALAR_TYPES, SMALL_BATCH, Rows
 
 __all__ = ["FOLD_ROWS", "Pending", "PerRequest", "StateAttr", "wrap_class"]
@@ -69,14 +70,29 @@ class Pending:
         self.chunks.append(cols)
         self.chunk_rows += len(cols[0])
 
-    def arrays(self) -> list[np.ndarray]:
-        """Every buffered row, one array per column (weights last when weighted)."""
+    def arrays(self, bfloat16: bool = False) -> list[np.ndarray]:
+        """Every buffered row, one array per column (weights last when weighted).
+
+        A column of bfloat16 tensors is buffered as raw bits (``BFLOAT16_BITS``); it is widened
+        to float32 here, once for the whole buffer, unless ``bfloat16`` says the fold reads the
+        bits itself and every part of the column is bits.
+        """
         parts = list(self.chunks)
         if self.rows:
             parts.append(tuple(np.asarray(c) for c in zip(*self.rows, strict=True)))
-        if len(parts) == 1:
-            return list(parts[0])
-        return [np.concatenate(col) for col in zip(*parts, strict=True)]
+        out = []
+        for col in zip(*parts, strict=True):
+            bits = [c.dtype is BFLOAT16_BITS for c in col]
+            if not any(bits):
+                out.append(col[0] if len(col) == 1 else np.concatenate(col))
+            elif bfloat16 and all(bits):
+                # numpy concatenates record arrays field by field: join the plain bits instead
+                joined = np.concatenate([c.view(np.uint16) for c in col])
+                out.append(joined.view(BFLOAT16_BITS))
+            else:
+                col = tuple(widen_bfloat16(c) if b else c for c, b in zip(col, bits, strict=True))
+                out.append(col[0] if len(col) == 1 else np.concatenate(col))
+        return out
 
 
 class StateAttr:
@@ -318,8 +334,9 @@ class PerRequest:
             return
         self.__dict__.update(pending.stash)
         self._pending = self._buffer = None
-        cols = pending.arrays()
-        # A metric may fold rows the checks above passed without checking them again.
+        # A metric may fold rows the checks above passed without checking them again, and
+        # read bfloat16 scores as raw bits (``_fold_bfloat16``).
+        cols = pending.arrays(getattr(self, "_fold_bfloat16", False))
         raw = getattr(type(self), "_fold_rows", None)
         if raw is None:
             raw = type(self).update.__sm_raw__  # type: ignore[attr-defined]

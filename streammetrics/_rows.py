@@ -17,12 +17,13 @@ value accepted once stays acceptable.
 from __future__ import annotations
 
 import math
+import sys
 from typing import Any
 
 import numpy as np
 
 from . import _inputs
-from ._inputs import _is_tensor, _tensor_to_numpy
+from ._inputs import BFLOAT16_BITS, _is_tensor, _tensor_to_numpy
 from .errors import InputError
 
 __all__ = ["SMALL_BATCH", "Rows"]
@@ -151,15 +152,25 @@ class Rows:
         n = -1
         for kind, seen, x in zip(self.kinds, self.labels, args, strict=True):
             # A copy: the caller may reuse its buffer (or tensor) once update returns.
+            if type(x) is _TENSOR[0] and x.dtype is _TENSOR[1]:
+                arr = _bfloat16_column(kind, x)  # checked already
+                if arr is None or (n >= 0 and len(arr) != n):
+                    return None
+                n = len(arr)
+                cols.append(arr)
+                continue
             arr = _small_column(x)
-            if arr is None:
+            if arr is None or arr.ndim != 1:
                 return None
-            if arr.dtype.kind == "U" and isinstance(x, list) and not _all_str(x):
+            if type(x) is list and arr.dtype.kind == "U" and not _all_str(x):
                 return None  # numpy reads ["a", 1] as strings; update refuses such a column
-            if arr.ndim != 1 or (n >= 0 and len(arr) != n):
-                return None
-            n = len(arr)
-            if n == 0 or not _column_trusted(kind, seen, arr):
+            if n != len(arr):
+                if n >= 0:
+                    return None
+                n = len(arr)
+                if n == 0:
+                    return None
+            if not _column_trusted(kind, seen, arr):
                 return None
             cols.append(arr)
         if weight is not None:
@@ -178,11 +189,16 @@ class Rows:
             values: list[list[Any]] = [[v] for v in args]
         else:
             values = []
-            for x in args:
+            for kind, x in zip(self.kinds, args, strict=True):
                 arr = _small_column(x)
-                if arr is None or arr.ndim != 1 or arr.dtype.kind not in "biufU":
+                if arr is None or arr.ndim != 1:
                     return
-                values.append(arr.tolist())
+                if kind in (LABEL, KEY):
+                    if arr.dtype.kind not in "biufU":
+                        return
+                    values.append(arr.tolist())
+                else:
+                    values.append([])  # only label and key values are remembered
         for kind, seen, column in zip(self.kinds, self.labels, values, strict=True):
             if kind == LABEL:
                 seen.update(column)
@@ -321,20 +337,78 @@ def _small_column(x: Any) -> np.ndarray | None:
     """A copy of a column of at most ``SMALL_BATCH`` rows as an array, or None: an array, a
     list, or a 1-D torch tensor (read as ``as_array`` reads it: one host copy, bfloat16 and
     float16 widened exactly)."""
+    if type(x) is _TENSOR[0]:
+        return _small_tensor(x)
     if isinstance(x, np.ndarray):
         return x.copy() if x.ndim == 1 and len(x) <= SMALL_BATCH else None
     if isinstance(x, list):
         return np.array(x) if len(x) <= SMALL_BATCH else None
     if _is_tensor(x):
+        return _small_tensor(x)
+    return None
+
+
+def _bfloat16_column(kind: str, x: Any) -> np.ndarray | None:
+    """The raw bits of a 1-D bfloat16 tensor of at most ``SMALL_BATCH`` rows, copied and marked
+    ``BFLOAT16_BITS`` (the fold widens the whole buffer at once), if they pass the checks of
+    ``kind``; None otherwise."""
+    try:
+        if x.ndim != 1 or x.shape[0] > SMALL_BATCH or x.shape[0] == 0:
+            return None
+        bits = _bfloat16_bits(x)
+    except (RuntimeError, TypeError):
+        return None  # sparse layouts and the like: the ordinary path reads them
+    if not _bfloat16_trusted(kind, bits):
+        return None
+    marked: np.ndarray = bits.copy().view(BFLOAT16_BITS)
+    return marked
+
+
+def _bfloat16_bits(x: Any) -> np.ndarray:
+    """The bits of a bfloat16 tensor as a host uint16 array (a view where torch gives one)."""
+    bits: np.ndarray = x.view(_TENSOR[2]).numpy(force=True)
+    return bits
+
+
+def _small_tensor(x: Any) -> np.ndarray | None:
+    """A host copy of a 1-D tensor of at most ``SMALL_BATCH`` rows (None otherwise): the values
+    of the dtypes numpy has, the raw bits (``BFLOAT16_BITS``) of bfloat16, which the fold widens
+    for the whole buffer at once, and float8 widened now."""
+    try:
         if x.ndim != 1 or x.shape[0] > SMALL_BATCH:
             return None
-        try:
-            arr: np.ndarray = _tensor_to_numpy(x, "column")
-        except InputError:
-            return None
-        # A CPU tensor's view is copied; a widened one (bfloat16) is already a fresh array.
-        return arr if x.dtype in _inputs._widened else arr.copy()
-    return None
+        read = _TENSOR_READS.get(x.dtype)
+        if read is None:
+            read = _tensor_read(x.dtype)
+        if read == _VALUES:  # one call: detach, copy to the host if on a device, resolve views
+            out: np.ndarray = x.numpy(force=True).copy()
+            return out
+        if read == _BITS:
+            out = _bfloat16_bits(x).copy().view(BFLOAT16_BITS)
+            return out
+        return _tensor_to_numpy(x, "column")  # widened: a fresh array already
+    except (InputError, RuntimeError, TypeError):
+        return None  # sparse layouts and the like: the ordinary path reads them
+
+
+_VALUES, _BITS, _WIDEN = 0, 1, 2
+_TENSOR_READS: dict[Any, int] = {}
+#: ``(torch.Tensor, torch.bfloat16, torch.uint16)`` once a tensor has been read (torch is never
+#: imported here): the exact-type tests of the hot path compare with these.
+_TENSOR: list[Any] = [None, None, None]
+
+
+def _tensor_read(dtype: Any) -> int:
+    """How :func:`_small_tensor` reads a torch dtype (learnt once per dtype)."""
+    torch = sys.modules["torch"]
+    _TENSOR[:] = [torch.Tensor, torch.bfloat16, torch.uint16]
+    numpy_dtypes = {getattr(torch, d) for d in _inputs._NUMPY_DTYPES if hasattr(torch, d)}
+    if dtype is torch.bfloat16:
+        read = _BITS
+    else:
+        read = _VALUES if dtype in numpy_dtypes else _WIDEN
+    _TENSOR_READS[dtype] = read
+    return read
 
 
 def _all_str(values: list[Any]) -> bool:
@@ -362,6 +436,8 @@ def _key_trusted(seen: set[Any], v: Any) -> bool:
 def _column_trusted(kind: str, seen: Seen, arr: np.ndarray) -> bool:
     dtype = arr.dtype
     dk = dtype.kind
+    if dk == "V":
+        return dtype is BFLOAT16_BITS and _bfloat16_trusted(kind, arr.view(np.uint16))
     if kind == LABEL:
         if dk == "b" and seen.run >= 2:
             return True
@@ -388,6 +464,19 @@ def _column_trusted(kind: str, seen: Seen, arr: np.ndarray) -> bool:
         with np.errstate(over="ignore", invalid="ignore"):
             return math.isfinite(np.add.reduce(arr))
     return bool(np.isfinite(arr).all())
+
+
+def _bfloat16_trusted(kind: str, bits: np.ndarray) -> bool:
+    """The checks of a float column on the raw bits of a bfloat16 one (see ``_ONE_BITS``)."""
+    if kind == PROBABILITY:
+        return bool(_MAX(bits) <= _BF16_ONE)  # -0.0 is refused, as for the other floats
+    if kind == NUMBER:
+        return bool(_MAX(bits & 0x7FFF) < _BF16_INF)  # the exponent of inf and nan is all ones
+    return False  # labels and keys are never bfloat16 on this path
+
+
+_BF16_ONE = 0x3F80  # the bits of 1.0
+_BF16_INF = 0x7F80  # the bits of +inf; NaNs lie above it
 
 
 def _weight_column(weight: Any, n: int) -> np.ndarray | None:

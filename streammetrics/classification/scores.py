@@ -23,7 +23,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._inputs import as_weights, check_same_length
+from .._inputs import BFLOAT16_BITS, as_weights, bfloat16_values, check_same_length
 from ..base import Metric
 from ..errors import InputError
 from ..states.buckets import (
@@ -94,9 +94,20 @@ class _BinaryScoreMetric(Metric, register=False):
         scores (valid for the score type) and weights the per-request checks already passed:
         the same conversions, without checking every value again."""
         y = y_true.astype(np.int64, copy=False)
-        x = y_score.astype(np.float64, copy=False)
         w = None if sample_weight is None else sample_weight.astype(np.float64, copy=False)
-        return self._commit(len(x), hist=self.hist.add(x, y, w))
+        keys = None
+        if y_score.dtype == BFLOAT16_BITS:
+            # 65,536 possible values: widened, and bucketed on a grid, by lookup.
+            bits = y_score.view(np.uint16)
+            x = bfloat16_values()[bits]
+            table = self.hist.bfloat16_keys()
+            keys = None if table is None else table[bits]
+        else:
+            x = y_score.astype(np.float64, copy=False)
+        return self._commit(len(x), hist=self.hist.add(x, y, w, keys=keys))
+
+    #: :meth:`_fold_rows` reads buffered bfloat16 scores as raw bits.
+    _fold_bfloat16 = True
 
     def _stacked(self, y_true: Any, y_score: Any, sample_weight: Any = None) -> Any:
         """This batch for a stacked update of many states (``streammetrics.states.stacked``),

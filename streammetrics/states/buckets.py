@@ -35,6 +35,7 @@ from .mappings import (
     LogitGrid,
     ProbabilityGrid,
     RealBits,
+    bfloat16_keys,
     collapse_real,
     mapping_for,
     real_at,
@@ -343,20 +344,24 @@ class ScoreBuckets(StateBlock):
         return out
 
     def add(
-        self, scores: np.ndarray, positive: np.ndarray, weights: np.ndarray | None
+        self,
+        scores: np.ndarray,
+        positive: np.ndarray,
+        weights: np.ndarray | None,
+        keys: np.ndarray | None = None,
     ) -> ScoreBuckets:
         """A new store: ``self`` plus a batch. Pure: ``self`` does not change.
 
         Sparse stores (exact, ``"real"``) queue the batch and fold the queue in once it outgrows
         the main arrays, so a stream of m distinct scores costs O(m log m) in all, not O(m) per
-        update.
+        update. ``keys`` may pass the grid keys of ``scores`` (grids only).
         """
         if self.mapping is not None and self.mapping.size is not None:
             # A grid: count the batch straight into a dense copy of this store's arrays.
             total = float(len(scores)) if weights is None else float(np.sum(weights))
             kind = "f" if weights is not None or self._pos.dtype == _F64 else "i"
             check_sum("score buckets", kind, self._held(), total)
-            return self.batch(scores, positive, weights, base=self)
+            return self.batch(scores, positive, weights, keys=keys, base=self)
         batch = self.batch(scores, positive, weights)
         out = self._empty_like()
         out._bits = self._bits
@@ -371,6 +376,14 @@ class ScoreBuckets(StateBlock):
         if queue_full(sum(len(p._keys) for p in out._pending), len(out._keys)):
             out._flush()
         return out
+
+    def bfloat16_keys(self) -> np.ndarray | None:
+        """The grid key of each of the 65,536 bfloat16 bit patterns (None off a grid), so a
+        bfloat16 column is bucketed by lookup. Patterns outside the mapping's domain map to 0:
+        they never pass the per-request checks that lead here."""
+        if self.mapping is None or self.mapping.size is None:
+            return None
+        return bfloat16_keys(self.mapping)
 
     # -- merging -------------------------------------------------------------------------------
 

@@ -26,6 +26,7 @@ from typing import Any
 
 import numpy as np
 
+from .._inputs import bfloat16_values
 from ..errors import InputError
 
 __all__ = [
@@ -40,6 +41,7 @@ __all__ = [
     "RESOLUTIONS",
     "RealBits",
     "SCORE_TYPES",
+    "bfloat16_keys",
     "check_mode",
     "collapse_real",
     "mapping_for",
@@ -345,6 +347,21 @@ def _chunked(mapping: BucketMapping, x: np.ndarray) -> np.ndarray:
     for a in range(0, len(x), CHUNK):
         mapping.keys_into(x[a : a + CHUNK], out[a : a + CHUNK])
     return out
+
+
+@cache
+def bfloat16_keys(mapping: BucketMapping) -> np.ndarray:
+    """The key of each of the 65,536 bfloat16 bit patterns on a grid ``mapping`` (read-only),
+    computed once by the mapping itself. Patterns outside the mapping's domain (NaNs, infinities
+    and, for probabilities, values outside [0, 1]) get the key of 0.0: callers look up only
+    patterns that passed the checks of that domain."""
+    values = bfloat16_values()
+    valid = np.isfinite(values)
+    if mapping.name == "probability":
+        valid &= (values >= 0.0) & (values <= 1.0)
+    keys = mapping.keys(np.where(valid, values, 0.0))
+    keys.flags.writeable = False
+    return keys
 
 
 def mapping_for(score_type: str, resolution: int = DEFAULT_RESOLUTION) -> BucketMapping:
