@@ -80,6 +80,11 @@ class StateBlock(ABC):
     def copy(self: _B) -> _B:
         return _copy.deepcopy(self)
 
+    def merge_target(self: _B) -> _B:
+        """A copy for a merge to write into (``a + b``): blocks whose merges and updates replace
+        their arrays instead of writing into them may share those arrays with ``self``."""
+        return self.copy()
+
     def __eq__(self, other: object) -> bool:
         if type(self) is not type(other):
             return NotImplemented

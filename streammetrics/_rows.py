@@ -82,16 +82,20 @@ class Rows:
         self.weights = weights
         # Per column, the trusted values (LABEL) or kinds "int"/"str" (KEY); unused otherwise.
         self.labels: list[Seen] = [Seen() for _ in kinds]
-        # One predicate per column for scalars: a bound ``set.__contains__`` for labels.
-        pairs = zip(kinds, self.labels, strict=True)
-        self.checks = tuple(_scalar_check(kind, seen) for kind, seen in pairs)
-        self._check = _row_check(self.checks)
+        # One predicate per column for scalars (a bound ``set.__contains__`` for labels), and
+        # one for the whole row: built at the first scalar call (most copies never see one).
+        self.checks: tuple[Any, ...] | None = None
+        self._check: Any = None
         #: ``row_ok(args)``: ``args`` is one sample as scalars that certainly passes ``update``
         #: (always False until one-sample calls are trusted).
         self.row_ok: Any = _never
         # Trusted call shapes: (scalars?, weighted?); ``scalars``: (True, False) is trusted.
         self.shapes: set[tuple[bool, bool]] = set()
         self.scalars = False
+
+    def blank(self) -> Rows:
+        """The same declaration with nothing learnt (what :meth:`forget` leaves)."""
+        return Rows(self.kinds, self.weights)
 
     def copy(self) -> Rows:
         """A copy with its own learnt sets (and checks bound to them)."""
@@ -123,7 +127,19 @@ class Rows:
 
     def _trust_scalars(self, trusted: bool) -> None:
         self.scalars = trusted
-        self.row_ok = self._check if trusted else _never
+        self.row_ok = self._row_check() if trusted else _never
+
+    def _scalar_checks(self) -> tuple[Any, ...]:
+        checks = self.checks
+        if checks is None:
+            pairs = zip(self.kinds, self.labels, strict=True)
+            checks = self.checks = tuple(_scalar_check(kind, seen) for kind, seen in pairs)
+        return checks
+
+    def _row_check(self) -> Any:
+        if self._check is None:
+            self._check = _row_check(self._scalar_checks())
+        return self._check
 
     def scalar_args(self, args: tuple[Any, ...]) -> bool:
         """True when ``args``, one unweighted sample as scalars, certainly passes ``update``."""
@@ -136,7 +152,7 @@ class Rows:
         if len(args) != self.n or (True, weight is not None) not in self.shapes:
             return False
         try:
-            for check, v in zip(self.checks, args, strict=False):  # lengths checked above
+            for check, v in zip(self._scalar_checks(), args, strict=False):  # lengths checked
                 # Only plain scalars are looked up: a tensor or a Decimal may hash like a label.
                 if type(v) not in _SCALAR_TYPES or not check(v):
                     return False

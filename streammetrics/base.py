@@ -254,6 +254,12 @@ class Metric(PerRequest):
         state outside declared fields (their own ``_merge_from``, ``_state_wire`` or
         ``_load_state``) are deep-copied.
         """
+        return self._copy(for_merge=False)
+
+    def _copy(self: _M, for_merge: bool) -> _M:
+        """:meth:`copy`; ``for_merge``: a copy that a merge is about to change (``a + b``),
+        which keeps none of the trust the per-request path learnt (a merge forgets it) and
+        takes its blocks' :meth:`StateBlock.merge_target` copies."""
         with self._lock:
             if self._pending is not None:
                 self._fold()
@@ -267,11 +273,16 @@ class Metric(PerRequest):
             new = cls.__new__(cls)
             attrs = self.__dict__.copy()
             attrs["_lock"] = threading.RLock()
-            attrs["_rows"] = None if self._rows is None else self._rows.copy()
+            rows = self._rows
+            if rows is not None:
+                attrs["_rows"] = rows.blank() if for_merge else rows.copy()
             fields = self._fields
             for name, value in attrs.items():
                 if name in fields:
-                    attrs[name] = _copy_value(value)
+                    if for_merge and isinstance(value, StateBlock):
+                        attrs[name] = value.merge_target()
+                    else:
+                        attrs[name] = _copy_value(value)
                 elif name not in _SHARED and not isinstance(value, _IMMUTABLE):
                     attrs[name] = _copy.deepcopy(value)
             new.__dict__.update(attrs)
@@ -387,7 +398,7 @@ class Metric(PerRequest):
     def __add__(self: _M, other: _M) -> _M:
         if not isinstance(other, Metric):
             return NotImplemented
-        return self.copy().merge(other)
+        return self._copy(for_merge=True).merge(other)
 
     def __radd__(self: _M, other: Any) -> _M:
         if isinstance(other, int) and other == 0:  # so that sum([m1, m2]) works

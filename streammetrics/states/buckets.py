@@ -594,5 +594,14 @@ class ScoreBuckets(StateBlock):
             out._total = (out._pos, out._neg, cached[2])
         return out
 
+    def merge_target(self) -> ScoreBuckets:
+        """A copy sharing this store's arrays: no method writes into a store's arrays (updates
+        and merges replace them), so ``a + b`` need not copy ``a``'s before the merge does."""
+        self._flush()
+        out = self._empty_like()
+        out._keys, out._pos, out._neg = self._keys, self._pos, self._neg
+        out._lo, out._hi, out._bits, out._total = self._lo, self._hi, self._bits, self._total
+        return out
+
     def __deepcopy__(self, memo: dict[int, Any]) -> ScoreBuckets:
         return self.copy()
