@@ -165,7 +165,13 @@ def _updating(fn: Callable[..., Any]) -> Callable[..., Any]:
                     if len(buffer) >= FOLD_ROWS:
                         self._fold()
                 return self
-            if self._try_buffer(args, kwargs):
+            if not kwargs and rows is not None and args and type(args[0]) not in _SCALAR_TYPES:
+                # An unweighted batch of arrays or tensors: what ``_plan`` would do, inlined.
+                cols = rows.small_batch(args, None) if len(args) == rows.n else None
+                if cols is not None:
+                    self._push((cols, False))
+                    return self
+            elif self._try_buffer(args, kwargs):
                 return self
             if self._pending is not None:
                 self._fold()
