@@ -351,8 +351,8 @@ def _row_check(checks: tuple[Any, ...]) -> Any:
 
 def _small_column(x: Any) -> np.ndarray | None:
     """A copy of a column of at most ``SMALL_BATCH`` rows as an array, or None: an array, a
-    list, or a 1-D torch tensor (read as ``as_array`` reads it: one host copy, bfloat16 and
-    float16 widened exactly)."""
+    list, or a 1-D torch tensor (one host copy; bfloat16 as its raw bits, see
+    :func:`_small_tensor`)."""
     if type(x) is _TENSOR[0]:
         return _small_tensor(x)
     if isinstance(x, np.ndarray):
