@@ -64,11 +64,20 @@ _I64 = np.dtype(np.int64)
 
 
 def _reduce(
-    keys: np.ndarray, cols: list[np.ndarray], lo: np.ndarray | None, hi: np.ndarray | None
+    keys: np.ndarray,
+    cols: list[np.ndarray],
+    lo: np.ndarray | None,
+    hi: np.ndarray | None,
+    unordered: bool = False,
 ) -> tuple[np.ndarray, list[np.ndarray], np.ndarray | None, np.ndarray | None]:
-    """Sort entries by key and fold equal keys: sum ``cols``, min ``lo``, max ``hi``."""
+    """Sort entries by key and fold equal keys: sum ``cols``, min ``lo``, max ``hi``.
+
+    ``unordered``: the keys come in no particular order (a raw batch), so numpy's default sort
+    (an introsort, vectorised) beats the stable one ``fold_equal`` uses for queues of sorted
+    runs: about 3x at a million scores."""
+    order = np.argsort(keys) if unordered and len(keys) else None
     (k,), sums, mins, maxs = fold_equal(
-        [keys], cols, [] if lo is None else [lo], [] if hi is None else [hi]
+        [keys], cols, [] if lo is None else [lo], [] if hi is None else [hi], order=order
     )
     return k, sums, (mins[0] if mins else None), (maxs[0] if maxs else None)
 
@@ -338,7 +347,7 @@ class ScoreBuckets(StateBlock):
         pos = np.where(positive, w, 0)
         neg = np.where(positive, 0, w)
         minmax = None if self.mapping is None else scores
-        keys_r, (pos_r, neg_r), lo_r, hi_r = _reduce(k, [pos, neg], minmax, minmax)
+        keys_r, (pos_r, neg_r), lo_r, hi_r = _reduce(k, [pos, neg], minmax, minmax, True)
         out._keys, out._pos, out._neg = keys_r, pos_r, neg_r
         out._lo, out._hi = lo_r, hi_r
         return out
