@@ -82,6 +82,36 @@ def _reduce(
     return k, sums, (mins[0] if mins else None), (maxs[0] if maxs else None)
 
 
+#: A raw batch longer than this is reduced in pieces (each sorted while it fits in the cache),
+#: whose reduced entries one stable sort then merges: about 2x faster at a million scores.
+SORT_CHUNK = 1 << 18
+
+
+def _reduce_raw(
+    keys: np.ndarray, cols: list[np.ndarray], values: np.ndarray | None
+) -> tuple[np.ndarray, list[np.ndarray], np.ndarray | None, np.ndarray | None]:
+    """:func:`_reduce` of a raw batch (``values``: the scores, for the buckets' min and max)."""
+    n = len(keys)
+    if n <= SORT_CHUNK:
+        return _reduce(keys, cols, values, values, unordered=True)
+    parts = [
+        _reduce(
+            keys[a : a + SORT_CHUNK],
+            [c[a : a + SORT_CHUNK] for c in cols],
+            None if values is None else values[a : a + SORT_CHUNK],
+            None if values is None else values[a : a + SORT_CHUNK],
+            unordered=True,
+        )
+        for a in range(0, n, SORT_CHUNK)
+    ]
+    joined = [np.concatenate([p[1][j] for p in parts]) for j in range(len(cols))]
+    if values is None:
+        return _reduce(np.concatenate([p[0] for p in parts]), joined, None, None)
+    lo = np.concatenate([p[2] for p in parts])
+    hi = np.concatenate([p[3] for p in parts])
+    return _reduce(np.concatenate([p[0] for p in parts]), joined, lo, hi)
+
+
 class ScoreBuckets(StateBlock):
     """Positive and negative weight per score bucket (or per distinct score when exact).
 
@@ -347,7 +377,7 @@ class ScoreBuckets(StateBlock):
         pos = np.where(positive, w, 0)
         neg = np.where(positive, 0, w)
         minmax = None if self.mapping is None else scores
-        keys_r, (pos_r, neg_r), lo_r, hi_r = _reduce(k, [pos, neg], minmax, minmax, True)
+        keys_r, (pos_r, neg_r), lo_r, hi_r = _reduce_raw(k, [pos, neg], minmax)
         out._keys, out._pos, out._neg = keys_r, pos_r, neg_r
         out._lo, out._hi = lo_r, hi_r
         return out
