@@ -14,6 +14,7 @@ from .._inputs import as_labels, as_scores, check_same_length, config_int
 from .._keyed import Keyed
 from ..base import Metric
 from ..errors import InputError
+from ..states._order import lex_order
 from ..states.labels import key_hash, unique_codes
 from ..states.queries import QueryBuffers
 from ..uncertainty import NAN_INTERVAL, check_level, mean_interval
@@ -35,7 +36,7 @@ class _Ranked:
 
     def __init__(self, query: np.ndarray, relevance: np.ndarray, score: np.ndarray) -> None:
         _, codes = unique_codes(query)
-        order = np.lexsort((-score, codes))
+        order = lex_order([codes, -score])
         c, s = codes[order], score[order]
         n = len(c)
         new_q = np.ones(n, dtype=bool)
@@ -291,7 +292,7 @@ class _GainMetric(_RankingMetric, register=False):
     def _ideal_dcg(self, ranked: _Ranked, relevance: np.ndarray) -> np.ndarray:
         k = self._config["k"]
         codes = ranked.codes
-        order = np.lexsort((-relevance, codes))
+        order = lex_order([codes, -relevance])
         c = codes[order]
         first = np.r_[0, np.cumsum(ranked.length)[:-1]]
         pos = np.arange(len(c)) - first[c]

@@ -22,6 +22,7 @@ import numpy as np
 
 from ..base import StateBlock
 from ..errors import IncompatibleStateError
+from ._order import lex_order
 from .labels import check_kinds
 
 __all__ = ["QueryBuffers"]
@@ -38,7 +39,7 @@ def canonical(query: np.ndarray, relevance: np.ndarray, score: np.ndarray) -> Ro
     """The rows sorted by (query id, score, relevance): the same for any order of arrival."""
     if len(query) < 2:
         return query, relevance, score
-    order = np.lexsort((relevance, score, query))
+    order = lex_order([query, score, relevance])
     return query[order], relevance[order], score[order]
 
 
