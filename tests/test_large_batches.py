@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 
 import streammetrics as sm
-from streammetrics.states import buckets
+from streammetrics.states import _bucket_batch
 
 
 @pytest.fixture
 def small_chunks(monkeypatch):
-    monkeypatch.setattr(buckets, "SORT_CHUNK", 1000)
+    monkeypatch.setattr(_bucket_batch, "SORT_CHUNK", 1000)
 
 
 @pytest.mark.parametrize(

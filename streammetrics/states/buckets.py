@@ -22,9 +22,9 @@ import numpy as np
 from .._codec import COUNT_LIMIT, check_counts, check_sum, count_total, held_total
 from ..base import StateBlock
 from ..errors import IncompatibleStateError
-from ._fold import fold_equal, queue_full
+from ._bucket_batch import count_grid, reduce_entries, reduce_raw
+from ._fold import queue_full
 from .mappings import (
-    CHUNK,
     DEFAULT_RESOLUTION,
     GRID_LIMIT,
     REAL_FINE_BITS,
@@ -40,7 +40,6 @@ from .mappings import (
     mapping_for,
     real_at,
 )
-from .mappings import scratch as _SCRATCH
 from .score_tables import ap_from_table, auc_from_table, curve_counts
 
 __all__ = [
@@ -61,55 +60,7 @@ __all__ = [
 
 _F64 = np.dtype(np.float64)
 _I64 = np.dtype(np.int64)
-
-
-def _reduce(
-    keys: np.ndarray,
-    cols: list[np.ndarray],
-    lo: np.ndarray | None,
-    hi: np.ndarray | None,
-    unordered: bool = False,
-) -> tuple[np.ndarray, list[np.ndarray], np.ndarray | None, np.ndarray | None]:
-    """Sort entries by key and fold equal keys: sum ``cols``, min ``lo``, max ``hi``.
-
-    ``unordered``: the keys come in no particular order (a raw batch), so numpy's default sort
-    (an introsort, vectorised) beats the stable one ``fold_equal`` uses for queues of sorted
-    runs: about 3x at a million scores."""
-    order = np.argsort(keys) if unordered and len(keys) else None
-    (k,), sums, mins, maxs = fold_equal(
-        [keys], cols, [] if lo is None else [lo], [] if hi is None else [hi], order=order
-    )
-    return k, sums, (mins[0] if mins else None), (maxs[0] if maxs else None)
-
-
-#: A raw batch longer than this is reduced in pieces (each sorted while it fits in the cache),
-#: whose reduced entries one stable sort then merges: about 2x faster at a million scores.
-SORT_CHUNK = 1 << 18
-
-
-def _reduce_raw(
-    keys: np.ndarray, cols: list[np.ndarray], values: np.ndarray | None
-) -> tuple[np.ndarray, list[np.ndarray], np.ndarray | None, np.ndarray | None]:
-    """:func:`_reduce` of a raw batch (``values``: the scores, for the buckets' min and max)."""
-    n = len(keys)
-    if n <= SORT_CHUNK:
-        return _reduce(keys, cols, values, values, unordered=True)
-    parts = [
-        _reduce(
-            keys[a : a + SORT_CHUNK],
-            [c[a : a + SORT_CHUNK] for c in cols],
-            None if values is None else values[a : a + SORT_CHUNK],
-            None if values is None else values[a : a + SORT_CHUNK],
-            unordered=True,
-        )
-        for a in range(0, n, SORT_CHUNK)
-    ]
-    joined = [np.concatenate([p[1][j] for p in parts]) for j in range(len(cols))]
-    if values is None:
-        return _reduce(np.concatenate([p[0] for p in parts]), joined, None, None)
-    lo = np.concatenate([p[2] for p in parts])
-    hi = np.concatenate([p[3] for p in parts])
-    return _reduce(np.concatenate([p[0] for p in parts]), joined, lo, hi)
+_reduce = reduce_entries  # the name states.stacked imports
 
 
 class ScoreBuckets(StateBlock):
@@ -333,40 +284,14 @@ class ScoreBuckets(StateBlock):
                 keys = keys - kmin
         if size is not None:
             assert self.mapping is not None
-            lo = np.full(size, np.inf)
-            hi = np.full(size, -np.inf)
             dtype = _I64 if weights is None else _F64
             if base is not None:
                 dtype = np.result_type(dtype, base._pos.dtype)
-            flat = np.zeros(2 * size, dtype=dtype)
-            for a in range(0, len(scores), CHUNK):
-                xs = scores[a : a + CHUNK]
-                # intp keys in a reused scratch array: ufunc.at and bincount run fastest on it.
-                k = _SCRATCH.get("keys", len(xs), np.intp)
-                if keys is None:
-                    self.mapping.keys_into(xs, k)
-                else:
-                    np.copyto(k, keys[a : a + CHUNK], casting="unsafe")
-                np.minimum.at(lo, k, xs)
-                np.maximum.at(hi, k, xs)
-                k <<= 1  # 2 * key + label: one bincount for both classes
-                lab = positive[a : a + CHUNK]
-                k += lab if lab.dtype == np.intp else lab.astype(np.intp)
-                wt = None if weights is None else weights[a : a + CHUNK]
-                flat += np.bincount(k, weights=wt, minlength=2 * size)
-            if base is not None and len(base._keys):  # a store's keys are distinct
-                # Added after the batch's chunks: base + (chunk sums), as a merge would add them.
-                k0 = base._keys
-                lo[k0] = np.minimum(lo[k0], base.lo)
-                hi[k0] = np.maximum(hi[k0], base.hi)
-                flat[2 * k0] += base._neg
-                flat[2 * k0 + 1] += base._pos
-            counts = flat.reshape(size, 2)
-            seen = np.flatnonzero(lo <= hi)
-            out._keys = seen.astype(np.int64) + offset
-            out._neg = np.ascontiguousarray(counts[seen, 0])
-            out._pos = np.ascontiguousarray(counts[seen, 1])
-            out._lo, out._hi = lo[seen] + 0.0, hi[seen] + 0.0  # -0.0 becomes +0.0
+            held = None if base is None or not len(base._keys) else base
+            out._keys, out._neg, out._pos, out._lo, out._hi = count_grid(
+                self.mapping, size, dtype, scores, positive, weights, keys, held
+            )
+            out._keys += offset
             return out
         scores = scores + 0.0  # -0.0 becomes +0.0: one value, one key
         if self.mapping is None:
@@ -377,7 +302,7 @@ class ScoreBuckets(StateBlock):
         pos = np.where(positive, w, 0)
         neg = np.where(positive, 0, w)
         minmax = None if self.mapping is None else scores
-        keys_r, (pos_r, neg_r), lo_r, hi_r = _reduce_raw(k, [pos, neg], minmax)
+        keys_r, (pos_r, neg_r), lo_r, hi_r = reduce_raw(k, [pos, neg], minmax)
         out._keys, out._pos, out._neg = keys_r, pos_r, neg_r
         out._lo, out._hi = lo_r, hi_r
         return out

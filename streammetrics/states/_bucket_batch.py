@@ -1,0 +1,121 @@
+"""How one batch of (score, label, weight) rows becomes score-bucket entries.
+
+Two kernels, used by :class:`~streammetrics.states.buckets.ScoreBuckets`:
+
+* :func:`count_grid`: on a grid mapping (a fixed, small key range), one dense count per key and
+  label (one ``bincount``) and the smallest and largest score per key (``ufunc.at``), in
+  chunks whose keys live in a reused scratch array; a store's entries may be added in the
+  same pass;
+* :func:`reduce_raw`: otherwise (exact scores, the sparse keys of ``"real"``), sort the rows
+  by key and fold equal keys (:func:`~streammetrics.states._fold.fold_equal`), in
+  cache-sized pieces for long batches.
+
+Entries come back as sorted keys with per-key negative and positive weight, lowest and highest
+score: the store's canonical form.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ._fold import fold_equal
+from .mappings import CHUNK, BucketMapping, scratch
+
+__all__ = ["SORT_CHUNK", "count_grid", "reduce_entries", "reduce_raw"]
+
+#: A raw batch longer than this is reduced in pieces (each sorted while it fits in the cache),
+#: whose reduced entries one stable sort then merges: about 2x faster at a million scores.
+SORT_CHUNK = 1 << 18
+
+Entries = tuple[np.ndarray, list[np.ndarray], np.ndarray | None, np.ndarray | None]
+
+
+def reduce_entries(
+    keys: np.ndarray,
+    cols: list[np.ndarray],
+    lo: np.ndarray | None,
+    hi: np.ndarray | None,
+    unordered: bool = False,
+) -> Entries:
+    """Sort entries by key and fold equal keys: sum ``cols``, min ``lo``, max ``hi``.
+
+    ``unordered``: the keys come in no particular order (a raw batch), so numpy's default sort
+    (an introsort, vectorised) beats the stable one ``fold_equal`` uses for queues of sorted
+    runs: about 3x at a million scores."""
+    order = np.argsort(keys) if unordered and len(keys) else None
+    (k,), sums, mins, maxs = fold_equal(
+        [keys], cols, [] if lo is None else [lo], [] if hi is None else [hi], order=order
+    )
+    return k, sums, (mins[0] if mins else None), (maxs[0] if maxs else None)
+
+
+def reduce_raw(keys: np.ndarray, cols: list[np.ndarray], values: np.ndarray | None) -> Entries:
+    """:func:`reduce_entries` of a raw batch (``values``: the scores, whose smallest and largest
+    per key are kept, or None)."""
+    n = len(keys)
+    if n <= SORT_CHUNK:
+        return reduce_entries(keys, cols, values, values, unordered=True)
+    parts = [
+        reduce_entries(
+            keys[a : a + SORT_CHUNK],
+            [c[a : a + SORT_CHUNK] for c in cols],
+            None if values is None else values[a : a + SORT_CHUNK],
+            None if values is None else values[a : a + SORT_CHUNK],
+            unordered=True,
+        )
+        for a in range(0, n, SORT_CHUNK)
+    ]
+    joined = [np.concatenate([p[1][j] for p in parts]) for j in range(len(cols))]
+    keys = np.concatenate([p[0] for p in parts])
+    if values is None:
+        return reduce_entries(keys, joined, None, None)
+    lo = np.concatenate([p[2] for p in parts])
+    hi = np.concatenate([p[3] for p in parts])
+    return reduce_entries(keys, joined, lo, hi)
+
+
+def count_grid(
+    mapping: BucketMapping,
+    size: int,
+    dtype: Any,
+    scores: np.ndarray,
+    positive: np.ndarray,
+    weights: np.ndarray | None,
+    keys: np.ndarray | None,
+    held: Any = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(keys, neg, pos, lo, hi)`` of a batch over the keys ``0 .. size - 1`` (``keys``, if
+    given, are the batch's precomputed keys, else ``mapping`` computes them), counted densely
+    in ``dtype``. ``held``: a store (``ScoreBuckets`` with distinct keys in that range) whose
+    entries are added after the batch's chunks, as a merge would add them."""
+    lo = np.full(size, np.inf)
+    hi = np.full(size, -np.inf)
+    flat = np.zeros(2 * size, dtype=dtype)
+    for a in range(0, len(scores), CHUNK):
+        xs = scores[a : a + CHUNK]
+        # intp keys in a reused scratch array: ufunc.at and bincount run fastest on it.
+        k = scratch.get("keys", len(xs), np.intp)
+        if keys is None:
+            mapping.keys_into(xs, k)
+        else:
+            np.copyto(k, keys[a : a + CHUNK], casting="unsafe")
+        np.minimum.at(lo, k, xs)
+        np.maximum.at(hi, k, xs)
+        k <<= 1  # 2 * key + label: one bincount for both classes
+        lab = positive[a : a + CHUNK]
+        k += lab if lab.dtype == np.intp else lab.astype(np.intp)
+        wt = None if weights is None else weights[a : a + CHUNK]
+        flat += np.bincount(k, weights=wt, minlength=2 * size)
+    if held is not None:  # a store's keys are distinct: plain fancy indexing is exact
+        k0 = held._keys
+        lo[k0] = np.minimum(lo[k0], held.lo)
+        hi[k0] = np.maximum(hi[k0], held.hi)
+        flat[2 * k0] += held._neg
+        flat[2 * k0 + 1] += held._pos
+    counts = flat.reshape(size, 2)
+    seen = np.flatnonzero(lo <= hi)
+    neg = np.ascontiguousarray(counts[seen, 0])
+    pos = np.ascontiguousarray(counts[seen, 1])
+    return seen.astype(np.int64), neg, pos, lo[seen] + 0.0, hi[seen] + 0.0  # -0.0 -> +0.0
