@@ -1,6 +1,6 @@
-"""How one batch of (score, label, weight) rows becomes score-bucket entries.
+"""How batches of (score, label, weight) rows, and stores, become score-bucket entries.
 
-Two kernels, used by :class:`~streammetrics.states.buckets.ScoreBuckets`:
+The kernels of :class:`~streammetrics.states.buckets.ScoreBuckets`:
 
 * :func:`count_grid`: on a grid mapping (a fixed, small key range), one dense count per key and
   label (one ``bincount``) and the smallest and largest score per key (``ufunc.at``), in
@@ -8,7 +8,9 @@ Two kernels, used by :class:`~streammetrics.states.buckets.ScoreBuckets`:
   same pass;
 * :func:`reduce_raw`: otherwise (exact scores, the sparse keys of ``"real"``), sort the rows
   by key and fold equal keys (:func:`~streammetrics.states._fold.fold_equal`), in
-  cache-sized pieces for long batches.
+  cache-sized pieces for long batches;
+* :func:`fold_grid` and :func:`merge_subset`: the merge of grid stores, one dense accumulation
+  of many stores, or the larger of two updated where the smaller's keys all lie among its own.
 
 Entries come back as sorted keys with per-key negative and positive weight, lowest and highest
 score: the store's canonical form.
@@ -23,7 +25,7 @@ import numpy as np
 from ._fold import fold_equal
 from .mappings import CHUNK, BucketMapping, scratch
 
-__all__ = ["SORT_CHUNK", "count_grid", "reduce_entries", "reduce_raw"]
+__all__ = ["SORT_CHUNK", "count_grid", "fold_grid", "merge_subset", "reduce_entries", "reduce_raw"]
 
 #: A raw batch longer than this is reduced in pieces (each sorted while it fits in the cache),
 #: whose reduced entries one stable sort then merges: about 2x faster at a million scores.
@@ -119,3 +121,44 @@ def count_grid(
     neg = np.ascontiguousarray(counts[seen, 0])
     pos = np.ascontiguousarray(counts[seen, 1])
     return seen.astype(np.int64), neg, pos, lo[seen] + 0.0, hi[seen] + 0.0  # -0.0 -> +0.0
+
+
+Grid = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]  # keys, neg, pos, lo, hi
+
+
+def fold_grid(parts: list[Any], dtype: Any, size: int) -> Grid:
+    """The entries of grid stores ``parts`` (folded, keys in ``0 .. size - 1``), accumulated
+    over the whole grid in their order."""
+    pos = np.zeros(size, dtype=dtype)
+    neg = np.zeros(size, dtype=dtype)
+    lo = np.full(size, np.inf)
+    hi = np.full(size, -np.inf)
+    for p in parts:  # a store's keys are distinct: plain fancy indexing is exact
+        k = p._keys
+        pos[k] += p._pos
+        neg[k] += p._neg
+        lo[k] = np.minimum(lo[k], p.lo)
+        hi[k] = np.maximum(hi[k], p.hi)
+    keys = np.flatnonzero(lo <= hi)
+    return keys.astype(np.int64), neg[keys], pos[keys], lo[keys], hi[keys]
+
+
+def merge_subset(first: Any, second: Any, dtype: Any) -> Grid | None:
+    """The merge of two folded grid stores when one's keys all lie among the other's: the
+    larger's arrays updated at the smaller's positions (no pass over the whole grid), sums
+    added in the order :func:`fold_grid` adds them. None otherwise."""
+    big, small = (first, second) if len(first) >= len(second) else (second, first)
+    at = np.searchsorted(big._keys, small._keys)
+    if at[-1] >= len(big._keys) or not (big._keys[at] == small._keys).all():
+        return None
+    pos, neg = big._pos.astype(dtype), big._neg.astype(dtype)  # copies
+    lo, hi = big.lo.copy(), big.hi.copy()
+    if big is first:  # first part first, as fold_grid adds them
+        pos[at] += small._pos
+        neg[at] += small._neg
+    else:
+        pos[at] = small._pos + pos[at]
+        neg[at] = small._neg + neg[at]
+    lo[at] = np.minimum(lo[at], small.lo)
+    hi[at] = np.maximum(hi[at], small.hi)
+    return big._keys, neg, pos, lo, hi

@@ -22,7 +22,7 @@ import numpy as np
 from .._codec import COUNT_LIMIT, check_counts, check_sum, count_total, held_total
 from ..base import StateBlock
 from ..errors import IncompatibleStateError
-from ._bucket_batch import count_grid, reduce_entries, reduce_raw
+from ._bucket_batch import count_grid, fold_grid, merge_subset, reduce_entries, reduce_raw
 from ._fold import queue_full
 from .mappings import (
     DEFAULT_RESOLUTION,
@@ -438,41 +438,16 @@ class ScoreBuckets(StateBlock):
     def _fold_dense(self, parts: list[ScoreBuckets], dtype: Any, size: int) -> None:
         """Set this grid store to the entries of ``parts`` (folded stores, ``self`` among them
         or not), accumulated over the whole grid in their order."""
-        pos = np.zeros(size, dtype=dtype)
-        neg = np.zeros(size, dtype=dtype)
-        lo = np.full(size, np.inf)
-        hi = np.full(size, -np.inf)
-        for p in parts:  # a store's keys are distinct: plain fancy indexing is exact
-            k = p._keys
-            pos[k] += p._pos
-            neg[k] += p._neg
-            lo[k] = np.minimum(lo[k], p.lo)
-            hi[k] = np.maximum(hi[k], p.hi)
-        keys = np.flatnonzero(lo <= hi)
-        self._keys, self._pos, self._neg = keys.astype(np.int64), pos[keys], neg[keys]
-        self._lo, self._hi = lo[keys], hi[keys]
+        self._keys, self._neg, self._pos, self._lo, self._hi = fold_grid(parts, dtype, size)
 
     def _merge_subset(self, parts: list[ScoreBuckets], dtype: Any) -> bool:
         """Set this store to the merge of two when one's buckets are all among the other's
-        (a running total absorbing one more shard, as ``sum()`` does): the larger store's
-        arrays updated at the smaller's positions, no pass over the whole grid. False, with
-        nothing changed, otherwise."""
-        big, small = sorted(parts, key=len, reverse=True)
-        at = np.searchsorted(big._keys, small._keys)
-        if at[-1] >= len(big._keys) or not (big._keys[at] == small._keys).all():
+        (a running total absorbing one more shard, as ``sum()`` does); False, with nothing
+        changed, otherwise."""
+        entries = merge_subset(parts[0], parts[1], dtype)
+        if entries is None:
             return False
-        pos, neg = big._pos.astype(dtype), big._neg.astype(dtype)  # copies
-        assert big._lo is not None and big._hi is not None
-        lo, hi = big._lo.copy(), big._hi.copy()
-        if big is parts[0]:  # the same order of additions as the dense path: first part first
-            pos[at] += small._pos
-            neg[at] += small._neg
-        else:
-            pos[at] = small._pos + pos[at]
-            neg[at] = small._neg + neg[at]
-        lo[at] = np.minimum(lo[at], small.lo)
-        hi[at] = np.maximum(hi[at], small.hi)
-        self._keys, self._pos, self._neg, self._lo, self._hi = big._keys, pos, neg, lo, hi
+        self._keys, self._neg, self._pos, self._lo, self._hi = entries
         return True
 
     # -- wire ----------------------------------------------------------------------------------
