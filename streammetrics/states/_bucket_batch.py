@@ -31,6 +31,10 @@ __all__ = ["SORT_CHUNK", "count_grid", "fold_grid", "merge_subset", "reduce_entr
 #: whose reduced entries one stable sort then merges: about 2x faster at a million scores.
 SORT_CHUNK = 1 << 18
 
+#: Up to this many cells, a chunk is counted by ``np.bincount`` (the fastest) into a table of
+#: its own; above it (the wide key ranges of ``"real"``), added in place.
+_BINCOUNT_CELLS = 1 << 16
+
 Entries = tuple[np.ndarray, list[np.ndarray], np.ndarray | None, np.ndarray | None]
 
 
@@ -109,7 +113,10 @@ def count_grid(
         lab = positive[a : a + CHUNK]
         k += lab if lab.dtype == np.intp else lab.astype(np.intp)
         wt = None if weights is None else weights[a : a + CHUNK]
-        flat += np.bincount(k, weights=wt, minlength=2 * size)
+        if 2 * size <= _BINCOUNT_CELLS:
+            flat += np.bincount(k, weights=wt, minlength=2 * size)
+        else:  # no fresh table per chunk: its pages would cost more than the counting
+            np.add.at(flat, k, 1 if wt is None else wt)
     if held is not None:  # a store's keys are distinct: plain fancy indexing is exact
         k0 = held._keys
         lo[k0] = np.minimum(lo[k0], held.lo)
