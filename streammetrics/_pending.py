@@ -85,10 +85,11 @@ class Pending:
             bits = [c.dtype is BFLOAT16_BITS for c in col]
             if not any(bits):
                 out.append(col[0] if len(col) == 1 else np.concatenate(col))
-            elif bfloat16 and all(bits):
-                # numpy concatenates record arrays field by field: join the plain bits instead
-                joined = np.concatenate([c.view(np.uint16) for c in col])
-                out.append(joined.view(BFLOAT16_BITS))
+            elif all(bits):
+                # numpy concatenates record arrays field by field: join the plain bits instead,
+                # then widen them (unless the fold reads bits) in one pass
+                joined = np.concatenate([c.view(np.uint16) for c in col]).view(BFLOAT16_BITS)
+                out.append(joined if bfloat16 else widen_bfloat16(joined))
             else:
                 col = tuple(widen_bfloat16(c) if b else c for c, b in zip(col, bits, strict=True))
                 out.append(col[0] if len(col) == 1 else np.concatenate(col))
