@@ -35,6 +35,7 @@ SORT_CHUNK = 1 << 18
 #: its own; above it (the wide key ranges of ``"real"``), added in place.
 _BINCOUNT_CELLS = 1 << 16
 
+Grid = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]  # keys, neg, pos, lo, hi
 Entries = tuple[np.ndarray, list[np.ndarray], np.ndarray | None, np.ndarray | None]
 
 
@@ -91,7 +92,7 @@ def count_grid(
     weights: np.ndarray | None,
     keys: np.ndarray | None,
     held: Any = None,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+) -> Grid:
     """``(keys, neg, pos, lo, hi)`` of a batch over the keys ``0 .. size - 1`` (``keys``, if
     given, are the batch's precomputed keys, else ``mapping`` computes them), counted densely
     in ``dtype``. ``held``: a store (``ScoreBuckets`` with distinct keys in that range) whose
@@ -130,42 +131,41 @@ def count_grid(
     return seen.astype(np.int64), neg, pos, lo[seen] + 0.0, hi[seen] + 0.0  # -0.0 -> +0.0
 
 
-Grid = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]  # keys, neg, pos, lo, hi
-
-
-def fold_grid(parts: list[Any], dtype: Any, size: int) -> Grid:
-    """The entries of grid stores ``parts`` (folded, keys in ``0 .. size - 1``), accumulated
-    over the whole grid in their order."""
+def fold_grid(parts: list[Grid], dtype: Any, size: int) -> Grid:
+    """The entries of grid stores ``parts`` (as ``(keys, neg, pos, lo, hi)``, keys distinct,
+    in ``0 .. size - 1``), accumulated over the whole grid in their order."""
     pos = np.zeros(size, dtype=dtype)
     neg = np.zeros(size, dtype=dtype)
     lo = np.full(size, np.inf)
     hi = np.full(size, -np.inf)
-    for p in parts:  # a store's keys are distinct: plain fancy indexing is exact
-        k = p._keys
-        pos[k] += p._pos
-        neg[k] += p._neg
-        lo[k] = np.minimum(lo[k], p.lo)
-        hi[k] = np.maximum(hi[k], p.hi)
+    for k, p_neg, p_pos, p_lo, p_hi in parts:  # distinct keys: plain fancy indexing is exact
+        pos[k] += p_pos
+        neg[k] += p_neg
+        lo[k] = np.minimum(lo[k], p_lo)
+        hi[k] = np.maximum(hi[k], p_hi)
     keys = np.flatnonzero(lo <= hi)
     return keys.astype(np.int64), neg[keys], pos[keys], lo[keys], hi[keys]
 
 
-def merge_subset(first: Any, second: Any, dtype: Any) -> Grid | None:
-    """The merge of two folded grid stores when one's keys all lie among the other's: the
+def merge_subset(first: Grid, second: Grid, dtype: Any) -> Grid | None:
+    """The merge of two grid stores' entries when one's keys all lie among the other's: the
     larger's arrays updated at the smaller's positions (no pass over the whole grid), sums
     added in the order :func:`fold_grid` adds them. None otherwise."""
-    big, small = (first, second) if len(first) >= len(second) else (second, first)
-    at = np.searchsorted(big._keys, small._keys)
-    if at[-1] >= len(big._keys) or not (big._keys[at] == small._keys).all():
+    big, small = (first, second) if len(first[0]) >= len(second[0]) else (second, first)
+    keys, small_keys = big[0], small[0]
+    if not len(small_keys):
+        return keys, big[1].astype(dtype), big[2].astype(dtype), big[3], big[4]
+    at = np.searchsorted(keys, small_keys)
+    if at[-1] >= len(keys) or not (keys[at] == small_keys).all():
         return None
-    pos, neg = big._pos.astype(dtype), big._neg.astype(dtype)  # copies
-    lo, hi = big.lo.copy(), big.hi.copy()
+    neg, pos = big[1].astype(dtype), big[2].astype(dtype)  # copies
+    lo, hi = big[3].copy(), big[4].copy()
     if big is first:  # first part first, as fold_grid adds them
-        pos[at] += small._pos
-        neg[at] += small._neg
+        neg[at] += small[1]
+        pos[at] += small[2]
     else:
-        pos[at] = small._pos + pos[at]
-        neg[at] = small._neg + neg[at]
-    lo[at] = np.minimum(lo[at], small.lo)
-    hi[at] = np.maximum(hi[at], small.hi)
-    return big._keys, neg, pos, lo, hi
+        neg[at] = small[1] + neg[at]
+        pos[at] = small[2] + pos[at]
+    lo[at] = np.minimum(lo[at], small[3])
+    hi[at] = np.maximum(hi[at], small[4])
+    return keys, neg, pos, lo, hi

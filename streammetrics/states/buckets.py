@@ -438,13 +438,15 @@ class ScoreBuckets(StateBlock):
     def _fold_dense(self, parts: list[ScoreBuckets], dtype: Any, size: int) -> None:
         """Set this grid store to the entries of ``parts`` (folded stores, ``self`` among them
         or not), accumulated over the whole grid in their order."""
-        self._keys, self._neg, self._pos, self._lo, self._hi = fold_grid(parts, dtype, size)
+        grids = [(p._keys, p._neg, p._pos, p.lo, p.hi) for p in parts]
+        self._keys, self._neg, self._pos, self._lo, self._hi = fold_grid(grids, dtype, size)
 
     def _merge_subset(self, parts: list[ScoreBuckets], dtype: Any) -> bool:
         """Set this store to the merge of two when one's buckets are all among the other's
         (a running total absorbing one more shard, as ``sum()`` does); False, with nothing
         changed, otherwise."""
-        entries = merge_subset(parts[0], parts[1], dtype)
+        first, second = ((p._keys, p._neg, p._pos, p.lo, p.hi) for p in parts)
+        entries = merge_subset(first, second, dtype)
         if entries is None:
             return False
         self._keys, self._neg, self._pos, self._lo, self._hi = entries
