@@ -32,11 +32,14 @@ from ._rows import _SCALAR_TYPES, SMALL_BATCH, Rows
 
 __all__ = ["FOLD_ROWS", "Pending", "PerRequest", "StateAttr", "wrap_class"]
 
-#: Rows buffered before the buffer is folded into the state (one vectorised update): samples
-#: given as scalars are kept as Python objects (about 100 bytes a row), small batches as arrays
-#: (about 8 bytes a value), so both thresholds hold a buffer near 400 KB.
+#: When the buffer is folded into the state (one vectorised update): at ``FOLD_ROWS`` samples
+#: given as scalars (Python objects, about 100 bytes a row), or when the small batches, kept as
+#: arrays, hold ``FOLD_CHUNK_BYTES`` (16,384 rows of three 8-byte columns; 32,768 rows of an
+#: int64 label and a float32 score) or ``FOLD_CHUNK_ROWS``: a buffer near 400 KB either way.
+#: The fewer the folds, the less their fixed cost weighs on each call.
 FOLD_ROWS = 4096
-FOLD_CHUNK_ROWS = 16384
+FOLD_CHUNK_BYTES = 16384 * 24
+FOLD_CHUNK_ROWS = 65536
 # Rows a buffer can hold at most (samples, small batches and the call that fills it). Each row
 # adds at most 1 (or its weight) to any count total, so a state with this much room left under
 # the count bound cannot pass it by folding its buffer.
@@ -53,13 +56,14 @@ class Pending:
     ordinary updates would make it).
     """
 
-    __slots__ = ("chunk_rows", "chunks", "rows", "stash", "weighted")
+    __slots__ = ("chunk_bytes", "chunk_rows", "chunks", "rows", "stash", "weighted")
 
     def __init__(self, weighted: bool) -> None:
         self.stash: dict[str, Any] = {}  # the metric's declared fields, out of it meanwhile
         self.rows: list[tuple[Any, ...]] = []  # one tuple per scalar row (weight last)
         self.chunks: list[tuple[np.ndarray, ...]] = []
         self.chunk_rows = 0
+        self.chunk_bytes = 0
         self.weighted = weighted
 
     @property
@@ -69,6 +73,8 @@ class Pending:
     def add_chunk(self, cols: tuple[np.ndarray, ...]) -> None:
         self.chunks.append(cols)
         self.chunk_rows += len(cols[0])
+        for c in cols:
+            self.chunk_bytes += c.nbytes
 
     def arrays(self, bfloat16: bool = False) -> list[np.ndarray]:
         """Every buffered row, one array per column (weights last when weighted).
@@ -283,7 +289,11 @@ class PerRequest:
         else:
             pending.rows.append(values)
             added = 1
-        if len(pending.rows) >= FOLD_ROWS or pending.chunk_rows >= FOLD_CHUNK_ROWS:
+        if (
+            len(pending.rows) >= FOLD_ROWS
+            or pending.chunk_bytes >= FOLD_CHUNK_BYTES
+            or pending.chunk_rows >= FOLD_CHUNK_ROWS
+        ):
             self._fold()
         return added
 

@@ -165,20 +165,26 @@ class Rows:
             return None
         cols = []
         n = -1
+        tensor = _TENSOR[0]
         for kind, seen, x in zip(self.kinds, self.labels, args, strict=True):
             # A copy: the caller may reuse its buffer (or tensor) once update returns.
-            if type(x) is _TENSOR[0] and x.dtype is _TENSOR[1]:
-                arr = _bfloat16_column(kind, x)  # checked already
-                if arr is None or (n >= 0 and len(arr) != n):
+            if type(x) is tensor:
+                if x.dtype is _TENSOR[1]:
+                    arr = _bfloat16_column(kind, x)  # checked already
+                    if arr is None or (n >= 0 and len(arr) != n):
+                        return None
+                    n = len(arr)
+                    cols.append(arr)
+                    continue
+                arr = _small_tensor(x)
+                if arr is None:
                     return None
-                n = len(arr)
-                cols.append(arr)
-                continue
-            arr = _small_column(x)
-            if arr is None or arr.ndim != 1:
-                return None
-            if type(x) is list and arr.dtype.kind == "U" and not _all_str(x):
-                return None  # numpy reads ["a", 1] as strings; update refuses such a column
+            else:
+                arr = _small_column(x)
+                if arr is None or arr.ndim != 1:
+                    return None
+                if type(x) is list and arr.dtype.kind == "U" and not _all_str(x):
+                    return None  # numpy reads ["a", 1] as strings; update refuses such a column
             if n != len(arr):
                 if n >= 0:
                     return None
@@ -449,17 +455,53 @@ def _key_trusted(seen: set[Any], v: Any) -> bool:
     return kind is not None and kind in seen
 
 
+def _label_run(unsigned: np.dtype[Any]) -> Any:
+    def trusted(seen: Seen, arr: np.ndarray) -> bool:
+        # every value in 0 .. run - 1 (negative ones are huge as unsigned), else a look-up
+        return bool(_MAX(arr.view(unsigned)) < seen.run) or seen.issuperset(arr.tolist())
+
+    return trusted
+
+
+def _probability_bits(unsigned: np.dtype[Any], one: int) -> Any:
+    def trusted(seen: Seen, arr: np.ndarray) -> bool:
+        # one reduction (see _ONE_BITS): -0.0 is refused here (the ordinary path takes it)
+        return bool(_MAX(arr.view(unsigned)) <= one)
+
+    return trusted
+
+
+def _finite(seen: Seen, arr: np.ndarray) -> bool:
+    # np.isfinite and one reduction: cheaper for small batches than a sum under np.errstate
+    # (entering it costs more than the check), and it never warns.
+    return bool(_ALL(np.isfinite(arr)))
+
+
+#: The checks of :func:`_column_trusted` for the common (kind, dtype) pairs, as one function
+#: each: the per-request path of a training loop calls them on every column of every step.
+_TRUSTED: dict[tuple[str, np.dtype[Any]], Any] = {}
+for _t in ("i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8"):
+    _TRUSTED[LABEL, np.dtype(_t)] = _label_run(_UNSIGNED[np.dtype(_t)])
+for _t in ("f2", "f4", "f8"):
+    _TRUSTED[PROBABILITY, np.dtype(_t)] = _probability_bits(
+        _UNSIGNED[np.dtype(_t)], _ONE_BITS[np.dtype(_t)]
+    )
+    _TRUSTED[NUMBER, np.dtype(_t)] = _finite
+
+
 def _column_trusted(kind: str, seen: Seen, arr: np.ndarray) -> bool:
+    """Whether every value of ``arr`` certainly passes the checks of a column of ``kind``: the
+    one-function checks of ``_TRUSTED`` for native numeric dtypes, the general rules here."""
     dtype = arr.dtype
+    check = _TRUSTED.get((kind, dtype))
+    if check is not None:
+        return bool(check(seen, arr))
     dk = dtype.kind
     if dk == "V":
         return dtype is BFLOAT16_BITS and _bfloat16_trusted(kind, arr.view(np.uint16))
     if kind == LABEL:
         if dk == "b" and seen.run >= 2:
             return True
-        unsigned = _UNSIGNED.get(dtype)  # native byte order only
-        if unsigned is not None and dk in "iu" and _MAX(arr.view(unsigned)) < seen.run:
-            return True  # every value in 0 .. run - 1 (negative ones are huge as unsigned)
         return dk in "biuU" and seen.issuperset(arr.tolist())
     if kind == KEY:
         if dk in "bi" or (dk == "u" and arr.dtype.itemsize < 8):
@@ -468,15 +510,8 @@ def _column_trusted(kind: str, seen: Seen, arr: np.ndarray) -> bool:
     if dk not in "biuf":
         return False
     if kind == PROBABILITY:
-        one = _ONE_BITS.get(dtype)
-        if one is not None:  # one reduction: -0.0 is refused here (the ordinary path takes it)
-            return bool(_MAX(arr.view(_UNSIGNED[dtype])) <= one)
         return bool(arr.min() >= 0 and arr.max() <= 1)  # False for nan
-    if dk != "f":
-        return True
-    # np.isfinite and one reduction: cheaper for small batches than a sum under np.errstate
-    # (entering it costs more than the check), and it never warns.
-    return bool(_ALL(np.isfinite(arr)))
+    return dk != "f" or _finite(seen, arr)
 
 
 def _bfloat16_trusted(kind: str, bits: np.ndarray) -> bool:
