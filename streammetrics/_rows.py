@@ -119,6 +119,8 @@ class Rows:
 
     def forget(self) -> None:
         """Trust nothing again (after ``reset``, ``merge`` or a load)."""
+        if not self.shapes and not any(self.labels):
+            return  # nothing learnt (a fresh copy, as ``a + b`` makes)
         for seen in self.labels:
             seen.clear()
         self.shapes.clear()

@@ -418,9 +418,10 @@ class ScoreBuckets(StateBlock):
         entries in k sparse stores."""
         for other in others:
             self._check_mapping(other)  # the count bound: all operands together, below
-        # Pairs within the bound may still pass it together.
-        kind = "f" if any(p._pos.dtype == _F64 for p in (self, *others)) else "i"
-        check_sum("score buckets", kind, *(p._held() for p in (self, *others)))
+        if len(others) > 1:  # one operand: check_mergeable, called first, checked the pair
+            # Pairs within the bound may still pass it together.
+            kind = "f" if any(p._pos.dtype == _F64 for p in (self, *others)) else "i"
+            check_sum("score buckets", kind, *(p._held() for p in (self, *others)))
         parts = [p for p in (self, *others) if len(p)]  # len() folds each part's queue
         if len(parts) <= 1:
             if parts and parts[0] is not self:
