@@ -7,10 +7,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._inputs import as_array, as_labels, as_scores
+from .._inputs import as_labels
 from ..base import Metric
 from ..errors import InputError
 from ..states.mappings import DEFAULT_RESOLUTION, check_mode, mapping_for
+from ._inputs import float_list, parse_images
 from ._matching import BLOCK, box_iou_pairs, match_groups
 from ._records import DetectionRecords
 from ._sketch import DetectionBuckets
@@ -23,40 +24,6 @@ COCO_MAX_DETS = (1, 10, 100)
 # all, small, medium, large: COCO's area ranges, bounds inclusive on both sides.
 COCO_AREAS = ((0.0, 1e10), (0.0, 32.0**2), (32.0**2, 96.0**2), (96.0**2, 1e10))
 AREA_NAMES = ("all", "small", "medium", "large")
-
-
-def _float_list(value: Any, name: str, default: np.ndarray) -> list[float]:
-    if value is None:
-        return [float(v) for v in default]
-    arr = as_scores(value, name)
-    if len(arr) == 0 or (arr < 0).any() or (arr > 1).any():
-        raise InputError(f"{name}: must be a non-empty list of values in [0, 1]")
-    return [float(v) for v in arr]
-
-
-def _boxes(x: Any, name: str) -> np.ndarray:
-    arr = as_array(x, name)
-    if arr.size == 0:
-        return np.zeros((0, 4), dtype=np.float64)
-    if arr.ndim != 2 or arr.shape[1] != 4:
-        raise InputError(f"{name}: expected boxes of shape (n, 4) in xyxy, got {arr.shape}")
-    return as_scores(arr, name, ndim=2)
-
-
-def _column(d: dict[str, Any], key: str, n: int, where: str, kind: str) -> np.ndarray:
-    if key not in d:
-        raise InputError(f"{where}: missing {key!r}")
-    x = d[key]
-    arr = (
-        as_labels(x, f"{where}[{key!r}]") if kind == "label" else as_scores(x, f"{where}[{key!r}]")
-    )
-    if arr.size == 0:
-        arr = arr.reshape(0)
-    if len(arr) != n:
-        raise InputError(f"{where}[{key!r}]: has {len(arr)} values for {n} boxes")
-    if kind == "label" and arr.dtype.kind != "i":
-        raise InputError(f"{where}[{key!r}]: labels must be integers")
-    return arr
 
 
 class MeanAveragePrecision(Metric):
@@ -141,8 +108,8 @@ class MeanAveragePrecision(Metric):
     ) -> None:
         super().__init__()
         check_mode(exact, score_type, resolution)
-        ious = _float_list(iou_thresholds, "iou_thresholds", COCO_IOU_THRESHOLDS)
-        recs = _float_list(rec_thresholds, "rec_thresholds", COCO_REC_THRESHOLDS)
+        ious = float_list(iou_thresholds, "iou_thresholds", COCO_IOU_THRESHOLDS)
+        recs = float_list(rec_thresholds, "rec_thresholds", COCO_REC_THRESHOLDS)
         dets = [int(v) for v in as_labels(max_detection_thresholds, "max_detection_thresholds")]
         if len(dets) != 3 or min(dets) < 1 or dets != sorted(dets):
             raise InputError("max_detection_thresholds: must be 3 increasing positive ints")
@@ -169,79 +136,14 @@ class MeanAveragePrecision(Metric):
 
     # -- update ----------------------------------------------------------------------------------
 
-    def _parse(self, preds: Any, targets: Any) -> tuple[dict[str, np.ndarray], ...]:
-        if not isinstance(preds, (list, tuple)) or not isinstance(targets, (list, tuple)):
-            raise InputError("preds, targets: expected lists with one dict per image")
-        if len(preds) != len(targets):
-            raise InputError(
-                f"columns differ in length: preds has {len(preds)}, targets has {len(targets)}"
-            )
-        det: dict[str, list[np.ndarray]] = {k: [] for k in ("boxes", "scores", "labels", "img")}
-        gt: dict[str, list[np.ndarray]] = {
-            k: [] for k in ("boxes", "labels", "crowd", "area", "img")
-        }
-        image_ids = np.zeros(len(preds), dtype=np.int64)
-        for i, (p, t) in enumerate(zip(preds, targets, strict=True)):
-            if not isinstance(p, dict):
-                raise InputError(f"preds[{i}]: expected a dict, got {type(p).__name__}")
-            if not isinstance(t, dict):
-                raise InputError(f"targets[{i}]: expected a dict, got {type(t).__name__}")
-            where = f"preds[{i}]"
-            boxes = _boxes(p.get("boxes"), f"{where}['boxes']")
-            n = len(boxes)
-            det["boxes"].append(boxes)
-            sc = _column(p, "scores", n, where, "score")
-            if (
-                not self._config["exact"]
-                and self._config["score_type"] == "probability"
-                and n
-                and (sc.min() < 0 or sc.max() > 1)
-            ):
-                raise InputError(
-                    f"{where}['scores']: sketch mode with score_type='probability' needs scores "
-                    "in [0, 1]; use score_type='logit' or 'real'"
-                )
-            det["scores"].append(sc)
-            det["labels"].append(_column(p, "labels", n, where, "label"))
-            det["img"].append(np.full(n, i, dtype=np.int64))
-            where = f"targets[{i}]"
-            boxes = _boxes(t.get("boxes"), f"{where}['boxes']")
-            m = len(boxes)
-            gt["boxes"].append(boxes)
-            gt["labels"].append(_column(t, "labels", m, where, "label"))
-            if t.get("iscrowd") is not None:
-                crowd = _column(t, "iscrowd", m, where, "label")
-                if ((crowd != 0) & (crowd != 1)).any():
-                    raise InputError(f"{where}['iscrowd']: must be 0 or 1")
-                gt["crowd"].append(crowd.astype(bool))
-            else:
-                gt["crowd"].append(np.zeros(m, dtype=bool))
-            if t.get("area") is not None:
-                area = _column(t, "area", m, where, "score")
-                if (area < 0).any():
-                    raise InputError(f"{where}['area']: must be non-negative")
-            else:
-                area = (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1])
-            gt["area"].append(area)
-            gt["img"].append(np.full(m, i, dtype=np.int64))
-            if t.get("image_id") is not None:
-                image_id = as_labels(t["image_id"], f"{where}['image_id']")
-                if len(image_id) != 1 or image_id.dtype.kind != "i":
-                    raise InputError(f"{where}['image_id']: must be one integer")
-                image_ids[i] = image_id[0]
-        dets = {k: np.concatenate(v) if v else np.empty(0) for k, v in det.items()}
-        gts = {k: np.concatenate(v) if v else np.empty(0) for k, v in gt.items()}
-        dets["boxes"] = dets["boxes"].reshape(-1, 4)
-        gts["boxes"] = gts["boxes"].reshape(-1, 4)
-        return dets, gts, {"image_ids": image_ids}
-
     def update(self, preds: Any, targets: Any) -> MeanAveragePrecision:
         """Match one batch of images (one dict per image in each list) and keep the records.
 
         Complexity: O(sum over (image, class) of detections x ground truth x areas x IoU
         thresholds), vectorised over all images of the batch.
         """
-        dets, gts, extra = self._parse(preds, targets)
+        unit = not self._config["exact"] and self._config["score_type"] == "probability"
+        dets, gts, extra = parse_images(preds, targets, unit_scores=unit)
         n_images = len(extra["image_ids"])
         if n_images == 0:
             return self
