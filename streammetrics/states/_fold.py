@@ -64,6 +64,13 @@ def fold_equal(
         for k in sorted_keys[1:]:
             edge[1:] |= k[1:] != k[:-1]
     starts = np.flatnonzero(edge)
+    if len(starts) == len(order):  # every key distinct (a batch of exact scores): no folding
+        return (
+            list(sorted_keys),
+            [c[order] for c in sums],
+            [c[order] for c in mins],
+            [c[order] for c in maxs],
+        )
     return (
         [k[starts] for k in sorted_keys],
         [np.add.reduceat(c[order], starts) for c in sums],

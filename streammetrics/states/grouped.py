@@ -16,7 +16,7 @@ from .._codec import check_counts, check_sum, held_total
 from ..base import StateBlock
 from ..errors import IncompatibleStateError
 from ._fold import queue_full
-from ._group_table import _sort_reduce, _Table, _union_rows
+from ._group_table import _sort_reduce, _Table, union_labels
 from .buckets import BucketMapping
 from .labels import (
     EMPTY_LABELS,
@@ -42,22 +42,44 @@ class GroupedScores(StateBlock):
         A group stays exact while it has at most this many rows (ignored without a mapping).
 
     Memory: 32 bytes per (group, distinct score) or (group, bucket) entry plus 24 per group.
-    ``add``: O(n log n) for n rows; ``merge``: O(1) (queued), canonicalised lazily in O(m log m)
-    for m entries, at most doubling work over a stream.
+    ``add``: O(n log n) for a batch of n rows, whatever the number of groups held (the batch's
+    groups are joined to the held ones when the queue is folded); ``merge``: O(1) (queued),
+    canonicalised lazily in O(m log m) for m entries, at most doubling work over a stream.
     """
 
     def __init__(self, mapping: BucketMapping | None, max_exact: int) -> None:
         self.mapping = mapping
         self.max_exact = max_exact if mapping is not None else -1
-        self.groups: np.ndarray = EMPTY_LABELS
-        self.rows: np.ndarray = np.zeros(0, dtype=np.int64)
+        # The groups of the main table and their row counts; queued tables carry their own.
+        self._groups: np.ndarray = EMPTY_LABELS
+        self._rows: np.ndarray = np.zeros(0, dtype=np.int64)
+        self._total = 0  # rows held, queue included
         self._main = self._empty_table(np.dtype(np.int64))
         self._pending: list[_Table] = []
+
+    @property
+    def groups(self) -> np.ndarray:
+        """Every group held, sorted (folds the queue)."""
+        self._consolidate()
+        return self._groups
+
+    @property
+    def rows(self) -> np.ndarray:
+        """Each group's row count, in the order of :attr:`groups` (folds the queue)."""
+        self._consolidate()
+        return self._rows
+
+    def _some_labels(self) -> np.ndarray:
+        """Labels held (some of them, without folding the queue): their kind is the state's."""
+        if len(self._groups):
+            return self._groups
+        return next((t.labels for t in self._pending if len(t.labels)), EMPTY_LABELS)
 
     def _empty_table(self, dtype: np.dtype[Any]) -> _Table:
         e = np.empty(0)
         return _Table(
-            self.groups,
+            self._groups,
+            self._rows,
             np.zeros(0, np.int64),
             e,
             np.zeros(0, dtype),
@@ -87,13 +109,18 @@ class GroupedScores(StateBlock):
         positive: np.ndarray,
         weights: np.ndarray | None,
     ) -> GroupedScores:
-        """A new block: ``self`` plus a batch (validated columns). ``self`` does not change."""
-        check_kinds(self.groups, groups, "groups")
-        check_sum("grouped scores", "i", held_total(self.rows), len(groups))
+        """A new block: ``self`` plus a batch (validated columns). ``self`` does not change.
+
+        The batch becomes a table of its own groups, queued: a group is bucketed here when the
+        batch alone holds more than ``max_exact`` of its rows, and the fold of the queue
+        buckets the entries of every group whose total passed it.
+        """
+        check_kinds(self._some_labels(), groups, "groups")
+        check_sum("grouped scores", "i", float(self._total), len(groups))
         labels, code = unique_codes(groups)
         batch_rows = np.bincount(code, minlength=len(labels)).astype(np.int64)
         out = self._shallow()
-        out.groups, out.rows, where = _union_rows(self.groups, self.rows, labels, batch_rows)
+        out._total = self._total + len(groups)
         if weights is not None:
             keep = weights != 0
             if not keep.all():
@@ -103,7 +130,7 @@ class GroupedScores(StateBlock):
                     positive[keep],
                     weights[keep],
                 )
-        group_sketched = self._sketched(out.rows[where])
+        group_sketched = self._sketched(batch_rows)
         sketched = group_sketched[code]
         scores = scores + 0.0
         key = scores.copy()
@@ -117,7 +144,7 @@ class GroupedScores(StateBlock):
             pos = np.where(positive, weights, 0.0)
             neg = np.where(positive, 0.0, weights)
         g, key, pos, neg, value = _sort_reduce(code, key, [pos, neg], scores)
-        table = _Table(labels, g, key, pos, neg, value, group_sketched[g])
+        table = _Table(labels, batch_rows, g, key, pos, neg, value, group_sketched[g])
         out._pending = [*self._pending, table]
         out._consolidate_if_large()
         return out
@@ -131,12 +158,8 @@ class GroupedScores(StateBlock):
     def _shallow(self) -> GroupedScores:
         out = GroupedScores.__new__(GroupedScores)
         out.mapping, out.max_exact = self.mapping, self.max_exact
-        out.groups, out.rows, out._main, out._pending = (
-            self.groups,
-            self.rows,
-            self._main,
-            list(self._pending),
-        )
+        out._groups, out._rows, out._total = self._groups, self._rows, self._total
+        out._main, out._pending = self._main, list(self._pending)
         return out
 
     # -- canonical form ------------------------------------------------------------------------
@@ -151,17 +174,14 @@ class GroupedScores(StateBlock):
             return
         parts = [self._main, *self._pending]
         dtype = np.result_type(*(t.pos.dtype for t in parts))
-        codes = [
-            (t.g if t.labels is self.groups else np.searchsorted(self.groups, t.labels)[t.g])
-            if len(t.g)
-            else t.g
-            for t in parts
-        ]
+        groups, rows, index = union_labels([t.labels for t in parts], [t.rows for t in parts])
+        self._groups, self._rows = groups, rows
+        codes = [at[t.g] if len(t.g) else t.g for t, at in zip(parts, index, strict=True)]
         total = sum(len(c) for c in codes)
         pieces = max(1, total // _SLICE)
-        bounds = np.linspace(0, len(self.groups), pieces + 1).astype(np.int64)
+        bounds = np.linspace(0, len(groups), pieces + 1).astype(np.int64)
         cuts = [np.searchsorted(c, bounds) for c in codes]
-        sketched_groups = self._sketched(self.rows)
+        sketched_groups = self._sketched(rows)
         out: list[tuple[np.ndarray, ...]] = []
         for i in range(pieces):
             sl = [slice(int(cut[i]), int(cut[i + 1])) for cut in cuts]
@@ -187,7 +207,7 @@ class GroupedScores(StateBlock):
         else:
             g, key = np.zeros(0, dtype=np.int64), np.empty(0)
             pos, neg, value = np.zeros(0, dtype), np.zeros(0, dtype), np.empty(0)
-        self._main = _Table(self.groups, g, key, pos, neg, value, sketched_groups[g])
+        self._main = _Table(groups, rows, g, key, pos, neg, value, sketched_groups[g])
         self._pending = []
 
     def table(self) -> _Table:
@@ -203,26 +223,23 @@ class GroupedScores(StateBlock):
             self.max_exact,
         ):
             raise IncompatibleStateError("cannot merge grouped scores of different configs")
-        if (
-            len(self.groups)
-            and len(other.groups)
-            and ((self.groups.dtype.kind == "U") != (other.groups.dtype.kind == "U"))
-        ):
+        mine, theirs = self._some_labels(), other._some_labels()
+        if len(mine) and len(theirs) and ((mine.dtype.kind == "U") != (theirs.dtype.kind == "U")):
             raise IncompatibleStateError(
                 "cannot merge a state of integer groups with one of string groups"
             )
         # Rows bound every count; weights must stay finite.
-        check_sum("grouped scores", "i", held_total(self.rows), held_total(other.rows))
+        check_sum("grouped scores", "i", float(self._total), float(other._total))
         if self.weighted or other.weighted:
             check_sum("grouped scores", "f", self._held(), other._held())
 
     def held_total(self) -> float:
-        return max(held_total(self.rows), self._held())
+        return max(float(self._total), self._held())
 
     def _check_total(self, others: list[Any]) -> None:
         # Pairs within the bound may still pass it together.
         parts = [self, *others]
-        check_sum("grouped scores", "i", *(held_total(p.rows) for p in parts))
+        check_sum("grouped scores", "i", *(float(p._total) for p in parts))
         if any(p.weighted for p in parts):
             check_sum("grouped scores", "f", *(p._held() for p in parts))
 
@@ -233,9 +250,8 @@ class GroupedScores(StateBlock):
 
     def merge(self, other: Any) -> None:
         self.check_mergeable(other)
-        theirs = other.table()
-        self.groups, self.rows, _ = _union_rows(self.groups, self.rows, other.groups, other.rows)
-        self._pending.append(theirs)
+        self._pending.append(other.table())  # its groups join this block's at the fold
+        self._total += other._total
         self._consolidate_if_large()
 
     def merge_many(self, others: list[Any]) -> None:
@@ -246,11 +262,8 @@ class GroupedScores(StateBlock):
             self.check_mergeable(other)
         self._check_total(others)
         for other in others:
-            theirs = other.table()
-            self.groups, self.rows, _ = _union_rows(
-                self.groups, self.rows, other.groups, other.rows
-            )
-            self._pending.append(theirs)
+            self._pending.append(other.table())  # its groups join this block's at the fold
+            self._total += other._total
         self._consolidate_if_large()
 
     def join_many(self, others: list[Any]) -> None:
@@ -291,9 +304,11 @@ class GroupedScores(StateBlock):
             return out
 
         rows = np.concatenate([p.rows for p in parts])[order]
-        self.groups, self.rows = groups, rows
+        self._groups, self._rows = groups, rows
+        self._total = sum(p._total for p in parts)
         self._main = _Table(
             groups,
+            rows,
             g[by_group],
             column("key"),
             column("pos").astype(dtype, copy=False),
@@ -312,9 +327,11 @@ class GroupedScores(StateBlock):
             index = np.cumsum(keep) - 1
             sel = keep[t.g]
             block = GroupedScores(self.mapping, self.max_exact)
-            block.groups, block.rows = self.groups[keep], self.rows[keep]
+            block._groups, block._rows = self._groups[keep], self._rows[keep]
+            block._total = int(block._rows.sum())
             block._main = _Table(
-                block.groups,
+                block._groups,
+                block._rows,
                 index[t.g[sel]],
                 t.key[sel],
                 t.pos[sel],
@@ -335,10 +352,10 @@ class GroupedScores(StateBlock):
 
     def to_wire(self) -> Any:
         t = self.table()
-        sizes = np.bincount(t.g, minlength=len(self.groups)).astype(np.int64)
+        sizes = np.bincount(t.g, minlength=len(self._groups)).astype(np.int64)
         return {
-            "groups": labels_to_wire(self.groups),
-            "rows": self.rows,
+            "groups": labels_to_wire(self._groups),
+            "rows": self._rows,
             "sizes": sizes,
             "key": t.key,
             "pos": t.pos,
@@ -407,6 +424,6 @@ class GroupedScores(StateBlock):
             ):
                 raise ValueError("grouped scores: bucket keys out of range")
         out = GroupedScores(self.mapping, self.max_exact)
-        out.groups, out.rows = groups, rows
-        out._main = _Table(groups, g, key + 0.0, pos, neg, value, sketched)
+        out._groups, out._rows, out._total = groups, rows, int(rows.sum())
+        out._main = _Table(groups, rows, g, key + 0.0, pos, neg, value, sketched)
         return out
