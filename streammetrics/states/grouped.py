@@ -117,10 +117,26 @@ class GroupedScores(StateBlock):
         """
         check_kinds(self._some_labels(), groups, "groups")
         check_sum("grouped scores", "i", float(self._total), len(groups))
-        labels, code = unique_codes(groups)
-        batch_rows = np.bincount(code, minlength=len(labels)).astype(np.int64)
         out = self._shallow()
         out._total = self._total + len(groups)
+        # A long batch in pieces that sort in cache; the fold merges their sorted tables.
+        for a in range(0, len(groups), _SLICE):
+            w = None if weights is None else weights[a : a + _SLICE]
+            piece = groups[a : a + _SLICE], scores[a : a + _SLICE], positive[a : a + _SLICE]
+            out._pending.append(self._table_of(*piece, w))
+        out._consolidate_if_large()
+        return out
+
+    def _table_of(
+        self,
+        groups: np.ndarray,
+        scores: np.ndarray,
+        positive: np.ndarray,
+        weights: np.ndarray | None,
+    ) -> _Table:
+        """The entries of a batch, reduced and sorted, as a table of its own groups."""
+        labels, code = unique_codes(groups)
+        batch_rows = np.bincount(code, minlength=len(labels)).astype(np.int64)
         if weights is not None:
             keep = weights != 0
             if not keep.all():
@@ -144,10 +160,7 @@ class GroupedScores(StateBlock):
             pos = np.where(positive, weights, 0.0)
             neg = np.where(positive, 0.0, weights)
         g, key, pos, neg, value = _sort_reduce(code, key, [pos, neg], scores)
-        table = _Table(labels, batch_rows, g, key, pos, neg, value, group_sketched[g])
-        out._pending = [*self._pending, table]
-        out._consolidate_if_large()
-        return out
+        return _Table(labels, batch_rows, g, key, pos, neg, value, group_sketched[g])
 
     def _consolidate_if_large(self) -> None:
         # Queued tables are folded in once they outgrow the main one, so a stream (or a chain
