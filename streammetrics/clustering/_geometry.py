@@ -1,5 +1,13 @@
 """The shared state and update of the internal clustering indices: per-cluster moments, a
-bounded per-cluster sample, and the distances between points and centres."""
+bounded per-cluster sample, and the distances between points and centres.
+
+Nothing overflows silently: rows ``X`` and ``centers`` must lie within 2**200 in magnitude
+(``InputError`` naming the argument, the state unchanged), so every squared distance and sum
+stays inside float64; a decoded state is held to the same bound (its sample) and to the bounds
+of :class:`~streammetrics.states.centroids.ClusterMoments`. A ratio past float64's range (a
+Calinski-Harabasz, Davies-Bouldin or Dunn index over a subnormal spread) is reported as the
+largest float, never as inf; Dunn's documented ``inf`` (every cluster a single repeated point)
+stays."""
 
 from __future__ import annotations
 
@@ -12,12 +20,15 @@ from scipy.spatial.distance import cdist
 
 from .._inputs import as_labels, as_matrix, check_same_length
 from ..base import Metric
-from ..errors import InputError
+from ..errors import IncompatibleStateError, InputError
 from ..states.centroids import ClusterMoments
 from ..states.labels import codes_in, config_labels
 from ..states.samples import BottomKSample
 
 _DISTANCES = ("euclidean", "cosine", "cityblock")
+#: The largest magnitude of a coordinate of a row or a centre (about 1.6e60).
+VALUE_LIMIT = 2.0**200
+_FMAX = float(np.finfo(np.float64).max)
 _BLOCK = 1 << 22  # distance-matrix entries per chunk of the sample computations
 _FLOAT_KEYS = (
     "compactness",
@@ -58,6 +69,20 @@ def _pairwise(a: np.ndarray, b: np.ndarray, distance: str) -> np.ndarray:
     return out
 
 
+def _check_range(arr: np.ndarray, name: str) -> None:
+    """InputError unless every value is within +-VALUE_LIMIT (two reductions, no copy)."""
+    if arr.size and not (arr.max() <= VALUE_LIMIT and arr.min() >= -VALUE_LIMIT):
+        raise InputError(
+            f"{name}: values must be within +-2**200 (about 1.6e60); their squared distances "
+            "would overflow float64"
+        )
+
+
+def _ceil(value: float) -> float:
+    """+inf (a ratio past float64's range) as the largest float; nan stays nan."""
+    return min(value, _FMAX) if value == value else value
+
+
 def _check_distance(distance: Any) -> str:
     if distance not in _DISTANCES:
         raise InputError(f"distance: must be one of {_DISTANCES}; got {distance!r}")
@@ -95,6 +120,7 @@ class _Geometry(Metric, register=False):
         keys: list[Any] | None = None
         if centers is not None:
             stored_centers = as_matrix(centers, "centers")
+            _check_range(stored_centers, "centers")
             if stored_centers.shape[0] == 0 or stored_centers.shape[1] == 0:
                 raise InputError("centers: must hold at least one centre of at least one column")
             if distance == "cosine" and (np.linalg.norm(stored_centers, axis=1) == 0).any():
@@ -145,6 +171,7 @@ class _Geometry(Metric, register=False):
             raise InputError("X: rows need at least one column")
         if self.moments.dim and d != self.moments.dim:
             raise InputError(f"X: has {d} columns, earlier batches had {self.moments.dim}")
+        _check_range(x, "X")
         extra = None
         if self._centers is not None:
             assert self._center_keys is not None
@@ -161,7 +188,11 @@ class _Geometry(Metric, register=False):
                     f"X: row {bad} is all zeros; the cosine distance needs non-zero rows"
                 )
             points = x / norms[:, None]
-        moments = self.moments.merged(self.moments.batch(lab, points, extra, "labels"))
+        try:
+            moments = self.moments.merged(self.moments.batch(lab, points, extra, "labels"))
+        except IncompatibleStateError as exc:
+            # Only a decoded state near its bounds gets here (rows within 2**200 cannot).
+            raise InputError(f"X: the batch would take the state past its bounds ({exc})") from None
         if not self._uses_sample:
             return self._commit(n, moments=moments)
         sample = self.sample.merged(self.sample.batch(lab, x, "labels"))
@@ -184,6 +215,9 @@ class _Geometry(Metric, register=False):
                 raise ValueError("the sample and the moments disagree on the clusters")
             if len(m.keys) and s.dim != m.dim:
                 raise ValueError("the sample and the moments differ in width")
+            rows = s.rows
+            if rows.size and not (np.abs(rows).max() <= VALUE_LIMIT):
+                raise ValueError("a sampled row is past the bound 2**200")
 
     # -- compute -----------------------------------------------------------------------------
 
@@ -207,7 +241,7 @@ class _Geometry(Metric, register=False):
         elif ssw == 0.0:
             ch = 1.0
         else:
-            ch = ssb * (total - k) / (ssw * (k - 1.0))
+            ch = _ceil(ssb * (total - k) / (ssw * (k - 1.0)))
         return {"ssb": ssb, "ssw": ssw, "calinski_harabasz": ch}
 
     def _separation(self) -> float:
@@ -247,7 +281,7 @@ class _Geometry(Metric, register=False):
         cd[cd == 0] = np.inf
         np.fill_diagonal(cd, np.inf)  # max over j != i (a cosine self-distance can be 1e-16)
         combined = (cp[:, None] + cp[None, :]) / cd
-        out["davies_bouldin"] = float(combined.max(axis=1).mean())
+        out["davies_bouldin"] = _ceil(float(combined.max(axis=1).mean()))
         return out
 
     def _sample_pairs(self, silhouette: bool, dunn: bool) -> dict[str, float]:
@@ -286,7 +320,7 @@ class _Geometry(Metric, register=False):
         if silhouette:
             out["silhouette"] = sil_total / total
         if dunn:
-            out["dunn"] = inter_min / diameter if diameter > 0 else math.inf
+            out["dunn"] = _ceil(inter_min / diameter) if diameter > 0 else math.inf
         return out
 
     def _all(self, want: Set[str]) -> dict[str, Any]:
