@@ -16,7 +16,6 @@ value accepted once stays acceptable.
 
 from __future__ import annotations
 
-import math
 import sys
 from typing import Any
 
@@ -34,7 +33,7 @@ SMALL_BATCH = 2048
 # Column kinds.
 LABEL = "label"  # a class label (int or str); each value is trusted once accepted
 KEY = "key"  # a group or query id; trusted once a key of the same kind (int/str) is accepted
-NUMBER = "number"  # a finite real
+NUMBER = "number"  # a finite real (buffered only within +-2**200, see NUMBER_LIMIT)
 PROBABILITY = "probability"  # a real in [0, 1]
 _KINDS = (LABEL, KEY, NUMBER, PROBABILITY)
 
@@ -45,8 +44,12 @@ _REAL_TYPES = _INT_TYPES | {float, np.float16, np.float32, np.float64}
 _STR_TYPES = frozenset({str, np.str_})
 _SCALAR_TYPES = _REAL_TYPES | _STR_TYPES
 _INT64 = 2**63
-#: Weights above this take the ordinary path (which checks the float64 range of the sums).
-MAX_WEIGHT = 1e300
+#: Weights above this take the ordinary path (which checks the bound of the weight totals,
+#: ``WEIGHT_LIMIT`` = 2**100): a full buffer of rows below it adds less than 2**99.
+MAX_WEIGHT = 2.0**84
+#: Numbers beyond this magnitude take the ordinary path, which refuses those a metric cannot
+#: hold (the regression metrics: above 2**200 the squared errors overflow float64).
+NUMBER_LIMIT = 2.0**200
 
 
 class Rows:
@@ -285,7 +288,7 @@ def _is_probability(v: Any) -> bool:
 
 
 def _is_number(v: Any) -> bool:
-    return type(v) in _REAL_TYPES and v - v == 0  # nan - nan and inf - inf are nan
+    return type(v) in _REAL_TYPES and -NUMBER_LIMIT <= v <= NUMBER_LIMIT  # False for nan
 
 
 def _scalar_check(kind: str, seen: set[Any]) -> Any:
@@ -475,10 +478,11 @@ def _column_trusted(kind: str, seen: Seen, arr: np.ndarray) -> bool:
     if dk != "f":
         return True
     if dtype.itemsize >= 4:
-        # One reduction: a nan or an infinity makes the sum non-finite. A sum that overflows
-        # only sends the call to the ordinary path.
+        # One reduction: a nan, an infinity or a value past NUMBER_LIMIT makes the sum of
+        # squares nan or above NUMBER_LIMIT**2. One that overflows (float32 above 1.8e19) only
+        # sends the call to the ordinary path.
         with np.errstate(over="ignore", invalid="ignore"):
-            return math.isfinite(np.add.reduce(arr))
+            return float(np.dot(arr, arr)) <= NUMBER_LIMIT * NUMBER_LIMIT
     return bool(np.isfinite(arr).all())
 
 
