@@ -290,3 +290,21 @@ def test_calinski_harabasz_over_a_subnormal_spread_is_finite():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert m.compute() == np.finfo(np.float64).max
+
+
+# -- found by the atheris run -----------------------------------------------------------------
+
+
+def test_sliding_window_whose_slots_pass_the_count_bound_does_not_decode():
+    # Each slot decoded (its table within 2**53) but the window, their merge, passed the
+    # bound: compute raised CountOverflowError. Now loads refuses the blob.
+    m = sm.SlidingWindow(sm.Accuracy(), width=30, slots=6)
+    for t in range(0, 30, 3):
+        m.update([0, 1], [0, 1], timestamps=[t, t])
+    name, schema, config, state = _codec.unpack_envelope(m.to_bytes())
+    assert len(state["slots"]) >= 2
+    for slot in state["slots"].values():
+        table = slot["state"]["counts"]["table"]
+        table[0, 0] = 2**52 + 2**51  # any two of them total past 2**53
+    with pytest.raises(sm.StateDecodeError, match="merge"):
+        sm.loads(_codec.pack_envelope(name, schema, config, state))
