@@ -45,10 +45,17 @@ def _finite(result) -> bool:
 
 
 @pytest.mark.parametrize("cls", REGRESSION)
-def test_regression_update_refuses_values_past_2_200(cls):
+def test_regression_update_refuses_values_the_state_cannot_hold(cls):
+    # 1e200 made inf squared errors with only a RuntimeWarning; now the batch is refused,
+    # naming the argument past 2**200.
     m = cls().update([1.0, 2.0, 3.0], [1.5, 2.0, 2.0])
     before = m.to_bytes()
-    for arg, t, p in (("y_true", [1e200, 0.0], [0.0, 1.0]), ("y_pred", [0.0, 1.0], [0.0, -1e61])):
+    cases = [("y_true", [1e200, 0.0], [0.0, 1.0]), ("y_pred", [0.0, 1.0], [0.0, -1e200])]
+    if cls is sm.MeanAbsolutePercentageError:
+        # Its per-row loss |e| / |y_true| of a huge y_true is small: that batch fits, finitely.
+        assert _finite(cls().update(*cases[0][1:]).compute())
+        cases = cases[1:]  # a huge y_pred over y_true = 0 gives 1e200 / eps: past 2**448
+    for arg, t, p in cases:
         with pytest.raises(sm.InputError, match=arg):
             m.update(t, p)
         assert m.to_bytes() == before
@@ -224,11 +231,11 @@ _LABELS = np.array([0, 0, 1, 1, 2, 2])
 
 
 @pytest.mark.parametrize("cls", CLUSTER)
-def test_cluster_update_refuses_rows_past_2_200(cls):
+def test_cluster_update_refuses_rows_the_state_cannot_hold(cls):
     m = cls().update(_X, _LABELS)
     before = m.to_bytes()
     with pytest.raises(sm.InputError, match="X"):
-        m.update(np.array([[1e61, 0.0], [0.0, 0.0]]), [0, 1])
+        m.update(np.array([[1e200, 0.0], [0.0, 0.0]]), [0, 1])
     assert m.to_bytes() == before
     with warnings.catch_warnings():
         warnings.simplefilter("error")

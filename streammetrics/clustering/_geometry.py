@@ -1,10 +1,12 @@
 """The shared state and update of the internal clustering indices: per-cluster moments, a
 bounded per-cluster sample, and the distances between points and centres.
 
-Nothing overflows silently: rows ``X`` and ``centers`` must lie within 2**200 in magnitude
-(``InputError`` naming the argument, the state unchanged), so every squared distance and sum
-stays inside float64; a decoded state is held to the same bound (its sample) and to the bounds
-of :class:`~streammetrics.states.centroids.ClusterMoments`. A ratio past float64's range (a
+Nothing overflows silently: ``centers`` and, for the indices that keep a sample of rows, rows
+``X`` must lie within 2**200 in magnitude (``InputError`` naming the argument, the state
+unchanged), so every squared distance stays inside float64; without a sample, a batch that
+would take the moments past the bounds of
+:class:`~streammetrics.states.centroids.ClusterMoments` is refused the same way (rows within
+2**200 always fit). A decoded state is held to the same bounds. A ratio past float64's range (a
 Calinski-Harabasz, Davies-Bouldin or Dunn index over a subnormal spread) is reported as the
 largest float, never as inf; Dunn's documented ``inf`` (every cluster a single repeated point)
 stays."""
@@ -171,7 +173,21 @@ class _Geometry(Metric, register=False):
             raise InputError("X: rows need at least one column")
         if self.moments.dim and d != self.moments.dim:
             raise InputError(f"X: has {d} columns, earlier batches had {self.moments.dim}")
-        _check_range(x, "X")
+        if self._uses_sample:
+            # Every row may be sampled, and pairwise distances of rows past 2**200 overflow.
+            _check_range(x, "X")
+        with np.errstate(over="ignore", invalid="ignore"):
+            # Without a sample, rows too large for the moments overflow to inf or nan here,
+            # silently: the bounds the merged block is checked against refuse them.
+            moments = self._moments_of(x, lab, d)
+        if not self._uses_sample:
+            return self._commit(n, moments=moments)
+        sample = self.sample.merged(self.sample.batch(lab, x, "labels"))
+        return self._commit(n, moments=moments, sample=sample)
+
+    def _moments_of(self, x: np.ndarray, lab: np.ndarray, d: int) -> ClusterMoments:
+        """The moments with the rows of one batch; ``InputError`` naming ``X`` if they would
+        pass the bounds."""
         extra = None
         if self._centers is not None:
             assert self._center_keys is not None
@@ -187,16 +203,18 @@ class _Geometry(Metric, register=False):
                 raise InputError(
                     f"X: row {bad} is all zeros; the cosine distance needs non-zero rows"
                 )
+            if not np.isfinite(norms).all():  # unit rows of zeros would be silently wrong
+                _check_range(x, "X")
             points = x / norms[:, None]
         try:
-            moments = self.moments.merged(self.moments.batch(lab, points, extra, "labels"))
+            return self.moments.merged(self.moments.batch(lab, points, extra, "labels"))
         except IncompatibleStateError as exc:
-            # Only a decoded state near its bounds gets here (rows within 2**200 cannot).
-            raise InputError(f"X: the batch would take the state past its bounds ({exc})") from None
-        if not self._uses_sample:
-            return self._commit(n, moments=moments)
-        sample = self.sample.merged(self.sample.batch(lab, x, "labels"))
-        return self._commit(n, moments=moments, sample=sample)
+            _check_range(x, "X")  # names the rows past 2**200, if some are
+            # Else a decoded state near its bounds: rows within 2**200 cannot pass them.
+            raise InputError(
+                f"X: the batch would take the state past its bounds ({exc}); refused, the "
+                "state is unchanged"
+            ) from None
 
     def _validate_state(self) -> None:
         m = self.moments

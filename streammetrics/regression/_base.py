@@ -1,13 +1,14 @@
 """The state and update shared by the regression metrics: one running-moments block over the
 variables a metric needs, and the multioutput handling of scikit-learn.
 
-Nothing overflows silently: ``update`` refuses targets and predictions above 2**200 in
-magnitude (``InputError`` naming the argument; their squared errors and the moments of those
-stay far inside float64) and weights totalling more than 2**100 (``CountOverflowError``); the
-moment blocks bound what a decoded state or a merge may hold (``states.moments``,
-``states.central``). A fit worse than float64 can say (R2 or explained variance below
--1.8e308, e.g. a finite error over a subnormal variance) is reported as the most negative
-float, never as -inf."""
+Nothing overflows silently: the moment blocks bound what a state may hold
+(``states.moments``, ``states.central``), and ``update`` refuses a batch that would take the
+state past those bounds (``InputError`` naming the argument, the state unchanged): every batch
+of values within 2**200 in magnitude fits (their squared errors and fourth powers stay far
+inside float64), larger ones fit only while their spread does. Weights totalling more than
+2**100 raise ``CountOverflowError``. A fit worse than float64 can say (R2 or explained
+variance below -1.8e308, e.g. a finite error over a subnormal variance) is reported as the
+most negative float, never as -inf."""
 
 from __future__ import annotations
 
@@ -40,7 +41,7 @@ _MULTIOUTPUT = ("raw_values", "uniform_average", "variance_weighted")
 # The central moments of (error, y_true) the delta method of R2 and explained variance reads:
 # every index of order 2 to 4 below (2, 2), (4, 0) and (0, 4).
 _SHAPE = ((2, 0), (3, 0), (4, 0), (0, 2), (0, 3), (0, 4), (1, 1), (2, 1), (1, 2), (2, 2))
-#: The largest magnitude of a target or prediction ``update`` accepts (about 1.6e60).
+#: Targets and predictions within this magnitude (about 1.6e60) always fit the state.
 VALUE_LIMIT = 2.0**200
 _FMAX = float(np.finfo(np.float64).max)
 
@@ -91,11 +92,12 @@ def _floor(values: Any, parts: np.ndarray | None = None) -> Any:
 
 
 def _check_range(arr: np.ndarray, name: str) -> None:
-    """InputError unless every value is within +-VALUE_LIMIT (two reductions, no copy)."""
+    """InputError unless every value is within +-VALUE_LIMIT (two reductions, no copy): names
+    the argument of a batch the state refused."""
     if arr.size and not (arr.max() <= VALUE_LIMIT and arr.min() >= -VALUE_LIMIT):
         raise InputError(
-            f"{name}: values must be within +-2**200 (about 1.6e60); their squared errors "
-            "would overflow float64. Refused, the state is unchanged"
+            f"{name}: values beyond +-2**200 (about 1.6e60) whose squares or moments would "
+            "overflow float64; refused, the state is unchanged"
         )
 
 
@@ -156,8 +158,6 @@ class _RegressionMetric(Metric, register=False):
         mo = self._config["multioutput"]
         if isinstance(mo, list) and len(mo) != d:
             raise InputError(f"y_true: has {d} outputs, but multioutput gives {len(mo)} weights")
-        _check_range(t, "y_true")
-        _check_range(p, "y_pred")
         if weights is not None:
             with np.errstate(over="ignore"):
                 check_sum("sample_weight", "f", self.moments.weight, float(weights.sum()))
@@ -165,19 +165,29 @@ class _RegressionMetric(Metric, register=False):
         # of a large batch costs more in page faults than the arithmetic (issue 11).
         block, rows, small = self.moments, max(1, CHUNK // d), d <= CHUNK
         try:
-            for a in range(0, n, rows):
-                w = None if weights is None else weights[a : a + rows]
-                cols = self._columns(t[a : a + rows], p[a : a + rows], scratch=small)
-                block = block.merged(block.batch(cols, w, scratch=small))
-            shape = (
-                self.shape.merged(self.shape.batch([t - p, t], weights)) if self._shape else None
-            )
+            # Values too large for the state overflow to inf or nan here, silently, and stay
+            # so: the bounds the new block is checked against refuse them (no pass over the
+            # input for it).
+            with np.errstate(over="ignore", invalid="ignore"):
+                for a in range(0, n, rows):
+                    w = None if weights is None else weights[a : a + rows]
+                    cols = self._columns(t[a : a + rows], p[a : a + rows], scratch=small)
+                    block = block.combined(block.batch(cols, w, scratch=small))
+                block.check_bounds()
+                shape = (
+                    self.shape.merged(self.shape.batch([t - p, t], weights))
+                    if self._shape
+                    else None
+                )
         except IncompatibleStateError as exc:
             if isinstance(exc, InputError):  # CountOverflowError: already an InputError
                 raise
-            # Only a decoded state near its bounds gets here (inputs within 2**200 cannot).
+            _check_range(t, "y_true")  # names the argument past 2**200, if one is
+            _check_range(p, "y_pred")
+            # Else a decoded state near its bounds: values within 2**200 cannot pass them.
             raise InputError(
-                f"y_true: the batch would take the state past its bounds ({exc})"
+                f"y_true: the batch would take the state past its bounds ({exc}); refused, "
+                "the state is unchanged"
             ) from None
         sq = float(n) if weights is None else float(weights @ weights)
         if shape is None:

@@ -196,6 +196,7 @@ class CentralMoments(StateBlock):
             if all(e % 2 == 0 for e in k):
                 sums[i] = np.maximum(sums[i], 0.0)
         out.weight, out.hi, out.lo, out.moments = total, his, los, sums
+        self._check_bounds(his, los, sums, IncompatibleStateError)  # values too large: inf, nan
         return out
 
     # -- merging -----------------------------------------------------------------------------

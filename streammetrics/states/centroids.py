@@ -140,7 +140,9 @@ class ClusterMoments(StateBlock):
         if not len(other.keys):
             return self.copy()
         if not len(self.keys):
-            return other.copy()
+            out = other.copy()  # a fresh batch, maybe of rows too large: checked too
+            _check_bounds(out.means, out.m2, out.extra, IncompatibleStateError)
+            return out
         out = self._new()
         keys = union(self.keys, other.keys)
         na = spread(self.counts, self.keys, keys)

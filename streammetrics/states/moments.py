@@ -209,15 +209,25 @@ class Moments(StateBlock):
             )
 
     def merged(self, other: Moments) -> Moments:
-        """A new block with the moments of both (Chan et al.); neither input changes."""
+        """A new block with the moments of both (Chan et al.); neither input changes. Raises
+        ``IncompatibleStateError`` (``CountOverflowError`` for the weight) if the result would
+        pass the bounds."""
         self.check_mergeable(other)
+        check_sum("moments weight", "f", self.weight, other.weight)
+        out = self.combined(other)
+        out.check_bounds()
+        return out
+
+    def combined(self, other: Moments) -> Moments:
+        """:meth:`merged` without the bound checks, for a caller that folds many blocks (an
+        update, chunk by chunk) and checks the last one with :meth:`check_bounds`: a value past
+        the bounds overflows to inf or nan on the way, and stays so."""
         if other.width is None:
             return self.copy()
         if self.width is None:
             return other.copy()
         out = self._empty_like()
         wa, wb = self.weight, other.weight
-        check_sum("moments weight", "f", wa, wb)
         total = wa + wb
         if wb == 0.0:
             out.weight, out.hi, out.lo = wa, self.hi.copy(), self.lo.copy()
@@ -237,8 +247,13 @@ class Moments(StateBlock):
         for i, (g, h) in enumerate(self.pairs):
             comoment[i] += delta[g] * delta[h] * factor
         out.comoment = comoment
-        _check_bounds(out.hi, out.lo, comoment, IncompatibleStateError)
         return out
+
+    def check_bounds(self) -> None:
+        """Raise ``IncompatibleStateError`` (``CountOverflowError`` for the weight) unless the
+        block is within its bounds (a few reductions of O(width))."""
+        check_sum("moments weight", "f", self.weight)
+        _check_bounds(self.hi, self.lo, self.comoment, IncompatibleStateError)
 
     def merge(self, other: Any) -> None:
         new = self.merged(other)
