@@ -44,8 +44,9 @@ FOLD_CHUNK_ROWS = 65536
 # adds at most 1 (or its weight) to any count total, so a state with this much room left under
 # the count bound cannot pass it by folding its buffer.
 _MARGIN = FOLD_ROWS + FOLD_CHUNK_ROWS + SMALL_BATCH
-# Weighted states hold float64 sums: trusted while below this, for weights below MAX_WEIGHT.
-_WEIGHT_ROOM = 1e307
+# Weighted states hold float64 sums bounded by WEIGHT_LIMIT (2**100): trusted while below this,
+# for weights below MAX_WEIGHT (2**82: a full buffer, under 2**17 rows, adds less than 2**99).
+_WEIGHT_ROOM = 2.0**99
 
 
 class Pending:

@@ -33,7 +33,7 @@ SMALL_BATCH = 2048
 # Column kinds.
 LABEL = "label"  # a class label (int or str); each value is trusted once accepted
 KEY = "key"  # a group or query id; trusted once a key of the same kind (int/str) is accepted
-NUMBER = "number"  # a finite real
+NUMBER = "number"  # a finite real (buffered only within +-2**200, see NUMBER_LIMIT)
 PROBABILITY = "probability"  # a real in [0, 1]
 _KINDS = (LABEL, KEY, NUMBER, PROBABILITY)
 
@@ -44,8 +44,13 @@ _REAL_TYPES = _INT_TYPES | {float, np.float16, np.float32, np.float64}
 _STR_TYPES = frozenset({str, np.str_})
 _SCALAR_TYPES = _REAL_TYPES | _STR_TYPES
 _INT64 = 2**63
-#: Weights above this take the ordinary path (which checks the float64 range of the sums).
-MAX_WEIGHT = 1e300
+#: Weights above this take the ordinary path (which checks the bound of the weight totals,
+#: ``WEIGHT_LIMIT`` = 2**100): a full buffer (under 2**17 rows) of rows below it adds less than
+#: 2**99.
+MAX_WEIGHT = 2.0**82
+#: Numbers beyond this magnitude take the ordinary path, which refuses those a metric cannot
+#: hold (the regression metrics: above 2**200 the squared errors overflow float64).
+NUMBER_LIMIT = 2.0**200
 
 
 class Rows:
@@ -285,7 +290,6 @@ _ONE_BITS = {
 
 
 _MAX = np.maximum.reduce  # without ndarray.max's Python wrapper: small batches pay for it
-_ALL = np.logical_and.reduce
 
 
 def _is_probability(v: Any) -> bool:
@@ -293,7 +297,7 @@ def _is_probability(v: Any) -> bool:
 
 
 def _is_number(v: Any) -> bool:
-    return type(v) in _REAL_TYPES and v - v == 0  # nan - nan and inf - inf are nan
+    return type(v) in _REAL_TYPES and -NUMBER_LIMIT <= v <= NUMBER_LIMIT  # False for nan
 
 
 def _scalar_check(kind: str, seen: set[Any]) -> Any:
@@ -473,10 +477,11 @@ def _probability_bits(unsigned: np.dtype[Any], one: int) -> Any:
     return trusted
 
 
-def _finite(seen: Seen, arr: np.ndarray) -> bool:
-    # np.isfinite and one reduction: cheaper for small batches than a sum under np.errstate
-    # (entering it costs more than the check), and it never warns.
-    return bool(_ALL(np.isfinite(arr)))
+def _number(seen: Seen, arr: np.ndarray) -> bool:
+    # Finite and within NUMBER_LIMIT: the largest magnitude, one reduction (nan compares
+    # False). Cheaper for small batches than a sum of squares under np.errstate (entering it
+    # costs more than the check), and it never warns.
+    return float(_MAX(np.abs(arr))) <= NUMBER_LIMIT
 
 
 #: The checks of :func:`_column_trusted` for the common (kind, dtype) pairs, as one function
@@ -488,7 +493,7 @@ for _t in ("f2", "f4", "f8"):
     _TRUSTED[PROBABILITY, np.dtype(_t)] = _probability_bits(
         _UNSIGNED[np.dtype(_t)], _ONE_BITS[np.dtype(_t)]
     )
-    _TRUSTED[NUMBER, np.dtype(_t)] = _finite
+    _TRUSTED[NUMBER, np.dtype(_t)] = _number
 
 
 def _column_trusted(kind: str, seen: Seen, arr: np.ndarray) -> bool:
@@ -513,7 +518,7 @@ def _column_trusted(kind: str, seen: Seen, arr: np.ndarray) -> bool:
         return False
     if kind == PROBABILITY:
         return bool(arr.min() >= 0 and arr.max() <= 1)  # False for nan
-    return dk != "f" or _finite(seen, arr)
+    return dk != "f" or _number(seen, arr)
 
 
 def _bfloat16_trusted(kind: str, bits: np.ndarray) -> bool:

@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from .._codec import WEIGHT_LIMIT, check_sum
 from .._inputs import (
     as_array,
     as_labels,
@@ -67,8 +68,19 @@ def _validate_columns(columns: int, count: int, labels: list[Any] | None) -> Non
         raise ValueError(f"{columns} columns, but labels names {len(labels)} classes")
 
 
+# Relative slack of the consistency bounds below (float sums in different orders round apart).
+_SLACK = 1.0 + 1e-6
+
+
 class _SumMetric(Metric, register=False):
-    """A weighted mean of one per-row loss, kept as two running float sums."""
+    """A weighted mean of one per-row loss, kept as two running float sums.
+
+    Bounds (``docs/format.md``): ``weight_sum`` at most ``WEIGHT_LIMIT`` (2**100; an update or
+    merge past it raises ``CountOverflowError``, the state unchanged) and ``|loss_sum|`` at most
+    the largest per-row loss times ``weight_sum`` (``loss_sq_sum``: its square times
+    ``weight_sum``), as every real stream gives; decoding refuses anything else, so the mean
+    is finite.
+    """
 
     #: 2: the state gained ``loss_sq_sum`` (sum w loss**2) and ``weight_sq`` (sum w**2).
     _schema: ClassVar[int] = 2
@@ -92,6 +104,10 @@ class _SumMetric(Metric, register=False):
     def _losses(self, y_true: Any, x: np.ndarray) -> np.ndarray:
         raise NotImplementedError
 
+    def _max_loss(self) -> float:
+        """The largest per-row loss."""
+        raise NotImplementedError
+
     def update(self, y_true: Any, y_prob: Any, sample_weight: Any = None) -> Any:
         """Add a batch of (label, probability) rows, optionally weighted. Complexity O(n k)."""
         x = _probabilities(y_prob)
@@ -104,8 +120,10 @@ class _SumMetric(Metric, register=False):
         w = as_weights(sample_weight, n)
         if n == 0:
             return self
+        with np.errstate(over="ignore"):
+            weight = float(n) if w is None else float(w.sum())
+        check_sum("sample_weight", "f", self.weight_sum, weight)
         total = float(losses.sum()) if w is None else float(np.dot(losses, w))
-        weight = float(n) if w is None else float(w.sum())
         sq = losses * losses
         sq_total = float(sq.sum()) if w is None else float(np.dot(sq, w))
         w_sq = float(n) if w is None else float(np.dot(w, w))
@@ -121,10 +139,20 @@ class _SumMetric(Metric, register=False):
     def _check_compatible(self, other: Any) -> None:
         super()._check_compatible(other)
         _check_merge_columns(type(self).__name__, self.columns, other.columns)
+        check_sum("weight_sum", "f", self.weight_sum, other.weight_sum)
+
+    def _held_total(self) -> float:
+        return max(super()._held_total(), self.weight_sum)
 
     def _validate_state(self) -> None:
-        if self.weight_sum < 0 or not math.isfinite(self.loss_sum):
-            raise ValueError("sums must be finite and weights non-negative")
+        if not 0 <= self.weight_sum <= WEIGHT_LIMIT or not math.isfinite(self.loss_sum):
+            raise ValueError("sums must be finite and weights non-negative, at most 2**100")
+        top = self._max_loss() * _SLACK
+        if not abs(self.loss_sum) <= top * self.weight_sum:
+            raise ValueError(f"loss_sum is more than {top:.6g} times weight_sum")
+        if not abs(self.loss_sq_sum) <= top * top * self.weight_sum:
+            if not math.isnan(self.loss_sq_sum):  # nan: unknown since schema 1
+                raise ValueError(f"loss_sq_sum is more than {top * top:.6g} times weight_sum")
         _validate_columns(self.columns, self._count, self._config["labels"])
 
     def _compute(self) -> float:
@@ -198,6 +226,9 @@ class LogLoss(_SumMetric):
         out: np.ndarray = -np.log(np.clip(chosen, eps, 1.0 - eps))
         return out
 
+    def _max_loss(self) -> float:
+        return -math.log(self._eps)
+
 
 class BrierScore(_SumMetric):
     """Mean squared difference between the predicted probability and the outcome, as
@@ -234,6 +265,9 @@ class BrierScore(_SumMetric):
         out: np.ndarray = sq.sum(axis=1) + (1.0 - 2.0 * x[rows, codes])
         return out
 
+    def _max_loss(self) -> float:
+        return 2.0  # all the mass on a wrong class: (1 - 0)**2 + 1**2
+
 
 class CalibrationError(Metric):
     """Expected (or maximum) calibration error over equal-width confidence bins.
@@ -256,7 +290,11 @@ class CalibrationError(Metric):
     ``IncompatibleStateError``.
 
     State: three float arrays of ``bins`` sums (merges agree to rounding) and the number of
-    columns. Memory O(bins); update O(n log bins); merge and compute O(bins).
+    columns. Bounds (``docs/format.md``): the bin weights total at most ``WEIGHT_LIMIT``
+    (2**100; an update or merge past it raises ``CountOverflowError``, the state unchanged),
+    and each bin's confidence and outcome sums lie between 0 and its weight, as every real
+    stream gives; decoding refuses anything else, so every bin mean is finite.
+    Memory O(bins); update O(n log bins); merge and compute O(bins).
 
     Examples
     --------
@@ -305,6 +343,9 @@ class CalibrationError(Metric):
             return self
         k = 0 if x.ndim == 1 else x.shape[1]
         _check_columns(self.columns, k)
+        if w is not None:
+            with np.errstate(over="ignore"):
+                check_sum("sample_weight", "f", float(self.weight.sum()), float(w.sum()))
         size = self._config["bins"]
         b = _bin_of(conf, size, self._edges)
         wt = np.bincount(b, weights=w, minlength=size).astype(np.float64)
@@ -321,14 +362,24 @@ class CalibrationError(Metric):
     def _check_compatible(self, other: Any) -> None:
         super()._check_compatible(other)
         _check_merge_columns("CalibrationError", self.columns, other.columns)
+        check_sum("weight", "f", float(self.weight.sum()), float(other.weight.sum()))
+
+    def _held_total(self) -> float:
+        return max(super()._held_total(), float(self.weight.sum()))
 
     def _validate_state(self) -> None:
         size = self._config["bins"]
         for a in (self.weight, self.confidence, self.outcome):
             if a.shape != (size,) or not np.isfinite(a).all():
                 raise ValueError(f"bin sums must be {size} finite values")
-        if self.weight.min() < 0:
-            raise ValueError("bin weights must be non-negative")
+        if self.weight.min() < 0 or not self.weight.max() <= WEIGHT_LIMIT:
+            raise ValueError("bin weights must be non-negative and total at most 2**100")
+        if not float(self.weight.sum()) <= WEIGHT_LIMIT:
+            raise ValueError("bin weights must be non-negative and total at most 2**100")
+        top = self.weight * _SLACK
+        for name, a in (("confidence", self.confidence), ("outcome", self.outcome)):
+            if a.min() < 0 or (a > top).any():
+                raise ValueError(f"each bin's {name} sum must lie between 0 and its weight")
         _validate_columns(self.columns, self._count, self._config["labels"])
 
     def _compute(self) -> float:

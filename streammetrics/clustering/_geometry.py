@@ -1,5 +1,15 @@
 """The shared state and update of the internal clustering indices: per-cluster moments, a
-bounded per-cluster sample, and the distances between points and centres."""
+bounded per-cluster sample, and the distances between points and centres.
+
+Nothing overflows silently: ``centers`` and, for the indices that keep a sample of rows, rows
+``X`` must lie within 2**200 in magnitude (``InputError`` naming the argument, the state
+unchanged), so every squared distance stays inside float64; without a sample, a batch that
+would take the moments past the bounds of
+:class:`~streammetrics.states.centroids.ClusterMoments` is refused the same way (rows within
+2**200 always fit). A decoded state is held to the same bounds. A ratio past float64's range (a
+Calinski-Harabasz, Davies-Bouldin or Dunn index over a subnormal spread) is reported as the
+largest float, never as inf; Dunn's documented ``inf`` (every cluster a single repeated point)
+stays."""
 
 from __future__ import annotations
 
@@ -12,12 +22,15 @@ from scipy.spatial.distance import cdist
 
 from .._inputs import as_labels, as_matrix, check_same_length
 from ..base import Metric
-from ..errors import InputError
+from ..errors import IncompatibleStateError, InputError
 from ..states.centroids import ClusterMoments
 from ..states.labels import codes_in, config_labels
 from ..states.samples import BottomKSample
 
 _DISTANCES = ("euclidean", "cosine", "cityblock")
+#: The largest magnitude of a coordinate of a row or a centre (about 1.6e60).
+VALUE_LIMIT = 2.0**200
+_FMAX = float(np.finfo(np.float64).max)
 _BLOCK = 1 << 22  # distance-matrix entries per chunk of the sample computations
 _FLOAT_KEYS = (
     "compactness",
@@ -58,6 +71,20 @@ def _pairwise(a: np.ndarray, b: np.ndarray, distance: str) -> np.ndarray:
     return out
 
 
+def _check_range(arr: np.ndarray, name: str) -> None:
+    """InputError unless every value is within +-VALUE_LIMIT (two reductions, no copy)."""
+    if arr.size and not (arr.max() <= VALUE_LIMIT and arr.min() >= -VALUE_LIMIT):
+        raise InputError(
+            f"{name}: values must be within +-2**200 (about 1.6e60); their squared distances "
+            "would overflow float64"
+        )
+
+
+def _ceil(value: float) -> float:
+    """+inf (a ratio past float64's range) as the largest float; nan stays nan."""
+    return min(value, _FMAX) if value == value else value
+
+
 def _check_distance(distance: Any) -> str:
     if distance not in _DISTANCES:
         raise InputError(f"distance: must be one of {_DISTANCES}; got {distance!r}")
@@ -95,6 +122,7 @@ class _Geometry(Metric, register=False):
         keys: list[Any] | None = None
         if centers is not None:
             stored_centers = as_matrix(centers, "centers")
+            _check_range(stored_centers, "centers")
             if stored_centers.shape[0] == 0 or stored_centers.shape[1] == 0:
                 raise InputError("centers: must hold at least one centre of at least one column")
             if distance == "cosine" and (np.linalg.norm(stored_centers, axis=1) == 0).any():
@@ -145,6 +173,21 @@ class _Geometry(Metric, register=False):
             raise InputError("X: rows need at least one column")
         if self.moments.dim and d != self.moments.dim:
             raise InputError(f"X: has {d} columns, earlier batches had {self.moments.dim}")
+        if self._uses_sample:
+            # Every row may be sampled, and pairwise distances of rows past 2**200 overflow.
+            _check_range(x, "X")
+        with np.errstate(over="ignore", invalid="ignore"):
+            # Without a sample, rows too large for the moments overflow to inf or nan here,
+            # silently: the bounds the merged block is checked against refuse them.
+            moments = self._moments_of(x, lab, d)
+        if not self._uses_sample:
+            return self._commit(n, moments=moments)
+        sample = self.sample.merged(self.sample.batch(lab, x, "labels"))
+        return self._commit(n, moments=moments, sample=sample)
+
+    def _moments_of(self, x: np.ndarray, lab: np.ndarray, d: int) -> ClusterMoments:
+        """The moments with the rows of one batch; ``InputError`` naming ``X`` if they would
+        pass the bounds."""
         extra = None
         if self._centers is not None:
             assert self._center_keys is not None
@@ -160,12 +203,18 @@ class _Geometry(Metric, register=False):
                 raise InputError(
                     f"X: row {bad} is all zeros; the cosine distance needs non-zero rows"
                 )
+            if not np.isfinite(norms).all():  # unit rows of zeros would be silently wrong
+                _check_range(x, "X")
             points = x / norms[:, None]
-        moments = self.moments.merged(self.moments.batch(lab, points, extra, "labels"))
-        if not self._uses_sample:
-            return self._commit(n, moments=moments)
-        sample = self.sample.merged(self.sample.batch(lab, x, "labels"))
-        return self._commit(n, moments=moments, sample=sample)
+        try:
+            return self.moments.merged(self.moments.batch(lab, points, extra, "labels"))
+        except IncompatibleStateError as exc:
+            _check_range(x, "X")  # names the rows past 2**200, if some are
+            # Else a decoded state near its bounds: rows within 2**200 cannot pass them.
+            raise InputError(
+                f"X: the batch would take the state past its bounds ({exc}); refused, the "
+                "state is unchanged"
+            ) from None
 
     def _validate_state(self) -> None:
         m = self.moments
@@ -184,6 +233,9 @@ class _Geometry(Metric, register=False):
                 raise ValueError("the sample and the moments disagree on the clusters")
             if len(m.keys) and s.dim != m.dim:
                 raise ValueError("the sample and the moments differ in width")
+            rows = s.rows
+            if rows.size and not (np.abs(rows).max() <= VALUE_LIMIT):
+                raise ValueError("a sampled row is past the bound 2**200")
 
     # -- compute -----------------------------------------------------------------------------
 
@@ -207,7 +259,7 @@ class _Geometry(Metric, register=False):
         elif ssw == 0.0:
             ch = 1.0
         else:
-            ch = ssb * (total - k) / (ssw * (k - 1.0))
+            ch = _ceil(ssb * (total - k) / (ssw * (k - 1.0)))
         return {"ssb": ssb, "ssw": ssw, "calinski_harabasz": ch}
 
     def _separation(self) -> float:
@@ -247,7 +299,7 @@ class _Geometry(Metric, register=False):
         cd[cd == 0] = np.inf
         np.fill_diagonal(cd, np.inf)  # max over j != i (a cosine self-distance can be 1e-16)
         combined = (cp[:, None] + cp[None, :]) / cd
-        out["davies_bouldin"] = float(combined.max(axis=1).mean())
+        out["davies_bouldin"] = _ceil(float(combined.max(axis=1).mean()))
         return out
 
     def _sample_pairs(self, silhouette: bool, dunn: bool) -> dict[str, float]:
@@ -286,7 +338,7 @@ class _Geometry(Metric, register=False):
         if silhouette:
             out["silhouette"] = sil_total / total
         if dunn:
-            out["dunn"] = inter_min / diameter if diameter > 0 else math.inf
+            out["dunn"] = _ceil(inter_min / diameter) if diameter > 0 else math.inf
         return out
 
     def _all(self, want: Set[str]) -> dict[str, Any]:

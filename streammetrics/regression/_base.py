@@ -1,5 +1,14 @@
 """The state and update shared by the regression metrics: one running-moments block over the
-variables a metric needs, and the multioutput handling of scikit-learn."""
+variables a metric needs, and the multioutput handling of scikit-learn.
+
+Nothing overflows silently: the moment blocks bound what a state may hold
+(``states.moments``, ``states.central``), and ``update`` refuses a batch that would take the
+state past those bounds (``InputError`` naming the argument, the state unchanged): every batch
+of values within 2**200 in magnitude fits (their squared errors and fourth powers stay far
+inside float64), larger ones fit only while their spread does. Weights totalling more than
+2**100 raise ``CountOverflowError``. A fit worse than float64 can say (R2 or explained
+variance below -1.8e308, e.g. a finite error over a subnormal variance) is reported as the
+most negative float, never as -inf."""
 
 from __future__ import annotations
 
@@ -8,9 +17,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from .._codec import check_sum
 from .._inputs import as_matrix, as_weights, check_same_length
 from ..base import Metric
-from ..errors import InputError
+from ..errors import IncompatibleStateError, InputError
 from ..states.central import CentralMoments
 from ..states.mappings import scratch as _scratch
 from ..states.moments import CHUNK, Moments
@@ -31,6 +41,9 @@ _MULTIOUTPUT = ("raw_values", "uniform_average", "variance_weighted")
 # The central moments of (error, y_true) the delta method of R2 and explained variance reads:
 # every index of order 2 to 4 below (2, 2), (4, 0) and (0, 4).
 _SHAPE = ((2, 0), (3, 0), (4, 0), (0, 2), (0, 3), (0, 4), (1, 1), (2, 1), (1, 2), (2, 2))
+#: Targets and predictions within this magnitude (about 1.6e60) always fit the state.
+VALUE_LIMIT = 2.0**200
+_FMAX = float(np.finfo(np.float64).max)
 
 
 def _check_multioutput(multioutput: Any) -> str | list[float]:
@@ -57,12 +70,35 @@ def _explained(num: np.ndarray, den: np.ndarray, force_finite: bool) -> np.ndarr
     """scikit-learn's ``_assemble_fraction_of_explained_deviance``, output by output."""
     with np.errstate(divide="ignore", invalid="ignore"):
         if not force_finite:
-            return np.asarray(1 - num / den, dtype=np.float64)
+            # -inf over a zero variance is scikit-learn's value; over a positive one, overflow.
+            out = np.asarray(1 - num / den, dtype=np.float64)
+            return np.where(den != 0, _floor(out), out)
         out = np.ones(len(num))
         valid = (den != 0) & (num != 0)
-        out[valid] = 1 - num[valid] / den[valid]
+        out[valid] = _floor(1 - num[valid] / den[valid])
         out[(num != 0) & (den == 0)] = 0.0
         return out
+
+
+def _floor(values: Any, parts: np.ndarray | None = None) -> Any:
+    """-inf (a ratio or an average past float64's range) as the most negative float; nan
+    stays nan, and so does an average of ``parts`` that holds a -inf (force_finite=False over a
+    zero variance: scikit-learn's value)."""
+    if isinstance(values, np.ndarray):
+        return np.maximum(values, -_FMAX)
+    if parts is not None and np.isneginf(parts).any():
+        return values
+    return max(values, -_FMAX) if values == values else values
+
+
+def _check_range(arr: np.ndarray, name: str) -> None:
+    """InputError unless every value is within +-VALUE_LIMIT (two reductions, no copy): names
+    the argument of a batch the state refused."""
+    if arr.size and not (arr.max() <= VALUE_LIMIT and arr.min() >= -VALUE_LIMIT):
+        raise InputError(
+            f"{name}: values beyond +-2**200 (about 1.6e60) whose squares or moments would "
+            "overflow float64; refused, the state is unchanged"
+        )
 
 
 class _RegressionMetric(Metric, register=False):
@@ -122,18 +158,54 @@ class _RegressionMetric(Metric, register=False):
         mo = self._config["multioutput"]
         if isinstance(mo, list) and len(mo) != d:
             raise InputError(f"y_true: has {d} outputs, but multioutput gives {len(mo)} weights")
+        if weights is not None:
+            with np.errstate(over="ignore"):
+                check_sum("sample_weight", "f", self.moments.weight, float(weights.sum()))
         # In chunks whose temporaries live in reused scratch arrays: a fresh array per step
         # of a large batch costs more in page faults than the arithmetic (issue 11).
         block, rows, small = self.moments, max(1, CHUNK // d), d <= CHUNK
-        for a in range(0, n, rows):
-            w = None if weights is None else weights[a : a + rows]
-            cols = self._columns(t[a : a + rows], p[a : a + rows], scratch=small)
-            block = block.merged(block.batch(cols, w, scratch=small))
+        try:
+            # Values too large for the state overflow to inf or nan here, silently, and stay
+            # so: the bounds the new block is checked against refuse them (no pass over the
+            # input for it).
+            with np.errstate(over="ignore", invalid="ignore"):
+                for a in range(0, n, rows):
+                    w = None if weights is None else weights[a : a + rows]
+                    cols = self._columns(t[a : a + rows], p[a : a + rows], scratch=small)
+                    block = block.combined(block.batch(cols, w, scratch=small))
+                block.check_bounds()
+                shape = (
+                    self.shape.merged(self.shape.batch([t - p, t], weights))
+                    if self._shape
+                    else None
+                )
+        except IncompatibleStateError as exc:
+            if isinstance(exc, InputError):  # CountOverflowError: already an InputError
+                raise
+            _check_range(t, "y_true")  # names the argument past 2**200, if one is
+            _check_range(p, "y_pred")
+            # Else a decoded state near its bounds: values within 2**200 cannot pass them.
+            raise InputError(
+                f"y_true: the batch would take the state past its bounds ({exc}); refused, "
+                "the state is unchanged"
+            ) from None
         sq = float(n) if weights is None else float(weights @ weights)
-        if not self._shape:
+        if shape is None:
             return self._commit(n, moments=block, weight_sq=self.weight_sq + sq)
-        shape = self.shape.merged(self.shape.batch([t - p, t], weights))
         return self._commit(n, moments=block, weight_sq=self.weight_sq + sq, shape=shape)
+
+    def _merge_many(self, others: list[Any], join: bool = False) -> None:
+        """All or nothing: every merged block is built (and checked against its bounds) before
+        any field changes."""
+        moments, shape, sq = self.moments, self.shape if self._shape else None, self.weight_sq
+        for other in others:
+            moments = moments.merged(other.moments)
+            if shape is not None:
+                shape = shape.merged(other.shape)
+            sq = sq + other.weight_sq
+        self.moments, self.weight_sq = moments, sq
+        if shape is not None:
+            self.shape = shape
 
     def _columns(self, t: np.ndarray, p: np.ndarray, scratch: bool = False) -> list[np.ndarray]:
         """The variables this metric keeps moments of, one (n, width) array each; with
@@ -256,11 +328,17 @@ class _RegressionMetric(Metric, register=False):
         if mo == "raw_values":
             return values
         if mo == "uniform_average":
-            return float(np.mean(values))
+            return _floor(float(np.mean(values)), values)
         if mo == "variance_weighted":
             den = self._co(_T, _T)
-            return float(np.average(values, weights=den if np.any(den != 0) else None))
-        return float(np.average(values, weights=np.asarray(mo)))
+            if np.any(den != 0):
+                # Scaled by a power of two (exactly) so that sums of variances near the bound
+                # of the moments stay finite.
+                den = np.ldexp(den, -int(np.frexp(den.max())[1]))
+            return _floor(
+                float(np.average(values, weights=den if np.any(den != 0) else None)), values
+            )
+        return _floor(float(np.average(values, weights=np.asarray(mo))), values)
 
     def _empty_result(self) -> Any:
         mo = self._config["multioutput"]
@@ -280,7 +358,11 @@ class _RegressionMetric(Metric, register=False):
 
     def _pearson(self) -> np.ndarray:
         tt, pp, tp = self._co(_T, _T), self._co(_P, _P), self._co(_T, _P)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            r = tp / np.sqrt(tt * pp)
+        with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+            den = np.sqrt(tt * pp)
+            # Past float64's range (variances near the bound of the moments): one root each.
+            far = ~np.isfinite(den) | ((den == 0) & (tt != 0) & (pp != 0))
+            den[far] = np.sqrt(tt[far]) * np.sqrt(pp[far])
+            r = tp / den
         r[(tt == 0) | (pp == 0)] = math.nan  # a constant column: undefined, as scipy says
         return np.asarray(np.clip(r, -1.0, 1.0))

@@ -25,6 +25,15 @@ mean. Each batch is summarised around its own mean by a two-pass (centre on the 
 so that a constant column gives exact zeros, correct the mean by the mean deviation, then take
 the products of the values centred on that mean).
 
+Bounds (``docs/format.md``, "Float bounds"): the weight is at most ``WEIGHT_LIMIT`` (2**100),
+every mean (and its low part) at most :data:`CENTRAL_MEAN_LIMIT` (2**210) in magnitude, and a
+central sum of total order k at most ``2**(110 + 212 k)`` (2**958 for the fourth order): each
+term ``C(k, j) d**(k - j) M[j]`` of a merge is then below that bound too, so a merge stays
+finite before its result is checked. Decoding refuses a block past them (``ValueError``); a
+merge whose result would pass them raises
+:class:`~streammetrics.errors.IncompatibleStateError` (``CountOverflowError`` for the weight)
+before anything changes. Data within 2**200 (what the regression metrics accept) stays below.
+
 These are float sums: any split merged in any order agrees to rounding, not bit for bit.
 Memory: ``(variables * 2 + len(indices)) * width + 1`` floats. ``batch``: O(n * width *
 len(indices)); ``merge``: O(len(indices) * 2**order * width).
@@ -39,11 +48,15 @@ from typing import Any
 
 import numpy as np
 
+from .._codec import WEIGHT_LIMIT, check_sum
 from ..base import StateBlock
 from ..errors import IncompatibleStateError
 from .moments import _two_sum
 
-__all__ = ["CentralMoments"]
+__all__ = ["CENTRAL_MEAN_LIMIT", "CentralMoments"]
+
+#: The largest magnitude of a mean (and of its low part) a block may hold.
+CENTRAL_MEAN_LIMIT = 2.0**210
 
 Index = tuple[int, ...]
 _CHUNK = 8192  # values per chunk of the products (a few chunk-sized powers fit in L2 cache)
@@ -84,6 +97,7 @@ class CentralMoments(StateBlock):
         self.indices = _check_indices(self.variables, indices)
         self._position = {k: i for i, k in enumerate(self.indices)}
         self._plan = [self._terms(k) for k in self.indices]
+        self._limits = _limits(self.indices)
         self.weight = 0.0
         self.hi: np.ndarray = np.zeros((self.variables, 0))
         self.lo: np.ndarray = np.zeros((self.variables, 0))
@@ -120,10 +134,14 @@ class CentralMoments(StateBlock):
             return np.full(row.shape, math.nan)
         return np.asarray(row / self.weight)
 
+    def held_total(self) -> float:
+        """The weight, for the bound of weight totals (the per-request buffer reads it)."""
+        return self.weight
+
     def _empty_like(self) -> CentralMoments:
         out = CentralMoments.__new__(CentralMoments)
         out.variables, out.indices = self.variables, self.indices
-        out._position, out._plan = self._position, self._plan
+        out._position, out._plan, out._limits = self._position, self._plan, self._limits
         out.weight = 0.0
         out.hi = np.zeros((self.variables, 0))
         out.lo = np.zeros((self.variables, 0))
@@ -178,6 +196,7 @@ class CentralMoments(StateBlock):
             if all(e % 2 == 0 for e in k):
                 sums[i] = np.maximum(sums[i], 0.0)
         out.weight, out.hi, out.lo, out.moments = total, his, los, sums
+        self._check_bounds(his, los, sums, IncompatibleStateError)  # values too large: inf, nan
         return out
 
     # -- merging -----------------------------------------------------------------------------
@@ -202,6 +221,7 @@ class CentralMoments(StateBlock):
             return other.copy()
         out = self._empty_like()
         wa, wb = self.weight, other.weight
+        check_sum("central moments weight", "f", wa, wb)
         total = wa + wb
         delta = (other.hi - self.hi) + (other.lo - self.lo)
         out.weight = total
@@ -219,7 +239,22 @@ class CentralMoments(StateBlock):
             if all(e % 2 == 0 for e in k):
                 moments[i] = np.maximum(moments[i], 0.0)
         out.moments = moments
+        self._check_bounds(out.hi, out.lo, moments, IncompatibleStateError)
         return out
+
+    def _check_bounds(
+        self, hi: np.ndarray, lo: np.ndarray, moments: np.ndarray, error: type[Exception]
+    ) -> None:
+        """Raise ``error`` unless the means and central sums are within their bounds."""
+        if not hi.size:
+            return
+        limit = CENTRAL_MEAN_LIMIT
+        if not (np.abs(hi).max() <= limit and np.abs(lo).max() <= limit):
+            raise error("central moments: a mean is past the bound 2**210")
+        if not (np.abs(hi + lo).max() <= limit):
+            raise error("central moments: a mean is past the bound 2**210")
+        if moments.size and not (np.abs(moments).max(axis=1) <= self._limits).all():
+            raise error("central moments: a central sum is past its bound 2**(110 + 212 k)")
 
     def merge(self, other: Any) -> None:
         new = self.merged(other)
@@ -243,8 +278,8 @@ class CentralMoments(StateBlock):
         weight = wire["weight"]
         if type(weight) is int:
             weight = float(weight)
-        if not isinstance(weight, float) or not (math.isfinite(weight) and weight >= 0):
-            raise ValueError("the weight must be a finite non-negative float")
+        if not isinstance(weight, float) or not (0 <= weight <= WEIGHT_LIMIT):
+            raise ValueError("the weight must be a non-negative float of at most 2**100")
         arrays = {}
         for name, rows in (
             ("mean", self.variables),
@@ -265,10 +300,17 @@ class CentralMoments(StateBlock):
             if all(e % 2 == 0 for e in k) and arrays["moments"].shape[1]:
                 if arrays["moments"][i].min() < 0:
                     raise ValueError(f"the central sum of even orders {k} is negative")
+        self._check_bounds(arrays["mean"], arrays["mean_low"], arrays["moments"], ValueError)
         out = self._empty_like()
         out.weight, out.hi, out.lo = weight, arrays["mean"], arrays["mean_low"]
         out.moments = arrays["moments"]
         return out
+
+
+def _limits(indices: Sequence[Index]) -> np.ndarray:
+    """The bound of each kept central sum: ``2**(110 + 212 k)`` for total order k (at most
+    2**1000: the merge argument above holds to the fourth order)."""
+    return np.array([2.0 ** min(110 + 212 * sum(k), 1000) for k in indices])
 
 
 def _products(

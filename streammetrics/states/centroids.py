@@ -22,6 +22,14 @@ Merging is exact in the counts and agrees to rounding (about 1e-15 relative) in 
 ``m2`` whatever the split and merge order: this is a float state. Keys are kept sorted, so equal
 contents give equal bytes.
 
+Bounds (``docs/format.md``, "Float bounds"): every mean coordinate at most
+:data:`CENTROID_LIMIT` (2**300) in magnitude, every ``m2`` and extra sum at most
+:data:`SPREAD_LIMIT` (2**900). Within them a merge's ``|delta|**2 * na * nb / n`` and the
+indices' sums (SSB, SSW) stay finite. Decoding refuses a block past them (``ValueError``); a
+merge whose result would pass them raises :class:`~streammetrics.errors.IncompatibleStateError`
+before anything changes. Rows within 2**200 (what the clustering indices accept) stay far
+below.
+
 Memory: O(k * (d + e)) for k keys, d columns, e extra columns. ``batch``: O(n * d) (plus
 O(n log n) to sort string keys); ``merged``: O(k * d).
 """
@@ -45,7 +53,12 @@ from .labels import (
     unique_codes,
 )
 
-__all__ = ["ClusterMoments"]
+__all__ = ["CENTROID_LIMIT", "SPREAD_LIMIT", "ClusterMoments"]
+
+#: The largest magnitude of a mean coordinate a block may hold.
+CENTROID_LIMIT = 2.0**300
+#: The largest ``m2`` (sum of squared deviations) or extra sum a block may hold.
+SPREAD_LIMIT = 2.0**900
 
 
 class ClusterMoments(StateBlock):
@@ -127,7 +140,9 @@ class ClusterMoments(StateBlock):
         if not len(other.keys):
             return self.copy()
         if not len(self.keys):
-            return other.copy()
+            out = other.copy()  # a fresh batch, maybe of rows too large: checked too
+            _check_bounds(out.means, out.m2, out.extra, IncompatibleStateError)
+            return out
         out = self._new()
         keys = union(self.keys, other.keys)
         na = spread(self.counts, self.keys, keys)
@@ -145,6 +160,7 @@ class ClusterMoments(StateBlock):
             + np.einsum("ij,ij->i", delta, delta) * (na * frac)
         )
         out.extra = spread(self.extra, self.keys, keys) + spread(other.extra, other.keys, keys)
+        _check_bounds(out.means, out.m2, out.extra, IncompatibleStateError)
         return out
 
     def merge(self, other: Any) -> None:
@@ -191,9 +207,21 @@ class ClusterMoments(StateBlock):
                 raise ValueError("moments must be finite")
         if m2.size and m2.min() < 0:
             raise ValueError("sums of squares must be non-negative")
+        _check_bounds(means, m2, extra, ValueError)
         out.keys, out.counts, out.means, out.m2, out.extra = keys, counts, means, m2, extra
         return out
 
     def total(self) -> int:
         """Rows seen over all keys."""
         return int(self.counts.sum())
+
+
+def _check_bounds(
+    means: np.ndarray, m2: np.ndarray, extra: np.ndarray, error: type[Exception]
+) -> None:
+    """Raise ``error`` unless the means and the sums are within their bounds (3 reductions)."""
+    if means.size and not np.abs(means).max() <= CENTROID_LIMIT:
+        raise error("cluster moments: a mean coordinate is past the bound 2**300")
+    for arr in (m2, extra):
+        if arr.size and not np.abs(arr).max() <= SPREAD_LIMIT:
+            raise error("cluster moments: a sum of squares or distances is past 2**900")

@@ -31,6 +31,16 @@ column stays exactly constant (zero variance) through any number of updates and 
 These are float sums: a stream split and merged differently agrees to rounding (about 1e-12
 relative for the co-moments of well-conditioned data), not bit for bit.
 
+Bounds (``docs/format.md``, "Float bounds"): the weight is at most ``WEIGHT_LIMIT`` (2**100),
+every mean (and its low part) at most :data:`MEAN_LIMIT` (2**448, about 7e134) in magnitude and
+every co-moment at most :data:`COMOMENT_LIMIT` (2**1000, about 1e301). Within them every step of
+a merge and of the metrics' ``compute`` stays finite (``delta**2 * W <= 2**1000``). Decoding
+refuses a block past them (``ValueError``), and a merge whose result would pass them raises
+:class:`~streammetrics.errors.IncompatibleStateError` (``CountOverflowError`` for the weight)
+before anything changes. Data never comes near them: the regression metrics refuse inputs above
+2**200 in magnitude, whose squares and fourth powers, summed with weights up to 2**100, stay far
+below.
+
 Memory: ``(groups + len(pairs)) * width + 1`` floats. ``batch``: O(n * width * (groups +
 len(pairs))). ``merge``: O((groups + len(pairs)) * width).
 """
@@ -43,11 +53,19 @@ from typing import Any
 
 import numpy as np
 
+from .._codec import WEIGHT_LIMIT, check_sum
 from ..base import StateBlock
 from ..errors import IncompatibleStateError
 from .mappings import CHUNK, scratch
 
-__all__ = ["CHUNK", "Moments"]
+__all__ = ["CHUNK", "COMOMENT_LIMIT", "MEAN_LIMIT", "Moments"]
+
+#: The largest magnitude of a mean (and of its low part) a block may hold.
+MEAN_LIMIT = 2.0**448
+#: The largest magnitude of a co-moment a block may hold: the product of two (or the square of
+#: one) stays within float64 once taken as ``sqrt(a) * sqrt(b)``, and a merge's
+#: ``C_a + C_b + delta**2 * W`` stays finite before it is checked.
+COMOMENT_LIMIT = 2.0**1000
 
 
 class Moments(StateBlock):
@@ -95,6 +113,10 @@ class Moments(StateBlock):
             if pair in ((g, h), (h, g)):
                 return np.asarray(self.comoment[i])
         raise KeyError(f"the pair {(g, h)} is not kept by this block")
+
+    def held_total(self) -> float:
+        """The weight, for the bound of weight totals (the per-request buffer reads it)."""
+        return self.weight
 
     def _empty_like(self) -> Moments:
         out = Moments.__new__(Moments)
@@ -187,8 +209,19 @@ class Moments(StateBlock):
             )
 
     def merged(self, other: Moments) -> Moments:
-        """A new block with the moments of both (Chan et al.); neither input changes."""
+        """A new block with the moments of both (Chan et al.); neither input changes. Raises
+        ``IncompatibleStateError`` (``CountOverflowError`` for the weight) if the result would
+        pass the bounds."""
         self.check_mergeable(other)
+        check_sum("moments weight", "f", self.weight, other.weight)
+        out = self.combined(other)
+        out.check_bounds()
+        return out
+
+    def combined(self, other: Moments) -> Moments:
+        """:meth:`merged` without the bound checks, for a caller that folds many blocks (an
+        update, chunk by chunk) and checks the last one with :meth:`check_bounds`: a value past
+        the bounds overflows to inf or nan on the way, and stays so."""
         if other.width is None:
             return self.copy()
         if self.width is None:
@@ -216,6 +249,12 @@ class Moments(StateBlock):
         out.comoment = comoment
         return out
 
+    def check_bounds(self) -> None:
+        """Raise ``IncompatibleStateError`` (``CountOverflowError`` for the weight) unless the
+        block is within its bounds (a few reductions of O(width))."""
+        check_sum("moments weight", "f", self.weight)
+        _check_bounds(self.hi, self.lo, self.comoment, IncompatibleStateError)
+
     def merge(self, other: Any) -> None:
         new = self.merged(other)
         self.weight, self.hi, self.lo = new.weight, new.hi, new.lo
@@ -238,10 +277,11 @@ class Moments(StateBlock):
         comoment = wire["comoment"]
         if type(weight) is int:
             weight = float(weight)
-        if not isinstance(weight, float) or not (np.isfinite(weight) and weight >= 0):
-            raise ValueError("the weight must be a finite non-negative float")
+        if not isinstance(weight, float) or not (0 <= weight <= WEIGHT_LIMIT):
+            raise ValueError("the weight must be a non-negative float of at most 2**100")
         for name, arr, rows in (
             ("mean", mean, self.groups),
+            ("mean_low", low, self.groups),
             ("comoment", comoment, len(self.pairs)),
         ):
             if not isinstance(arr, np.ndarray) or arr.dtype != np.float64 or arr.ndim != 2:
@@ -255,9 +295,26 @@ class Moments(StateBlock):
         for i, (g, h) in enumerate(self.pairs):
             if g == h and comoment.shape[1] and comoment[i].min() < 0:
                 raise ValueError("a sum of squared deviations is negative")
+        _check_bounds(mean, low, comoment, ValueError)
         out = self._empty_like()
         out.weight, out.hi, out.lo, out.comoment = weight, mean, low, comoment
         return out
+
+
+def _check_bounds(
+    hi: np.ndarray, lo: np.ndarray, comoment: np.ndarray, error: type[Exception]
+) -> None:
+    """Raise ``error`` unless the means and co-moments are within :data:`MEAN_LIMIT` and
+    :data:`COMOMENT_LIMIT` (three reductions)."""
+    if not hi.size:
+        return
+    mean = np.abs(hi + lo).max()
+    if not (
+        mean <= MEAN_LIMIT and np.abs(hi).max() <= MEAN_LIMIT and np.abs(lo).max() <= MEAN_LIMIT
+    ):
+        raise error(f"moments: a mean of magnitude {mean:.6g} is past the bound 2**448")
+    if comoment.size and not np.abs(comoment).max() <= COMOMENT_LIMIT:
+        raise error("moments: a co-moment is past the bound 2**1000 (float64 would overflow)")
 
 
 def _scratch(name: str, shape: tuple[int, ...]) -> np.ndarray:

@@ -9,6 +9,7 @@ import numpy as np
 
 from .._inputs import config_int
 from ..base import Metric, metric_spec
+from ..errors import IncompatibleStateError
 from ._rows import Rows, template
 from ._windowing import (
     Wrapper,
@@ -199,6 +200,12 @@ class SlidingWindow(Wrapper):
                 raise ValueError("the head must be the key of the newest slot")
             elif min(slots) <= head - self._config["slots"]:
                 raise ValueError("a slot lies outside the ring")
+            if len(slots) > 1:
+                # The window is the slots merged (every compute merges them): slots whose
+                # counts together pass the count bound would make compute raise.
+                merged(self._template, [slots[k] for k in sorted(slots)])
+        except IncompatibleStateError as exc:
+            raise decode_error(self, f"the slots do not merge into one window: {exc}") from exc
         except ValueError as exc:
             raise decode_error(self, str(exc)) from exc
         self._slots, self._head, self._dropped, self._count = slots, head, dropped, count
