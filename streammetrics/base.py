@@ -351,6 +351,9 @@ class Metric(PerRequest):
                 self._check_compatible(other)
             # The row count has the bound of every count (a decoded state may sit at it).
             _codec.check_sum("count", "i", self._count, *(o._count for o in others))
+            if len(others) > 1:  # pairs checked above may still pass a weight bound together
+                held = [m._held_total() for m in (self, *others)]
+                _codec.check_sum("weights", "f", *held)
             parts = [o.copy() if o is self else o for o in others if o._count]
             if parts:
                 self._merge_many(parts, join)

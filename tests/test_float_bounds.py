@@ -315,3 +315,50 @@ def test_sliding_window_whose_slots_pass_the_count_bound_does_not_decode():
         table[0, 0] = 2**52 + 2**51  # any two of them total past 2**53
     with pytest.raises(sm.StateDecodeError, match="merge"):
         sm.loads(_codec.pack_envelope(name, schema, config, state))
+
+
+def test_top_k_accuracy_sums_are_bounded():
+    import streammetrics._codec as codec
+
+    m = sm.TopKAccuracy(k=1).update([0, 1], [[0.9, 0.1], [0.2, 0.8]])
+    name, schema, config, state = codec.unpack_envelope(m.to_bytes())
+    for bad in ({"hits": 3.0}, {"total": 2.0**101, "hits": 1.0}, {"hits": -1.0}):
+        blob = codec.pack_envelope(name, schema, config, {**state, **bad})
+        with pytest.raises(sm.StateDecodeError):
+            sm.loads(blob)
+    big = sm.TopKAccuracy(k=1).update([0], [[0.9, 0.1]], sample_weight=[2.0**99])
+    before = big.to_bytes()
+    with pytest.raises(sm.CountOverflowError, match="sample_weight"):
+        big.update([0], [[0.9, 0.1]], sample_weight=[2.0**99 + 2.0**98])
+    with pytest.raises(sm.CountOverflowError):
+        big.copy().merge(big, big)
+    assert big.to_bytes() == before
+
+
+def test_ranking_relevance_is_bounded():
+    from streammetrics.ranking import NDCG, CumulativeGain
+
+    with pytest.raises(sm.InputError, match="relevance"):
+        CumulativeGain().update([1, 1], [1e300, 1e300], [0.5, 0.4])
+    with pytest.raises(sm.InputError, match="relevance"):
+        NDCG(gain="exponential").update([1, 1], [201.0, 1.0], [0.5, 0.4])
+    ok = CumulativeGain().update([1, 1], [2.0**200, 2.0**200], [0.5, 0.4])
+    assert math.isfinite(ok.compute())
+    blob = CumulativeGain().update([1, 2], [3.0, 1.0], [0.5, 0.4]).to_bytes()
+    name, schema, config, state = _codec.unpack_envelope(blob)
+    tree = _codec.decode(_codec.encode(state))
+
+    def poison(node):  # every relevance array of the buffered rows -> 1e308
+        if isinstance(node, dict):
+            return {
+                k: (np.full_like(v, 1e308) if k == "relevance" else poison(v))
+                for k, v in node.items()
+            }
+        if isinstance(node, list):
+            return [poison(v) for v in node]
+        return node
+
+    bad = _codec.pack_envelope(name, schema, config, poison(tree))
+    assert bad != blob
+    with pytest.raises(sm.StateDecodeError):
+        sm.loads(bad)

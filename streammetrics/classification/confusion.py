@@ -16,6 +16,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from .._codec import WEIGHT_LIMIT, check_sum
 from .._inputs import (
     as_array,
     as_labels,
@@ -419,12 +420,31 @@ class TopKAccuracy(Metric):
         else:
             hits, total = float(weights[hit].sum()), float(weights.sum())
         sq = float(n) if weights is None else float(weights @ weights)
+        check_sum("sample_weight", "f", self.total, total)
         return self._commit(
             n, hits=self.hits + hits, total=self.total + total, weight_sq=self.weight_sq + sq
         )
 
     def _compute(self) -> float:
         return self.hits / self.total if self.total else math.nan
+
+    def _check_compatible(self, other: Any) -> None:
+        super()._check_compatible(other)
+        check_sum("total", "f", self.total, other.total)
+
+    def _held_total(self) -> float:
+        return max(super()._held_total(), self.total)
+
+    def _validate_state(self) -> None:
+        """The weights total at most ``WEIGHT_LIMIT`` (2**100) and the hits lie within it."""
+        if not 0 <= self.total <= WEIGHT_LIMIT:
+            raise ValueError("total must be a non-negative weight of at most 2**100")
+        if not 0 <= self.hits <= self.total * (1 + 1e-9):
+            raise ValueError("hits must lie between 0 and the total")
+        if not (self.weight_sq >= 0 or math.isnan(self.weight_sq)):
+            raise ValueError("weight_sq must be non-negative (or nan, unknown)")
+        if self.count == 0 and self.total != 0:
+            raise ValueError("an empty state holds no weight")
 
     @classmethod
     def _upgrade_state(cls, state: Any, schema: int) -> Any:

@@ -20,8 +20,10 @@ from ..states.queries import QueryBuffers
 from ..uncertainty import NAN_INTERVAL, check_level, mean_interval
 
 _GAINS = ("exponential", "linear")
-# 2**rel - 1 overflows float64 beyond this relevance.
-_MAX_EXP_RELEVANCE = 1023.0
+# Relevance bounds, so that gains summed over any rows a state can hold (2**53) stay finite:
+# relevance itself (linear gain, cumulative gain) at most 2**200, 2**rel - 1 at most 2**200.
+_MAX_RELEVANCE = 2.0**200
+_MAX_EXP_RELEVANCE = 200.0
 
 
 class _Ranked:
@@ -168,7 +170,11 @@ class _RankingMetric(Keyed, Metric, register=False):
         )
 
     def _check_relevance(self, rel: np.ndarray) -> None:
-        """Further checks on relevance (exponential gain: overflow)."""
+        """Relevance within the bound that keeps sums of gains finite (also on decoding)."""
+        if rel.size and not rel.max() <= _MAX_RELEVANCE:
+            raise InputError(
+                f"relevance: at most 2**200 (sums of gains must stay finite); found {rel.max()}"
+            )
 
     def _split(self, parts: int) -> list[Any]:
         # Buffered rows go with their query; queries already folded into sums stay in part 0.
@@ -272,10 +278,11 @@ class _GainMetric(_RankingMetric, register=False):
         self._add_config(k=_check_k(k, optional_k), gain=gain)
 
     def _check_relevance(self, rel: np.ndarray) -> None:
+        super()._check_relevance(rel)
         if self._config["gain"] == "exponential" and rel.size and rel.max() > _MAX_EXP_RELEVANCE:
             raise InputError(
                 f"relevance: at most {_MAX_EXP_RELEVANCE:g} with exponential gain "
-                f"(2**rel - 1 overflows); found {rel.max()}"
+                f"(2**rel - 1 must stay within 2**200); found {rel.max()}"
             )
 
     def _gain(self, rel: np.ndarray) -> np.ndarray:

@@ -14,11 +14,11 @@ Coverage-guided, with atheris (``pip install atheris``), seeded with the golden 
 5-minute run from the repository root::
 
     mkdir -p /tmp/sm-fuzz-corpus
-    PYTHONPATH=. SM_FUZZ_LENIENT=1 /work/venv/bin/python tests/fuzz/fuzz_loads.py \\
+    PYTHONPATH=. /work/venv/bin/python tests/fuzz/fuzz_loads.py \\
         /tmp/sm-fuzz-corpus tests/golden -max_total_time=300 -rss_limit_mb=4096 -timeout=20
 
-(without ``SM_FUZZ_LENIENT=1`` it also fails on the known float overflows listed in
-:data:`KNOWN_FLOAT_OVERFLOW`).
+Every class is held to the whole invariant: the float states are bounded (``docs/format.md``,
+"Float bounds").
 
 A crash leaves ``crash-<sha1>`` in the working directory; replay it with the same command and
 the file name instead of the corpus directories. Without atheris, ``tests/fuzz/test_fuzz.py``
@@ -29,7 +29,6 @@ mutations of the golden blobs' decoded trees), as part of the normal test suite.
 from __future__ import annotations
 
 import math
-import os
 import sys
 import warnings
 from pathlib import Path
@@ -72,13 +71,6 @@ def check_result(result: Any, where: str) -> None:
             raise AssertionError(f"{where}: {result!r}")
 
 
-# Float-sum states whose compute or merge still overflows to inf on extreme decoded floats:
-# TopKAccuracy's two sums (classification/confusion.py: ``hits`` above ``total``, or either past
-# the weight bound, still decode). For it the brief pytest run checks only the exception
-# contract, and the atheris run checks everything unless SM_FUZZ_LENIENT is set. The regression
-# moments, the calibration sums and the cluster moments are bounded (docs/format.md, "Float
-# bounds") and checked strictly.
-KNOWN_FLOAT_OVERFLOW = frozenset({"TopKAccuracy"})
 # Results where an infinity is the documented value (scikit-learn's first ROC threshold).
 _INF_ALLOWED = {"ROCCurve": (2,), "PRCurve": (2,)}
 # Dunn's index is +inf when every cluster is one repeated point (a zero diameter).
@@ -169,10 +161,8 @@ def check_one(blob: bytes, lenient: frozenset[str] = frozenset()) -> None:
 def main() -> None:
     import atheris
 
-    lenient = KNOWN_FLOAT_OVERFLOW if os.environ.get("SM_FUZZ_LENIENT") else frozenset()
-
     def one_input(data: bytes) -> None:
-        check_one(data, lenient)
+        check_one(data)
 
     atheris.Setup(sys.argv, one_input)
     atheris.Fuzz()
