@@ -362,3 +362,23 @@ def test_ranking_relevance_is_bounded():
     assert bad != blob
     with pytest.raises(sm.StateDecodeError):
         sm.loads(bad)
+
+
+def test_micro_multiclass_auc_pooled_counts_are_bounded():
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 3, 60)
+    p = rng.dirichlet(np.ones(3), 60)
+    for average, refused in (("micro", True), ("macro", False)):
+        m = sm.MulticlassROCAUC(average=average).update(y, p)
+        name, schema, config, state = _codec.unpack_envelope(m.to_bytes())
+        columns = []
+        for col in state["columns"]:
+            pos = col["pos"].copy()
+            pos[0] += 2**52  # each class within 2**53, all three together past it
+            columns.append({**col, "pos": pos})
+        blob = _codec.pack_envelope(name, schema, config, {**state, "columns": columns})
+        if refused:
+            with pytest.raises(sm.StateDecodeError):
+                sm.loads(blob)
+        else:
+            assert math.isfinite(sm.loads(blob).compute())

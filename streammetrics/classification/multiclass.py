@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from .._codec import CountOverflowError, check_sum
 from .._inputs import as_labels, as_matrix, as_weights, check_same_length
 from ..base import Metric
 from ..errors import IncompatibleStateError, InputError, StateDecodeError
@@ -103,7 +104,15 @@ class MulticlassROCAUC(Metric):
             checked_scores(x.reshape(-1), "probability", "y_prob")
         cols = self.columns or [ScoreBuckets(self._mapping) for _ in range(k)]
         new = [cols[j].add(np.ascontiguousarray(x[:, j]), codes == j, w) for j in range(k)]
+        self._check_pooled("y_true", new)
         return self._commit(n, columns=new)
+
+    def _check_pooled(self, what: str, columns: list[ScoreBuckets]) -> None:
+        """``"micro"`` pools every class's table (each holds every row): the pooled counts
+        must stay within their bound too."""
+        if self._config["average"] == "micro" and columns:
+            kind = "f" if any(c.weighted for c in columns) else "i"
+            check_sum(what, kind, *(c.held_total() for c in columns))
 
     def _merge_from(self, other: Any) -> None:
         if not self.columns:
@@ -118,6 +127,8 @@ class MulticlassROCAUC(Metric):
                 f"cannot merge MulticlassROCAUC states of {len(self.columns)} and "
                 f"{len(other.columns)} classes"
             )
+        if self._config["average"] == "micro" and self.columns and other.columns:
+            self._check_pooled("pooled classes", [*self.columns, *other.columns])
 
     def _state_wire(self) -> dict[str, Any]:
         return {"count": self._count, "columns": [c.to_wire() for c in self.columns]}
@@ -135,7 +146,8 @@ class MulticlassROCAUC(Metric):
             raise StateDecodeError("MulticlassROCAUC: count and columns disagree")
         try:
             self.columns = [ScoreBuckets(self._mapping).from_wire(c) for c in columns]
-        except (TypeError, ValueError) as exc:
+            self._check_pooled("pooled classes", self.columns)
+        except (TypeError, ValueError, CountOverflowError) as exc:
             raise StateDecodeError(f"MulticlassROCAUC column: {exc}") from exc
         self._count = count
 
