@@ -195,31 +195,39 @@ class GroupedScores(StateBlock):
         bounds = np.linspace(0, len(groups), pieces + 1).astype(np.int64)
         cuts = [np.searchsorted(c, bounds) for c in codes]
         sketched_groups = self._sketched(rows)
-        out: list[tuple[np.ndarray, ...]] = []
+        # Each range's entries are written into arrays sized for all of them (the fold only
+        # shrinks), and the unused tail is cut off at the end: no second copy of every column.
+        g: np.ndarray = np.empty(total, dtype=np.int64)
+        key: np.ndarray = np.empty(total)
+        value: np.ndarray = np.empty(total)
+        pos, neg = np.empty(total, dtype=dtype), np.empty(total, dtype=dtype)
+        filled = 0
         for i in range(pieces):
             sl = [slice(int(cut[i]), int(cut[i + 1])) for cut in cuts]
-            g = np.concatenate([c[s] for c, s in zip(codes, sl, strict=True)]).astype(np.int64)
-            if len(g) == 0:
+            pg = np.concatenate([c[s] for c, s in zip(codes, sl, strict=True)]).astype(np.int64)
+            if len(pg) == 0:
                 continue
-            key = np.concatenate([t.key[s] for t, s in zip(parts, sl, strict=True)])
-            value = np.concatenate([t.value[s] for t, s in zip(parts, sl, strict=True)])
+            pkey = np.concatenate([t.key[s] for t, s in zip(parts, sl, strict=True)])
+            pvalue = np.concatenate([t.value[s] for t, s in zip(parts, sl, strict=True)])
             bucketed = np.concatenate([t.bucketed[s] for t, s in zip(parts, sl, strict=True)])
-            pos = np.concatenate([t.pos[s] for t, s in zip(parts, sl, strict=True)])
-            neg = np.concatenate([t.neg[s] for t, s in zip(parts, sl, strict=True)])
-            convert = sketched_groups[g] & ~bucketed
+            ppos = np.concatenate([t.pos[s] for t, s in zip(parts, sl, strict=True)])
+            pneg = np.concatenate([t.neg[s] for t, s in zip(parts, sl, strict=True)])
+            convert = sketched_groups[pg] & ~bucketed
             if convert.any():
                 assert self.mapping is not None
-                key[convert] = self.mapping.keys(key[convert])
-            out.append(
-                _sort_reduce(
-                    g, key, [pos.astype(dtype), neg.astype(dtype)], value, presorted_runs=True
-                )
+                pkey[convert] = self.mapping.keys(pkey[convert])
+            reduced = _sort_reduce(
+                pg, pkey, [ppos.astype(dtype), pneg.astype(dtype)], pvalue, presorted_runs=True
             )
-        if out:
-            g, key, pos, neg, value = (np.concatenate(cols) for cols in zip(*out, strict=True))
-        else:
-            g, key = np.zeros(0, dtype=np.int64), np.empty(0)
-            pos, neg, value = np.zeros(0, dtype), np.zeros(0, dtype), np.empty(0)
+            end = filled + len(reduced[0])
+            for column, piece in zip((g, key, pos, neg, value), reduced, strict=True):
+                column[filled:end] = piece
+            filled = end
+        # The state keeps the arrays: cut to size by a copy when the fold shrank them much.
+        shrunk = filled < 0.9 * total
+        g, key, pos, neg, value = (
+            c[:filled].copy() if shrunk else c[:filled] for c in (g, key, pos, neg, value)
+        )
         self._main = _Table(groups, rows, g, key, pos, neg, value, sketched_groups[g])
         self._pending = []
 
