@@ -19,10 +19,11 @@ from typing import Any
 
 import numpy as np
 
-from .._codec import COUNT_LIMIT, check_counts, check_sum, count_total, held_total
+from .._codec import check_sum, held_total
 from ..base import StateBlock
 from ..errors import IncompatibleStateError
 from ._bucket_batch import count_grid, fold_grid, merge_subset, reduce_entries, reduce_raw
+from ._bucket_wire import checked_entries
 from ._fold import queue_full
 from .mappings import (
     DEFAULT_RESOLUTION,
@@ -465,63 +466,11 @@ class ScoreBuckets(StateBlock):
         return wire
 
     def from_wire(self, wire: Any) -> ScoreBuckets:
-        names = ("scores", "pos", "neg") if self.exact else ("lo", "hi", "pos", "neg")
-        bits = None
-        if self._bits is not None and isinstance(wire, dict):
-            # 0.2.0 wrote no "bits": its "real" buckets were all at the configured resolution.
-            wire = dict(wire)
-            bits = wire.pop("bits", self._floor_bits())
-            if type(bits) is not int or not self._floor_bits() <= bits <= REAL_FINE_BITS:
-                raise ValueError(
-                    f"score buckets: bits must be an integer from {self._floor_bits()} to "
-                    f"{REAL_FINE_BITS}, got {bits!r}"
-                )
-        if not isinstance(wire, dict) or set(wire) != set(names):
-            raise ValueError(f"score buckets need exactly the fields {sorted(names)}")
-        arrays = [wire[n] for n in names]
-        for n, a in zip(names, arrays, strict=True):
-            if not isinstance(a, np.ndarray) or a.ndim != 1:
-                raise ValueError(f"score buckets: {n} must be a 1-D array")
-        if len({len(a) for a in arrays}) != 1:
-            raise ValueError("score buckets: the arrays differ in length")
-        pos, neg = wire["pos"], wire["neg"]
-        if pos.dtype != neg.dtype or pos.dtype not in (_I64, _F64):
-            raise ValueError("score buckets: pos and neg must both be int64 or float64")
-        check_counts("score buckets", pos, neg)
-        if pos.dtype == _I64 and count_total(pos) + count_total(neg) > COUNT_LIMIT:
-            raise ValueError("score buckets: counts total more than 2**53")
-        if len(pos) and not ((pos + neg) > 0).all():
-            raise ValueError("score buckets: a bucket is empty")
+        floor = None if self._bits is None else self._floor_bits()
+        keys, pos, neg, lo, hi, bits = checked_entries(wire, self.mapping, floor)
         out = self._empty_like()
-        out._pos, out._neg = pos, neg
-        if self.exact:
-            scores = wire["scores"]
-            if scores.dtype != _F64 or not np.isfinite(scores).all():
-                raise ValueError("score buckets: scores must be finite float64")
-            if len(scores) > 1 and not (scores[1:] > scores[:-1]).all():
-                raise ValueError("score buckets: scores must be sorted and distinct")
-            out._keys = scores + 0.0
-            return out
-        lo, hi = wire["lo"], wire["hi"]
-        if lo.dtype != _F64 or hi.dtype != _F64:
-            raise ValueError("score buckets: lo and hi must be float64")
-        if len(lo) and not (np.isfinite(lo).all() and np.isfinite(hi).all() and (lo <= hi).all()):
-            raise ValueError("score buckets: lo and hi must be finite with lo <= hi")
-        assert self.mapping is not None
-        mapping = self.mapping if bits is None else real_at(bits)
-        keys = mapping.keys(lo + 0.0).astype(np.int64)
-        if not np.array_equal(keys, mapping.keys(hi + 0.0)):
-            raise ValueError("score buckets: a bucket's lo and hi fall in different buckets")
-        if len(keys) > 1 and not (keys[1:] > keys[:-1]).all():
-            raise ValueError("score buckets: buckets must be sorted and distinct")
-        if bits is not None:
-            if len(keys) > REAL_MAX_BUCKETS and bits > self._floor_bits():
-                raise ValueError(
-                    f"score buckets: {len(keys)} buckets at {bits} bits, more than "
-                    f"{REAL_MAX_BUCKETS} above the configured resolution"
-                )
-            out._bits = bits
-        out._keys, out._lo, out._hi = keys, lo + 0.0, hi + 0.0
+        out._keys, out._pos, out._neg, out._lo, out._hi = keys, pos, neg, lo, hi
+        out._bits = bits if bits is not None else out._bits
         return out
 
     def copy(self) -> ScoreBuckets:
