@@ -255,6 +255,8 @@ class GroupedScores(StateBlock):
             check_sum("grouped scores", "f", self._held(), other._held())
 
     def held_total(self) -> float:
+        if not self.weighted:  # counts: every row adds 1 to one entry, so rows are the total
+            return float(self._total)
         return max(float(self._total), self._held())
 
     def _check_total(self, others: list[Any]) -> None:
