@@ -231,7 +231,8 @@ class BucketStack(Stacked):
         return order if self._kept is None else self._kept[order]
 
     def accepts(self, metrics: list[Any]) -> bool:
-        return all(m.hist.mapping == self.mapping for m in metrics)
+        mapping = self.mapping  # states made from one template share its mapping object
+        return all((h := m.hist.mapping) is mapping or h == mapping for m in metrics)
 
     def fold_replicates(self, metrics: list[Any], counts: np.ndarray) -> None:
         order = self._sorted()
@@ -409,7 +410,10 @@ class _Held:
 
     def __init__(self, metrics: list[Any], weighted: bool) -> None:
         held = [j for j, m in enumerate(metrics) if m._count]  # blank states hold nothing
-        cols = [(h.keys, h.pos, h.neg, h.lo, h.hi) for h in (metrics[j].hist for j in held)]
+        stores = [metrics[j].hist for j in held]
+        for h in stores:
+            h._flush()  # grid stores: a no-op; then their arrays are read directly, once each
+        cols = [(h._keys, h._pos, h._neg, h._lo, h._hi) for h in stores]
         batch = np.dtype(np.float64 if weighted else np.int64)
         kinds = {c[1].dtype for c in cols}
         self.wide = np.result_type(batch, *kinds)
