@@ -38,7 +38,7 @@ def _small_column(x: Any) -> np.ndarray | None:
 def _bfloat16_bits(x: Any) -> np.ndarray:
     """The bits of a bfloat16 tensor as a host uint16 array (a view where torch gives one)."""
     bits: np.ndarray = x.view(_TENSOR[2]).numpy(force=True)
-    return bits
+    return bits if bits.dtype.kind == "u" else bits.view(np.uint16)  # torch before 2.3: int16
 
 
 def _small_tensor(x: Any) -> np.ndarray | None:
@@ -72,7 +72,8 @@ _TENSOR: list[Any] = [None, None, None]
 def _tensor_read(dtype: Any) -> int:
     """How :func:`_small_tensor` reads a torch dtype (learnt once per dtype)."""
     torch = sys.modules["torch"]
-    _TENSOR[:] = [torch.Tensor, torch.bfloat16, torch.uint16]
+    # torch.uint16 exists since torch 2.3; before it, the bits come as int16 (read unsigned)
+    _TENSOR[:] = [torch.Tensor, torch.bfloat16, getattr(torch, "uint16", torch.int16)]
     numpy_dtypes = {getattr(torch, d) for d in _inputs._NUMPY_DTYPES if hasattr(torch, d)}
     if dtype is torch.bfloat16:
         read = _BITS

@@ -137,3 +137,27 @@ def test_negative_zero_takes_the_ordinary_path_and_counts_as_zero():
     m.update(y, torch.tensor([-0.0, 0.5, 0.75, 0.25], dtype=torch.bfloat16))
     whole = sm.ROCAUC().update([0, 1, 1, 0] * 2, [0.0, 0.5, 0.75, 0.25] * 2)
     assert m.to_bytes() == whole.to_bytes()
+
+
+def test_bits_read_as_int16_where_torch_has_no_uint16():
+    # torch before 2.3 has no uint16: the bits come as int16 and must be read unsigned, or a
+    # negative score (sign bit set) would pass the [0, 1] check.
+    from streammetrics import _small_columns
+
+    y, s = _stream(600, 9)
+    m = sm.ROCAUC()
+    m.update(y[:100], s[:100])  # learns the columns; the tensor dtypes are looked up
+    saved = _small_columns._TENSOR[2]
+    _small_columns._TENSOR[2] = torch.int16
+    try:
+        m.update(y[100:300], s[100:300])
+        broken = s[300:].clone()
+        broken[5] = -0.5
+        before = m.to_bytes()
+        with pytest.raises(InputError, match="y_score"):
+            m.update(y[300:], broken)
+        assert m.to_bytes() == before
+        m.update(y[300:], s[300:])
+    finally:
+        _small_columns._TENSOR[2] = saved
+    assert m.to_bytes() == sm.ROCAUC().update(y.numpy(), s.float().numpy()).to_bytes()
