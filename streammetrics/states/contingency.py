@@ -153,10 +153,9 @@ class ContingencyCounts(StateBlock):
         Complexity: O(sum of the blocks' tables) plus the union of their label sets.
         """
         parts = [self, *others]
-        for other in others:  # the pairwise bound was checked with compatibility, in merge()
-            check_merge_kinds(self.rows, other.rows)
-            check_merge_kinds(self.cols, other.cols)
-        # Pairs within the bound may still pass it together.
+        # Label kinds and the pairwise bound were checked with compatibility (check_mergeable,
+        # called for every operand before any merge); pairs within the bound may still pass
+        # it together.
         kind = np.result_type(*(p.table.dtype for p in parts)).kind
         check_sum("contingency counts", kind, *(p.held_total() for p in parts))
         rows, cols = self.rows, self.cols
