@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from .._codec import check_sum
-from .buckets import ScoreBuckets, _reduce
+from .buckets import ScoreBuckets
 from .contingency import ContingencyCounts
 from .labels import union
 
@@ -382,11 +382,10 @@ class BucketStack(Stacked):
             cells, pos, neg = g * grid + k, pos.astype(wide), neg.astype(wide)
         else:
             g, k, pos, neg, lo, hi = entries
-            both = np.concatenate([og * grid + ok, g * grid + k])
-            cols = [np.concatenate([opos, pos]).astype(wide), np.concatenate([oneg, neg])]
-            cols[1] = cols[1].astype(wide)
-            lo_c, hi_c = np.concatenate([olo, lo]), np.concatenate([ohi, hi])
-            cells, (pos, neg), lo, hi = _reduce(both, cols, lo_c, hi_c)  # type: ignore[assignment]
+            held_cols = (opos.astype(wide), oneg.astype(wide), olo, ohi)
+            cells, (pos, neg, lo, hi) = _merge_sorted(
+                og * grid + ok, held_cols, g * grid + k, (pos, neg, lo, hi)
+            )
         # The cells are sorted: each group's entries are one run, found by a binary search.
         edges = np.searchsorted(cells, np.arange(G + 1, dtype=np.int64) * span)
         keys = cells - np.repeat(np.arange(G, dtype=np.int64) * span - first, np.diff(edges))
@@ -402,6 +401,44 @@ class BucketStack(Stacked):
             wide,
             (keys, pos, neg, lo, hi),
         )
+
+
+def _merge_sorted(
+    cells: np.ndarray, cols: tuple[np.ndarray, ...], add: np.ndarray, extra: tuple[np.ndarray, ...]
+) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
+    """Entries ``(cells, (pos, neg, lo, hi))`` with ``(add, extra)`` folded in: both sorted by
+    cell, each cell at most once per side. A cell on both sides adds its counts (held + batch,
+    the sum a sort-and-reduce gives) and takes the min / max of its extremes; the others are
+    inserted in order. O(m + b log m) for m held entries and b batch ones: a binary search and
+    one insert pass per column, where a sort and a reduction of all m + b entries cost several.
+    ``cols[0]`` and ``cols[1]`` are written into (fresh arrays of the caller's).
+    """
+    pos, neg, lo, hi = cols
+    at = np.searchsorted(cells, add)
+    inside = at < len(cells)
+    hit = np.zeros(len(add), dtype=bool)
+    hit[inside] = cells[at[inside]] == add[inside]
+    where = at[hit]  # distinct positions: each batch cell is one held cell at most
+    pos[where] += extra[0][hit]
+    neg[where] += extra[1][hit]
+    lo, hi = lo.copy(), hi.copy()
+    lo[where] = np.minimum(lo[where], extra[2][hit])
+    hi[where] = np.maximum(hi[where], extra[3][hit])
+    new = ~hit
+    if not new.any():
+        return cells, (pos, neg, lo, hi)
+    slots = at[new]  # each new entry goes before the held entry at its slot
+    size = len(cells) + len(slots)
+    put = slots + np.arange(len(slots))
+    # Each held entry moves up by the new entries inserted before it (slots <= its index).
+    keep = np.arange(len(cells)) + np.cumsum(np.bincount(slots, minlength=len(cells) + 1))[:-1]
+    out = []
+    for col, more in zip((cells, pos, neg, lo, hi), (add, *extra), strict=True):
+        merged = np.empty(size, dtype=col.dtype)
+        merged[keep] = col
+        merged[put] = more[new]
+        out.append(merged)
+    return out[0], tuple(out[1:])
 
 
 def _commit_all(
