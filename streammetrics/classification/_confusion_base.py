@@ -19,6 +19,8 @@ from ..states.contingency import ContingencyCounts
 from ..states.labels import union
 from ..states.stacked import ConfusionStack
 from ..uncertainty import (
+    confusion_delta_se,
+    counts_delta_se,
     kish,
     normal_interval,
 )
@@ -62,12 +64,16 @@ class _ConfusionMetric(Metric, register=False):
         weights = as_weights(sample_weight, n)
         if n == 0:
             return self
-        merged = self.counts.merged(self.counts.batch(yt, yp, weights, ("y_true", "y_pred")))
-        self._check_labels(merged.rows)
+        batch = self.counts.batch(yt, yp, weights, ("y_true", "y_pred"))
+        self._check_labels(union(self.counts.rows, batch.rows))
+        self.counts.check_mergeable(batch)
+        # Everything that can fail has run: the counts add in place (their label set grows
+        # only when the batch brings new labels).
+        self.counts.merge(batch)
         if not self._keeps_weight_sq:
-            return self._commit(n, counts=merged)
+            return self._commit(n)
         sq = float(n) if weights is None else float(weights @ weights)
-        return self._commit(n, counts=merged, weight_sq=self.weight_sq + sq)
+        return self._commit(n, weight_sq=self.weight_sq + sq)
 
     def _stacked(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Any:
         """This batch for a stacked update of many states (``streammetrics.states.stacked``),
@@ -117,8 +123,73 @@ class _ConfusionMetric(Metric, register=False):
     # -- shared views on the counts ------------------------------------------------------------
 
     def _table(self) -> tuple[np.ndarray, np.ndarray]:
+        """The labels and the dense table (built from the sparse form: O(L**2) memory)."""
         table: np.ndarray = self.counts.table
         return self.counts.rows, table
+
+    def _margins(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(diagonal, row sums, column sums)`` of the counts in float64, from either form
+        without building the dense table: the true positives, true and predicted totals."""
+        counts = self.counts
+        return (
+            counts.diagonal().astype(np.float64),
+            counts.row_sums().astype(np.float64),
+            counts.col_sums().astype(np.float64),
+        )
+
+    def _delta_se(self, f: Any) -> float:
+        """:func:`~streammetrics.uncertainty.confusion_delta_se` of ``f`` at the counts; the
+        sparse form computes the same over its filled cells only (``_sparse_delta_se``)."""
+        if not self.counts.sparse:
+            return confusion_delta_se(self.counts.table, f, self._n_eff())
+        return _sparse_delta_se(self.counts, self._margins(), f, self._n_eff())
+
+
+# Central differences are evaluated this many summaries at a time (memory O(chunk * L)).
+_GRAD_BUDGET = 1 << 22
+
+
+def _sparse_delta_se(
+    counts: ContingencyCounts,
+    margins: tuple[np.ndarray, np.ndarray, np.ndarray],
+    f: Any,
+    n_eff: float,
+) -> float:
+    """The multinomial delta-method standard error of ``confusion_delta_se`` from the filled
+    cells of a sparse table: the same central differences on the 3L + 1 summaries (in chunks,
+    so memory stays O(L) per summary), then ``h_ij = e_i [i = j] + a_i + b_j + z`` at the
+    filled cells only (empty cells add nothing to either sum). O(L**2) time, O(L + cells)
+    memory."""
+    r, c, v = counts.filled()
+    v = v.astype(np.float64)
+    n = float(v.sum())
+    if not n > 0:
+        return math.nan
+    diag, rows, cols = margins
+    size = len(diag)
+    base = np.concatenate([diag, rows, cols, [n]])
+    m = len(base)
+    step = 1e-6 * np.maximum(np.abs(base), 1.0)
+    grad = np.empty(m)
+    chunk = max(1, _GRAD_BUDGET // (2 * m))
+    for lo in range(0, m, chunk):
+        idx = np.arange(lo, min(lo + chunk, m))
+        k = len(idx)
+        points = np.repeat(base[None, :], 2 * k, axis=0)
+        points[np.arange(k), idx] += step[idx]
+        points[k + np.arange(k), idx] -= step[idx]
+        values = f(
+            points[:, :size],
+            points[:, size : 2 * size],
+            points[:, 2 * size : 3 * size],
+            points[:, -1],
+        )
+        grad[idx] = (values[:k] - values[k:]) / (2 * step[idx])
+    if not np.all(np.isfinite(grad)):
+        return math.nan
+    e, a, b, z = grad[:size], grad[size : 2 * size], grad[2 * size : 3 * size], grad[-1]
+    h = a[r] + b[c] + z + np.where(r == c, e[np.minimum(r, size - 1)], 0.0)
+    return counts_delta_se(v, h, n_eff)
 
 
 def _prf_divide(num: np.ndarray, den: np.ndarray, zero_division: float) -> np.ndarray:
@@ -154,3 +225,39 @@ def _check_zero_division(zero_division: Any) -> float:
         if value in (0.0, 1.0) or math.isnan(value):
             return value
     raise InputError(f"zero_division: must be 0.0, 1.0, nan or 'warn'; got {zero_division!r}")
+
+
+# -- Cohen's kappa disagreement weights without the L x L matrix -------------------------------
+
+
+def kappa_weight_at(weights: str | None, r: np.ndarray, c: np.ndarray) -> np.ndarray:
+    """The disagreement weight ``w_rc`` of cells (row r, column c): 1 off the diagonal
+    (``None``), ``|r - c|`` (``"linear"``) or ``(r - c)**2`` (``"quadratic"``), positions in
+    sorted label order."""
+    diff = (r - c).astype(np.float64)
+    out: np.ndarray = (
+        (diff != 0).astype(np.float64)
+        if weights is None
+        else (np.abs(diff) if weights == "linear" else diff * diff)
+    )
+    return out
+
+
+def kappa_weight_dot(weights: str | None, x: np.ndarray) -> np.ndarray:
+    """``w @ x`` for the (symmetric) disagreement weights of :func:`kappa_weight_at`, in O(L):
+    ``sum(x) - x`` unweighted; prefix sums for linear; three moments for quadratic."""
+    x = np.asarray(x, dtype=np.float64)
+    if weights is None:
+        out: np.ndarray = float(x.sum()) - x
+        return out
+    pos = np.arange(len(x), dtype=np.float64)
+    if weights == "quadratic":
+        s0, s1, s2 = float(x.sum()), float(pos @ x), float((pos * pos) @ x)
+        return pos * pos * s0 - 2.0 * pos * s1 + s2
+    # sum_j |i - j| x_j = i X_<i - S_<i + S_>i - i X_>i with X, S the sums of x_j and j x_j.
+    below = np.concatenate(([0.0], np.cumsum(x)[:-1]))
+    below_moment = np.concatenate(([0.0], np.cumsum(pos * x)[:-1]))
+    above = float(x.sum()) - below - x
+    above_moment = float(pos @ x) - below_moment - pos * x
+    linear: np.ndarray = pos * below - below_moment + above_moment - pos * above
+    return linear

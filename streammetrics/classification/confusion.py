@@ -5,8 +5,11 @@ labels seen in ``y_true`` and ``y_pred`` (or the configured ``labels``). The sta
 counts, so merging is exact and split-invariant byte for byte; with ``sample_weight`` the counts
 become float64 sums of weights (exact for whole-number weights up to 2**53).
 
-Memory: O(L**2) for L distinct labels. ``update``: O(n) for integer labels of small range,
-O(n log n) otherwise. ``merge``: O(L**2). ``compute``: O(L**2).
+Memory: O(L**2) for L distinct labels, or O(cells seen) while few of the L**2 pairs have been
+seen (the sparse form of ``ContingencyCounts``). ``update``: O(n) for integer labels of small
+range, O(n log n) otherwise. ``merge``: O(L**2) dense, O(cells log cells) sparse. ``compute``:
+O(L**2) dense; O(L + cells) sparse, except ``ConfusionMatrix`` (its result is the dense matrix)
+and the delta-method intervals of F-beta and MCC (O(L**2) time, O(L + cells) memory).
 """
 
 from __future__ import annotations
@@ -31,13 +34,18 @@ from ..states.labels import config_labels
 from ..uncertainty import (
     NAN_INTERVAL,
     check_level,
-    confusion_delta_se,
     counts_delta_se,
     kish,
     normal_interval,
     wilson,
 )
-from ._confusion_base import _check_zero_division, _ConfusionMetric, _label_value
+from ._confusion_base import (
+    _check_zero_division,
+    _ConfusionMetric,
+    _label_value,
+    kappa_weight_at,
+    kappa_weight_dot,
+)
 from .prf import F1, FBeta, Precision, Recall
 
 __all__ = [
@@ -132,9 +140,8 @@ class Accuracy(_ConfusionMetric):
     higher_is_better: ClassVar[bool | None] = True
 
     def _compute(self) -> float:
-        _, table = self._table()
-        total = float(table.sum())
-        return float(np.trace(table)) / total if total else math.nan
+        total = self.counts.total()
+        return float(self.counts.diagonal().sum()) / total if total else math.nan
 
     def interval(self, level: float = 0.95) -> tuple[float, float]:
         """Wilson (1927) score interval of the accuracy, on Kish's effective sample size.
@@ -144,11 +151,11 @@ class Accuracy(_ConfusionMetric):
         level = check_level(level)
         if self.count == 0:
             return NAN_INTERVAL
-        _, table = self._table()
-        total = float(table.sum())
+        total = self.counts.total()
         if total <= 0:
             return NAN_INTERVAL
-        return wilson(float(np.trace(table)) * self._n_eff() / total, self._n_eff(), level)
+        correct = float(self.counts.diagonal().sum())
+        return wilson(correct * self._n_eff() / total, self._n_eff(), level)
 
 
 class MatthewsCorrCoef(_ConfusionMetric):
@@ -166,10 +173,8 @@ class MatthewsCorrCoef(_ConfusionMetric):
     higher_is_better: ClassVar[bool | None] = True
 
     def _compute(self) -> float:
-        _, table = self._table()
-        t_sum = table.sum(axis=1, dtype=np.float64)
-        p_sum = table.sum(axis=0, dtype=np.float64)
-        correct = float(np.trace(table))
+        diag, t_sum, p_sum = self._margins()
+        correct = float(diag.sum())
         n = float(p_sum.sum())
         with np.errstate(over="ignore", invalid="ignore"):  # absurd weights give nan, not a crash
             cov_tp = correct * n - float(t_sum @ p_sum)
@@ -187,7 +192,6 @@ class MatthewsCorrCoef(_ConfusionMetric):
         level = check_level(level)
         if self.count == 0:
             return NAN_INTERVAL
-        _, table = self._table()
 
         def f(d: np.ndarray, r: np.ndarray, c: np.ndarray, n: np.ndarray) -> np.ndarray:
             with np.errstate(invalid="ignore", divide="ignore"):
@@ -196,7 +200,7 @@ class MatthewsCorrCoef(_ConfusionMetric):
                 out: np.ndarray = np.where(den > 0, cov_tp / np.sqrt(np.abs(den)), 0.0)
             return out
 
-        se = confusion_delta_se(table, f, self._n_eff())
+        se = self._delta_se(f)
         return normal_interval(self._compute(), se, level, (-1.0, 1.0))
 
 
@@ -222,6 +226,8 @@ class CohenKappa(_ConfusionMetric):
         self._add_config(weights=weights)
 
     def _compute(self) -> float:
+        if self.counts.sparse:
+            return self._sparse_kappa()[0]
         _, table = self._table()
         conf = table.astype(np.float64)
         sum0, sum1 = conf.sum(axis=0), conf.sum(axis=1)
@@ -230,6 +236,21 @@ class CohenKappa(_ConfusionMetric):
             return math.nan
         with np.errstate(over="ignore", invalid="ignore"):  # absurd weights give nan
             return self._kappa(conf, np.outer(sum0, sum1) / total)
+
+    def _sparse_kappa(self) -> tuple[float, float, float, np.ndarray, np.ndarray]:
+        """``(kappa, A, B, rows, cols)`` from the filled cells, without the L x L weights:
+        ``A = sum w_ij C_ij`` over the filled cells, ``B = cols @ w @ rows / n`` in O(L)."""
+        r, c, v = self.counts.filled()
+        _, rows, cols = self._margins()
+        n = float(rows.sum())
+        if n == 0:
+            return math.nan, math.nan, math.nan, rows, cols
+        weights = self._config["weights"]
+        with np.errstate(over="ignore", invalid="ignore"):
+            a = float(kappa_weight_at(weights, r, c) @ v.astype(np.float64))
+            b = float(cols @ kappa_weight_dot(weights, rows)) / n
+            kappa = math.nan if b == 0 else 1.0 - a / b
+        return kappa, a, b, rows, cols
 
     def _kappa(self, conf: np.ndarray, expected: np.ndarray) -> float:
         k = conf.shape[0]
@@ -265,6 +286,8 @@ class CohenKappa(_ConfusionMetric):
         level = check_level(level)
         if self.count == 0:
             return NAN_INTERVAL
+        if self.counts.sparse:
+            return self._sparse_interval(level)
         _, table = self._table()
         conf = table.astype(np.float64)
         n = float(conf.sum())
@@ -281,6 +304,19 @@ class CohenKappa(_ConfusionMetric):
         grad = -(w * b - a * db) / (b * b)
         se = counts_delta_se(conf, grad, self._n_eff())
         return normal_interval(1.0 - a / b, se, level, (-math.inf, 1.0))
+
+    def _sparse_interval(self, level: float) -> tuple[float, float]:
+        """:meth:`interval` from the filled cells (empty cells add nothing to the variance)."""
+        kappa, a, b, rows, cols = self._sparse_kappa()
+        n = float(rows.sum())
+        if not n > 0 or b == 0 or math.isnan(b):
+            return NAN_INTERVAL
+        weights = self._config["weights"]
+        r, c, v = self.counts.filled()
+        db = (kappa_weight_dot(weights, rows)[c] + kappa_weight_dot(weights, cols)[r] - b) / n
+        grad = -(kappa_weight_at(weights, r, c) * b - a * db) / (b * b)
+        se = counts_delta_se(v.astype(np.float64), grad, self._n_eff())
+        return normal_interval(kappa, se, level, (-math.inf, 1.0))
 
 
 class ClassificationReport(_ConfusionMetric):

@@ -15,7 +15,6 @@ from ..states.labels import config_labels
 from ..uncertainty import (
     NAN_INTERVAL,
     check_level,
-    confusion_delta_se,
     no_interval,
     normal_interval,
     wilson,
@@ -84,8 +83,8 @@ class _PRF(_ConfusionMetric, register=False):
             )
 
     def _sums(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        labels, table = self._table()
-        tp, pred, true = np.diagonal(table), table.sum(axis=0), table.sum(axis=1)
+        labels = self.counts.rows
+        tp, true, pred = self._margins()
         average = self._config["average"]
         if average == "binary":
             selected: list[Any] | None = [self._config["pos_label"]]
@@ -154,8 +153,7 @@ class _PRF(_ConfusionMetric, register=False):
         if self.count == 0:
             return NAN_INTERVAL
         self._check_labels(self.counts.rows)
-        _, table = self._table()
-        total = float(table.sum())
+        total = self.counts.total()
         design = self._n_eff() / total if total > 0 else math.nan
         if self._metric != "f" and average in ("binary", "micro"):
             tp, pred, true = self._sums()
@@ -164,13 +162,13 @@ class _PRF(_ConfusionMetric, register=False):
                 return NAN_INTERVAL
             return wilson(float(tp[0]) * design, den * design, level)
         value = self._compute()
-        se = confusion_delta_se(table, self._vectorised(), self._n_eff())
+        se = self._delta_se(self._vectorised())
         return normal_interval(value, se, level, (0.0, 1.0))
 
     def _vectorised(self) -> Any:
         """``compute()`` as a function of the diagonal, row and column sums and total, each with
         a leading batch axis (for the delta method)."""
-        labels, _ = self._table()
+        labels = self.counts.rows
         average = self._config["average"]
         selected = [self._config["pos_label"]] if average == "binary" else self._config["labels"]
         pick: np.ndarray | None = None

@@ -12,6 +12,8 @@ import numpy as np
 from scipy.optimize import linear_sum_assignment
 from scipy.special import gammaln
 
+from ..states.contingency import ContingencyCounts
+
 __all__ = ["expected_mutual_info"]
 
 _AVERAGE_METHODS = ("arithmetic", "geometric", "min", "max")
@@ -45,13 +47,15 @@ def _entropy(counts: np.ndarray) -> float:
     return float(-np.sum((pi / total) * (np.log(pi) - math.log(total))))
 
 
-def _mutual_info(table: np.ndarray, rows: np.ndarray, cols: np.ndarray) -> float:
-    # scikit-learn's mutual_info_score(contingency=...), with log(a * b) as log a + log b so that
-    # no int64 product can overflow.
+def _mutual_info(
+    nzx: np.ndarray, nzy: np.ndarray, counts: np.ndarray, rows: np.ndarray, cols: np.ndarray
+) -> float:
+    # scikit-learn's mutual_info_score(contingency=...) from the filled cells (row nzx, column
+    # nzy, in row-major order), with log(a * b) as log a + log b so that no int64 product can
+    # overflow.
     if rows.size == 1 or cols.size == 1:
         return 0.0
-    nzx, nzy = np.nonzero(table)
-    nz = table[nzx, nzy].astype(np.float64)
+    nz = counts.astype(np.float64)
     total = float(nz.sum())
     log_outer = -(
         np.log(rows[nzx].astype(np.float64)) + np.log(cols[nzy].astype(np.float64))
@@ -201,12 +205,15 @@ def _emi_rows(
 
 
 class _Table:
-    """The derived sums of one contingency table that every index draws on."""
+    """The derived sums of one contingency table that every index draws on, from its filled
+    cells (either form of :class:`~streammetrics.states.ContingencyCounts`): O(R + C + cells),
+    except the Hungarian matching of ``accuracy`` (on the dense table)."""
 
-    def __init__(self, table: np.ndarray) -> None:
-        self.table = table
-        self.rows = table.sum(axis=1)  # class sizes
-        self.cols = table.sum(axis=0)  # cluster sizes
+    def __init__(self, counts: ContingencyCounts) -> None:
+        self.counts = counts
+        self.nzx, self.nzy, self.values = counts.filled()
+        self.rows = counts.row_sums()  # class sizes
+        self.cols = counts.col_sums()  # cluster sizes
         self.n = int(self.rows.sum())
         self.n_classes = int(np.count_nonzero(self.rows))
         self.n_clusters = int(np.count_nonzero(self.cols))
@@ -217,7 +224,7 @@ class _Table:
 
     def mutual_info(self) -> float:
         if self._mi is None:
-            self._mi = _mutual_info(self.table, self.rows, self.cols)
+            self._mi = _mutual_info(self.nzx, self.nzy, self.values, self.rows, self.cols)
         return self._mi
 
     def h_true(self) -> float:
@@ -272,7 +279,7 @@ class _Table:
         """
         if self._pairs is None:
             n = self.n
-            tp = _comb2_sum(self.table.ravel(), n)
+            tp = _comb2_sum(self.values, n)
             same_class = _comb2_sum(self.rows, n)
             same_cluster = _comb2_sum(self.cols, n)
             total = n * (n - 1) // 2
@@ -310,11 +317,18 @@ class _Table:
     # -- matching ----------------------------------------------------------------------------------
 
     def purity(self) -> float:
-        return int(self.table.max(axis=0).sum()) / self.n
+        # The largest cell of each cluster (column): every column holds a filled cell.
+        if self.values.size == 0:
+            return 0.0 / self.n
+        order = np.lexsort((self.values, self.nzy))
+        col = self.nzy[order]
+        last = np.flatnonzero(np.concatenate((col[1:] != col[:-1], [True])))
+        return int(self.values[order][last].sum()) / self.n
 
     def accuracy(self) -> float:
-        r, c = linear_sum_assignment(self.table, maximize=True)
-        return int(self.table[r, c].sum()) / self.n
+        table = self.counts.table  # the Hungarian algorithm needs every cell
+        r, c = linear_sum_assignment(table, maximize=True)
+        return int(table[r, c].sum()) / self.n
 
 
 # -- the metrics --------------------------------------------------------------------------------

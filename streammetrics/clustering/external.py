@@ -68,19 +68,21 @@ class _External(Metric, register=False):
         if n == 0:
             return self
         batch = self.counts.batch(yt, yp, None, ("labels_true", "labels_pred"))
-        return self._commit(n, counts=self.counts.merged(batch))
+        self.counts.check_mergeable(batch)
+        self.counts.merge(batch)  # in place when no new class or cluster arrives
+        return self._commit(n)
 
     def _validate_state(self) -> None:
-        table = self.counts.table
-        if table.dtype != np.int64:
+        counts = self.counts
+        if counts.dtype != np.int64:
             raise ValueError("clustering counts must be int64")
-        if int(table.sum()) != self._count:
+        if int(counts.total()) != self._count:
             raise ValueError("the counts do not add up to count")
-        if table.size and (table.sum(axis=1).min() == 0 or table.sum(axis=0).min() == 0):
+        if min(counts.shape) and (counts.row_sums().min() == 0 or counts.col_sums().min() == 0):
             raise ValueError("every class and cluster must have been seen")
 
     def _stats(self) -> _Table:
-        return _Table(self.counts.table)
+        return _Table(self.counts)
 
     def _compute(self) -> Any:
         return self._value(self._stats())

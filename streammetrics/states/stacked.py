@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from .._codec import check_sum
+from ._cells import may_be_sparse
 from .buckets import ScoreBuckets
 from .contingency import ContingencyCounts
 from .labels import union
@@ -149,6 +150,10 @@ class ConfusionStack(Stacked):
         self.keeps_sq = "weight_sq" in metric._fields
 
     def accepts(self, metrics: list[Any]) -> bool:
+        # A stack holds a dense (states, L * L) table: large label sets, which the states keep
+        # sparse, are folded state by state instead.
+        if may_be_sparse(len(self.labels) ** 2):
+            return False
         rows = self.base.rows
         return all(m.counts.rows is rows or np.array_equal(m.counts.rows, rows) for m in metrics)
 
