@@ -5,10 +5,12 @@ from __future__ import annotations
 import itertools
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from streammetrics import _codec
+from streammetrics.states import _cells
 from streammetrics.states.contingency import ContingencyCounts
 
 int_labels = st.integers(-3, 1000)
@@ -55,3 +57,39 @@ def test_any_split_merged_in_any_order_is_byte_identical(rows, cuts, shared, wei
     assert wire(forward) == wire(whole)
     assert wire(backward) == wire(whole)
     assert wire(whole.from_wire(whole.to_wire())) == wire(whole)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.one_of(columns(int_labels), columns(str_labels)),
+    st.lists(st.integers(0, 40), max_size=4),
+    st.booleans(),
+    st.booleans(),
+    st.sampled_from([1, 4, 16, 64]),
+)
+def test_sparse_form_split_merge_laws(rows, cuts, shared, weighted, min_cells) -> None:
+    """The same laws with tables this small allowed the sparse form: every merge path (pairwise
+    in place, pairwise pure, many at once, through the wire) gives the bytes of the whole,
+    across the dense/sparse boundary."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_cells, "SPARSE_MIN_CELLS", min_cells)
+        whole = build(rows, shared, weighted)
+        bounds = [0, *sorted(c for c in cuts if c <= len(rows)), len(rows)]
+        parts = [build(rows[i:j], shared, weighted) for i, j in itertools.pairwise(bounds)]
+        pure = ContingencyCounts(shared=shared)
+        in_place = ContingencyCounts(shared=shared)
+        for p in parts:
+            pure = pure.merged(p)
+            in_place.merge(p.from_wire(p.to_wire()))  # decoded: read-only arrays
+        many = ContingencyCounts(shared=shared)
+        many.merge_many([p.copy() for p in parts])
+        assert wire(pure) == wire(whole)
+        assert wire(in_place) == wire(whole)
+        assert wire(many) == wire(whole)
+        assert wire(whole.from_wire(whole.to_wire())) == wire(whole)
+        size = len(whole.rows) * len(whole.cols)
+        assert whole.sparse == _cells.wants_sparse(size, whole.filled_count())
+        np.testing.assert_array_equal(whole.row_sums(), whole.table.sum(axis=1))
+        np.testing.assert_array_equal(whole.col_sums(), whole.table.sum(axis=0))
+        if shared:
+            np.testing.assert_array_equal(whole.diagonal(), np.diagonal(whole.table))

@@ -18,6 +18,15 @@ def _ints(k: int, weighted: bool = False):
     return batch
 
 
+def _wide(k: int, weighted: bool = False):
+    ints = _ints(k, weighted)
+
+    def batch(rng: np.random.Generator, n: int):
+        return ints(rng, 8 * n)
+
+    return batch
+
+
 def _strings(rng: np.random.Generator, n: int):
     return (LABELS[rng.integers(0, 4, n)].tolist(), LABELS[rng.integers(0, 4, n)]), {}
 
@@ -100,6 +109,23 @@ CASES = [
         other=lambda: sm.ClassificationReport(labels=[0, 1]),
     ),
     Case("ClassificationReport-str", sm.ClassificationReport, _strings, BAD_STRINGS),
+    # Up to 2,000 labels, eight rows per row asked: past 256 labels seen the table has 2**16
+    # cells or more, few of them filled, and the counts take the sparse form.
+    Case(
+        "F1-macro-sparse",
+        lambda: sm.F1(average="macro"),
+        _wide(2_000, weighted=True),
+        BAD_LABEL_PAIRS,
+        other=lambda: sm.F1(average="micro"),
+    ),
+    Case(
+        "CohenKappa-quadratic-sparse",
+        lambda: sm.CohenKappa(weights="quadratic"),
+        _wide(2_000),
+        BAD_LABEL_PAIRS,
+        other=sm.CohenKappa,
+    ),
+    Case("MatthewsCorrCoef-sparse", sm.MatthewsCorrCoef, _wide(2_000), BAD_LABEL_PAIRS),
 ]
 
 

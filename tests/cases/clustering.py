@@ -16,8 +16,9 @@ from tests.harness import Case
 NAMES = np.array(["ant", "bee", "cow", "dog", "elk"])
 
 
-def _labels(k_true: int, k_pred: int, strings: bool = False):
+def _labels(k_true: int, k_pred: int, strings: bool = False, rows: int = 1):
     def batch(rng: np.random.Generator, n: int):
+        n *= rows
         a = rng.integers(0, k_true, n)
         b = (a + rng.integers(0, 2, n) * rng.integers(0, k_pred, n)) % k_pred
         if strings:
@@ -52,6 +53,15 @@ CASES = [
         _labels(5, 3, strings=True),
         BAD_STRINGS,
         other=lambda: C.ClusterAgreement(beta=2.0),
+    ),
+    # Up to 2,000 classes and clusters, eight rows per row asked: past 2**16 cells, few of them
+    # filled, the counts take the sparse form.
+    Case(
+        "ClusterAgreement-sparse",
+        C.ClusterAgreement,
+        _labels(2_000, 2_000, rows=8),
+        BAD_EXTERNAL,
+        other=lambda: C.ClusterAgreement(average_method="max"),
     ),
     Case("Purity", C.Purity, _labels(3, 6), BAD_EXTERNAL),
     Case("MutualInfo", C.MutualInfo, _labels(4, 4), BAD_EXTERNAL),
