@@ -350,11 +350,13 @@ class ContingencyCounts(StateBlock):
     # -- wire --------------------------------------------------------------------------------
 
     def to_wire(self) -> Any:
+        # Counts are added in place: the wire takes a snapshot of them, since a metric's bytes
+        # are encoded after its lock is released (label and cell arrays are only replaced).
         wire: dict[str, Any] = {"rows": labels_to_wire(self.rows)}
         if self._dense is not None:
-            wire["table"] = self._dense
+            wire["table"] = self._dense.copy()
         else:
-            wire["cells"], wire["counts"] = self._cells, self._values
+            wire["cells"], wire["counts"] = self._cells, self._values.copy()
         if not self.shared:
             wire["cols"] = labels_to_wire(self.cols)
         return wire
