@@ -177,8 +177,10 @@ def _finite(arr: np.ndarray, name: str, what: str) -> None:
         raise InputError(f"{name}: {what} must be finite; found {arr.reshape(-1)[bad]} at {bad}")
 
 
-def as_scores(x: Any, name: str, *, ndim: int = 1) -> np.ndarray:
-    """Finite float64 values (scores, probabilities, regression targets)."""
+def as_scores(x: Any, name: str, *, ndim: int = 1, finite: bool = True) -> np.ndarray:
+    """Finite float64 values (scores, probabilities, regression targets). ``finite=False``
+    leaves the finite check to the caller (:func:`check_finite`), who must run it before
+    anything built from the values is kept."""
     arr = as_array(x, name)
     if arr.ndim != ndim:
         raise InputError(f"{name}: expected a {ndim}-D array, got shape {arr.shape}")
@@ -194,8 +196,14 @@ def as_scores(x: Any, name: str, *, ndim: int = 1) -> np.ndarray:
         except (TypeError, ValueError) as exc:
             raise InputError(f"{name}: expected numbers, got dtype {arr.dtype}") from exc
     arr = np.asarray(arr, dtype=np.float64)
-    _finite(arr, name, "values")
+    if finite:
+        _finite(arr, name, "values")
     return arr
+
+
+def check_finite(arr: np.ndarray, name: str) -> None:
+    """``InputError`` naming ``name`` unless every value of ``arr`` is finite."""
+    _finite(arr, name, "values")
 
 
 def _describe(arr: np.ndarray) -> str:
@@ -206,14 +214,15 @@ def _describe(arr: np.ndarray) -> str:
     return f"values of types {sorted({type(v).__name__ for v in arr.flat})}"
 
 
-def as_matrix(x: Any, name: str) -> np.ndarray:
-    """A finite float64 matrix of shape (n, d); a 1-D input is one row per value (d = 1)."""
+def as_matrix(x: Any, name: str, finite: bool = True) -> np.ndarray:
+    """A finite float64 matrix of shape (n, d); a 1-D input is one row per value (d = 1).
+    ``finite=False``: as :func:`as_scores`."""
     arr = as_array(x, name)
     if arr.ndim == 1:
         arr = arr.reshape(-1, 1)
     if arr.ndim != 2:
         raise InputError(f"{name}: expected a 2-D array (n, d), got shape {arr.shape}")
-    return as_scores(arr, name, ndim=2)
+    return as_scores(arr, name, ndim=2, finite=finite)
 
 
 def as_weights(w: Any, n: int, name: str = "sample_weight") -> np.ndarray | None:

@@ -18,7 +18,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._codec import check_sum
-from .._inputs import as_matrix, as_weights, check_same_length
+from .._inputs import as_matrix, as_weights, check_finite, check_same_length
 from ..base import Metric
 from ..errors import IncompatibleStateError, InputError
 from ..states.central import CentralMoments
@@ -142,11 +142,20 @@ class _RegressionMetric(Metric, register=False):
 
         Complexity: O(n * n_outputs).
         """
-        t, p = as_matrix(y_true, "y_true"), as_matrix(y_pred, "y_pred")
+        # Finiteness is checked on the result: a nan or an infinity in either column makes the
+        # new moments non-finite, which their bounds refuse; only then are the columns read
+        # again, to name the one at fault (two passes fewer for every good batch).
+        t = as_matrix(y_true, "y_true", finite=False)
+        p = as_matrix(y_pred, "y_pred", finite=False)
         n = check_same_length(y_true=t, y_pred=p)
         if t.shape[1] != p.shape[1]:
             raise InputError(f"y_pred: has {p.shape[1]} outputs, y_true has {t.shape[1]}")
         weights = as_weights(sample_weight, n)
+        if weights is not None:
+            # A row of weight zero adds nothing to the moments, a nan in it included: weighted
+            # batches are checked up front.
+            check_finite(t, "y_true")
+            check_finite(p, "y_pred")
         if n == 0:
             return self
         d = t.shape[1]
@@ -169,9 +178,12 @@ class _RegressionMetric(Metric, register=False):
             # so: the bounds the new block is checked against refuse them (no pass over the
             # input for it).
             with np.errstate(over="ignore", invalid="ignore"):
-                for a in range(0, n, rows):
-                    w = None if weights is None else weights[a : a + rows]
-                    cols = self._columns(t[a : a + rows], p[a : a + rows], scratch=small)
+                # Equal pieces of at most ``rows``: no short tail piece paying a call's fixed
+                # cost (and the two-pass kernel) for a few rows.
+                step = -(-n // -(-n // rows))
+                for a in range(0, n, step):
+                    w = None if weights is None else weights[a : a + step]
+                    cols = self._columns(t[a : a + step], p[a : a + step], scratch=small)
                     block = block.combined(block.batch(cols, w, scratch=small))
                 block.check_bounds()
                 shape = (
@@ -182,6 +194,8 @@ class _RegressionMetric(Metric, register=False):
         except IncompatibleStateError as exc:
             if isinstance(exc, InputError):  # CountOverflowError: already an InputError
                 raise
+            check_finite(t, "y_true")  # names the argument holding a nan or an infinity
+            check_finite(p, "y_pred")
             _check_range(t, "y_true")  # names the argument past 2**200, if one is
             _check_range(p, "y_pred")
             # Else a decoded state near its bounds: values within 2**200 cannot pass them.
