@@ -1,0 +1,122 @@
+"""The shifted moments kernel (batches of ``SHIFTED_MIN_ROWS`` rows or more) against the two-pass
+kernel and against references where nothing cancels; finiteness checked on the result."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.stats import pearsonr
+from sklearn import metrics as skm
+
+import streammetrics as sm
+from streammetrics import regression as R
+from streammetrics.states import moments as moments_module
+from streammetrics.states.moments import SHIFTED_MIN_ROWS, Moments
+
+PAIRS = [(0, 0), (1, 1), (0, 1), (2, 2)]
+
+
+def _both(columns: list[np.ndarray], weights: np.ndarray | None) -> tuple[Moments, Moments]:
+    block = Moments(3, PAIRS)
+    shifted = block.batch(columns, weights)
+    two_pass = block._empty_like()
+    saved = moments_module.SHIFTED_MIN_ROWS
+    try:
+        moments_module.SHIFTED_MIN_ROWS = 1 << 62
+        two_pass = block.batch(columns, weights)
+    finally:
+        moments_module.SHIFTED_MIN_ROWS = saved
+    return shifted, two_pass
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("width", [1, 3])
+def test_shifted_kernel_agrees_with_two_pass(weighted: bool, width: int) -> None:
+    rng = np.random.default_rng(0)
+    n = 3 * SHIFTED_MIN_ROWS
+    t = 1e6 + rng.normal(0, 1e-3, (n, width))
+    p = t + rng.normal(0, 5e-4, (n, width))
+    se = (t - p) ** 2
+    w = rng.integers(0, 5, n).astype(float) if weighted else None
+    shifted, two_pass = _both([t, p, se], w)
+    np.testing.assert_allclose(shifted.mean, two_pass.mean, rtol=1e-13, atol=0)
+    np.testing.assert_allclose(shifted.comoment, two_pass.comoment, rtol=1e-10, atol=0)
+    assert shifted.weight == two_pass.weight
+
+
+def test_constant_columns_stay_exact() -> None:
+    n = 2 * SHIFTED_MIN_ROWS
+    c = np.full((n, 1), 0.1 + 2.0**-40)
+    shifted, _ = _both([c, c * 3, c * c], None)
+    assert np.array_equal(shifted.hi, [[c[0, 0]], [c[0, 0] * 3], [c[0, 0] ** 2]])
+    assert not shifted.lo.any()
+    assert not shifted.comoment.any()
+
+
+def test_a_far_first_value_takes_the_two_pass_kernel() -> None:
+    """A first row 1e6 deviations from the mean would lose about 40 bits in the shifted
+    kernel: the check sends the batch to the two-pass kernel, which loses none."""
+    rng = np.random.default_rng(1)
+    n = 2 * SHIFTED_MIN_ROWS
+    off = rng.normal(0, 1e-3, n)
+    off[0] = 1e3
+    t = (5e5 + off).reshape(-1, 1)
+    shifted, two_pass = _both([t, t, t], None)
+    assert np.array_equal(shifted.comoment, two_pass.comoment)
+    var = np.var(off)  # the offsets: nothing cancels
+    np.testing.assert_allclose(shifted.comoment[0, 0] / n, var, rtol=1e-12)
+
+
+def test_billion_values_in_large_batches() -> None:
+    # The cancellation data of test_regression in batches large enough for the shifted kernel.
+    rng = np.random.default_rng(7)
+    off = rng.normal(0, 1e-3, 400_000)
+    noise = rng.normal(0, 3e-4, 400_000)
+    t0, p0 = off, off + noise + 0.2 * off
+    t, p = 1e6 + t0, 1e6 + p0
+    report = R.RegressionReport()
+    r2 = R.R2Score()
+    for idx in np.array_split(np.arange(len(t)), 4):
+        report.update(t[idx], p[idx])
+        r2.update(t[idx], p[idx])
+    got = report.compute()
+    np.testing.assert_allclose(got["r2"], skm.r2_score(t0, p0), rtol=1e-6)
+    np.testing.assert_allclose(got["pearson"], pearsonr(t0, p0)[0], rtol=1e-6)
+    np.testing.assert_allclose(got["mse"], skm.mean_squared_error(t0, p0), rtol=1e-6)
+    np.testing.assert_allclose(r2.compute(), skm.r2_score(t0, p0), rtol=1e-6)
+
+
+@pytest.mark.parametrize("make", [R.MeanSquaredError, R.MeanAbsoluteError, R.R2Score])
+@pytest.mark.parametrize(
+    "where, bad, name",
+    [("t", np.nan, "y_true"), ("p", np.inf, "y_pred"), ("p", -np.inf, "y_pred")],
+)
+def test_non_finite_values_in_a_large_batch_are_refused(make, where, bad, name) -> None:
+    """Unweighted batches are checked for finiteness on the moments they produce: a bad value
+    anywhere still raises InputError naming its column, and the state does not change."""
+    rng = np.random.default_rng(2)
+    n = 100_000
+    t, p = rng.normal(size=n), rng.normal(size=n)
+    m = make().update(t, p)
+    before = m.to_bytes()
+    for at in (0, 5, n - 1):
+        bad_t, bad_p = t.copy(), p.copy()
+        (bad_t if where == "t" else bad_p)[at] = bad
+        with pytest.raises(sm.InputError, match=f"{name}: values must be finite"):
+            m.update(bad_t, bad_p)
+        assert m.to_bytes() == before
+    both = t.copy()
+    both[3] = np.inf
+    other = p.copy()
+    other[3] = np.inf  # inf - inf: nan, still refused, naming the first column
+    with pytest.raises(sm.InputError, match="y_true: values must be finite"):
+        m.update(both, other)
+    assert m.to_bytes() == before
+
+
+def test_zero_weight_rows_with_nan_are_refused() -> None:
+    m = R.MeanSquaredError().update([1.0, 2.0], [1.0, 2.5])
+    before = m.to_bytes()
+    with pytest.raises(sm.InputError, match="y_pred: values must be finite"):
+        m.update(np.ones(10_000), np.full(10_000, np.nan), sample_weight=np.zeros(10_000))
+    assert m.to_bytes() == before
