@@ -10,23 +10,22 @@ from sklearn import metrics as skm
 
 import streammetrics as sm
 from streammetrics import regression as R
-from streammetrics.states import moments as moments_module
-from streammetrics.states.moments import SHIFTED_MIN_ROWS, Moments
+from streammetrics.states._shifted import SHIFTED_MIN_ROWS, ShiftedSums
+from streammetrics.states.moments import Moments
 
 PAIRS = [(0, 0), (1, 1), (0, 1), (2, 2)]
 
 
 def _both(columns: list[np.ndarray], weights: np.ndarray | None) -> tuple[Moments, Moments]:
+    """The shifted sums over uneven chunks, and the two-pass kernel over the whole batch."""
     block = Moments(3, PAIRS)
-    shifted = block.batch(columns, weights)
-    two_pass = block._empty_like()
-    saved = moments_module.SHIFTED_MIN_ROWS
-    try:
-        moments_module.SHIFTED_MIN_ROWS = 1 << 62
-        two_pass = block.batch(columns, weights)
-    finally:
-        moments_module.SHIFTED_MIN_ROWS = saved
-    return shifted, two_pass
+    sums = ShiftedSums(block, columns[0].shape[1])
+    assert sums.usable
+    for idx in np.array_split(np.arange(len(columns[0])), 3):
+        sums.add([c[idx] for c in columns], None if weights is None else weights[idx], False)
+    shifted = sums.result()
+    assert shifted is not None
+    return shifted, block.batch(columns, weights)
 
 
 @pytest.mark.parametrize("weighted", [False, True])
@@ -54,17 +53,32 @@ def test_constant_columns_stay_exact() -> None:
 
 
 def test_a_far_first_value_takes_the_two_pass_kernel() -> None:
-    """A first row 1e6 deviations from the mean would lose about 40 bits in the shifted
-    kernel: the check sends the batch to the two-pass kernel, which loses none."""
+    """A first row 1e6 deviations from the mean would lose about 40 bits in the shifted sums:
+    they refuse, and the update takes the two-pass kernel, which loses none."""
     rng = np.random.default_rng(1)
     n = 2 * SHIFTED_MIN_ROWS
     off = rng.normal(0, 1e-3, n)
     off[0] = 1e3
     t = (5e5 + off).reshape(-1, 1)
-    shifted, two_pass = _both([t, t, t], None)
-    assert np.array_equal(shifted.comoment, two_pass.comoment)
+    sums = ShiftedSums(Moments(3, PAIRS), 1)
+    sums.add([t, t, t], None, False)
+    assert sums.result() is None
+    m = R.R2Score().update(t[:, 0], t[:, 0] + 0.5)
     var = np.var(off)  # the offsets: nothing cancels
-    np.testing.assert_allclose(shifted.comoment[0, 0] / n, var, rtol=1e-12)
+    np.testing.assert_allclose(m.moments.comoment_of(0, 0)[0] / n, var, rtol=1e-12)
+
+
+def test_unpaired_groups_and_a_missing_variance() -> None:
+    block = Moments(2, [(0, 1)])
+    assert not ShiftedSums(block, 1).usable
+    block = Moments(2, [(0, 0)])
+    sums = ShiftedSums(block, 1)
+    x = np.arange(10_000, dtype=float).reshape(-1, 1)
+    sums.add([x, 2 * x], None, False)
+    out = sums.result()
+    assert out is not None
+    np.testing.assert_allclose(out.mean[:, 0], [4999.5, 9999.0], rtol=1e-15)
+    np.testing.assert_allclose(out.comoment[0, 0], np.var(x) * 10_000, rtol=1e-13)
 
 
 def test_billion_values_in_large_batches() -> None:

@@ -21,6 +21,7 @@ from .._codec import check_sum
 from .._inputs import as_matrix, as_weights, check_finite, check_same_length
 from ..base import Metric
 from ..errors import IncompatibleStateError, InputError
+from ..states._shifted import SHIFTED_MIN_ROWS, ShiftedSums
 from ..states.central import CentralMoments
 from ..states.mappings import scratch as _scratch
 from ..states.moments import CHUNK, Moments
@@ -178,13 +179,22 @@ class _RegressionMetric(Metric, register=False):
             # so: the bounds the new block is checked against refuse them (no pass over the
             # input for it).
             with np.errstate(over="ignore", invalid="ignore"):
-                # Equal pieces of at most ``rows``: no short tail piece paying a call's fixed
-                # cost (and the two-pass kernel) for a few rows.
+                # Equal pieces of at most ``rows``: no short tail piece.
                 step = -(-n // -(-n // rows))
-                for a in range(0, n, step):
-                    w = None if weights is None else weights[a : a + step]
-                    cols = self._columns(t[a : a + step], p[a : a + step], scratch=small)
-                    block = block.combined(block.batch(cols, w, scratch=small))
+                shifted = ShiftedSums(block, d) if n >= SHIFTED_MIN_ROWS else None
+                if shifted is not None and shifted.usable:
+                    for a in range(0, n, step):
+                        w = None if weights is None else weights[a : a + step]
+                        cols = self._columns(t[a : a + step], p[a : a + step], scratch=small)
+                        shifted.add(cols, w, scratch=small)
+                    new = shifted.result()
+                    if new is not None:
+                        block = block.combined(new)
+                if block is self.moments:  # small, or the shifted sums were refused
+                    for a in range(0, n, step):
+                        w = None if weights is None else weights[a : a + step]
+                        cols = self._columns(t[a : a + step], p[a : a + step], scratch=small)
+                        block = block.combined(block.batch(cols, w, scratch=small))
                 block.check_bounds()
                 shape = (
                     self.shape.merged(self.shape.batch([t - p, t], weights))

@@ -66,12 +66,6 @@ MEAN_LIMIT = 2.0**448
 #: one) stays within float64 once taken as ``sqrt(a) * sqrt(b)``, and a merge's
 #: ``C_a + C_b + delta**2 * W`` stays finite before it is checked.
 COMOMENT_LIMIT = 2.0**1000
-#: Batches of at least this many rows take the shifted kernel (``Moments._shifted``); smaller
-#: ones, where a call's fixed cost dominates, keep the two-pass kernel (and its bytes).
-SHIFTED_MIN_ROWS = 4096
-#: The shifted kernel's result stands while ``W s**2 <= SHIFT_RATIO * C`` for every variance:
-#: its rounding is then at most ``1 + SHIFT_RATIO`` times the two-pass kernel's.
-SHIFT_RATIO = 16.0
 
 
 class Moments(StateBlock):
@@ -153,10 +147,6 @@ class Moments(StateBlock):
             return out
         total = float(n) if weights is None else float(weights.sum())
         paired = {g for pair in self.pairs for g in pair}
-        if n >= SHIFTED_MIN_ROWS and total > 0.0 and paired <= {g for g, h in self.pairs if g == h}:
-            shifted = self._shifted(columns, weights, total, paired, scratch)
-            if shifted is not None:
-                return shifted
         his = np.zeros((self.groups, width))
         los = np.zeros((self.groups, width))
         centred: dict[int, np.ndarray] = {}
@@ -200,63 +190,6 @@ class Moments(StateBlock):
             if g == h:
                 s = np.maximum(s, 0.0)
             comoment[i] = s
-        out.weight = total
-        out.hi, out.lo = his, los
-        out.comoment = comoment
-        return out
-
-    def _shifted(
-        self,
-        columns: Sequence[np.ndarray],
-        weights: np.ndarray | None,
-        total: float,
-        paired: set[int],
-        scratch: bool,
-    ) -> Moments | None:
-        """:meth:`batch` in one pass fewer per paired group and without the min/max passes:
-        deviations from each column's first value ``K`` (the shifted-data algorithm), their
-        sums and products, and the corrected co-moment ``sum w (a - K)(b - L) - W s_a s_b``.
-
-        Exact where the two-pass kernel is: a constant column deviates by exactly zero. Its
-        rounding is that of the two-pass kernel times ``1 + W s**2 / C`` for the shift ``s``
-        (mean minus K) and co-moment ``C``; past ``SHIFT_RATIO`` (a first value more than four
-        deviations from the mean) it returns ``None`` and the two-pass kernel runs instead.
-        """
-        out = self._empty_like()
-        width = columns[0].shape[1]
-        his, los = np.zeros((self.groups, width)), np.zeros((self.groups, width))
-        centred: dict[int, np.ndarray] = {}
-        shifts: dict[int, np.ndarray] = {}
-        for g, column in enumerate(columns):
-            if scratch and not column.T.flags.c_contiguous:
-                x = _scratch(f"x{g}", column.T.shape)
-                np.copyto(x, column.T)
-            else:
-                x = np.ascontiguousarray(column.T)
-            if g not in paired:
-                his[g] = (x.sum(axis=1) if weights is None else x @ weights) / total
-                continue
-            first = x[:, 0].copy()
-            if scratch:
-                dev = np.subtract(x, first[:, None], out=_scratch(f"dev{g}", x.shape))
-            else:
-                dev = x - first[:, None]
-            shift = (dev.sum(axis=1) if weights is None else dev @ weights) / total
-            his[g], los[g] = _two_sum(first, shift)
-            centred[g], shifts[g] = dev, shift
-        comoment = np.zeros((len(self.pairs), width))
-        for i, (g, h) in enumerate(self.pairs):
-            a, b = centred[g], centred[h]
-            if weights is not None:
-                a = np.multiply(a, weights, out=_scratch("prod", a.shape) if scratch else None)
-            s = a[0] @ b[0] if width == 1 else np.einsum("ij,ij->i", a, b)
-            comoment[i] = s - total * shifts[g] * shifts[h]
-        for i, (g, h) in enumerate(self.pairs):
-            if g == h:
-                comoment[i] = np.maximum(comoment[i], 0.0)
-                lost = total * shifts[g] * shifts[g]
-                if not bool(np.all(lost <= SHIFT_RATIO * comoment[i])):
-                    return None  # a first value far from the mean: the two-pass kernel
         out.weight = total
         out.hi, out.lo = his, los
         out.comoment = comoment

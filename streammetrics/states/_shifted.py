@@ -1,0 +1,97 @@
+"""The moments of one large batch, chunk by chunk, by the shifted-data algorithm.
+
+:meth:`Moments.batch <streammetrics.states.moments.Moments.batch>` is the two-pass kernel: per
+chunk, a rough mean, a min/max pass (so that a constant column has exactly zero variance) and
+the corrected two-pass co-moment, then one block per chunk, folded into the next. For a batch of
+many chunks, :class:`ShiftedSums` does less: every column is taken as deviations from its first
+value ``K``, and the sums ``S1 = sum w (x - K)`` and ``S2 = sum w (x - K)(y - L)`` simply add
+up across chunks. At the end, with ``s = S1 / W``, the mean is ``K + s`` (kept as a double-double,
+as the block does) and the co-moment ``S2 - W s_x s_y``.
+
+Exact where the two-pass kernel is: a constant column deviates by exactly zero. The rounding
+of a co-moment ``C`` is the two-pass kernel's times ``1 + W s**2 / C``: :meth:`result` returns
+``None`` when that factor passes ``1 + SHIFT_RATIO`` for any variance (a first value more than
+four standard deviations from the mean), and the caller then runs the two-pass kernel.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from .moments import Moments, _scratch, _two_sum
+
+__all__ = ["SHIFTED_MIN_ROWS", "SHIFT_RATIO", "ShiftedSums"]
+
+#: Batches of at least this many rows take :class:`ShiftedSums`; smaller ones, where a call's
+#: fixed cost dominates, keep the two-pass kernel (and the bytes they always had).
+SHIFTED_MIN_ROWS = 4096
+#: The result stands while ``W s**2 <= SHIFT_RATIO * C`` for every variance ``C``.
+SHIFT_RATIO = 16.0
+
+
+class ShiftedSums:
+    """Accumulates one batch of ``block``'s layout, ``width`` columns per group.
+
+    Usable only when every paired group has its variance among the pairs (``usable``): the
+    check of :meth:`result` needs it.
+    """
+
+    def __init__(self, block: Moments, width: int) -> None:
+        self.block = block
+        self.pairs = block.pairs
+        self.paired = {g for pair in block.pairs for g in pair}
+        self.usable = self.paired <= {g for g, h in block.pairs if g == h}
+        self.first: list[np.ndarray | None] = [None] * block.groups
+        self.sums = np.zeros((block.groups, width))
+        self.products = np.zeros((len(block.pairs), width))
+        self.total = 0.0
+
+    def add(self, columns: Sequence[np.ndarray], weights: np.ndarray | None, scratch: bool) -> None:
+        """Add one chunk: one (m, width) float64 array per group, ``m`` weights or ``None``.
+        With ``scratch`` (``m * width <= CHUNK``) the temporaries are this thread's scratch."""
+        width = columns[0].shape[1]
+        dev: dict[int, np.ndarray] = {}
+        for g, column in enumerate(columns):
+            if scratch and not column.T.flags.c_contiguous:
+                x = _scratch(f"x{g}", column.T.shape)
+                np.copyto(x, column.T)
+            else:
+                x = np.ascontiguousarray(column.T)  # (width, m): reductions along rows
+            if g in self.paired:
+                first = self.first[g]
+                if first is None:
+                    first = self.first[g] = x[:, 0].copy()
+                out = _scratch(f"dev{g}", x.shape) if scratch else None
+                x = dev[g] = np.subtract(x, first[:, None], out=out)
+            self.sums[g] += x.sum(axis=1) if weights is None else x @ weights
+        for i, (g, h) in enumerate(self.pairs):
+            a, b = dev[g], dev[h]
+            if weights is not None:
+                a = np.multiply(a, weights, out=_scratch("prod", a.shape) if scratch else None)
+            self.products[i] += a[0] @ b[0] if width == 1 else np.einsum("ij,ij->i", a, b)
+        self.total += columns[0].shape[0] if weights is None else float(weights.sum())
+
+    def result(self) -> Moments | None:
+        """The batch's block, or ``None`` where :data:`SHIFT_RATIO` says the two-pass kernel
+        must run instead (or nothing was weighted)."""
+        total = self.total
+        if not total > 0.0:
+            return None
+        shift = self.sums / total
+        hi, lo = shift.copy(), np.zeros_like(shift)
+        for g in self.paired:
+            first = self.first[g]
+            assert first is not None
+            hi[g], lo[g] = _two_sum(first, shift[g])
+        comoment = self.products.copy()
+        for i, (g, h) in enumerate(self.pairs):
+            comoment[i] -= total * shift[g] * shift[h]
+            if g == h:
+                comoment[i] = np.maximum(comoment[i], 0.0)
+                if not bool(np.all(total * shift[g] * shift[g] <= SHIFT_RATIO * comoment[i])):
+                    return None
+        out = self.block._empty_like()
+        out.weight, out.hi, out.lo, out.comoment = total, hi, lo, comoment
+        return out
