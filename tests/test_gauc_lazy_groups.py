@@ -50,3 +50,27 @@ def test_merges_and_string_groups_join_at_the_fold():
     with pytest.raises(sm.InputError, match="groups"):
         merged.update([1], [0.5], [7])  # an integer group in a state of string groups
     assert merged.to_bytes() == whole.to_bytes()
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32])
+@pytest.mark.parametrize("spread", [50, 10**12])
+def test_union_labels_presence_table_equals_the_sort(dtype, spread) -> None:
+    """Integer groups of a compact range take a presence table instead of a sort: the same
+    union, summed rows and positions as the sort of strings would give, dtype kept."""
+    from streammetrics.states._group_table import union_labels
+
+    rng = np.random.default_rng(3)
+    spread = min(spread, np.iinfo(dtype).max // 4)
+    sets = [np.unique(rng.integers(-spread, spread, size)).astype(dtype) for size in (0, 7, 40, 1)]
+    rows = [rng.integers(1, 5, len(s)) for s in sets]
+    union, summed, positions = union_labels(sets, rows)
+    assert union.dtype == dtype
+    want = np.unique(np.concatenate(sets))
+    assert np.array_equal(union, want)
+    total = {int(v): 0 for v in want}
+    for s, r in zip(sets, rows, strict=True):
+        for v, c in zip(s.tolist(), r.tolist(), strict=True):
+            total[v] += c
+    assert summed.tolist() == [total[int(v)] for v in want]
+    for s, at in zip(sets, positions, strict=True):
+        assert np.array_equal(union[at], s)
