@@ -134,3 +134,26 @@ def test_zero_weight_rows_with_nan_are_refused() -> None:
     with pytest.raises(sm.InputError, match="y_pred: values must be finite"):
         m.update(np.ones(10_000), np.full(10_000, np.nan), sample_weight=np.zeros(10_000))
     assert m.to_bytes() == before
+
+
+def test_losses_are_summed_about_zero() -> None:
+    """Non-negative losses skip the deviation pass (K = 0): same result as the two-pass kernel
+    when their spread is of the order of their mean, and a refusal (then the two-pass kernel,
+    exact zero variance) when they are constant."""
+    rng = np.random.default_rng(4)
+    n = 3 * SHIFTED_MIN_ROWS
+    se = rng.normal(size=(n, 1)) ** 2
+    block = Moments(1, [(0, 0)])
+    sums = ShiftedSums(block, 1, frozenset({0}))
+    sums.add([se], None, False)
+    out = sums.result()
+    assert out is not None
+    ref = block.batch([se], None)
+    np.testing.assert_allclose(out.mean, ref.mean, rtol=1e-14)
+    np.testing.assert_allclose(out.comoment, ref.comoment, rtol=1e-12)
+    constant = ShiftedSums(block, 1, frozenset({0}))
+    constant.add([np.full((n, 1), 0.3)], None, False)
+    assert constant.result() is None
+    m = R.MeanSquaredError().update(np.full(n, 2.0), np.full(n, 2.3))
+    assert m.moments.comoment_of(0, 0)[0] == 0.0
+    np.testing.assert_allclose(m.compute(), (2.3 - 2.0) ** 2, rtol=1e-14)

@@ -131,6 +131,8 @@ class _RegressionMetric(Metric, register=False):
         self._names = tuple(names)
         pairs += [(self._loss, self._loss)] if self._loss is not None else []
         self._index = {v: i for i, v in enumerate(names)}
+        # The per-sample losses are non-negative: their shifted sums are taken about zero.
+        self._losses = frozenset(self._index[v] for v in (_AE, _APE, _SE) if v in self._index)
         block = Moments(len(names), [(self._index[a], self._index[b]) for a, b in pairs])
         self._add_state("moments", block, merge=None)
         self._add_state("weight_sq", 0.0, power=2)
@@ -181,7 +183,7 @@ class _RegressionMetric(Metric, register=False):
             with np.errstate(over="ignore", invalid="ignore"):
                 # Equal pieces of at most ``rows``: no short tail piece.
                 step = -(-n // -(-n // rows))
-                shifted = ShiftedSums(block, d) if n >= SHIFTED_MIN_ROWS else None
+                shifted = ShiftedSums(block, d, self._losses) if n >= SHIFTED_MIN_ROWS else None
                 if shifted is not None and shifted.usable:
                     for a in range(0, n, step):
                         w = None if weights is None else weights[a : a + step]

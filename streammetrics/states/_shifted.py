@@ -4,14 +4,16 @@
 chunk, a rough mean, a min/max pass (so that a constant column has exactly zero variance) and
 the corrected two-pass co-moment, then one block per chunk, folded into the next. For a batch of
 many chunks, :class:`ShiftedSums` does less: every column is taken as deviations from its first
-value ``K``, and the sums ``S1 = sum w (x - K)`` and ``S2 = sum w (x - K)(y - L)`` simply add
-up across chunks. At the end, with ``s = S1 / W``, the mean is ``K + s`` (kept as a double-double,
-as the block does) and the co-moment ``S2 - W s_x s_y``.
+value ``K`` (from zero for non-negative losses: no deviation pass at all), and the sums
+``S1 = sum w (x - K)`` and ``S2 = sum w (x - K)(y - L)`` simply add up across chunks. At the
+end, with ``s = S1 / W``, the mean is ``K + s`` (kept as a double-double, as the block does)
+and the co-moment ``S2 - W s_x s_y``.
 
 Exact where the two-pass kernel is: a constant column deviates by exactly zero. The rounding
 of a co-moment ``C`` is the two-pass kernel's times ``1 + W s**2 / C``: :meth:`result` returns
 ``None`` when that factor passes ``1 + SHIFT_RATIO`` for any variance (a first value more than
-four standard deviations from the mean), and the caller then runs the two-pass kernel.
+four standard deviations from the mean, or a loss whose spread is under a quarter of its mean),
+and the caller then runs the two-pass kernel.
 """
 
 from __future__ import annotations
@@ -38,8 +40,11 @@ class ShiftedSums:
     check of :meth:`result` needs it.
     """
 
-    def __init__(self, block: Moments, width: int) -> None:
+    def __init__(self, block: Moments, width: int, at_zero: frozenset[int] = frozenset()) -> None:
         self.block = block
+        #: Groups taken as they are (``K = 0``, no deviation pass): non-negative losses, whose
+        #: spread is of the order of their mean (the check of :meth:`result` still applies).
+        self.at_zero = at_zero
         self.pairs = block.pairs
         self.paired = {g for pair in block.pairs for g in pair}
         self.usable = self.paired <= {g for g, h in block.pairs if g == h}
@@ -47,6 +52,8 @@ class ShiftedSums:
         self.sums = np.zeros((block.groups, width))
         self.products = np.zeros((len(block.pairs), width))
         self.total = 0.0
+        pairs = np.array(block.pairs, dtype=np.intp).reshape(-1, 2)
+        self._pair_index = pairs[:, 0], pairs[:, 1]
 
     def add(self, columns: Sequence[np.ndarray], weights: np.ndarray | None, scratch: bool) -> None:
         """Add one chunk: one (m, width) float64 array per group, ``m`` weights or ``None``.
@@ -62,9 +69,11 @@ class ShiftedSums:
             if g in self.paired:
                 first = self.first[g]
                 if first is None:
-                    first = self.first[g] = x[:, 0].copy()
-                out = _scratch(f"dev{g}", x.shape) if scratch else None
-                x = dev[g] = np.subtract(x, first[:, None], out=out)
+                    first = self.first[g] = np.zeros(width) if g in self.at_zero else x[:, 0].copy()
+                if g not in self.at_zero:
+                    out = _scratch(f"dev{g}", x.shape) if scratch else None
+                    x = np.subtract(x, first[:, None], out=out)
+                dev[g] = x
             self.sums[g] += x.sum(axis=1) if weights is None else x @ weights
         for i, (g, h) in enumerate(self.pairs):
             a, b = dev[g], dev[h]
@@ -80,18 +89,16 @@ class ShiftedSums:
         if not total > 0.0:
             return None
         shift = self.sums / total
-        hi, lo = shift.copy(), np.zeros_like(shift)
-        for g in self.paired:
-            first = self.first[g]
-            assert first is not None
-            hi[g], lo[g] = _two_sum(first, shift[g])
-        comoment = self.products.copy()
-        for i, (g, h) in enumerate(self.pairs):
-            comoment[i] -= total * shift[g] * shift[h]
-            if g == h:
-                comoment[i] = np.maximum(comoment[i], 0.0)
-                if not bool(np.all(total * shift[g] * shift[g] <= SHIFT_RATIO * comoment[i])):
-                    return None
+        # Unpaired groups are summed as they are: K = 0 gives hi = shift, lo = 0 exactly.
+        first = np.array([np.zeros(shift.shape[1]) if f is None else f for f in self.first])
+        hi, lo = _two_sum(first, shift)
+        g, h = self._pair_index
+        comoment = self.products - total * shift[g] * shift[h]
+        variance = g == h
+        comoment[variance] = np.maximum(comoment[variance], 0.0)
+        lost = total * shift[g[variance]] ** 2
+        if not bool(np.all(lost <= SHIFT_RATIO * comoment[variance])):
+            return None  # a first value far from the mean (or a nan): the two-pass kernel
         out = self.block._empty_like()
         out.weight, out.hi, out.lo, out.comoment = total, hi, lo, comoment
         return out
