@@ -13,6 +13,7 @@ most negative float, never as -inf."""
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from typing import Any, ClassVar
 
 import numpy as np
@@ -183,19 +184,21 @@ class _RegressionMetric(Metric, register=False):
             with np.errstate(over="ignore", invalid="ignore"):
                 # Equal pieces of at most ``rows``: no short tail piece.
                 step = -(-n // -(-n // rows))
-                shifted = ShiftedSums(block, d, self._losses) if n >= SHIFTED_MIN_ROWS else None
-                if shifted is not None and shifted.usable:
+
+                def pieces() -> Iterator[tuple[list[np.ndarray], np.ndarray | None]]:
                     for a in range(0, n, step):
                         w = None if weights is None else weights[a : a + step]
-                        cols = self._columns(t[a : a + step], p[a : a + step], scratch=small)
+                        yield self._columns(t[a : a + step], p[a : a + step], small), w
+
+                shifted = ShiftedSums(block, d, self._losses) if n >= SHIFTED_MIN_ROWS else None
+                if shifted is not None and shifted.usable:
+                    for cols, w in pieces():
                         shifted.add(cols, w, scratch=small)
                     new = shifted.result()
                     if new is not None:
                         block = block.combined(new)
                 if block is self.moments:  # small, or the shifted sums were refused
-                    for a in range(0, n, step):
-                        w = None if weights is None else weights[a : a + step]
-                        cols = self._columns(t[a : a + step], p[a : a + step], scratch=small)
+                    for cols, w in pieces():
                         block = block.combined(block.batch(cols, w, scratch=small))
                 block.check_bounds()
                 shape = (
