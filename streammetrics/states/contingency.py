@@ -235,7 +235,7 @@ class ContingencyCounts(StateBlock):
         size = len(rows) * len(cols)
         # The form of the sum is settled below from its filled cells; here the cheaper way to
         # build it, from an upper bound on them.
-        if not wants_sparse(size, len(self) + len(other)):
+        if not wants_sparse(size, self.filled_bound() + other.filled_bound()):
             table = self._dense_on(rows, cols, dtype, own=in_place and same)
             other._add_into(table, rows, cols)
             self.rows, self.cols = rows, cols
@@ -253,7 +253,7 @@ class ContingencyCounts(StateBlock):
             self._set_sparse(cells, values, total)
         self._settle()
 
-    def __len__(self) -> int:
+    def filled_bound(self) -> int:
         """An upper bound on the filled cells: the cells listed (sparse) or all of them (dense),
         in O(1)."""
         return len(self._cells) if self._dense is None else int(self._dense.size)
@@ -309,7 +309,7 @@ class ContingencyCounts(StateBlock):
             rows = union(rows, p.rows)
             cols = rows if self.shared else union(cols, p.cols)
         size = len(rows) * len(cols)
-        if not wants_sparse(size, sum(len(p) for p in parts)):
+        if not wants_sparse(size, sum(p.filled_bound() for p in parts)):
             table = np.zeros((len(rows), len(cols)), dtype=dtype)
             for p in parts:
                 p._add_into(table, rows, cols)
