@@ -9,6 +9,7 @@ unchanged when the batch is refused, and never share a slice's state with anothe
 from __future__ import annotations
 
 import itertools
+import math
 
 import numpy as np
 import pytest
@@ -140,3 +141,44 @@ def test_bucket_stack_refuses_states_of_another_grid():
     same = [sm.ROCAUC().update(y, s), sm.ROCAUC(), sm.ROCAUC.from_bytes(sm.ROCAUC().to_bytes())]
     assert stack.accepts(same)
     assert not stack.accepts([*same, sm.ROCAUC(resolution=64)])
+
+
+@pytest.mark.parametrize("exact", [False, True])
+def test_sliced_rocauc_compute_equals_each_slice_to_the_bit(exact):
+    """Sliced(ROCAUC()) scores every slice at once (segmented integer sums): the same floats as
+    each slice's own compute(), nan for one-class slices included; weighted slices take the
+    per-slice path."""
+    from streammetrics.classification.scores import ROCAUC
+
+    rng = np.random.default_rng(11)
+    y, s = _scores(rng, 30_000)
+    by = rng.integers(0, 700, 30_000)
+    y[by == 3] = 1  # a slice with positives only: nan
+    sliced = sm.Sliced(sm.ROCAUC(exact=exact))
+    for part in np.array_split(np.arange(30_000), 4):
+        sliced.update(y[part], s[part], by=by[part])
+    got = sliced.compute()
+    states = [sliced.slices.slices[k] for k in sliced.keys()]
+    assert ROCAUC._compute_many(states) is not None
+    for key, metric in zip(sliced.keys(), states, strict=True):
+        want = metric.compute()
+        assert (math.isnan(want) and math.isnan(got[key])) or got[key] == want, key
+    assert math.isnan(got[3])
+    weighted = sm.Sliced(sm.ROCAUC()).update(y, s, by=by, sample_weight=np.full(30_000, 0.5))
+    assert ROCAUC._compute_many(list(weighted.slices.slices.values())) is None
+    wanted = {k: m.compute() for k, m in weighted.slices.slices.items()}
+    for key, value in weighted.compute().items():
+        assert (math.isnan(value) and math.isnan(wanted[key])) or value == wanted[key]
+
+
+def test_auc_of_counts_refuses_tables_past_exact_floats():
+    from streammetrics.states.score_tables import auc_from_table, auc_of_counts
+
+    pos = [np.array([2**25, 1]), np.array([3, 0, 5])]
+    neg = [np.array([1, 2**25]), np.array([1, 4, 0])]
+    values = auc_of_counts(pos, neg)
+    assert values is not None
+    for v, p, n in zip(values, pos, neg, strict=True):
+        lo = np.arange(len(p), dtype=float)
+        assert v == auc_from_table(lo, lo, p, n)[0]
+    assert auc_of_counts([np.array([2**27])], [np.array([2**26])]) is None

@@ -34,6 +34,7 @@ from ..states.buckets import (
     curve_counts,
     mapping_for,
 )
+from ..states.score_tables import auc_of_counts
 from ..states.stacked import BucketStack
 from ..uncertainty import (
     NAN_INTERVAL,
@@ -173,6 +174,20 @@ class ROCAUC(_BinaryScoreMetric):
 
     def _compute(self) -> float:
         return auc_from_table(*self._table())[0]
+
+    @classmethod
+    def _compute_many(cls, metrics: list[Any]) -> list[float] | None:
+        """``[m.compute() for m in metrics]`` for many non-empty ``ROCAUC`` states held by a
+        wrapper (``Sliced``), equal to the bit, in a few array passes instead of a few numpy
+        calls per state; ``None`` (compute them one by one) unless every state is an
+        unweighted ``ROCAUC`` with nothing buffered."""
+        if any(type(m) is not cls or m._pending is not None or m._count == 0 for m in metrics):
+            return None
+        pos, neg = [m.hist.pos for m in metrics], [m.hist.neg for m in metrics]
+        if any(p.dtype.kind != "i" for p in pos) or any(q.dtype.kind != "i" for q in neg):
+            return None
+        values = auc_of_counts(pos, neg)
+        return None if values is None else values.tolist()
 
     def error_bound(self) -> float:
         """A certified bound on ``abs(compute() - exact AUC)``; 0.0 in exact mode."""

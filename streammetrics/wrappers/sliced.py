@@ -337,7 +337,15 @@ class Sliced(Metric):
     # -- results ---------------------------------------------------------------------------------
 
     def _compute(self) -> dict[Key, Any]:
-        return {k: self.slices.slices[k].compute() for k in self.keys()}
+        keys = self.keys()
+        metrics = [self.slices.slices[k] for k in keys]
+        # A wrapped metric may score many states at once (ROCAUC: segmented sums over every
+        # slice's buckets), equal to the bit to one compute() per slice.
+        many = getattr(type(self._template), "_compute_many", None)
+        values = many(metrics) if many is not None and metrics else None
+        if values is None:
+            values = [m.compute() for m in metrics]
+        return dict(zip(keys, values, strict=True))
 
     def _empty_result(self) -> dict[Key, Any]:
         return {}
