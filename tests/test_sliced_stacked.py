@@ -119,6 +119,39 @@ def test_stable_order_is_numpy_stable_argsort():
     assert len(stable_order(np.zeros(0, dtype=np.int64))) == 0
 
 
+@pytest.mark.parametrize("case", ["mixed", "all held", "all new", "ends", "empty batch"])
+def test_merge_sorted_equals_a_sort_and_reduce(case):
+    from streammetrics.states.buckets import _reduce
+
+    rng = np.random.default_rng(len(case))
+    held = np.unique(rng.integers(10, 5_000, 800))
+    if case == "all held":
+        batch = np.sort(rng.choice(held, 300, replace=False))
+    elif case == "all new":
+        batch = np.setdiff1d(np.arange(0, 6_000, 7), held)
+    elif case == "ends":
+        batch = np.concatenate([np.arange(0, 5), held[[3, 9]], np.arange(6_000, 6_004)])
+    elif case == "empty batch":
+        batch = np.zeros(0, dtype=np.int64)
+    else:
+        batch = np.unique(rng.integers(0, 6_000, 500))
+
+    def columns(n):
+        lo = rng.random(n)
+        return rng.random(n) * 3, rng.random(n) * 2, lo, lo + rng.random(n) / 10
+
+    hc, bc = columns(len(held)), columns(len(batch))
+    cells, cols = stacked._merge_sorted(held, (hc[0].copy(), hc[1].copy(), hc[2], hc[3]), batch, bc)
+    both = np.concatenate([held, batch])
+    sums = [np.concatenate([hc[0], bc[0]]), np.concatenate([hc[1], bc[1]])]
+    keys, (pos, neg), lo, hi = _reduce(
+        both, sums, np.concatenate([hc[2], bc[2]]), np.concatenate([hc[3], bc[3]])
+    )
+    assert np.array_equal(cells, keys)
+    for got, want in zip(cols, (pos, neg, lo, hi), strict=True):
+        assert got.tobytes() == want.tobytes()  # the same floats, not merely close ones
+
+
 def test_slices_read_from_bytes_fold_as_fresh_ones():
     # Decoded slices hold mapping objects of their own (equal, not the template's): the fold
     # takes them, and gives the bytes of the per-slice path.
