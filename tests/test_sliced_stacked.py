@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import streammetrics as sm
+import streammetrics.states._bucket_stack as _bucket_stack
 import streammetrics.states.stacked as stacked
 from streammetrics.errors import InputError
 from streammetrics.states.stacked import stable_order
@@ -141,7 +142,9 @@ def test_merge_sorted_equals_a_sort_and_reduce(case):
         return rng.random(n) * 3, rng.random(n) * 2, lo, lo + rng.random(n) / 10
 
     hc, bc = columns(len(held)), columns(len(batch))
-    cells, cols = stacked._merge_sorted(held, (hc[0].copy(), hc[1].copy(), hc[2], hc[3]), batch, bc)
+    cells, cols = _bucket_stack._merge_sorted(
+        held, (hc[0].copy(), hc[1].copy(), hc[2], hc[3]), batch, bc
+    )
     both = np.concatenate([held, batch])
     sums = [np.concatenate([hc[0], bc[0]]), np.concatenate([hc[1], bc[1]])]
     keys, (pos, neg), lo, hi = _reduce(

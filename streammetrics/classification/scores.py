@@ -26,6 +26,7 @@ import numpy as np
 from .._inputs import BFLOAT16_BITS, as_weights, bfloat16_values, check_same_length
 from ..base import Metric
 from ..errors import InputError
+from ..states._bucket_stack import BucketStack
 from ..states.buckets import (
     DEFAULT_RESOLUTION,
     ScoreBuckets,
@@ -35,7 +36,6 @@ from ..states.buckets import (
     mapping_for,
 )
 from ..states.score_tables import auc_of_counts
-from ..states.stacked import BucketStack
 from ..uncertainty import (
     NAN_INTERVAL,
     check_level,
