@@ -318,8 +318,8 @@ class _Table:
 
     def purity(self) -> float:
         # The largest cell of each cluster (column): every column holds a filled cell.
-        if self.values.size == 0:
-            return 0.0 / self.n
+        if self.n == 0:
+            return math.nan  # an empty state is reported before this; kept for direct use
         order = np.lexsort((self.values, self.nzy))
         col = self.nzy[order]
         last = np.flatnonzero(np.concatenate((col[1:] != col[:-1], [True])))
