@@ -218,3 +218,15 @@ def test_auc_of_counts_refuses_tables_past_exact_floats():
         lo = np.arange(len(p), dtype=float)
         assert v == auc_from_table(lo, lo, p, n)[0]
     assert auc_of_counts([np.array([2**27])], [np.array([2**26])]) is None
+
+
+def test_auc_of_counts_declines_empty_tables():
+    from streammetrics.states.score_tables import auc_of_counts
+
+    assert auc_of_counts([], []) is None
+    assert (
+        auc_of_counts(
+            [np.array([1]), np.zeros(0, np.int64)], [np.array([1]), np.zeros(0, np.int64)]
+        )
+        is None
+    )

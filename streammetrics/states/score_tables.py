@@ -52,16 +52,18 @@ _EXACT_PAIRS = 2**52
 
 
 def auc_of_counts(pos: list[np.ndarray], neg: list[np.ndarray]) -> np.ndarray | None:
-    """The AUC of many tables of integer counts at once (each ascending by score, none
-    empty): ``auc_from_table(...)[0]`` of each, equal to the bit, from segmented integer sums.
-    ``None`` when a table holds ``2**52`` pairs or more (then its float sums may round
-    differently: compute it alone).
+    """The AUC of many tables of integer counts at once (each ascending by score):
+    ``auc_from_table(...)[0]`` of each, equal to the bit, from segmented integer sums. ``None``
+    when there is no table, a table is empty, or one holds ``2**52`` pairs or more (then its
+    float sums may round differently: compute them one by one).
 
     ``2 * sum_i p_i (below_i + n_i / 2)`` is an integer; below ``2**52`` pairs, both it and
     ``P * N`` are exact floats, and the per-table computation's float sums are exact too, so
     the one division gives the same rounding in both.
     """
     lengths = np.fromiter(map(len, pos), dtype=np.int64, count=len(pos))
+    if not len(lengths) or not bool(lengths.all()):
+        return None  # reduceat cannot segment an empty table
     starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
     p = np.concatenate(pos).astype(np.int64, copy=False)
     n = np.concatenate(neg).astype(np.int64, copy=False)
