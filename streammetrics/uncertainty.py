@@ -37,6 +37,7 @@ from .errors import InputError, NoIntervalError
 
 __all__ = [
     "NAN_INTERVAL",
+    "cells_delta_se",
     "check_level",
     "confusion_delta_se",
     "counts_delta_se",
@@ -48,6 +49,7 @@ __all__ = [
     "no_interval",
     "normal_interval",
     "normal_quantile",
+    "summary_gradient",
     "t_interval",
     "t_quantile",
     "wilson",
@@ -218,6 +220,40 @@ def delong(pos: np.ndarray, neg: np.ndarray) -> tuple[float, float]:
 Confusion = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], np.ndarray]
 
 
+#: Central differences are evaluated this many summary values at a time (memory O(chunk * L)).
+_GRAD_BUDGET = 1 << 22
+
+
+def summary_gradient(
+    f: Confusion, diag: np.ndarray, rows: np.ndarray, cols: np.ndarray, n: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, float] | None:
+    """``df`` with respect to the diagonal, the row sums, the column sums and the total of a
+    confusion matrix, by central differences on those 3L + 1 summaries (``f`` vectorised over a
+    leading axis, evaluated a bounded number of rows at a time); ``None`` if not finite."""
+    size = len(diag)
+    base = np.concatenate([diag, rows, cols, [n]])
+    m = len(base)
+    step = 1e-6 * np.maximum(np.abs(base), 1.0)
+    grad = np.empty(m)
+    chunk = max(1, _GRAD_BUDGET // (2 * m))
+    for lo in range(0, m, chunk):
+        idx = np.arange(lo, min(lo + chunk, m))
+        k = len(idx)
+        points = np.repeat(base[None, :], 2 * k, axis=0)
+        points[np.arange(k), idx] += step[idx]
+        points[k + np.arange(k), idx] -= step[idx]
+        values = f(
+            points[:, :size],
+            points[:, size : 2 * size],
+            points[:, 2 * size : 3 * size],
+            points[:, -1],
+        )
+        grad[idx] = (values[:k] - values[k:]) / (2 * step[idx])
+    if not np.all(np.isfinite(grad)):
+        return None
+    return grad[:size], grad[size : 2 * size], grad[2 * size : 3 * size], float(grad[-1])
+
+
 def confusion_delta_se(table: np.ndarray, f: Confusion, n_eff: float | None = None) -> float:
     """Delta-method standard error of ``f`` at a confusion matrix ``table`` (true x predicted).
 
@@ -226,31 +262,45 @@ def confusion_delta_se(table: np.ndarray, f: Confusion, n_eff: float | None = No
     averages, MCC, Cohen's kappa do). With the gradient ``h_ij = df/dC_ij`` the multinomial
     delta method (e.g. Agresti, *Categorical Data Analysis*, 3rd ed., sec. 16.1) gives
     ``Var = sum_ij C_ij h_ij**2 - (sum_ij C_ij h_ij)**2 / n``. The partial derivatives come from
-    central differences on the 3L + 1 summaries, evaluated in one vectorised call. With weighted
-    counts the variance is rescaled to Kish's effective size ``n_eff``.
+    :func:`summary_gradient`. With weighted counts the variance is rescaled to Kish's effective
+    size ``n_eff``.
     """
     c = np.asarray(table, dtype=np.float64)
     n = float(c.sum())
     if not n > 0:
         return math.nan
-    size = c.shape[0]
-    base = np.concatenate([np.diagonal(c), c.sum(axis=1), c.sum(axis=0), [n]])
-    m = len(base)
-    step = 1e-6 * np.maximum(np.abs(base), 1.0)
-    points = np.repeat(base[None, :], 2 * m, axis=0)
-    idx = np.arange(m)
-    points[idx, idx] += step
-    points[m + idx, idx] -= step
-    values = f(
-        points[:, :size], points[:, size : 2 * size], points[:, 2 * size : 3 * size], points[:, -1]
-    )
-    grad = (values[:m] - values[m:]) / (2 * step)
-    if not np.all(np.isfinite(grad)):
+    parts = summary_gradient(f, np.diagonal(c), c.sum(axis=1), c.sum(axis=0), n)
+    if parts is None:
         return math.nan
-    e, a, b, z = grad[:size], grad[size : 2 * size], grad[2 * size : 3 * size], grad[-1]
+    e, a, b, z = parts
+    size = c.shape[0]
     h = a[:, None] + b[None, :] + z
-    h[idx[:size], idx[:size]] += e
+    h[np.arange(size), np.arange(size)] += e
     return counts_delta_se(c, h, n_eff)
+
+
+def cells_delta_se(
+    cells: tuple[np.ndarray, np.ndarray, np.ndarray],
+    margins: tuple[np.ndarray, np.ndarray, np.ndarray],
+    f: Confusion,
+    n_eff: float | None = None,
+) -> float:
+    """:func:`confusion_delta_se` from the filled cells ``(row, column, count)`` of a square
+    table and its ``(diagonal, row sums, column sums)``: empty cells add nothing to either sum,
+    so ``h`` is taken at the filled cells only (O(L + cells) memory, no L x L array)."""
+    r, c, v = cells
+    v = v.astype(np.float64)
+    n = float(v.sum())
+    if not n > 0:
+        return math.nan
+    parts = summary_gradient(f, *margins, n)
+    if parts is None:
+        return math.nan
+    e, a, b, z = parts
+    h = a[r] + b[c] + z
+    on = r == c
+    h[on] += e[r[on]]
+    return counts_delta_se(v, h, n_eff)
 
 
 def counts_delta_se(table: np.ndarray, grad: np.ndarray, n_eff: float | None = None) -> float:

@@ -19,8 +19,8 @@ from ..states.contingency import ContingencyCounts
 from ..states.labels import union
 from ..states.stacked import ConfusionStack
 from ..uncertainty import (
+    cells_delta_se,
     confusion_delta_se,
-    counts_delta_se,
     kish,
     normal_interval,
 )
@@ -139,57 +139,10 @@ class _ConfusionMetric(Metric, register=False):
 
     def _delta_se(self, f: Any) -> float:
         """:func:`~streammetrics.uncertainty.confusion_delta_se` of ``f`` at the counts; the
-        sparse form computes the same over its filled cells only (``_sparse_delta_se``)."""
+        sparse form computes the same over its filled cells only (``cells_delta_se``)."""
         if not self.counts.sparse:
             return confusion_delta_se(self.counts.table, f, self._n_eff())
-        return _sparse_delta_se(self.counts, self._margins(), f, self._n_eff())
-
-
-# Central differences are evaluated this many summaries at a time (memory O(chunk * L)).
-_GRAD_BUDGET = 1 << 22
-
-
-def _sparse_delta_se(
-    counts: ContingencyCounts,
-    margins: tuple[np.ndarray, np.ndarray, np.ndarray],
-    f: Any,
-    n_eff: float,
-) -> float:
-    """The multinomial delta-method standard error of ``confusion_delta_se`` from the filled
-    cells of a sparse table: the same central differences on the 3L + 1 summaries (in chunks,
-    so memory stays O(L) per summary), then ``h_ij = e_i [i = j] + a_i + b_j + z`` at the
-    filled cells only (empty cells add nothing to either sum). O(L**2) time, O(L + cells)
-    memory."""
-    r, c, v = counts.filled()
-    v = v.astype(np.float64)
-    n = float(v.sum())
-    if not n > 0:
-        return math.nan
-    diag, rows, cols = margins
-    size = len(diag)
-    base = np.concatenate([diag, rows, cols, [n]])
-    m = len(base)
-    step = 1e-6 * np.maximum(np.abs(base), 1.0)
-    grad = np.empty(m)
-    chunk = max(1, _GRAD_BUDGET // (2 * m))
-    for lo in range(0, m, chunk):
-        idx = np.arange(lo, min(lo + chunk, m))
-        k = len(idx)
-        points = np.repeat(base[None, :], 2 * k, axis=0)
-        points[np.arange(k), idx] += step[idx]
-        points[k + np.arange(k), idx] -= step[idx]
-        values = f(
-            points[:, :size],
-            points[:, size : 2 * size],
-            points[:, 2 * size : 3 * size],
-            points[:, -1],
-        )
-        grad[idx] = (values[:k] - values[k:]) / (2 * step[idx])
-    if not np.all(np.isfinite(grad)):
-        return math.nan
-    e, a, b, z = grad[:size], grad[size : 2 * size], grad[2 * size : 3 * size], grad[-1]
-    h = a[r] + b[c] + z + np.where(r == c, e[np.minimum(r, size - 1)], 0.0)
-    return counts_delta_se(v, h, n_eff)
+        return cells_delta_se(self.counts.filled(), self._margins(), f, self._n_eff())
 
 
 def _prf_divide(num: np.ndarray, den: np.ndarray, zero_division: float) -> np.ndarray:
