@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._codec import check_counts
+from ._fold import fold_equal
 
 __all__ = [
     "SPARSE_FILL",
@@ -49,20 +50,17 @@ def wants_sparse(size: int, filled: int) -> bool:
 
 def fold_cells(cells: np.ndarray, weights: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
     """``(sorted distinct cells, count of each)`` of a column of cell codes, one per row; the
-    counts sum ``weights`` (in row order within a cell) when given. Cells that sum to zero are
-    left out. O(n log n)."""
+    counts sum ``weights`` (in row order within a cell: the shared fold, ``fold_equal``) when
+    given. Cells that sum to zero are left out. O(n log n)."""
     if len(cells) == 0:
         dtype = np.int64 if weights is None else np.float64
         return _EMPTY_CELLS, np.empty(0, dtype=dtype)
     if weights is None:
         uniq, counts = np.unique(cells, return_counts=True)
         return uniq, counts.astype(np.int64, copy=False)
-    order = np.argsort(cells, kind="stable")
-    ordered = cells[order]
-    starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
-    sums = np.add.reduceat(weights[order].astype(np.float64, copy=False), starts)
+    (uniq,), (sums,), _, _ = fold_equal([cells], [weights.astype(np.float64, copy=False)])
     keep = sums != 0
-    return ordered[starts][keep], sums[keep]
+    return uniq[keep], sums[keep]
 
 
 def merge_cells(

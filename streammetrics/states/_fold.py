@@ -2,7 +2,8 @@
 keys (sum some columns, take the smallest or largest of others), and the one policy for when a
 store folds the batches it queued.
 
-Used by the score store (``states.buckets``: exact and ``"real"`` keys), the per-group score
+Used by the score store (``states.buckets``: exact and ``"real"`` keys), the sparse contingency
+cells (``states._cells``, ``states.contingency``), the per-group score
 tables (``states._group_table``) and the detection sketch (``detection._sketch``).
 """
 

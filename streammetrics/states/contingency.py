@@ -36,6 +36,7 @@ from ._cells import (
     sparse_of,
     wants_sparse,
 )
+from ._fold import fold_equal
 from .labels import (
     EMPTY_LABELS,
     check_kinds,
@@ -322,7 +323,11 @@ class ContingencyCounts(StateBlock):
                 cells.append(remap_cells(c, p.rows, p.cols, rows, cols))
                 values.append(v.astype(dtype, copy=False))
             self.rows, self.cols = rows, cols
-            self._set_sparse(*_fold_sorted(cells, values, dtype), sum(totals))
+            # One stable sort of the sorted runs, equal cells summed in part order.
+            (folded,), (summed,), _, _ = fold_equal(
+                [np.concatenate(cells)], [np.concatenate(values)]
+            )
+            self._set_sparse(folded, summed, sum(totals))
         self._settle()
 
     def copy(self) -> ContingencyCounts:
@@ -442,19 +447,3 @@ class ContingencyCounts(StateBlock):
         if self._dense is not None:
             return int(self._dense.nbytes)
         return int(self._cells.nbytes + self._values.nbytes)
-
-
-def _fold_sorted(
-    cells: list[np.ndarray], values: list[np.ndarray], dtype: np.dtype[Any]
-) -> tuple[np.ndarray, np.ndarray]:
-    """The cell-wise sum of many sparse tables on one label set (each sorted and distinct)."""
-    if len(cells) == 1:
-        return cells[0], values[0].copy()
-    allc = np.concatenate(cells)
-    allv = np.concatenate(values).astype(dtype, copy=False)
-    order = np.argsort(allc, kind="stable")
-    ordered = allc[order]
-    if len(ordered) == 0:
-        return ordered, allv
-    starts = np.flatnonzero(np.concatenate(([True], ordered[1:] != ordered[:-1])))
-    return ordered[starts], np.add.reduceat(allv[order], starts)
