@@ -208,7 +208,8 @@ def test_sliced_rocauc_compute_equals_each_slice_to_the_bit(exact):
 
 
 def test_auc_of_counts_refuses_tables_past_exact_floats():
-    from streammetrics.states.score_tables import auc_from_table, auc_of_counts
+    from streammetrics.states._group_table import auc_of_counts
+    from streammetrics.states.score_tables import auc_from_table
 
     pos = [np.array([2**25, 1]), np.array([3, 0, 5])]
     neg = [np.array([1, 2**25]), np.array([1, 4, 0])]
@@ -221,7 +222,7 @@ def test_auc_of_counts_refuses_tables_past_exact_floats():
 
 
 def test_auc_of_counts_declines_empty_tables():
-    from streammetrics.states.score_tables import auc_of_counts
+    from streammetrics.states._group_table import auc_of_counts
 
     assert auc_of_counts([], []) is None
     assert (

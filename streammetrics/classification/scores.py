@@ -27,6 +27,7 @@ from .._inputs import BFLOAT16_BITS, as_weights, bfloat16_values, check_same_len
 from ..base import Metric
 from ..errors import InputError
 from ..states._bucket_stack import BucketStack
+from ..states._group_table import auc_of_counts
 from ..states.buckets import (
     DEFAULT_RESOLUTION,
     ScoreBuckets,
@@ -35,7 +36,6 @@ from ..states.buckets import (
     curve_counts,
     mapping_for,
 )
-from ..states.score_tables import auc_of_counts
 from ..uncertainty import (
     NAN_INTERVAL,
     check_level,

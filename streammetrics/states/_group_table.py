@@ -124,6 +124,40 @@ def _group_sums(
     return big_p, big_n, np.add.reduceat(below, starts)
 
 
+#: Below this many (positive, negative) pairs per table, every sum of ``auc_from_table`` is an
+#: exact float, so integer sums give the same AUC to the bit.
+_EXACT_PAIRS = 2**52
+
+
+def auc_of_counts(pos: list[np.ndarray], neg: list[np.ndarray]) -> np.ndarray | None:
+    """The AUC of many tables of integer counts at once (each ascending by score), by
+    :func:`_group_sums` over their concatenation: ``auc_from_table(...)[0]`` of each, equal to
+    the bit. ``None`` when there is no table, a table is empty, one holds ``2**52`` pairs or
+    more, or the integer sums could overflow (then float sums may round differently: compute
+    the tables one by one).
+
+    Below ``2**52`` pairs the numerator ``sum_i p_i (below_i + n_i / 2)`` and ``P * N`` are
+    exact floats, as are the per-table computation's float sums, so the one division rounds
+    the same way in both.
+    """
+    lengths = np.fromiter(map(len, pos), dtype=np.int64, count=len(pos))
+    if not len(lengths) or not bool(lengths.all()):
+        return None  # no run to segment
+    p = np.concatenate(pos).astype(np.int64, copy=False)
+    n = np.concatenate(neg).astype(np.int64, copy=False)
+    if 2 * int(p.sum()) * int(n.sum()) + int(p.sum()) >= _INT_LIMIT:
+        return None  # _group_sums would take its float path
+    ends = np.cumsum(lengths) - 1
+    big_p, big_n, numerator = _group_sums(p, n, ends - lengths + 1, ends)
+    pairs = big_p * big_n
+    if not bool((pairs < _EXACT_PAIRS).all()):
+        return None
+    with np.errstate(invalid="ignore", divide="ignore"):
+        value = numerator / pairs
+    out: np.ndarray = np.where(pairs > 0, np.clip(value, 0.0, 1.0), np.nan)
+    return out
+
+
 def _scatter(values: np.ndarray, at: np.ndarray, size: int) -> np.ndarray:
     out = np.zeros(size)
     out[at] = values

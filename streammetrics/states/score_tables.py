@@ -12,7 +12,7 @@ import math
 import numpy as np
 from scipy.special import digamma
 
-__all__ = ["ap_from_table", "auc_from_table", "auc_of_counts", "curve_counts"]
+__all__ = ["ap_from_table", "auc_from_table", "curve_counts"]
 
 
 def auc_from_table(
@@ -44,42 +44,6 @@ def _auc_from_table(
     spread = lo < hi
     bound = 0.5 * float(np.dot(p[spread], n[spread])) / scale
     return min(max(value, 0.0), 1.0), bound
-
-
-#: Below this many (positive, negative) pairs per table, every sum of :func:`auc_from_table`
-#: is an exact float, so integer arithmetic gives the same AUC to the bit.
-_EXACT_PAIRS = 2**52
-
-
-def auc_of_counts(pos: list[np.ndarray], neg: list[np.ndarray]) -> np.ndarray | None:
-    """The AUC of many tables of integer counts at once (each ascending by score):
-    ``auc_from_table(...)[0]`` of each, equal to the bit, from segmented integer sums. ``None``
-    when there is no table, a table is empty, or one holds ``2**52`` pairs or more (then its
-    float sums may round differently: compute them one by one).
-
-    ``2 * sum_i p_i (below_i + n_i / 2)`` is an integer; below ``2**52`` pairs, both it and
-    ``P * N`` are exact floats, and the per-table computation's float sums are exact too, so
-    the one division gives the same rounding in both.
-    """
-    lengths = np.fromiter(map(len, pos), dtype=np.int64, count=len(pos))
-    if not len(lengths) or not bool(lengths.all()):
-        return None  # reduceat cannot segment an empty table
-    starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
-    p = np.concatenate(pos).astype(np.int64, copy=False)
-    n = np.concatenate(neg).astype(np.int64, copy=False)
-    big_p = np.add.reduceat(p, starts)
-    big_n = np.add.reduceat(n, starts)
-    pairs = big_p.astype(np.float64) * big_n.astype(np.float64)
-    if len(pairs) and not bool((pairs < _EXACT_PAIRS).all()):
-        return None
-    cum = np.cumsum(n)
-    before = np.repeat(cum[starts] - n[starts], lengths)  # negatives of the earlier tables
-    twice_below = 2 * (cum - n - before) + n
-    numerator = np.add.reduceat(p * twice_below, starts)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        value = (numerator.astype(np.float64) / 2.0) / pairs
-    out: np.ndarray = np.where(pairs > 0, np.clip(value, 0.0, 1.0), np.nan)
-    return out
 
 
 def _harmonic_diff(a: np.ndarray, b: np.ndarray) -> np.ndarray:
