@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .moments import Moments, _scratch, _two_sum
+from .moments import Moments, _rows_of, _scratch, _two_sum
 
 __all__ = ["SHIFTED_MIN_ROWS", "SHIFT_RATIO", "ShiftedSums"]
 
@@ -61,11 +61,7 @@ class ShiftedSums:
         width = columns[0].shape[1]
         dev: dict[int, np.ndarray] = {}
         for g, column in enumerate(columns):
-            if scratch and not column.T.flags.c_contiguous:
-                x = _scratch(f"x{g}", column.T.shape)
-                np.copyto(x, column.T)
-            else:
-                x = np.ascontiguousarray(column.T)  # (width, m): reductions along rows
+            x = _rows_of(column, g, scratch)  # (width, m)
             if g in self.paired:
                 first = self.first[g]
                 if first is None:

@@ -151,16 +151,10 @@ class Moments(StateBlock):
         los = np.zeros((self.groups, width))
         centred: dict[int, np.ndarray] = {}
         shifts: dict[int, np.ndarray] = {}
-        # Reductions run along the rows of transposed, contiguous (width, n) copies: numpy
-        # reduces a C-ordered (n, width) array along axis 0 several times slower.
         for g, column in enumerate(columns):
             if total == 0.0:
                 continue  # no weight: nothing to average (means and co-moments stay zero)
-            if scratch and not column.T.flags.c_contiguous:
-                x = _scratch(f"x{g}", column.T.shape)
-                np.copyto(x, column.T)
-            else:
-                x = np.ascontiguousarray(column.T)
+            x = _rows_of(column, g, scratch)
             rough = (x.sum(axis=1) if weights is None else x @ weights) / total
             if g not in paired:
                 his[g] = rough
@@ -315,6 +309,17 @@ def _check_bounds(
         raise error(f"moments: a mean of magnitude {mean:.6g} is past the bound 2**448")
     if comoment.size and not np.abs(comoment).max() <= COMOMENT_LIMIT:
         raise error("moments: a co-moment is past the bound 2**1000 (float64 would overflow)")
+
+
+def _rows_of(column: np.ndarray, g: int, scratch: bool) -> np.ndarray:
+    """Group ``g``'s (n, width) column as a contiguous (width, n) array, reductions running
+    along its rows (numpy reduces a C-ordered (n, width) array along axis 0 several times
+    slower); with ``scratch``, copied into this thread's scratch array."""
+    if scratch and not column.T.flags.c_contiguous:
+        x = _scratch(f"x{g}", column.T.shape)
+        np.copyto(x, column.T)
+        return x
+    return np.ascontiguousarray(column.T)
 
 
 def _scratch(name: str, shape: tuple[int, ...]) -> np.ndarray:
