@@ -195,6 +195,49 @@ def test_probability_grid_matches_definition():
     np.testing.assert_array_equal(got, want)
 
 
+@pytest.mark.parametrize("r", [8, 128, 4096])
+def test_probability_grid_at_the_ends(r):
+    """The lookup index reads the bits of min(p, 1 - p) * 2**-997: every q below 2**-25 turns
+    subnormal and shares the first cells, -0.0 takes the table's last entry; all must still give
+    the key of the definition, on both sides, at every resolution."""
+    g = ProbabilityGrid(r)
+    tiny = np.array([2.0**-25, 2.0**-26, 2.0**-24, 2.0**-23, 1e-7, 1.2e-7, 5e-324, 2.2e-308])
+    tiny = np.concatenate([tiny, np.nextafter(tiny, 0), np.nextafter(tiny, 1)])
+    x = np.concatenate([tiny, 1.0 - tiny, [-0.0, 0.0, 1.0, 0.5, np.nextafter(0.5, 1.0)]])
+    edges = g.lower_edges(np.arange(1, 32 * r + 2))
+    rng = np.random.default_rng(r)
+    near = rng.choice(edges, 200)
+    x = np.concatenate([x, near, np.nextafter(near, 0), np.nextafter(near, 1), rng.random(200)])
+    got = g.keys(x)
+    want = np.array([_key_decimal(float(v), r) for v in x])
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("order", ["random", "ascending", "descending"])
+def test_bucket_extremes_over_many_batches(order):
+    """Each bucket's smallest and largest score, kept batch by batch (rows inside a bucket's
+    current range are screened out before ``ufunc.at``), equal the direct per-bucket min and max,
+    whatever the arrival order, including the order where every row is a new extreme."""
+    rng = np.random.default_rng(7)
+    x = rng.random(150_000) ** 3
+    x = {"random": x, "ascending": np.sort(x), "descending": np.sort(x)[::-1].copy()}[order]
+    y = rng.integers(0, 2, len(x))
+    m = sm.ROCAUC()
+    for a in range(0, len(x), 40_000):
+        m.update(y[a : a + 40_000], x[a : a + 40_000])
+    keys = ProbabilityGrid().keys(x)
+    seen = np.unique(keys)
+    lo = np.full(4098, np.inf)
+    hi = np.full(4098, -np.inf)
+    np.minimum.at(lo, keys, x)
+    np.maximum.at(hi, keys, x)
+    h = m.hist
+    np.testing.assert_array_equal(h.keys, seen)
+    np.testing.assert_array_equal(h.lo, lo[seen])
+    np.testing.assert_array_equal(h.hi, hi[seen])
+    np.testing.assert_array_equal(h.pos + h.neg, np.bincount(keys)[seen])
+
+
 def test_mappings_are_monotone_and_pinned():
     rng = np.random.default_rng(1)
     for name, x in (

@@ -3,7 +3,8 @@
 The kernels of :class:`~streammetrics.states.buckets.ScoreBuckets`:
 
 * :func:`count_grid`: on a grid mapping (a fixed, small key range), one dense count per key and
-  label (one ``bincount``) and the smallest and largest score per key (``ufunc.at``), in
+  label (one ``bincount``) and the smallest and largest score per key (``ufunc.at`` on the rows
+  outside their bucket's range so far), in
   chunks whose keys live in a reused scratch array; a store's entries may be added in the
   same pass;
 * :func:`reduce_raw`: otherwise (exact scores, the sparse keys of ``"real"``), sort the rows
@@ -96,9 +97,13 @@ def count_grid(
     """``(keys, neg, pos, lo, hi)`` of a batch over the keys ``0 .. size - 1`` (``keys``, if
     given, are the batch's precomputed keys, else ``mapping`` computes them), counted densely
     in ``dtype``. ``held``: a store (``ScoreBuckets`` with distinct keys in that range) whose
-    entries are added after the batch's chunks, as a merge would add them."""
+    counts are added after the batch's chunks, as a merge would add them; its smallest and
+    largest scores seed the table's (min and max do not depend on order), so that few of the
+    batch's rows need ``ufunc.at`` (:func:`_extremes`)."""
     lo = np.full(size, np.inf)
     hi = np.full(size, -np.inf)
+    if held is not None:  # a store's keys are distinct: plain fancy indexing is exact
+        lo[held._keys], hi[held._keys] = held.lo, held.hi
     flat = np.zeros(2 * size, dtype=dtype)
     for a in range(0, len(scores), CHUNK):
         xs = scores[a : a + CHUNK]
@@ -108,8 +113,7 @@ def count_grid(
             mapping.keys_into(xs, k)
         else:
             np.copyto(k, keys[a : a + CHUNK], casting="unsafe")
-        np.minimum.at(lo, k, xs)
-        np.maximum.at(hi, k, xs)
+        _extremes(lo, hi, k, xs, fresh=held is None and a == 0)
         k <<= 1  # 2 * key + label: one bincount for both classes
         lab = positive[a : a + CHUNK]
         k += lab if lab.dtype == np.intp else lab.astype(np.intp)
@@ -118,10 +122,8 @@ def count_grid(
             flat += np.bincount(k, weights=wt, minlength=2 * size)
         else:  # no fresh table per chunk: its pages would cost more than the counting
             np.add.at(flat, k, 1 if wt is None else wt)
-    if held is not None:  # a store's keys are distinct: plain fancy indexing is exact
+    if held is not None:
         k0 = held._keys
-        lo[k0] = np.minimum(lo[k0], held.lo)
-        hi[k0] = np.maximum(hi[k0], held.hi)
         flat[2 * k0] += held._neg
         flat[2 * k0 + 1] += held._pos
     counts = flat.reshape(size, 2)
@@ -129,6 +131,27 @@ def count_grid(
     neg = np.ascontiguousarray(counts[seen, 0])
     pos = np.ascontiguousarray(counts[seen, 1])
     return seen.astype(np.int64), neg, pos, lo[seen] + 0.0, hi[seen] + 0.0  # -0.0 -> +0.0
+
+
+def _extremes(lo: np.ndarray, hi: np.ndarray, k: np.ndarray, xs: np.ndarray, fresh: bool) -> None:
+    """Lower ``lo[k]`` to ``xs`` and raise ``hi[k]`` to it, where they are beyond.
+
+    Only a score outside its bucket's current ``[lo, hi]`` can move them, and once a bucket has
+    seen a few scores, few are: the rows are screened with two lookups (``mode="clip"``: the
+    keys are in range), and ``ufunc.at``, twice the cost per row, runs on the few left. A
+    ``fresh`` table (every bucket empty) or a chunk where most rows qualify skips the screen.
+    """
+    if not fresh:
+        n = len(xs)
+        at = np.take(lo, k, out=scratch.get("at", n, np.float64), mode="clip")
+        beyond = np.less(xs, at, out=scratch.get("beyond", n, np.bool_))
+        np.take(hi, k, out=at, mode="clip")
+        beyond |= np.greater(xs, at, out=scratch.get("above", n, np.bool_))
+        rows = np.flatnonzero(beyond)
+        if len(rows) < n // 2:
+            k, xs = k[rows], xs[rows]
+    np.minimum.at(lo, k, xs)
+    np.maximum.at(hi, k, xs)
 
 
 def fold_grid(parts: list[Grid], dtype: Any, size: int) -> Grid:
