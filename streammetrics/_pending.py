@@ -332,10 +332,13 @@ class PerRequest:
             # state in ways the declaration does not describe: trust nothing learnt before it.
             rows.forget()
             return
-        if self._near_bound():
+        large = isinstance(args[0], np.ndarray) and len(args[0]) > SMALL_BATCH
+        # (The bound is read only when there is trust to lose or to grant: a stream of large
+        # batches never pays for it.)
+        if (rows.learnt or not large) and self._near_bound():
             rows.forget()  # near the count bound: every call checks it on the ordinary path
             return
-        if isinstance(args[0], np.ndarray) and len(args[0]) > SMALL_BATCH:
+        if large:
             return  # a large batch of the declared columns: nothing to learn from it
         rows.learn(args, kwargs.get("sample_weight"))
 

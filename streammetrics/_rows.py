@@ -124,9 +124,14 @@ class Rows:
         self.shapes.update(shapes)
         self._trust_scalars((True, False) in self.shapes)
 
+    @property
+    def learnt(self) -> bool:
+        """Whether anything is trusted."""
+        return bool(self.shapes) or any(self.labels)
+
     def forget(self) -> None:
         """Trust nothing again (after ``reset``, ``merge`` or a load)."""
-        if not self.shapes and not any(self.labels):
+        if not self.learnt:
             return  # nothing learnt (a fresh copy, as ``a + b`` makes)
         for seen in self.labels:
             seen.clear()

@@ -157,3 +157,43 @@ def test_losses_are_summed_about_zero() -> None:
     m = R.MeanSquaredError().update(np.full(n, 2.0), np.full(n, 2.3))
     assert m.moments.comoment_of(0, 0)[0] == 0.0
     np.testing.assert_allclose(m.compute(), (2.3 - 2.0) ** 2, rtol=1e-14)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        R.MeanSquaredError,
+        R.RootMeanSquaredError,
+        R.MeanAbsoluteError,
+        R.MeanAbsolutePercentageError,
+    ],
+)
+def test_one_loss_path_equals_the_general_path(make, monkeypatch) -> None:
+    """The one-loss metrics' common batch (one column, no weights) takes a lean loop: the same
+    pieces, values and sums as the general path, so the same bytes; constant losses still fall
+    back to the two-pass kernel."""
+    rng = np.random.default_rng(11)
+    cases = []
+    for n in (SHIFTED_MIN_ROWS, 100_003, 250_000):
+        t = rng.normal(size=n) * 30 + 5
+        cases.append((t, t + rng.normal(size=n)))
+    t = rng.normal(size=50_000)
+    t[::4] = 0.0  # MAPE's floor on |y_true|
+    cases += [(t, t + rng.normal(size=50_000)), (t, t + 0.25)]
+
+    def run() -> list[bytes]:
+        out = []
+        for t, p in cases:
+            m = make().update(t, p).update(t[:5000], p[:5000])
+            out.append(m.to_bytes())
+        return out
+
+    lean = run()
+    original = ShiftedSums.__init__
+
+    def general(self, *args, **kwargs):
+        original(self, *args, **kwargs)
+        self.one_loss = False
+
+    monkeypatch.setattr(ShiftedSums, "__init__", general)
+    assert run() == lean

@@ -192,8 +192,11 @@ class _RegressionMetric(Metric, register=False):
 
                 shifted = ShiftedSums(block, d, self._losses) if n >= SHIFTED_MIN_ROWS else None
                 if shifted is not None and shifted.usable:
-                    for cols, w in pieces():
-                        shifted.add(cols, w, scratch=small)
+                    if shifted.one_loss and d == 1 and weights is None:
+                        self._loss_chunks(shifted, t.reshape(-1), p.reshape(-1), step)
+                    else:
+                        for cols, w in pieces():
+                            shifted.add(cols, w, scratch=small)
                     new = shifted.result()
                     if new is not None:
                         block = block.combined(new)
@@ -235,6 +238,25 @@ class _RegressionMetric(Metric, register=False):
         self.moments, self.weight_sq = moments, sq
         if shape is not None:
             self.shape = shape
+
+    def _loss_chunks(self, shifted: ShiftedSums, t: np.ndarray, p: np.ndarray, step: int) -> None:
+        """The pieces of :meth:`_columns` for a one-loss metric (MSE, MAE, MAPE) on one column
+        without weights, the common case, into ``shifted``: the same values and sums, computed
+        in two reused scratch arrays in one loop."""
+        name = self._names[0]
+        e = _scratch.get("regression-e", step, np.float64)
+        loss = _scratch.get("regression-loss", step, np.float64)
+        for a in range(0, len(t), step):
+            tc, pc = t[a : a + step], p[a : a + step]
+            m = len(tc)
+            err = np.subtract(tc, pc, out=e[:m])
+            if name == _SE:
+                shifted.add_loss(np.multiply(err, err, out=loss[:m]))
+            elif name == _AE:
+                shifted.add_loss(np.abs(err, out=loss[:m]))
+            else:  # _APE
+                den = np.maximum(np.abs(tc, out=loss[:m]), _EPS, out=loss[:m])
+                shifted.add_loss(np.divide(np.abs(err, out=err), den, out=loss[:m]))
 
     def _columns(self, t: np.ndarray, p: np.ndarray, scratch: bool = False) -> list[np.ndarray]:
         """The variables this metric keeps moments of, one (n, width) array each; with
