@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from .._inputs import as_labels, as_scores
+from .._inputs import as_labels, as_scores, check_finite
 from ..errors import InputError
 from ..states.labels import codes_in, config_labels
 from ..states.mappings import check_mode
@@ -18,10 +18,11 @@ __all__ = ["binary_labels", "check_mode", "checked_scores", "class_columns", "co
 def binary_labels(y_true: Any, name: str = "y_true") -> np.ndarray:
     """Labels {0, 1} or {False, True} (or 0.0 / 1.0) as an int64 0/1 array; ``InputError``
     else."""
+    boolean = getattr(y_true, "dtype", None) == np.bool_  # 0/1 by construction
     y = as_labels(y_true, name)
     if y.dtype.kind == "U":
         raise InputError(f"{name}: binary labels must be 0/1 or False/True; got strings")
-    if y.size and np.any(y.view(np.uint64) > 1):
+    if not boolean and y.size and y.view(np.uint64).max() > 1:
         bad = sorted(set(y[(y != 0) & (y != 1)].tolist()))[:5]
         raise InputError(f"{name}: binary labels must be 0/1 or False/True; found {bad}")
     return y
@@ -29,10 +30,14 @@ def binary_labels(y_true: Any, name: str = "y_true") -> np.ndarray:
 
 def checked_scores(y_score: Any, score_type: str, name: str = "y_score") -> np.ndarray:
     """Finite float64 scores; probabilities must lie in [0, 1]."""
-    x = as_scores(y_score, name)
-    if score_type == "probability" and x.size:
+    if score_type != "probability":
+        return as_scores(y_score, name)
+    # In [0, 1] implies finite (a nan fails both comparisons): one check for both.
+    x = as_scores(y_score, name, finite=False)
+    if x.size:
         lo, hi = float(x.min()), float(x.max())
-        if lo < 0.0 or hi > 1.0:
+        if not (lo >= 0.0 and hi <= 1.0):
+            check_finite(x, name)  # a nan or an infinity is named as such
             bad = lo if lo < 0.0 else hi
             raise InputError(
                 f"{name}: score_type='probability' needs values in [0, 1], found {bad}; pass "
