@@ -114,6 +114,8 @@ def _tensor_to_numpy(x: Any, name: str) -> np.ndarray:
 
 def as_array(x: Any, name: str) -> np.ndarray:
     """``x`` as a numpy array of at least one dimension (a scalar becomes one sample)."""
+    if type(x) is np.ndarray and x.ndim:
+        return x  # the common case, before the checks for tensors and containers
     if x is None:
         raise InputError(f"{name}: got None, expected an array-like")
     if _is_tensor(x):

@@ -197,3 +197,26 @@ def test_one_loss_path_equals_the_general_path(make, monkeypatch) -> None:
 
     monkeypatch.setattr(ShiftedSums, "__init__", general)
     assert run() == lean
+
+
+def test_scalar_combine_equals_the_array_combine() -> None:
+    """Blocks of one variable and one column combine on Python floats: bit for bit what the
+    array arithmetic gives (checked against the same blocks widened to two equal columns)."""
+    rng = np.random.default_rng(12)
+    for _ in range(3000):
+        wide, one = [], []
+        for _ in range(2):
+            w = float(rng.choice([1.0, rng.random() * 1e6, float(rng.integers(1, 10**9))]))
+            mean = rng.normal() * 10 ** rng.uniform(-5, 8)
+            low = mean * 1e-17 * rng.normal()
+            co = abs(rng.normal()) * 10 ** rng.uniform(-3, 12)
+            for width, out in ((2, wide), (1, one)):
+                m = Moments(1, [(0, 0)])
+                m.weight = w
+                m.hi, m.lo = np.full((1, width), mean), np.full((1, width), low)
+                m.comoment = np.full((1, width), co)
+                out.append(m)
+        a, b = wide[0].combined(wide[1]), one[0].combined(one[1])
+        assert a.weight == b.weight
+        for field in ("hi", "lo", "comoment"):
+            assert getattr(a, field)[0, 0].tobytes() == getattr(b, field)[0, 0].tobytes()

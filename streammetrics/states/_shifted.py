@@ -121,6 +121,6 @@ class ShiftedSums:
         if not total * (shift * shift) <= SHIFT_RATIO * comoment:
             return None  # as in result(): the two-pass kernel
         out = self.block._empty_like()
-        out.weight, out.hi, out.lo = total, np.full((1, 1), shift), np.zeros((1, 1))
-        out.comoment = np.full((1, 1), comoment)
+        out.weight, out.hi, out.lo = total, np.array([[shift]]), np.array([[0.0]])
+        out.comoment = np.array([[comoment]])
         return out

@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -231,6 +231,8 @@ class Moments(StateBlock):
             out.weight, out.hi, out.lo = wb, other.hi.copy(), other.lo.copy()
             out.comoment = other.comoment.copy()
             return out
+        if self.hi.shape == (1, 1) and other.hi.shape == (1, 1) and len(self.pairs) == 1:
+            return self._combined_scalar(other, out)
         # hi_b - hi_a is exact when the means are within a factor 2 (Sterbenz), so delta keeps
         # the digits of the spread even when the means are huge.
         delta = (other.hi - self.hi) + (other.lo - self.lo)
@@ -241,6 +243,22 @@ class Moments(StateBlock):
         for i, (g, h) in enumerate(self.pairs):
             comoment[i] += delta[g] * delta[h] * factor
         out.comoment = comoment
+        return out
+
+    def _combined_scalar(self, other: Moments, out: Moments) -> Moments:
+        """:meth:`combined` of two blocks of one variable, one pair and one column (MSE, MAE):
+        the same operations in the same order on Python floats (IEEE doubles, as numpy's), at a
+        tenth of numpy's per-call cost on 1 x 1 arrays."""
+        wa, wb = self.weight, other.weight
+        total = wa + wb
+        a_hi, a_lo, b_hi, b_lo = (float(x[0, 0]) for x in (self.hi, self.lo, other.hi, other.lo))
+        delta = (b_hi - a_hi) + (b_lo - a_lo)
+        hi, lo = _two_sum(a_hi, a_lo + delta * (wb / total))
+        factor = wa * (wb / total)
+        comoment = float(self.comoment[0, 0]) + float(other.comoment[0, 0])
+        comoment += delta * delta * factor  # one group: its one pair is (0, 0)
+        out.weight = total
+        out.hi, out.lo, out.comoment = np.array([[hi]]), np.array([[lo]]), np.array([[comoment]])
         return out
 
     def check_bounds(self) -> None:
@@ -302,6 +320,14 @@ def _check_bounds(
     :data:`COMOMENT_LIMIT` (three reductions)."""
     if not hi.size:
         return
+    if hi.shape == (1, 1) and comoment.shape == (1, 1):  # one value each: Python floats
+        h, low, co = float(hi[0, 0]), float(lo[0, 0]), float(comoment[0, 0])
+        mean = abs(h + low)
+        if not (mean <= MEAN_LIMIT and abs(h) <= MEAN_LIMIT and abs(low) <= MEAN_LIMIT):
+            raise error(f"moments: a mean of magnitude {mean:.6g} is past the bound 2**448")
+        if not abs(co) <= COMOMENT_LIMIT:
+            raise error("moments: a co-moment is past the bound 2**1000 (float64 would overflow)")
+        return
     mean = np.abs(hi + lo).max()
     if not (
         mean <= MEAN_LIMIT and np.abs(hi).max() <= MEAN_LIMIT and np.abs(lo).max() <= MEAN_LIMIT
@@ -328,7 +354,10 @@ def _scratch(name: str, shape: tuple[int, ...]) -> np.ndarray:
     return scratch.get("moments-" + name, math.prod(shape), np.float64).reshape(shape)
 
 
-def _two_sum(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+_N = TypeVar("_N", float, np.ndarray)
+
+
+def _two_sum(a: _N, b: _N) -> tuple[_N, _N]:
     """``(s, e)`` with ``s = fl(a + b)`` and ``s + e == a + b`` exactly (Knuth's TwoSum); keeps
     a mean as the unevaluated sum hi + lo."""
     s = a + b
