@@ -142,7 +142,7 @@ def test_merge_sorted_equals_a_sort_and_reduce(case):
         return rng.random(n) * 3, rng.random(n) * 2, lo, lo + rng.random(n) / 10
 
     hc, bc = columns(len(held)), columns(len(batch))
-    cells, cols = _bucket_stack._merge_sorted(
+    cells, cols = _bucket_stack.merge_sorted(
         held, (hc[0].copy(), hc[1].copy(), hc[2], hc[3]), batch, bc
     )
     both = np.concatenate([held, batch])

@@ -24,7 +24,7 @@ from .stacked import (
     stable_order,
 )
 
-__all__ = ["BucketStack"]
+__all__ = ["BucketStack", "merge_sorted"]
 
 
 class BucketStack(Stacked):
@@ -128,7 +128,19 @@ class BucketStack(Stacked):
             self._combine(metrics, n_rows, held, (span, kmin), dense=dense)
             return
         # ... or from one stable sort of the cells (two radix passes of 16 bits).
-        cell = codes * grid + keys
+        cells, pos, neg, lo, hi = self.cell_entries(codes)
+        group = cells // grid
+        entries = (group, cells - group * grid, pos, neg, lo, hi)
+        self._combine(metrics, n_rows, held, (grid, 0), entries=entries)
+
+    def cell_entries(self, groups: np.ndarray) -> tuple[np.ndarray, ...]:
+        """The batch's entries per (group, bucket), ``groups`` giving each kept row's group:
+        ``(cells, pos, neg, lo, hi)`` sorted by cell ``group * grid + key``, from one stable
+        sort of the cells (each cell's rows are summed in row order, as ``bincount`` sums
+        them on a dense table)."""
+        grid = self.mapping.size
+        assert grid is not None
+        cell = groups * grid + self.keys
         order = stable_order(cell)
         cell_s = cell[order]
         starts = cell_starts(cell_s)
@@ -139,17 +151,13 @@ class BucketStack(Stacked):
             minlength=2 * len(starts),
         ).reshape(-1, 2)
         xs = self.x[order]
-        cells = cell_s[starts]
-        group = cells // grid
-        entries = (
-            group,
-            cells - group * grid,
+        return (
+            cell_s[starts],
             np.ascontiguousarray(counts[:, 1]),
             np.ascontiguousarray(counts[:, 0]),
-            np.minimum.reduceat(xs, starts),
-            np.maximum.reduceat(xs, starts),
+            np.minimum.reduceat(xs, starts) if len(xs) else np.zeros(0),
+            np.maximum.reduceat(xs, starts) if len(xs) else np.zeros(0),
         )
-        self._combine(metrics, n_rows, held, (grid, 0), entries=entries)
 
     def _combine(
         self,
@@ -213,7 +221,7 @@ class BucketStack(Stacked):
         else:
             g, k, pos, neg, lo, hi = entries
             held_cols = (opos.astype(wide), oneg.astype(wide), olo, ohi)
-            cells, (pos, neg, lo, hi) = _merge_sorted(
+            cells, (pos, neg, lo, hi) = merge_sorted(
                 og * grid + ok, held_cols, g * grid + k, (pos, neg, lo, hi)
             )
         # The cells are sorted: each group's entries are one run, found by a binary search.
@@ -233,7 +241,7 @@ class BucketStack(Stacked):
         )
 
 
-def _merge_sorted(
+def merge_sorted(
     cells: np.ndarray, cols: tuple[np.ndarray, ...], add: np.ndarray, extra: tuple[np.ndarray, ...]
 ) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
     """Entries ``(cells, (pos, neg, lo, hi))`` with ``(add, extra)`` folded in: both sorted by

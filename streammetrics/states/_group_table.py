@@ -143,12 +143,24 @@ def auc_of_counts(pos: list[np.ndarray], neg: list[np.ndarray]) -> np.ndarray | 
     lengths = np.fromiter(map(len, pos), dtype=np.int64, count=len(pos))
     if not len(lengths) or not bool(lengths.all()):
         return None  # no run to segment
-    p = np.concatenate(pos).astype(np.int64, copy=False)
-    n = np.concatenate(neg).astype(np.int64, copy=False)
+    ends = np.cumsum(lengths)
+    return auc_of_runs(np.concatenate(pos), np.concatenate(neg), ends - lengths, ends)
+
+
+def auc_of_runs(
+    pos: np.ndarray, neg: np.ndarray, starts: np.ndarray, stops: np.ndarray
+) -> np.ndarray | None:
+    """:func:`auc_of_counts` of the tables ``pos[starts[i]:stops[i]]`` (and ``neg``) of one
+    concatenation, each non-empty; ``None`` as there."""
+    if not len(starts) or not bool((stops > starts).all()):
+        return None
+    if pos.dtype.kind != "i" or neg.dtype.kind != "i":
+        return None
+    p = pos.astype(np.int64, copy=False)
+    n = neg.astype(np.int64, copy=False)
     if 2 * int(p.sum()) * int(n.sum()) + int(p.sum()) >= _INT_LIMIT:
         return None  # _group_sums would take its float path
-    ends = np.cumsum(lengths) - 1
-    big_p, big_n, numerator = _group_sums(p, n, ends - lengths + 1, ends)
+    big_p, big_n, numerator = _group_sums(p, n, starts, stops - 1)
     pairs = big_p * big_n
     if not bool((pairs < _EXACT_PAIRS).all()):
         return None

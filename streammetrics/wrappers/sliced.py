@@ -17,9 +17,11 @@ from .. import _codec
 from .._inputs import as_array, config_int
 from ..base import Metric, StateBlock, metric_from_spec, metric_spec
 from ..errors import IncompatibleStateError, InputError
+from ..states._bucket_stack import BucketStack
 from ..states.labels import unique_codes
 from ..states.stacked import Stacked, blanks, stacked_batch
 from ._rows import Rows, groups, joint_codes, one_kind, template
+from ._slice_pack import PACK_MIN_SLICES, SlicePack
 
 __all__ = ["Sliced", "SliceTable", "slice_keys"]
 
@@ -103,7 +105,10 @@ class SliceTable(StateBlock):
 
     def __init__(self, metric: Metric) -> None:
         self.template = metric
-        self.slices: dict[Key, Metric] = {}
+        self._dict: dict[Key, Metric] | None = {}
+        #: The slices as one table (many slices of a score-bucket metric), or None. When set it
+        #: is the truth, and ``_dict`` (if not None) a read-only materialisation of it.
+        self._pack: SlicePack | None = None
         try:
             from .decayed import scale_plan as _scale_plan
 
@@ -112,18 +117,70 @@ class SliceTable(StateBlock):
         except InputError:
             self.scalable = False  # type: ignore[misc]
 
+    @property
+    def slices(self) -> dict[Key, Metric]:
+        """The slice states, for a caller that may change them: the table stops being packed
+        (:meth:`view` reads them without that)."""
+        out = self.view()
+        self._pack = None
+        return out
+
+    @slices.setter
+    def slices(self, value: dict[Key, Metric]) -> None:
+        self._dict, self._pack = value, None
+
+    def view(self) -> dict[Key, Metric]:
+        """The slice states, to read only (made once from the pack, if packed)."""
+        if self._dict is None:
+            assert self._pack is not None
+            self._dict = self._pack.materialize()
+        return self._dict
+
+    def key_list(self) -> list[Key]:
+        """The slice keys, in arrival order."""
+        return list(self._pack.keys) if self._pack is not None else list(self.view())
+
+    def has(self, key: Key) -> bool:
+        return key in (self._pack.index if self._pack is not None else self.view())
+
     def __len__(self) -> int:
-        return len(self.slices)
+        return len(self._pack) if self._pack is not None else len(self.view())
 
     def kind(self) -> Any:
-        return _kind(next(iter(self.slices))) if self.slices else None
+        if self._pack is not None:
+            return _kind(self._pack.keys[0]) if len(self._pack) else None
+        slices = self.view()
+        return _kind(next(iter(slices))) if slices else None
 
     def updated(self, fresh: dict[Key, Metric]) -> SliceTable:
         """A new table holding this one's slices with ``fresh`` ones replacing or added."""
+        out = self._like()
+        out.slices = {**self.view(), **fresh}
+        return out
+
+    def _like(self) -> SliceTable:
         out = SliceTable.__new__(SliceTable)
         out.template = self.template
         out.scalable = self.scalable  # type: ignore[misc]
-        out.slices = {**self.slices, **fresh}
+        out._dict, out._pack = None, None
+        return out
+
+    def packed_fold(self, stack: Stacked, codes: np.ndarray, keys: list[Key]) -> SliceTable | None:
+        """A new table with the batch folded in as one table (:class:`SlicePack`), or None
+        where the per-slice fold applies (few slices, another metric, mixed count dtypes)."""
+        pack = self._pack
+        if pack is None:
+            slices = self.view()
+            if not isinstance(stack, BucketStack) or max(len(slices), len(keys)) < PACK_MIN_SLICES:
+                return None
+            pack = SlicePack.of_slices(self.template, slices)
+            if pack is None:
+                return None
+        folded = pack.folded(stack, codes, keys)  # type: ignore[arg-type]
+        if folded is None:
+            return None
+        out = self._like()
+        out._pack = folded
         return out
 
     def check_mergeable(self, other: Any) -> None:
@@ -133,16 +190,18 @@ class SliceTable(StateBlock):
         mine, theirs = self.kind(), other.kind()
         if mine is not None and theirs is not None and mine != theirs:
             raise IncompatibleStateError(f"slice keys of kind {mine} cannot meet keys of {theirs}")
-        for key, metric in other.slices.items():
-            if key in self.slices:
-                self.slices[key]._check_compatible(metric)
+        mine = self.view()
+        for key, metric in other.view().items():
+            if key in mine:
+                mine[key]._check_compatible(metric)
 
     def merge(self, other: Any) -> None:
-        for key, metric in other.slices.items():
-            if key in self.slices:
-                self.slices[key].merge(metric)
+        slices = self.slices
+        for key, metric in other.view().items():
+            if key in slices:
+                slices[key].merge(metric)
             else:
-                self.slices[key] = metric.copy()
+                slices[key] = metric.copy()
 
     def scale(self, factor: float) -> None:
         if not self.scalable:
@@ -153,15 +212,15 @@ class SliceTable(StateBlock):
             _scale(metric, factor)
 
     def to_wire(self) -> Any:
+        slices = self.view()
         return [
-            [list(k) if isinstance(k, tuple) else k, self.slices[k]._envelope()]
-            for k in sorted(self.slices)
+            [list(k) if isinstance(k, tuple) else k, slices[k]._envelope()] for k in sorted(slices)
         ]
 
     def from_wire(self, wire: Any) -> SliceTable:
         if not isinstance(wire, list):
             raise ValueError("slices must be a list of [key, state] pairs")
-        out = self.updated({})
+        out = self._like()
         out.slices = {}
         kinds = set()
         for pair in wire:
@@ -251,11 +310,15 @@ class Sliced(Metric):
 
     def keys(self) -> list[Key]:
         """The slice keys seen, sorted."""
-        return sorted(self.slices.slices)
+        return sorted(self.slices.key_list())
 
     def __getitem__(self, key: Key) -> Metric:
         """A copy of the wrapped metric's state for slice ``key``."""
-        return self.slices.slices[key].copy()
+        pack = self.slices._pack
+        if pack is not None and self.slices._dict is None:
+            alone: Metric = pack.state(key)  # one slice, without making every other
+            return alone.copy()
+        return self.slices.view()[key].copy()
 
     def __len__(self) -> int:
         return len(self.slices)
@@ -280,7 +343,7 @@ class Sliced(Metric):
             raise InputError(f"by: keys of kind {_kind(keys[0])}, this stream holds keys of {kind}")
         limit = self._config["max_slices"]
         if limit is not None:
-            new = sum(1 for k in keys if k not in table.slices)
+            new = sum(1 for k in keys if not table.has(k))
             if len(table) + new > limit:
                 raise InputError(
                     f"by: {new} new slices would make {len(table) + new}, past "
@@ -288,6 +351,9 @@ class Sliced(Metric):
                 )
         stack = self._stack(args, kwargs)
         if stack is not None:
+            packed = table.packed_fold(stack, codes, keys)
+            if packed is not None:  # many slices: one table, no work per slice
+                return self._commit(n, slices=packed)
             # Every row validated, every slice's state ready: one fold of all slices, in place
             # (the slices belong to this state alone; the fold checks the count bound for
             # every slice before it commits any).
@@ -321,7 +387,7 @@ class Sliced(Metric):
         super()._check_compatible(other)
         limit = self._config["max_slices"]
         if limit is not None:
-            union = set(self.slices.slices) | set(other.slices.slices)
+            union = set(self.slices.key_list()) | set(other.slices.key_list())
             if len(union) > limit:
                 raise IncompatibleStateError(
                     f"the merge would hold {len(union)} slices, past max_slices={limit}"
@@ -338,7 +404,12 @@ class Sliced(Metric):
 
     def _compute(self) -> dict[Key, Any]:
         keys = self.keys()
-        metrics = [self.slices.slices[k] for k in keys]
+        pack = self.slices._pack
+        packed = None if pack is None else pack.auc()
+        if packed is not None:
+            return {k: packed[k] for k in keys}
+        view = self.slices.view()
+        metrics = [view[k] for k in keys]
         # A wrapped metric may score many states at once (ROCAUC: segmented sums over every
         # slice's buckets), equal to the bit to one compute() per slice.
         many = getattr(type(self._template), "_compute_many", None)
@@ -357,7 +428,8 @@ class Sliced(Metric):
                 f"{type(self._template).__name__} has no interval(); wrap it in Bootstrap "
                 "(Sliced(Bootstrap(metric))) for bootstrap intervals per slice"
             )
-        return {k: self.slices.slices[k].interval(level) for k in self.keys()}
+        view = self.slices.view()
+        return {k: view[k].interval(level) for k in self.keys()}
 
     def _floats(self, what: str) -> list[tuple[Key, float]]:
         out = []
