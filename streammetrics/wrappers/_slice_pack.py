@@ -10,6 +10,10 @@ it at once. One ``ROCAUC`` per slice is made only when something asks for the sl
 
 A pack holds slices of one dtype: integer counts (unweighted batches) or float weights (every
 slice weighted). A batch that would mix them, and any other metric, take the per-slice path.
+Integer packs queue their batches' entries and fold the queue into the table when it outgrows
+it (``queue_full``, as the sparse stores do), so an update costs about its own rows, not a pass
+over the table; integer sums do not depend on the order of folding. Float packs fold every
+batch at once, in the order the per-slice states add them (floats do depend on it).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import numpy as np
 
 from .._codec import check_sum
 from ..states._bucket_stack import BucketStack, merge_sorted
+from ..states._fold import fold_equal, queue_full
 from ..states._group_table import auc_of_runs
 from ..states.buckets import ScoreBuckets
 from ..states.stacked import blanks
@@ -37,8 +42,9 @@ Key = Any
 
 class SlicePack:
     """Entries ``(cell, pos, neg, lo, hi)`` of every slice, ``cell = slice * grid + bucket``,
-    sorted; ``keys[i]`` names slice ``i`` (arrival order) and ``counts[i]`` its rows. Never
-    changed in place: an update makes a new pack."""
+    sorted, and a queue of batches' entries not yet folded in; ``keys[i]`` names slice ``i``
+    (arrival order), ``counts[i]`` its rows. Never changed in place: an update makes a new
+    pack, and :meth:`settled` a new one with the queue folded."""
 
     def __init__(
         self,
@@ -48,6 +54,7 @@ class SlicePack:
         counts: np.ndarray,
         totals: np.ndarray,
         entries: tuple[np.ndarray, ...],
+        queue: tuple[tuple[np.ndarray, ...], ...] = (),
     ) -> None:
         self.template = template
         self.mapping = template.hist.mapping
@@ -55,6 +62,23 @@ class SlicePack:
         self.keys, self.index = keys, index
         self.counts, self.totals = counts, totals  # rows, and held weight, per slice
         self.cells, self.pos, self.neg, self.lo, self.hi = entries
+        self.queue = queue
+
+    def _entries(self) -> tuple[np.ndarray, ...]:
+        return self.cells, self.pos, self.neg, self.lo, self.hi
+
+    def settled(self) -> SlicePack:
+        """This pack with its queue folded into the table (itself if the queue is empty)."""
+        if not self.queue:
+            return self
+        return SlicePack(
+            self.template,
+            self.keys,
+            self.index,
+            self.counts,
+            self.totals,
+            _folded_runs([self._entries(), *self.queue]),
+        )
 
     def __len__(self) -> int:
         return len(self.keys)
@@ -126,13 +150,23 @@ class SlicePack:
         totals[: len(self.totals)] = self.totals
         totals += batch
         check_sum("score buckets", self.pos.dtype.kind, float(totals.max(initial=0.0)))
-        if len(self.cells):
+        batch_entries = (cells, pos, neg, lo, hi)
+        if not weighted:  # integer counts: queue the batch until the queue outgrows the table
+            queue = (*self.queue, batch_entries)
+            if not queue_full(sum(len(q[0]) for q in queue), len(self.cells)):
+                return SlicePack(self.template, keys, index, counts, totals, self._entries(), queue)
+            entries = _folded_runs([self._entries(), *queue])
+        elif len(self.cells):  # weights: held + batch, as each slice's own merge adds them
             held = (self.pos.copy(), self.neg.copy(), self.lo, self.hi)
             cells, (pos, neg, lo, hi) = merge_sorted(self.cells, held, cells, (pos, neg, lo, hi))
-        return SlicePack(self.template, keys, index, counts, totals, (cells, pos, neg, lo, hi))
+            entries = (cells, pos, neg, lo, hi)
+        else:
+            entries = batch_entries
+        return SlicePack(self.template, keys, index, counts, totals, entries)
 
     def _edges(self) -> np.ndarray:
         """Where each slice's entries start in the table (and, last, where they end)."""
+        assert not self.queue, "read a settled() pack"
         bounds = np.arange(len(self.keys) + 1, dtype=np.int64) * self.grid
         out: np.ndarray = np.searchsorted(self.cells, bounds)
         return out
@@ -157,6 +191,7 @@ class SlicePack:
     def state(self, key: Key) -> Any:
         """The state of one slice (``KeyError`` if there is none), made alone: reading one
         slice does not make the others."""
+        assert not self.queue, "read a settled() pack"
         j = self.index[key]
         a, b = np.searchsorted(self.cells, [j * self.grid, (j + 1) * self.grid]).tolist()
         (metric,) = blanks(self.template, 1)
@@ -184,3 +219,18 @@ class SlicePack:
         if values is None:
             return None
         return dict(zip(self.keys, values.tolist(), strict=True))
+
+
+def _folded_runs(runs: list[tuple[np.ndarray, ...]]) -> tuple[np.ndarray, ...]:
+    """One table of entries from sorted runs of integer-count entries (counts added, extremes
+    kept): one stable sort of their concatenation (timsort merges the runs)."""
+    runs = [r for r in runs if len(r[0])] or runs[:1]
+    if len(runs) == 1:
+        return runs[0]  # already one sorted run of distinct cells
+    (cells,), (pos, neg), (lo,), (hi,) = fold_equal(
+        [np.concatenate([r[0] for r in runs])],
+        [np.concatenate([r[1] for r in runs]), np.concatenate([r[2] for r in runs])],
+        [np.concatenate([r[3] for r in runs])],
+        [np.concatenate([r[4] for r in runs])],
+    )
+    return cells, pos, neg, lo, hi

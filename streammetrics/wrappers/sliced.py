@@ -132,9 +132,16 @@ class SliceTable(StateBlock):
     def view(self) -> dict[Key, Metric]:
         """The slice states, to read only (made once from the pack, if packed)."""
         if self._dict is None:
-            assert self._pack is not None
-            self._dict = self._pack.materialize()
+            pack = self.pack()
+            assert pack is not None
+            self._dict = pack.materialize()
         return self._dict
+
+    def pack(self) -> SlicePack | None:
+        """The packed table with its queue folded in (the same contents), or None."""
+        if self._pack is not None and self._pack.queue:
+            self._pack = self._pack.settled()
+        return self._pack
 
     def key_list(self) -> list[Key]:
         """The slice keys, in arrival order."""
@@ -314,7 +321,7 @@ class Sliced(Metric):
 
     def __getitem__(self, key: Key) -> Metric:
         """A copy of the wrapped metric's state for slice ``key``."""
-        pack = self.slices._pack
+        pack = self.slices.pack()
         if pack is not None and self.slices._dict is None:
             alone: Metric = pack.state(key)  # one slice, without making every other
             return alone.copy()
@@ -404,7 +411,7 @@ class Sliced(Metric):
 
     def _compute(self) -> dict[Key, Any]:
         keys = self.keys()
-        pack = self.slices._pack
+        pack = self.slices.pack()
         packed = None if pack is None else pack.auc()
         if packed is not None:
             return {k: packed[k] for k in keys}
