@@ -129,6 +129,9 @@ def test_packed_and_per_slice_states_are_the_same(weighted, monkeypatch):
     packed = run()
     monkeypatch.setattr(sliced_module, "PACK_MIN_SLICES", 10**9)
     plain = run()
+    # Packed at the end (a batch of the other count type goes per slice, the next packs again).
+    assert packed.slices._pack is not None
+    assert plain.slices._pack is None
     assert packed.to_bytes() == plain.to_bytes()
     assert _same(packed.compute(), plain.compute())
     assert packed.keys() == plain.keys()

@@ -127,8 +127,8 @@ class SlicePack:
         Raises ``CountOverflowError`` before anything is made if a slice would pass its bound.
         """
         weighted = stack.sw is not None
-        if weighted != (self.pos.dtype.kind == "f"):
-            return None
+        if len(self.keys) and weighted != (self.pos.dtype.kind == "f"):
+            return None  # an empty pack takes the first batch's dtype
         keys, index = self.keys, self.index
         found = [index.get(k, -1) for k in batch_keys]
         slot = np.fromiter(found, dtype=np.int64, count=len(found))
@@ -149,7 +149,7 @@ class SlicePack:
         totals = np.zeros(size)
         totals[: len(self.totals)] = self.totals
         totals += batch
-        check_sum("score buckets", self.pos.dtype.kind, float(totals.max(initial=0.0)))
+        check_sum("score buckets", "f" if weighted else "i", float(totals.max(initial=0.0)))
         batch_entries = (cells, pos, neg, lo, hi)
         if not weighted:  # integer counts: queue the batch until the queue outgrows the table
             queue = (*self.queue, batch_entries)

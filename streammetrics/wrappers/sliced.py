@@ -100,7 +100,10 @@ class SliceTable(StateBlock):
     """A map of slice keys to sub-states of one metric; merges by key union, canonical on the wire.
 
     The wire form lists ``[key, state]`` pairs sorted by key, so it does not depend on the order
-    keys arrived in. Scalable (for ``Decayed``) when the wrapped metric's state is.
+    keys arrived in. Scalable (for ``Decayed``) when the wrapped metric's state is. Many slices
+    of a score-bucket metric are held as one :class:`SlicePack` instead, and one state per slice
+    is made from it only when something reads them (:meth:`view`) or changes them
+    (:attr:`slices`, which then drops the pack).
     """
 
     def __init__(self, metric: Metric) -> None:
@@ -175,15 +178,17 @@ class SliceTable(StateBlock):
     def packed_fold(self, stack: Stacked, codes: np.ndarray, keys: list[Key]) -> SliceTable | None:
         """A new table with the batch folded in as one table (:class:`SlicePack`), or None
         where the per-slice fold applies (few slices, another metric, mixed count dtypes)."""
+        if not isinstance(stack, BucketStack):
+            return None
         pack = self._pack
         if pack is None:
             slices = self.view()
-            if not isinstance(stack, BucketStack) or max(len(slices), len(keys)) < PACK_MIN_SLICES:
+            if max(len(slices), len(keys)) < PACK_MIN_SLICES:
                 return None
             pack = SlicePack.of_slices(self.template, slices)
             if pack is None:
                 return None
-        folded = pack.folded(stack, codes, keys)  # type: ignore[arg-type]
+        folded = pack.folded(stack, codes, keys)
         if folded is None:
             return None
         out = self._like()
@@ -197,10 +202,10 @@ class SliceTable(StateBlock):
         mine, theirs = self.kind(), other.kind()
         if mine is not None and theirs is not None and mine != theirs:
             raise IncompatibleStateError(f"slice keys of kind {mine} cannot meet keys of {theirs}")
-        mine = self.view()
+        held = self.view()
         for key, metric in other.view().items():
-            if key in mine:
-                mine[key]._check_compatible(metric)
+            if key in held:
+                held[key]._check_compatible(metric)
 
     def merge(self, other: Any) -> None:
         slices = self.slices
