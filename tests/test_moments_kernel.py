@@ -196,6 +196,14 @@ def test_one_loss_path_equals_the_general_path(make, monkeypatch) -> None:
         self.one_loss = False
 
     monkeypatch.setattr(ShiftedSums, "__init__", general)
+    original_init = make.__init__
+
+    def no_lean(self, *args, **kwargs):
+        original_init(self, *args, **kwargs)
+        self._one_loss = False
+
+    monkeypatch.setattr(make, "__init__", no_lean)
+    assert make()._one_loss is False
     assert run() == lean
 
 

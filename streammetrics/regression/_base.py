@@ -22,7 +22,7 @@ from .._codec import check_sum
 from .._inputs import as_matrix, as_weights, check_finite, check_same_length
 from ..base import Metric
 from ..errors import IncompatibleStateError, InputError
-from ..states._shifted import SHIFTED_MIN_ROWS, ShiftedSums
+from ..states._shifted import SHIFTED_MIN_ROWS, ShiftedSums, one_loss_block
 from ..states.central import CentralMoments
 from ..states.mappings import scratch as _scratch
 from ..states.moments import CHUNK, Moments
@@ -135,6 +135,10 @@ class _RegressionMetric(Metric, register=False):
         # The per-sample losses are non-negative: their shifted sums are taken about zero.
         self._losses = frozenset(self._index[v] for v in (_AE, _APE, _SE) if v in self._index)
         block = Moments(len(names), [(self._index[a], self._index[b]) for a, b in pairs])
+        #: One loss and its variance, nothing else (MSE, RMSE, MAE, MAPE): :meth:`_loss_sums`.
+        self._one_loss = (
+            block.groups == 1 and tuple(block.pairs) == ((0, 0),) and self._losses == {0}
+        )
         self._add_state("moments", block, merge=None)
         self._add_state("weight_sq", 0.0, power=2)
         if self._shape:
@@ -190,13 +194,18 @@ class _RegressionMetric(Metric, register=False):
                         w = None if weights is None else weights[a : a + step]
                         yield self._columns(t[a : a + step], p[a : a + step], small), w
 
-                shifted = ShiftedSums(block, d, self._losses) if n >= SHIFTED_MIN_ROWS else None
-                if shifted is not None and shifted.usable:
-                    if shifted.one_loss and d == 1 and weights is None:
-                        self._loss_chunks(shifted, t.reshape(-1), p.reshape(-1), step)
-                    else:
-                        for cols, w in pieces():
-                            shifted.add(cols, w, scratch=small)
+                if n >= SHIFTED_MIN_ROWS and d == 1 and weights is None and self._one_loss:
+                    # The common batch of MSE, MAE, MAPE: the shifted sums in a lean loop.
+                    sums = self._loss_sums(t.reshape(-1), p.reshape(-1), step)
+                    new = one_loss_block(block, *sums, float(n))
+                    if new is not None:
+                        block = block.combined(new)
+                elif (
+                    n >= SHIFTED_MIN_ROWS
+                    and (shifted := ShiftedSums(block, d, self._losses)).usable
+                ):
+                    for cols, w in pieces():
+                        shifted.add(cols, w, scratch=small)
                     new = shifted.result()
                     if new is not None:
                         block = block.combined(new)
@@ -239,24 +248,28 @@ class _RegressionMetric(Metric, register=False):
         if shape is not None:
             self.shape = shape
 
-    def _loss_chunks(self, shifted: ShiftedSums, t: np.ndarray, p: np.ndarray, step: int) -> None:
-        """The pieces of :meth:`_columns` for a one-loss metric (MSE, MAE, MAPE) on one column
-        without weights, the common case, into ``shifted``: the same values and sums, computed
-        in two reused scratch arrays in one loop."""
+    def _loss_sums(self, t: np.ndarray, p: np.ndarray, step: int) -> tuple[float, float]:
+        """``(sum l, sum l * l)`` of a one-loss metric's loss (MSE, MAE, MAPE) on one column
+        without weights, over the pieces of :meth:`_columns` and added piece by piece from zero:
+        the sums :class:`ShiftedSums` makes of them, in two reused scratch arrays and one loop."""
         name = self._names[0]
         e = _scratch.get("regression-e", step, np.float64)
-        loss = _scratch.get("regression-loss", step, np.float64)
+        buf = _scratch.get("regression-loss", step, np.float64)
+        sums = products = 0.0
         for a in range(0, len(t), step):
             tc, pc = t[a : a + step], p[a : a + step]
             m = len(tc)
             err = np.subtract(tc, pc, out=e[:m])
             if name == _SE:
-                shifted.add_loss(np.multiply(err, err, out=loss[:m]))
+                loss = np.multiply(err, err, out=buf[:m])
             elif name == _AE:
-                shifted.add_loss(np.abs(err, out=loss[:m]))
+                loss = np.abs(err, out=buf[:m])
             else:  # _APE
-                den = np.maximum(np.abs(tc, out=loss[:m]), _EPS, out=loss[:m])
-                shifted.add_loss(np.divide(np.abs(err, out=err), den, out=loss[:m]))
+                den = np.maximum(np.abs(tc, out=buf[:m]), _EPS, out=buf[:m])
+                loss = np.divide(np.abs(err, out=err), den, out=buf[:m])
+            sums += float(np.add.reduce(loss))
+            products += float(loss @ loss)
+        return sums, products
 
     def _columns(self, t: np.ndarray, p: np.ndarray, scratch: bool = False) -> list[np.ndarray]:
         """The variables this metric keeps moments of, one (n, width) array each; with

@@ -24,7 +24,7 @@ import numpy as np
 
 from .moments import Moments, _rows_of, _scratch, _two_sum
 
-__all__ = ["SHIFTED_MIN_ROWS", "SHIFT_RATIO", "ShiftedSums"]
+__all__ = ["SHIFTED_MIN_ROWS", "SHIFT_RATIO", "ShiftedSums", "one_loss_block"]
 
 #: Batches of at least this many rows take :class:`ShiftedSums`; smaller ones, where a call's
 #: fixed cost dominates, keep the two-pass kernel (and the bytes they always had).
@@ -54,7 +54,7 @@ class ShiftedSums:
         self.total = 0.0
         pairs = np.array(block.pairs, dtype=np.intp).reshape(-1, 2)
         self._pair_index = pairs[:, 0], pairs[:, 1]
-        #: One loss taken at zero and its variance (MSE, MAE, MAPE): :meth:`add_loss` applies.
+        #: One loss taken at zero and its variance (MSE, MAE, MAPE): a scalar :meth:`result`.
         self.one_loss = block.groups == 1 and tuple(block.pairs) == ((0, 0),) and at_zero == {0}
 
     def add(self, columns: Sequence[np.ndarray], weights: np.ndarray | None, scratch: bool) -> None:
@@ -80,14 +80,6 @@ class ShiftedSums:
             self.products[i] += a[0] @ b[0] if width == 1 else np.einsum("ij,ij->i", a, b)
         self.total += columns[0].shape[0] if weights is None else float(weights.sum())
 
-    def add_loss(self, loss: np.ndarray) -> None:
-        """:meth:`add` of one chunk of a :attr:`one_loss` block, one column, no weights, given
-        the 1-D loss: the same sums in the same order, without the general bookkeeping (which
-        costs as much as the arithmetic at 100,000 rows)."""
-        self.sums[0, 0] += np.add.reduce(loss)
-        self.products[0, 0] += loss @ loss
-        self.total += len(loss)
-
     def result(self) -> Moments | None:
         """The batch's block, or ``None`` where :data:`SHIFT_RATIO` says the two-pass kernel
         must run instead (or nothing was weighted)."""
@@ -112,15 +104,18 @@ class ShiftedSums:
         return out
 
     def _one_loss_result(self, total: float) -> Moments | None:
-        """:meth:`result` of a :attr:`one_loss` block of one column, in scalars: the same
-        arithmetic, in the same order (``K = 0``, so the mean is ``0 + s``, exactly ``s``)."""
-        shift = 0.0 + float(self.sums[0, 0]) / total
-        comoment = float(self.products[0, 0]) - total * shift * shift
-        if comoment < 0.0:
-            comoment = 0.0
-        if not total * (shift * shift) <= SHIFT_RATIO * comoment:
-            return None  # as in result(): the two-pass kernel
-        out = self.block._empty_like()
-        out.weight, out.hi, out.lo = total, np.array([[shift]]), np.array([[0.0]])
-        out.comoment = np.array([[comoment]])
-        return out
+        return one_loss_block(self.block, float(self.sums[0, 0]), float(self.products[0, 0]), total)
+
+
+def one_loss_block(block: Moments, sums: float, products: float, total: float) -> Moments | None:
+    """:meth:`ShiftedSums.result` of a :attr:`~ShiftedSums.one_loss` block of one column, in
+    scalars, from the loss's ``sum l`` and ``sum l * l`` over ``total`` rows: the same arithmetic
+    in the same order (``K = 0``, so the mean is ``0 + s``, exactly ``s``); None where the
+    two-pass kernel must run instead."""
+    shift = 0.0 + sums / total
+    comoment = products - total * shift * shift
+    if comoment < 0.0:
+        comoment = 0.0
+    if not total * (shift * shift) <= SHIFT_RATIO * comoment:
+        return None  # as in result(): the two-pass kernel
+    return block.of_values(total, shift, 0.0, comoment)
