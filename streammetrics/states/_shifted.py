@@ -87,7 +87,8 @@ class ShiftedSums:
         if not total > 0.0:
             return None
         if self.one_loss and self.sums.shape == (1, 1):
-            return self._one_loss_result(total)
+            sums, products = float(self.sums[0, 0]), float(self.products[0, 0])
+            return one_loss_block(self.block, sums, products, total)
         shift = self.sums / total
         # Unpaired groups are summed as they are: K = 0 gives hi = shift, lo = 0 exactly.
         first = np.array([np.zeros(shift.shape[1]) if f is None else f for f in self.first])
@@ -102,9 +103,6 @@ class ShiftedSums:
         out = self.block._empty_like()
         out.weight, out.hi, out.lo, out.comoment = total, hi, lo, comoment
         return out
-
-    def _one_loss_result(self, total: float) -> Moments | None:
-        return one_loss_block(self.block, float(self.sums[0, 0]), float(self.products[0, 0]), total)
 
 
 def one_loss_block(block: Moments, sums: float, products: float, total: float) -> Moments | None:
