@@ -24,12 +24,7 @@ from tests.score_datasets import DATASETS
 
 
 def best_of(fn, repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t0)
-    return min(times)
+    return interleaved({"fn": fn}, repeats)["fn"]
 
 
 def floor_bincount(y: np.ndarray, p: np.ndarray, batch: int) -> None:

@@ -3,7 +3,7 @@ grid mapping): one batch into many states at once, for ``Bootstrap`` (replicates
 (slices). The shared machinery and the contract are in :mod:`streammetrics.states.stacked`.
 
 A fold counts every (state, bucket) pair of the batch in one pass, merges the result into the
-entries the states hold (concatenated, sorted by state then key: ``_Held``) by binary search,
+entries the states hold (concatenated, sorted by state then key: ``Held``) by binary search,
 and gives each state its slice of the merged arrays with a few attribute writes.
 """
 
@@ -24,7 +24,7 @@ from .stacked import (
     stable_order,
 )
 
-__all__ = ["BucketStack", "merge_sorted"]
+__all__ = ["BucketStack", "Held", "commit_all", "merge_sorted"]
 
 
 class BucketStack(Stacked):
@@ -98,7 +98,7 @@ class BucketStack(Stacked):
         entries = (rep, keys, pos.T[present], neg.T[present], lo[present], hi[present])
         grid = self.mapping.size
         assert grid is not None
-        held = _Held(metrics, True)
+        held = Held(metrics, True)
         self._combine(metrics, np.full(R, self.n), held, (grid, 0), entries=entries)
 
     def fold_groups(self, metrics: list[Any], codes: np.ndarray, size: int) -> None:
@@ -107,7 +107,7 @@ class BucketStack(Stacked):
         n_rows = np.bincount(codes, minlength=size)
         if self._kept is not None:
             codes = codes[self._kept]
-        held = _Held(metrics, self.sw is not None)
+        held = Held(metrics, self.sw is not None)
         keys = self.keys
         if len(keys) or len(held.keys):
             kmin = int(min(keys.min(initial=grid), held.keys.min(initial=grid)))
@@ -163,7 +163,7 @@ class BucketStack(Stacked):
         self,
         metrics: list[Any],
         n_rows: np.ndarray,
-        held: _Held,
+        held: Held,
         layout: tuple[int, int],
         entries: tuple[np.ndarray, ...] | None = None,
         dense: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
@@ -230,14 +230,14 @@ class BucketStack(Stacked):
         running = np.concatenate(([0.0], np.cumsum(pos + neg, dtype=np.float64)))
         totals = running[edges[1:]] - running[edges[:-1]]  # each state's held total
         check_sum("score buckets", wide.kind, float(totals.max(initial=0.0)))
-        _commit_all(
+        commit_all(
             metrics,
             self.mapping,
             edges.tolist(),
             n_rows.tolist(),
-            held,
-            wide,
             (keys, pos, neg, lo, hi),
+            held.dtypes,
+            wide,
         )
 
 
@@ -281,22 +281,23 @@ def merge_sorted(
     return out[0], tuple(out[1:])
 
 
-def _commit_all(
+def commit_all(
     metrics: list[Any],
     mapping: Any,
     bounds: list[int],
     rows: list[int],
-    held: _Held,
-    wide: Any,
     entries: tuple[np.ndarray, ...],
+    dtypes: list[Any] | None = None,
+    wide: Any = None,
 ) -> None:
-    """Give ``metrics[j]`` the entries ``bounds[j]:bounds[j + 1]`` (views) and ``rows[j]`` more
-    samples: what ``metric._commit(rows[j], hist=ScoreBuckets.of_entries(...))`` does, with
-    the per-state Python cut to a few attribute writes (a fold of 100,000 slices makes 100,000
-    of these). Nothing here can fail: the fold checked the count bound of every state first.
+    """Give ``metrics[j]`` the entries ``bounds[j]:bounds[j + 1]`` (views; keys relative to the
+    state) and ``rows[j]`` more samples: what ``metric._commit(rows[j],
+    hist=ScoreBuckets.of_entries(...))`` does, with the per-state Python cut to a few attribute
+    writes (a fold of 100,000 slices makes 100,000 of these). ``dtypes`` (``Held.dtypes``): the
+    count dtype each state keeps where they differ from ``wide``'s. Nothing here can fail: the
+    fold checked the count bound of every state first.
     """
     keys, pos, neg, lo, hi = entries
-    dtypes = held.dtypes
     new = ScoreBuckets.__new__
     for j, metric in enumerate(metrics):
         a, b = bounds[j], bounds[j + 1]
@@ -312,7 +313,7 @@ def _commit_all(
         metric._count += rows[j]
 
 
-class _Held:
+class Held:
     """The entries every state of a fold holds, concatenated: group, key, pos, neg, lo, hi
     (sorted by group, then key), and the dtypes the merged states take."""
 

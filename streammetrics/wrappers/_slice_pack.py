@@ -23,10 +23,9 @@ from typing import Any
 import numpy as np
 
 from .._codec import check_sum
-from ..states._bucket_stack import BucketStack, merge_sorted
+from ..states._bucket_stack import BucketStack, Held, commit_all, merge_sorted
 from ..states._fold import fold_equal, queue_full
 from ..states._group_table import auc_of_runs
-from ..states.buckets import ScoreBuckets
 from ..states.stacked import blanks
 
 __all__ = ["PACK_MIN_SLICES", "SlicePack"]
@@ -91,34 +90,22 @@ class SlicePack:
         if mapping is None or mapping.size is None:
             return None
         kind = type(template)
-        stores = []
-        for metric in slices.values():
+        metrics = list(slices.values())
+        for metric in metrics:
             h = metric.hist
             if type(metric) is not kind or metric._pending is not None or h._pending:
                 return None
             if h.mapping is not mapping and h.mapping != mapping:
                 return None
-            stores.append(h)
-        dtypes = {h._pos.dtype for h in stores} | {h._neg.dtype for h in stores}
-        if len(dtypes) > 1:
+        held = Held(metrics, any(m.hist._pos.dtype.kind == "f" for m in metrics))
+        if held.dtypes is not None:  # integer and float counts: not one pack
             return None
-        dtype = dtypes.pop() if dtypes else np.dtype(np.int64)
         keys = list(slices)
-        lengths = np.fromiter((len(h._keys) for h in stores), dtype=np.int64, count=len(stores))
-        group = np.repeat(np.arange(len(stores), dtype=np.int64), lengths)
-        if stores:
-            bucket = np.concatenate([h._keys for h in stores])
-            pos = np.concatenate([h._pos for h in stores])
-            neg = np.concatenate([h._neg for h in stores])
-            lo = np.concatenate([h._lo for h in stores])
-            hi = np.concatenate([h._hi for h in stores])
-        else:
-            bucket = np.zeros(0, dtype=np.int64)
-            pos = neg = np.zeros(0, dtype=dtype)
-            lo, hi = np.zeros(0), np.zeros(0)
-        counts = np.fromiter((m._count for m in slices.values()), np.int64, count=len(keys))
-        totals = np.fromiter((h.held_total() for h in stores), np.float64, count=len(stores))
-        entries = (group * mapping.size + bucket, pos, neg, lo, hi)
+        counts = np.fromiter((m._count for m in metrics), np.int64, count=len(keys))
+        totals = np.fromiter((m.hist.held_total() for m in metrics), np.float64, count=len(keys))
+        # The counts' dtype is the pack's (an empty pack: integer, until a first batch sets it).
+        pos, neg = held.pos.astype(held.wide, copy=False), held.neg.astype(held.wide, copy=False)
+        entries = (held.group * mapping.size + held.keys, pos, neg, held.lo, held.hi)
         return cls(template, keys, {k: i for i, k in enumerate(keys)}, counts, totals, entries)
 
     def folded(self, stack: BucketStack, codes: np.ndarray, batch_keys: list[Key]) -> Any:
@@ -177,15 +164,8 @@ class SlicePack:
         metrics = blanks(self.template, len(self.keys))
         edges = self._edges()
         first = np.repeat(np.arange(len(self.keys), dtype=np.int64) * self.grid, np.diff(edges))
-        bucket = self.cells - first
-        bounds, counts = edges.tolist(), self.counts.tolist()
-        pos, neg, lo, hi, mapping = self.pos, self.neg, self.lo, self.hi, self.mapping
-        for j, metric in enumerate(metrics):
-            a, b = bounds[j], bounds[j + 1]
-            metric.hist = ScoreBuckets.of_entries(
-                mapping, bucket[a:b], pos[a:b], neg[a:b], lo[a:b], hi[a:b]
-            )
-            metric._count = counts[j]
+        entries = (self.cells - first, self.pos, self.neg, self.lo, self.hi)
+        commit_all(metrics, self.mapping, edges.tolist(), self.counts.tolist(), entries)
         return dict(zip(self.keys, metrics, strict=True))
 
     def state(self, key: Key) -> Any:
@@ -194,17 +174,10 @@ class SlicePack:
         assert not self.queue, "read a settled() pack"
         j = self.index[key]
         a, b = np.searchsorted(self.cells, [j * self.grid, (j + 1) * self.grid]).tolist()
-        (metric,) = blanks(self.template, 1)
-        metric.hist = ScoreBuckets.of_entries(
-            self.mapping,
-            self.cells[a:b] - j * self.grid,
-            self.pos[a:b],
-            self.neg[a:b],
-            self.lo[a:b],
-            self.hi[a:b],
-        )
-        metric._count = int(self.counts[j])
-        return metric
+        entries = (self.cells[a:b] - j * self.grid, *(c[a:b] for c in self._entries()[1:]))
+        metrics = blanks(self.template, 1)
+        commit_all(metrics, self.mapping, [0, b - a], [int(self.counts[j])], entries)
+        return metrics[0]
 
     def auc(self) -> dict[Key, float] | None:
         """``{key: ROCAUC}`` of every slice at once, equal to the bit to each slice's

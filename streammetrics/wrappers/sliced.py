@@ -146,6 +146,15 @@ class SliceTable(StateBlock):
             self._pack = self._pack.settled()
         return self._pack
 
+    def state(self, key: Key) -> Metric:
+        """The state of one slice, to read only (``KeyError`` if none): from the pack alone
+        when the slices were not made yet, without making every other."""
+        pack = self.pack()
+        if pack is not None and self._dict is None:
+            alone: Metric = pack.state(key)
+            return alone
+        return self.view()[key]
+
     def key_list(self) -> list[Key]:
         """The slice keys, in arrival order."""
         return list(self._pack.keys) if self._pack is not None else list(self.view())
@@ -326,11 +335,7 @@ class Sliced(Metric):
 
     def __getitem__(self, key: Key) -> Metric:
         """A copy of the wrapped metric's state for slice ``key``."""
-        pack = self.slices.pack()
-        if pack is not None and self.slices._dict is None:
-            alone: Metric = pack.state(key)  # one slice, without making every other
-            return alone.copy()
-        return self.slices.view()[key].copy()
+        return self.slices.state(key).copy()
 
     def __len__(self) -> int:
         return len(self.slices)
