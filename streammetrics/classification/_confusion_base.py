@@ -77,18 +77,36 @@ class _ConfusionMetric(Metric, register=False):
 
     def _stacked(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Any:
         """This batch for a stacked update of many states (``streammetrics.states.stacked``),
-        validated as :meth:`update` validates it; None for an empty batch."""
+        validated as :meth:`update` validates it; None for an empty batch.
+
+        The label set is not checked here: each state's own is what :meth:`_check_labels`
+        judges. ``Bootstrap`` updates its whole-stream state first (its replicates' label sets
+        lie within that one's), and ``Sliced`` packs only metrics that accept every label set
+        (:meth:`_any_labels`); others update one slice at a time."""
         yt, yp = as_labels(y_true, "y_true"), as_labels(y_pred, "y_pred")
         n = check_same_length(y_true=yt, y_pred=yp)
         weights = as_weights(sample_weight, n)
         if n == 0 or type(self).update is not _ConfusionMetric.update:
             return None
-        stack = ConfusionStack(self, yt, yp, weights)
-        self._check_labels(stack.labels)
-        return stack
+        return ConfusionStack(self, yt, yp, weights)
 
     def _check_labels(self, labels: np.ndarray) -> None:
         """Refuse, at update time, label sets the configuration cannot score."""
+
+    def _any_labels(self) -> bool:
+        """Whether :meth:`_check_labels` accepts every label set (a wrapper holding many
+        states then need not check each state's own)."""
+        return True
+
+    def _compute_margins(
+        self, tp: np.ndarray, true: np.ndarray, pred: np.ndarray, edges: list[int]
+    ) -> list[Any] | None:
+        """``compute()`` of many states of this configuration at once, from each state's
+        margins over its own labels (the true positives, true and predicted totals, as float64,
+        state ``i``'s at ``edges[i]:edges[i + 1]``), equal to the bit to each state's own; an
+        entry may be None where only the state's own compute gives that. None when the metric
+        offers none (``Sliced`` then computes each slice's state)."""
+        return None
 
     def _check_compatible(self, other: Any) -> None:
         super()._check_compatible(other)
@@ -168,6 +186,35 @@ def _nanaverage(values: np.ndarray, weights: np.ndarray | None) -> float:
     if w.sum() == 0:
         return float(np.mean(values[keep]))
     return float(np.average(values[keep], weights=w))
+
+
+def segments(edges: list[int]) -> np.ndarray:
+    """The segment of each position, for segments ``edges[i]:edges[i + 1]``."""
+    return np.repeat(np.arange(len(edges) - 1), np.diff(edges))
+
+
+def segment_nanaverage(
+    values: np.ndarray, weights: np.ndarray | None, edges: list[int]
+) -> list[float | None]:
+    """:func:`_nanaverage` of each segment ``values[edges[i]:edges[i + 1]]`` (and ``weights``),
+    equal to the bit where a segment keeps fewer than 8 values: numpy sums such short arrays
+    left to right, as ``np.bincount`` does, and longer ones pairwise. Those are None, for the
+    caller to average one by one."""
+    many = len(edges) - 1
+    keep = ~np.isnan(values)
+    seg, kept = segments(edges)[keep], values[keep]
+    n = np.bincount(seg, minlength=many)
+    mean = np.bincount(seg, weights=kept, minlength=many) / np.maximum(n, 1)
+    out = mean
+    if weights is not None:
+        w = weights[keep]
+        scale = np.bincount(seg, weights=w, minlength=many)
+        weighted = np.bincount(seg, weights=kept * w, minlength=many)
+        out = np.where(scale == 0, mean, weighted / np.where(scale == 0, 1.0, scale))
+    result: list[float | None] = np.where(n == 0, np.nan, out).tolist()
+    for j in np.flatnonzero(n >= 8).tolist():
+        result[j] = None
+    return result
 
 
 def _check_zero_division(zero_division: Any) -> float:

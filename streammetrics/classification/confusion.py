@@ -45,6 +45,7 @@ from ._confusion_base import (
     _label_value,
     kappa_weight_at,
     kappa_weight_dot,
+    segments,
 )
 from .prf import F1, FBeta, Precision, Recall
 
@@ -142,6 +143,17 @@ class Accuracy(_ConfusionMetric):
     def _compute(self) -> float:
         total = self.counts.total()
         return float(self.counts.diagonal().sum()) / total if total else math.nan
+
+    def _compute_margins(
+        self, tp: np.ndarray, true: np.ndarray, pred: np.ndarray, edges: list[int]
+    ) -> list[Any] | None:
+        seg = segments(edges)
+        correct = np.bincount(seg, weights=tp, minlength=len(edges) - 1)
+        total = np.bincount(seg, weights=true, minlength=len(edges) - 1)
+        # Sums of whole numbers below 2**53: exact in any order, as the state's own sums.
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out: list[Any] = np.where(total != 0, correct / total, np.nan).tolist()
+        return out
 
     def interval(self, level: float = 0.95) -> tuple[float, float]:
         """Wilson (1927) score interval of the accuracy, on Kish's effective sample size.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any, ClassVar
 
@@ -26,6 +27,8 @@ from ._confusion_base import (
     _label_value,
     _nanaverage,
     _prf_divide,
+    segment_nanaverage,
+    segments,
 )
 
 __all__ = ["F1", "FBeta", "Precision", "Recall"]
@@ -82,6 +85,9 @@ class _PRF(_ConfusionMetric, register=False):
                 f"pos_label: {pos!r} is not a valid label; it should be one of {labels.tolist()}"
             )
 
+    def _any_labels(self) -> bool:
+        return bool(self._config["average"] != "binary")
+
     def _sums(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         labels = self.counts.rows
         tp, true, pred = self._margins()
@@ -109,7 +115,12 @@ class _PRF(_ConfusionMetric, register=False):
         )
 
     def _scores(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        tp, pred, true = self._sums()
+        return self._scores_of(*self._sums())
+
+    def _scores_of(
+        self, tp: np.ndarray, pred: np.ndarray, true: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """Precision, recall, F-beta and support of each label from its sums (elementwise)."""
         beta, zero = self._beta, self._zero
         precision = _prf_divide(tp, pred, zero)
         recall = _prf_divide(tp, true, zero)
@@ -130,6 +141,24 @@ class _PRF(_ConfusionMetric, register=False):
         if average is None:
             return value
         return _nanaverage(value, true if average == "weighted" else None)
+
+    def _compute_margins(
+        self, tp: np.ndarray, true: np.ndarray, pred: np.ndarray, edges: list[int]
+    ) -> list[Any] | None:
+        average = self._config["average"]
+        if average == "binary" or self._config["labels"] is not None:
+            return None
+        if average == "micro":
+            seg = segments(edges)
+            tp, true, pred = (
+                np.bincount(seg, weights=x, minlength=len(edges) - 1) for x in (tp, true, pred)
+            )
+            edges = list(range(len(edges)))
+        precision, recall, f, support = self._scores_of(tp, pred, true)
+        value = {"precision": precision, "recall": recall, "f": f}[self._metric]
+        if average is None:
+            return [value[a:b] for a, b in itertools.pairwise(edges)]
+        return segment_nanaverage(value, support if average == "weighted" else None, edges)
 
     def _empty_result(self) -> Any:
         if self._config["average"] is None and self._config["labels"] is not None:

@@ -136,15 +136,36 @@ class ConfusionStack(Stacked):
         if len(self.labels) != len(labels):
             remap = np.searchsorted(self.labels, labels)
             ra, rb = remap[ra], remap[rb]
-        size = len(self.labels)
-        cells = ra * size + rb
-        self.n = len(cells)
-        self.rows = np.argsort(cells, kind="stable")
-        sorted_cells = cells[self.rows]
-        self.starts = cell_starts(sorted_cells)
-        self.cells = sorted_cells[self.starts]
+        #: Each row's true and predicted label, as indices in ``labels``.
+        self.true_codes, self.pred_codes = ra, rb
+        self.n = len(ra)
         self.sw = sw
         self.keeps_sq = "weight_sq" in metric._fields
+        self._sorted: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+
+    def _by_cell(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(rows, starts, cells)``: the rows in (stable) cell order, where each cell's run
+        starts, and the distinct cells (sorted once, on first use: a packed slice table reads
+        the codes only)."""
+        if self._sorted is None:
+            cells = self.true_codes * len(self.labels) + self.pred_codes
+            rows = np.argsort(cells, kind="stable")
+            sorted_cells = cells[rows]
+            starts = cell_starts(sorted_cells)
+            self._sorted = rows, starts, sorted_cells[starts]
+        return self._sorted
+
+    @property
+    def rows(self) -> np.ndarray:  # type: ignore[override]
+        return self._by_cell()[0]
+
+    @property
+    def starts(self) -> np.ndarray:
+        return self._by_cell()[1]
+
+    @property
+    def cells(self) -> np.ndarray:
+        return self._by_cell()[2]
 
     def accepts(self, metrics: list[Any]) -> bool:
         # A stack holds a dense (states, L * L) table: large label sets, which the states keep

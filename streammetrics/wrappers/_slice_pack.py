@@ -179,7 +179,7 @@ class SlicePack:
         commit_all(metrics, self.mapping, [0, b - a], [int(self.counts[j])], entries)
         return metrics[0]
 
-    def auc(self) -> dict[Key, float] | None:
+    def computed(self) -> dict[Key, float] | None:
         """``{key: ROCAUC}`` of every slice at once, equal to the bit to each slice's
         ``compute()`` (``auc_of_runs``); None unless the template is a plain ``ROCAUC`` with
         integer counts."""

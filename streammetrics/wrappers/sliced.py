@@ -19,7 +19,8 @@ from ..base import Metric, StateBlock, metric_from_spec, metric_spec
 from ..errors import IncompatibleStateError, InputError
 from ..states._bucket_stack import BucketStack
 from ..states.labels import unique_codes
-from ..states.stacked import Stacked, blanks, stacked_batch
+from ..states.stacked import ConfusionStack, Stacked, blanks, stacked_batch
+from ._confusion_pack import ConfusionPack
 from ._rows import Rows, groups, joint_codes, one_kind, template
 from ._slice_pack import PACK_MIN_SLICES, SlicePack
 
@@ -101,9 +102,10 @@ class SliceTable(StateBlock):
 
     The wire form lists ``[key, state]`` pairs sorted by key, so it does not depend on the order
     keys arrived in. Scalable (for ``Decayed``) when the wrapped metric's state is. Many slices
-    of a score-bucket metric are held as one :class:`SlicePack` instead, and one state per slice
-    is made from it only when something reads them (:meth:`view`) or changes them
-    (:attr:`slices`, which then drops the pack).
+    of a score-bucket metric are held as one :class:`SlicePack` instead, and many slices of a
+    confusion metric as one :class:`ConfusionPack`; one state per slice is made from it only
+    when something reads them (:meth:`view`) or changes them (:attr:`slices`, which then drops
+    the pack).
     """
 
     def __init__(self, metric: Metric) -> None:
@@ -111,7 +113,7 @@ class SliceTable(StateBlock):
         self._dict: dict[Key, Metric] | None = {}
         #: The slices as one table (many slices of a score-bucket metric), or None. When set it
         #: is the truth, and ``_dict`` (if not None) a read-only materialisation of it.
-        self._pack: SlicePack | None = None
+        self._pack: SlicePack | ConfusionPack | None = None
         try:
             from .decayed import scale_plan as _scale_plan
 
@@ -140,7 +142,7 @@ class SliceTable(StateBlock):
             self._dict = pack.materialize()
         return self._dict
 
-    def pack(self) -> SlicePack | None:
+    def pack(self) -> SlicePack | ConfusionPack | None:
         """The packed table with its queue folded in (the same contents), or None."""
         if self._pack is not None and self._pack.queue:
             self._pack = self._pack.settled()
@@ -185,16 +187,22 @@ class SliceTable(StateBlock):
         return out
 
     def packed_fold(self, stack: Stacked, codes: np.ndarray, keys: list[Key]) -> SliceTable | None:
-        """A new table with the batch folded in as one table (:class:`SlicePack`), or None
-        where the per-slice fold applies (few slices, another metric, mixed count dtypes)."""
-        if not isinstance(stack, BucketStack):
+        """A new table with the batch folded in as one table (:class:`SlicePack` for score
+        buckets, :class:`ConfusionPack` for label counts), or None where the per-slice fold
+        applies (few slices, another metric, mixed count dtypes)."""
+        kind: Any
+        if isinstance(stack, BucketStack):
+            kind = SlicePack
+        elif isinstance(stack, ConfusionStack):
+            kind = ConfusionPack
+        else:
             return None
-        pack = self._pack
+        pack: Any = self._pack  # of the stack's kind: one template makes one kind of stack
         if pack is None:
             slices = self.view()
             if max(len(slices), len(keys)) < PACK_MIN_SLICES:
                 return None
-            pack = SlicePack.of_slices(self.template, slices)
+            pack = kind.of_slices(self.template, slices)
             if pack is None:
                 return None
         folded = pack.folded(stack, codes, keys)
@@ -366,11 +374,12 @@ class Sliced(Metric):
                     f"by: {new} new slices would make {len(table) + new}, past "
                     f"max_slices={limit}; nothing was counted"
                 )
-        stack = self._stack(args, kwargs)
+        stack = stacked_batch(self._template, args, kwargs)
         if stack is not None:
             packed = table.packed_fold(stack, codes, keys)
             if packed is not None:  # many slices: one table, no work per slice
                 return self._commit(n, slices=packed)
+        if stack is not None and stack.groups:
             # Every row validated, every slice's state ready: one fold of all slices, in place
             # (the slices belong to this state alone; the fold checks the count bound for
             # every slice before it commits any).
@@ -395,11 +404,6 @@ class Sliced(Metric):
             metric._fold_locked()
         return self._commit(n, slices=table.updated(fresh))
 
-    def _stack(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Stacked | None:
-        """The batch for one grouped fold of every slice, if the metric offers one."""
-        stack = stacked_batch(self._template, args, kwargs)
-        return stack if stack is not None and stack.groups else None
-
     def _check_compatible(self, other: Any) -> None:
         super()._check_compatible(other)
         limit = self._config["max_slices"]
@@ -422,7 +426,7 @@ class Sliced(Metric):
     def _compute(self) -> dict[Key, Any]:
         keys = self.keys()
         pack = self.slices.pack()
-        packed = None if pack is None else pack.auc()
+        packed = None if pack is None else pack.computed()
         if packed is not None:
             return {k: packed[k] for k in keys}
         view = self.slices.view()
