@@ -1,7 +1,6 @@
 """``Sliced`` over many slices of a confusion metric keeps them as one table
 (``streammetrics.wrappers._confusion_pack``): the same states, bytes and values as one state
-per slice, through the conformance harness, with the threshold lowered so that small test
-streams take the packed path."""
+per slice, through the conformance harness (confusion tables pack from the first slice)."""
 
 from __future__ import annotations
 
@@ -63,9 +62,9 @@ CASES = [
 
 
 @pytest.fixture
-def packed(monkeypatch):
-    """Every Sliced confusion table packs, however few its slices."""
-    monkeypatch.setattr(sliced_module, "PACK_MIN_SLICES", 1)
+def packed():
+    """Every Sliced confusion table packs, however few its slices (the default)."""
+    assert sliced_module.CONFUSION_PACK_MIN_SLICES == 1
 
 
 @pytest.mark.parametrize("check", CHECKS, ids=[c.__name__ for c in CHECKS])
@@ -125,14 +124,14 @@ METRICS = {
 @pytest.mark.parametrize("strings", [False, True])
 @pytest.mark.parametrize("name", list(METRICS))
 def test_packed_and_per_slice_states_are_the_same(name, strings, monkeypatch):
-    """The same stream over 2,000 slices, packed (the default past PACK_MIN_SLICES) and one
-    state per slice: the same bytes, values, slices and intervals; merges of either kind with
-    the other give the same bytes too."""
+    """The same stream over 2,000 slices, packed (the default) and one state per slice: the
+    same bytes, values, slices and intervals; merges of either kind with the other give the
+    same bytes too."""
     if name == "fixed" and strings:
         pytest.skip("the fixed label set is integers")
     stream = _stream(2_000, strings=strings)
     packed = _run(METRICS[name](), stream)
-    monkeypatch.setattr(sliced_module, "PACK_MIN_SLICES", 10**9)
+    monkeypatch.setattr(sliced_module, "CONFUSION_PACK_MIN_SLICES", 10**9)
     plain = _run(METRICS[name](), stream)
     assert packed.slices._pack is not None
     assert plain.slices._pack is None
@@ -157,7 +156,7 @@ def test_a_weighted_batch_takes_the_per_slice_path(monkeypatch):
     stream = _stream(1_500, seed=4, weighted=True)
     packed = _run(sm.Accuracy(), stream)
     assert packed.slices._pack is None
-    monkeypatch.setattr(sliced_module, "PACK_MIN_SLICES", 10**9)
+    monkeypatch.setattr(sliced_module, "CONFUSION_PACK_MIN_SLICES", 10**9)
     assert packed.to_bytes() == _run(sm.Accuracy(), stream).to_bytes()
 
 
@@ -240,5 +239,5 @@ def test_decayed_and_windowed_packed_slices(wrap, monkeypatch):
         return m
 
     packed = run()
-    monkeypatch.setattr(sliced_module, "PACK_MIN_SLICES", 10**9)
+    monkeypatch.setattr(sliced_module, "CONFUSION_PACK_MIN_SLICES", 10**9)
     assert packed.to_bytes() == run().to_bytes()

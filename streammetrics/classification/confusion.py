@@ -196,6 +196,29 @@ class MatthewsCorrCoef(_ConfusionMetric):
                 return 0.0
             return float(cov_tp / np.sqrt(cov_pp * cov_tt))
 
+    def _compute_margins(
+        self, tp: np.ndarray, true: np.ndarray, pred: np.ndarray, edges: list[int]
+    ) -> list[Any] | None:
+        seg, many = segments(edges), len(edges) - 1
+
+        def total(x: np.ndarray) -> np.ndarray:
+            out: np.ndarray = np.bincount(seg, weights=x, minlength=many)
+            return out
+
+        correct, n = total(tp), total(pred)
+        # Whole numbers: every product and sum below is exact, in any order, while n * n is
+        # below 2**53; larger slices (none short of 94 million rows) are left to their state.
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            cov_tp = correct * n - total(true * pred)
+            cov_pp = n * n - total(pred * pred)
+            cov_tt = n * n - total(true * true)
+            den = cov_pp * cov_tt
+            value = np.where(den == 0, 0.0, cov_tp / np.sqrt(np.where(den == 0, 1.0, den)))
+        out: list[Any] = value.tolist()
+        for j in np.flatnonzero(~(n * n < 2.0**53)).tolist():
+            out[j] = None
+        return out
+
     def interval(self, level: float = 0.95) -> tuple[float, float]:
         """Delta-method interval of the MCC over the multinomial confusion counts (normal,
         clipped to [-1, 1]; Agresti, *Categorical Data Analysis*, sec. 16.1), on Kish's

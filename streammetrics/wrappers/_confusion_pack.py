@@ -29,7 +29,12 @@ from ..states._fold import fold_equal, queue_full
 from ..states.contingency import ContingencyCounts
 from ..states.stacked import ConfusionStack, blanks, cell_starts
 
-__all__ = ["ConfusionPack"]
+__all__ = ["CONFUSION_PACK_MIN_SLICES", "ConfusionPack"]
+
+#: Confusion tables are packed from the first slice: one sort of the batch's cells beats one
+#: update per slice at any number of slices (1M rows in 200k-row batches: 55 against 28 M rows/s
+#: at 2 slices, 51 against 9.6 M at 100; 10k-row batches at 100 slices: 32 against 2.0 M).
+CONFUSION_PACK_MIN_SLICES = 1
 
 Key = Any
 #: Cell codes stay below this (int64 with room): a larger table of slices x labels**2 is not

@@ -20,7 +20,7 @@ from ..errors import IncompatibleStateError, InputError
 from ..states._bucket_stack import BucketStack
 from ..states.labels import unique_codes
 from ..states.stacked import ConfusionStack, Stacked, blanks, stacked_batch
-from ._confusion_pack import ConfusionPack
+from ._confusion_pack import CONFUSION_PACK_MIN_SLICES, ConfusionPack
 from ._rows import Rows, groups, joint_codes, one_kind, template
 from ._slice_pack import PACK_MIN_SLICES, SlicePack
 
@@ -192,15 +192,15 @@ class SliceTable(StateBlock):
         applies (few slices, another metric, mixed count dtypes)."""
         kind: Any
         if isinstance(stack, BucketStack):
-            kind = SlicePack
+            kind, least = SlicePack, PACK_MIN_SLICES
         elif isinstance(stack, ConfusionStack):
-            kind = ConfusionPack
+            kind, least = ConfusionPack, CONFUSION_PACK_MIN_SLICES
         else:
             return None
         pack: Any = self._pack  # of the stack's kind: one template makes one kind of stack
         if pack is None:
             slices = self.view()
-            if max(len(slices), len(keys)) < PACK_MIN_SLICES:
+            if max(len(slices), len(keys)) < least:
                 return None
             pack = kind.of_slices(self.template, slices)
             if pack is None:
