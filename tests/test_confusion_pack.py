@@ -11,7 +11,7 @@ import streammetrics as sm
 import streammetrics.wrappers.sliced as sliced_module
 from tests import test_conformance as conformance
 from tests.harness import Case
-from tests.test_slice_pack import CHECKS, _same
+from tests.test_slice_pack import CHECKS
 
 
 def _labels(weighted: str, classes: int = 3, slices: int = 40):
@@ -101,6 +101,14 @@ def _stream(slices: int, seed: int = 0, strings: bool = False, weighted: bool = 
     return out
 
 
+def _same(a, b) -> bool:
+    """Equal results (floats, arrays, or dicts of them, as ClassificationReport gives), nan
+    equal to nan."""
+    if isinstance(a, dict):
+        return isinstance(b, dict) and list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
+    return np.array_equal(np.asarray(a), np.asarray(b), equal_nan=True)
+
+
 def _run(metric, stream) -> sm.Sliced:
     s = sm.Sliced(metric)
     for args, kwargs in stream:
@@ -117,6 +125,7 @@ METRICS = {
     "mcc": sm.MatthewsCorrCoef,
     "kappa": lambda: sm.CohenKappa(weights="linear"),
     "confusion": sm.ConfusionMatrix,
+    "report": sm.ClassificationReport,
     "fixed": lambda: sm.ConfusionMatrix(labels=list(range(13))),
 }
 
