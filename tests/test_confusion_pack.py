@@ -250,3 +250,19 @@ def test_decayed_and_windowed_packed_slices(wrap, monkeypatch):
     packed = run()
     monkeypatch.setattr(sliced_module, "CONFUSION_PACK_MIN_SLICES", 10**9)
     assert packed.to_bytes() == run().to_bytes()
+
+
+@pytest.mark.parametrize("metric", [sm.Accuracy, sm.ROCAUC])
+def test_one_row_updates_keep_the_queue_short(metric, monkeypatch):
+    """A packed table fed one row per call folds its short queued runs among themselves (a
+    binary counter of runs), so the queue stays a few runs long instead of one per call, and
+    the state is the one-batch state."""
+    monkeypatch.setattr(sliced_module, "PACK_MIN_SLICES", 1)
+    rng = np.random.default_rng(9)
+    y, by = rng.integers(0, 2, 3_000), rng.integers(0, 300, 3_000)
+    x = rng.integers(0, 2, 3_000) if metric is sm.Accuracy else rng.random(3_000)
+    one = sm.Sliced(metric())
+    for i in range(3_000):
+        one.update(y[i].item(), x[i].item(), by=by[i].item())
+        assert len(one.slices._pack.queue) <= 16
+    assert one.to_bytes() == sm.Sliced(metric()).update(y, x, by=by).to_bytes()

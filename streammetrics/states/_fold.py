@@ -9,11 +9,12 @@ tables (``states._group_table``) and the detection sketch (``detection._sketch``
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 import numpy as np
 
-__all__ = ["QUEUE_MIN", "fold_equal", "queue_full"]
+__all__ = ["QUEUE_MIN", "SMALL_RUN", "fold_equal", "pushed", "queue_full"]
 
 #: A store folds its queue of reduced batches into its main table once the queue holds more than
 #: ``max(QUEUE_FACTOR * held, QUEUE_MIN)`` entries: a stream of ``m`` entries is then folded
@@ -29,6 +30,31 @@ def queue_full(
     whose fold costs more per entry than a sort (``GroupedScores``) pass a larger ``factor``
     and ``minimum``."""
     return queued > max(factor * held, minimum)
+
+
+#: Queued runs shorter than this are folded among themselves as they arrive (:func:`pushed`).
+SMALL_RUN = 1 << 13
+
+Run = tuple[Any, ...]
+
+
+def pushed(queue: tuple[Run, ...], run: Run, fold: Callable[[list[Run]], Run]) -> tuple[Run, ...]:
+    """``queue`` with ``run`` appended, for stores that queue sorted runs (``run[0]`` the keys)
+    and fold them into their table once :func:`queue_full`.
+
+    Updates of one row each would otherwise make the queue a long tuple of one-entry runs, each
+    update paying for every run (counting the queue, copying the tuple). So while the last run
+    is no longer than half the one before it, and that one is short (below :data:`SMALL_RUN`),
+    the two are folded (``fold``, which keeps their order): the short runs then form a binary
+    counter, O(log) of them, each entry folded O(log) times, and long runs (batches) are never
+    folded here."""
+    runs = [*queue, run]
+    while (
+        len(runs) >= 2 and len(runs[-2][0]) < SMALL_RUN and len(runs[-2][0]) <= 2 * len(runs[-1][0])
+    ):
+        last = runs.pop()
+        runs[-1] = fold([runs[-1], last])
+    return tuple(runs)
 
 
 def fold_equal(

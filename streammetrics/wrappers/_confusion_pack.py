@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from .._codec import check_sum
-from ..states._fold import fold_equal, queue_full
+from ..states._fold import fold_equal, pushed, queue_full
 from ..states.contingency import ContingencyCounts
 from ..states.stacked import ConfusionStack, blanks, cell_starts
 
@@ -191,7 +191,7 @@ class ConfusionPack:
             s, rest = np.divmod(cells, size * size)
             true, pred = np.divmod(rest, size)
             present = _distinct(np.concatenate((s * size + true, s * size + pred)))[0]
-        queue = (*queue, (cells, values, present))
+        queue = pushed(queue, (cells, values, present), _folded)
         if queue_full(sum(len(q[0]) for q in queue), len(table[0])):
             table, queue = _folded([table, *queue]), ()
         return self._with(keys, index, counts, weight_sq, table, queue, labels)

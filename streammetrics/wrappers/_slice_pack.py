@@ -24,7 +24,7 @@ import numpy as np
 
 from .._codec import check_sum
 from ..states._bucket_stack import BucketStack, Held, commit_all, merge_sorted
-from ..states._fold import fold_equal, queue_full
+from ..states._fold import fold_equal, pushed, queue_full
 from ..states._group_table import auc_of_runs
 from ..states.stacked import blanks
 
@@ -139,7 +139,7 @@ class SlicePack:
         check_sum("score buckets", "f" if weighted else "i", float(totals.max(initial=0.0)))
         batch_entries = (cells, pos, neg, lo, hi)
         if not weighted:  # integer counts: queue the batch until the queue outgrows the table
-            queue = (*self.queue, batch_entries)
+            queue = pushed(self.queue, batch_entries, _folded_runs)
             if not queue_full(sum(len(q[0]) for q in queue), len(self.cells)):
                 return SlicePack(self.template, keys, index, counts, totals, self._entries(), queue)
             entries = _folded_runs([self._entries(), *queue])
