@@ -7,9 +7,10 @@ functions run unchanged in Dask workers and in Spark's Python workers.
 
 Keyed metrics (:class:`~streammetrics._keyed.Keyed`: GAUC's groups, ranking's queries) reduce
 in parallel by key: each partition's state is split by a hash of the key into ``parts`` pieces
-(:func:`split_blob`), reducer ``j`` merges the ``j``-th pieces of every partition, and the
-reducers' states, which hold disjoint keys, are joined (:func:`join_blobs`) rather than merged
-key by key. Only states travel, never rows, and no reducer holds more than its share of keys.
+where it is built (:func:`partition_pieces`), reducer ``j`` merges the ``j``-th pieces of every
+partition, and the reducers' states, which hold disjoint keys, are joined (:func:`join_blobs`)
+rather than merged key by key. Only states travel, never rows, and no reducer holds more than
+its share of keys.
 """
 
 from __future__ import annotations
@@ -28,9 +29,9 @@ __all__ = [
     "check_columns",
     "join_blobs",
     "key_column",
-    "split_blob",
     "merge_blobs",
     "merge_keyed",
+    "partition_pieces",
     "partition_states",
     "tree_merge",
 ]
@@ -108,6 +109,33 @@ def partition_states(
     Without ``by``: ``{None: state}``. With ``by``: ``{key: state}`` per key present, the rows
     of each key found with one sort per frame (one update per key, not per row).
     """
+    states = _partition_metrics(frames, template, positional, keywords, by)
+    return {k: m.to_bytes() for k, m in states.items()}
+
+
+def partition_pieces(
+    frames: Iterable[Any],
+    template: bytes,
+    positional: list[str],
+    keywords: dict[str, str],
+    parts: int,
+) -> list[bytes]:
+    """The state of a keyed metric over one partition's rows, cut into ``parts`` pieces of
+    disjoint keys (``metric.split(parts)``; piece ``j`` of every partition holds the keys of
+    share ``j``)."""
+    metric = _partition_metrics(frames, template, positional, keywords, None)[None]
+    if not isinstance(metric, Keyed):
+        raise TypeError(f"{type(metric).__name__} is not keyed: its state cannot be split")
+    return [m.to_bytes() for m in metric.split(parts)]
+
+
+def _partition_metrics(
+    frames: Iterable[Any],
+    template: bytes,
+    positional: list[str],
+    keywords: dict[str, str],
+    by: str | None,
+) -> dict[Any, Metric]:
     states: dict[Any, Metric] = {}
     empty = loads(template)
     for frame in frames:
@@ -125,7 +153,7 @@ def partition_states(
             _update(states.setdefault(_key(key), empty.copy()), frame, positional, keywords, rows)
     if by is None and None not in states:
         states[None] = empty
-    return {k: m.to_bytes() for k, m in states.items()}
+    return states
 
 
 def merge_blobs(blobs: Sequence[bytes]) -> bytes:
@@ -134,15 +162,6 @@ def merge_blobs(blobs: Sequence[bytes]) -> bytes:
         return blobs[0]
     first = loads(blobs[0])
     return first.merge(*[loads(b) for b in blobs[1:]]).to_bytes()
-
-
-def split_blob(blob: bytes, parts: int) -> list[bytes]:
-    """A keyed state's bytes cut into ``parts`` states of disjoint keys (by a hash of the key,
-    so that piece ``j`` of every partition holds keys of the same share)."""
-    metric = loads(blob)
-    if not isinstance(metric, Keyed):
-        raise TypeError(f"{type(metric).__name__} is not keyed: its state cannot be split")
-    return [m.to_bytes() for m in metric.split(parts)]
 
 
 def join_blobs(blobs: Sequence[bytes]) -> bytes:

@@ -35,8 +35,10 @@ def _merge(parts: list[dict[Any, bytes]]) -> dict[Any, bytes]:
     return _engines.merge_keyed(parts)
 
 
-def _split(state: dict[Any, bytes], parts: int) -> list[bytes]:
-    return _engines.split_blob(state[None], parts)
+def _pieces(
+    frame: Any, template: bytes, positional: list[str], keywords: dict[str, str], parts: int
+) -> list[bytes]:
+    return _engines.partition_pieces([frame], template, positional, keywords, parts)
 
 
 def _merge_pieces(pieces: list[bytes]) -> bytes:
@@ -102,20 +104,21 @@ def aggregate(
 
         raise InputError(f"columns: {missing} not in the DataFrame (it has {list(ddf.columns)})")
     template = metric.copy().reset().to_bytes()
-    parts = [
-        dask.delayed(_partition)(part, template, positional, keywords, by)
-        for part in ddf[needed].to_delayed()
-    ]
+    frames = ddf[needed].to_delayed()
     key = None if by is not None else _engines.key_column(metric, positional, keywords)
-    if key is not None and key_parts and len(parts) > 1:
+    if key is not None and key_parts and len(frames) > 1:
         n = key_parts
-        pieces = [dask.delayed(_split, nout=n)(p, n) for p in parts]
+        # Each partition's state is cut into the shares of the keys where it is built.
+        pieces = [
+            dask.delayed(_pieces, nout=n)(f, template, positional, keywords, n) for f in frames
+        ]
         shares = [
             _engines.tree_merge([p[j] for p in pieces], dask.delayed(_merge_pieces))
             for j in range(n)
         ]
         joined = _engines.tree_merge(shares, dask.delayed(_join_pieces))
         return loads(dask.compute(joined)[0])
+    parts = [dask.delayed(_partition)(f, template, positional, keywords, by) for f in frames]
     merged = _engines.tree_merge(parts, dask.delayed(_merge)) if parts else None
     states: dict[Any, bytes] = dask.compute(merged)[0] if merged is not None else {}
     if by is None:

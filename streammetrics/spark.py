@@ -71,12 +71,11 @@ def aggregate(
     shares = key_parts if key is not None else 0
 
     def states(frames: Iterator[Any]) -> Iterator[Any]:
-        parts = _engines.partition_states(frames, template, positional, keywords, by)
         if shares:  # a keyed metric: one piece per share of the keys
-            yield pd.DataFrame(
-                {"key": range(shares), "state": _engines.split_blob(parts[None], shares)}
-            )
+            pieces = _engines.partition_pieces(frames, template, positional, keywords, shares)
+            yield pd.DataFrame({"key": range(shares), "state": pieces})
             return
+        parts = _engines.partition_states(frames, template, positional, keywords, by)
         keys = [0 if k is None else k for k in parts]
         yield pd.DataFrame({"key": keys, "state": list(parts.values())})
 
@@ -87,14 +86,13 @@ def aggregate(
 
     per_partition = df.select(*needed).mapInPandas(states, schema)
     if shares:
-        result = loads(template)
         reduced = per_partition.groupBy("key").applyInPandas(merge, schema)
-        received = 0
-        for row in reduced.toLocalIterator():  # one share at a time: disjoint keys, joined
-            result.join(loads(bytes(row["state"])))  # type: ignore[attr-defined]
-            received += 1
-        if received != shares:
-            _check_lost(df, f"{received} of the {shares} shares of the keys")
+        # One share at a time, decoded as it arrives; then one join of them all (disjoint keys:
+        # one pass over the entries, where joining each into the result re-sorted it each time).
+        received = [loads(bytes(row["state"])) for row in reduced.toLocalIterator()]
+        if len(received) != shares:
+            _check_lost(df, f"{len(received)} of the {shares} shares of the keys")
+        result: Metric = loads(template).join(*received)  # type: ignore[attr-defined]
         return result
     rows = per_partition.groupBy("key").applyInPandas(merge, schema).collect()
     found = {row["key"]: bytes(row["state"]) for row in rows}

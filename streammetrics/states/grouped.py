@@ -342,26 +342,35 @@ class GroupedScores(StateBlock):
         self._pending = []
 
     def split_groups(self, part_of: np.ndarray, parts: int) -> list[GroupedScores]:
-        """Blocks holding the groups ``part_of`` assigns to each part (one index per group)."""
+        """Blocks holding the groups ``part_of`` assigns to each part (one index per group).
+
+        One stable sort of the groups and one of the entries by part (counting sorts of small
+        integers), then one gather per column: each part is a contiguous range of it, in group
+        order. (A boolean selection per part made ``parts`` passes over every entry.)
+        """
         t = self.table()
+        # 16-bit parts: numpy's stable sort of them is a radix sort.
+        part_of = np.asarray(part_of).astype(np.uint16 if parts <= 1 << 16 else np.intp)
+        by_part = np.argsort(part_of, kind="stable")
+        group_edges = np.searchsorted(part_of[by_part], np.arange(parts + 1)).tolist()
+        rank = np.empty(len(part_of), dtype=np.int64)  # each group's index within its part
+        for i in range(parts):
+            a, b = group_edges[i], group_edges[i + 1]
+            rank[by_part[a:b]] = np.arange(b - a)
+        entry_part = part_of[t.g]
+        order = np.argsort(entry_part, kind="stable")
+        entry_edges = np.searchsorted(entry_part[order], np.arange(parts + 1)).tolist()
+        g = rank[t.g[order]]
+        columns = [c[order] for c in (t.key, t.pos, t.neg, t.value, t.bucketed)]
+        groups, rows = self._groups[by_part], self._rows[by_part]
         out = []
         for i in range(parts):
-            keep = part_of == i
-            index = np.cumsum(keep) - 1
-            sel = keep[t.g]
+            a, b = group_edges[i], group_edges[i + 1]
+            lo, hi = entry_edges[i], entry_edges[i + 1]
             block = GroupedScores(self.mapping, self.max_exact)
-            block._groups, block._rows = self._groups[keep], self._rows[keep]
+            block._groups, block._rows = groups[a:b], rows[a:b]
             block._total = int(block._rows.sum())
-            block._main = _Table(
-                block._groups,
-                block._rows,
-                index[t.g[sel]],
-                t.key[sel],
-                t.pos[sel],
-                t.neg[sel],
-                t.value[sel],
-                t.bucketed[sel],
-            )
+            block._main = _Table(block._groups, block._rows, g[lo:hi], *(c[lo:hi] for c in columns))
             out.append(block)
         return out
 
