@@ -10,7 +10,8 @@ function decides a key.
 - :class:`ProbabilityGrid` (``score_type="probability"``): the same grid on ``logit(p)``. The
   key is decided by comparing ``p`` with the correctly rounded grid edges ``sigmoid(t)``
   (computed once with decimal arithmetic), found through a table indexed by the float bits of
-  ``min(p, 1 - p)``: one table lookup and one comparison per score, no logarithm;
+  ``min(p, 1 - p)``: one table lookup per score, whose entry also decides the comparison with
+  the cell's edge (an integer carry), no logarithm;
 - :class:`RealBits` (``score_type="real"``): the sign, the exponent and the top
   ``log2(resolution)`` mantissa bits of the float: relative bucket width ``1 / resolution`` at
   any scale (keys are sparse).
@@ -188,8 +189,9 @@ def _sigmoid_edges(resolution: int) -> np.ndarray:
 
 
 @cache
-def _probability_tables(resolution: int) -> tuple[int, int, np.ndarray, np.ndarray]:
-    """Lookup tables of :class:`ProbabilityGrid`: ``(shift, side, K, B)``.
+def _probability_cells(resolution: int) -> tuple[int, int, np.ndarray, np.ndarray]:
+    """The cells of :class:`ProbabilityGrid`'s lookup: ``(shift, side, K, B)``, packed into one
+    table by :func:`_probability_table`.
 
     A cell is a range of ``q = min(p, 1 - p)`` sharing its top float bits (``bits`` mantissa
     bits), on the side ``p <= 1/2`` (index ``c``) or ``p > 1/2`` (index ``side + c``, ``side``
@@ -240,6 +242,48 @@ def _probability_tables(resolution: int) -> tuple[int, int, np.ndarray, np.ndarr
     return shift, side, table_k, table_b
 
 
+@cache
+def _probability_table(resolution: int) -> tuple[int, int, np.ndarray]:
+    """The one lookup table of :class:`ProbabilityGrid`: ``(shift, flip, table)``.
+
+    The cells of :func:`_probability_cells` ask for two lookups and a float comparison per
+    score (``K[i] + (p >= B[i])``); here both live in one uint64 entry, and the comparison
+    becomes a carry. Let ``u`` be the bits of ``q * 2**-997`` (``q = min(p, 1 - p)``): its top
+    bits ``u >> shift`` are the cell, its low bits ``r`` the position inside it. On the side
+    ``p <= 1/2``, ``p = q`` and the nonnegative floats order as their bits, so ``p >= B`` is
+    ``r >= t`` for the edge's own low bits ``t``. On the side ``p > 1/2``, ``p = 1 - q``
+    exactly, so ``p >= B`` is ``q <= 1 - B`` (exact too): ``u`` is XORed with ``flip`` (all
+    ones below the side bit), which mirrors the cell to ``2 side - 1 - cell`` and turns the
+    low bits to ``mask - r`` (``mask = 2**shift - 1``), so that this is again a ``>=``
+    (``mask - r >= mask - t``).
+
+    The entry at index ``i`` is ``(K << shift) + 2**shift - t - (i << shift)`` modulo
+    ``2**64`` (``t = 2**shift``: no edge in the cell), so that ``(entry + u) >> shift`` is
+    ``K + (r >= t)``: the carry out of the low bits is the comparison, and the cell's own bits
+    in ``u`` cancel. Only ``-0.0`` indexes beyond the table (its ``u`` is ``2**63``, the sign
+    bit); its last entry, reached by ``mode="clip"``, gives it key 0.
+    """
+    shift, side, table_k, table_b = _probability_cells(resolution)
+    ones = np.uint64(1 << shift)
+    n = len(table_k) - 1  # the last entry of K and B: -0.0's
+    index = np.arange(n, dtype=np.uint64)
+    lower = index < side
+    cell = np.where(lower, index, index - np.uint64(side))
+    edge = table_b[:n]
+    has_edge = np.isfinite(edge)
+    bound = np.where(lower, edge, 1.0 - edge)  # q >= bound (lower side), q <= bound (upper)
+    low_bits = (np.where(has_edge, bound, 0.0) * _SUBNORMAL).view(np.uint64) - (cell << shift)
+    t = np.where(has_edge, np.where(lower, low_bits, (ones - 1) - low_bits), ones)
+    if has_edge.any() and not (low_bits[has_edge] < ones).all():  # pragma: no cover
+        raise AssertionError("a grid edge lies outside its lookup cell")
+    at = np.where(lower, index, np.uint64(2 * side - 1) - cell)
+    table = np.zeros(2 * side + 1, dtype=np.uint64)
+    table[at] = (table_k[:n].astype(np.uint64) << shift) + ones - t - (at << shift)
+    table[-1] = ((int(table_k[-1]) << shift) - (1 << 63)) % (1 << 64)  # -0.0: u = 2**63
+    flip = ((2 * side) << shift) - 1
+    return shift, flip, table
+
+
 def _p_of_q(q: np.ndarray, *, smallest: bool) -> np.ndarray:
     """For q in [0, 1/2]: the smallest float p with ``1 - p <= q`` (``smallest=True``) or the
     largest float p with ``1 - p >= q``; ``1 - p`` is exact for every p in [1/2, 1]."""
@@ -278,27 +322,29 @@ class ProbabilityGrid(BucketMapping):
         """Keys of at most ``CHUNK`` scores, written into ``out``.
 
         Every step is one whole-array ufunc on unsigned 64-bit integers or floats (numpy's
-        signed shifts and mixed bool-with-integer arithmetic are 2x to 10x slower), and the
-        lookups use ``mode="clip"`` (2x faster than the default; the indices are in range by
-        construction)."""
-        shift, side, table_k, table_b = _probability_tables(self.resolution)
+        signed shifts and mixed bool-with-integer arithmetic are 2x to 10x slower), and the one
+        lookup (:func:`_probability_table`) uses ``mode="clip"`` (2x faster than the default;
+        only ``-0.0`` is out of range, and it is meant for the last entry). Into an 8-byte
+        ``out`` (the ``intp`` keys the counting uses) the keys are computed in place."""
+        shift, flip, table = _probability_table(self.resolution)
         n = len(x)
         q = np.subtract(1.0, x, out=_SCRATCH.get("q", n, _F64))  # exact where x >= 1/2
         np.minimum(q, x, out=q)
         q *= _SUBNORMAL  # exact for q >= 2**-25; below it, subnormal: the shared first cells
-        cell = q.view(np.uint64)
-        np.right_shift(cell, shift, out=cell)
-        # The side (x > 1/2): the sign bit of 0.5 - x, moved to the side's index bit.
-        buf = np.subtract(0.5, x, out=_SCRATCH.get("b", n, _F64))
-        upper = buf.view(np.uint64)
-        np.right_shift(upper, 63, out=upper)
-        np.left_shift(upper, side.bit_length() - 1, out=upper)
-        cell += upper
-        index = cell.view(np.int64)
-        k = np.take(table_k, index, out=_SCRATCH.get("k", n, table_k.dtype), mode="clip")
-        edge = np.take(table_b, index, out=buf, mode="clip")
-        k += np.greater_equal(x, edge, out=_SCRATCH.get("c", n, np.bool_)).view(np.uint8)
-        np.copyto(out, k, casting="unsafe")
+        bits = q.view(np.uint64)
+        # The side (x > 1/2): the sign bit of 0.5 - x, widened to the mask that mirrors it.
+        side = np.subtract(0.5, x, out=_SCRATCH.get("b", n, _F64)).view(np.uint64)
+        np.right_shift(side, 63, out=side)
+        np.multiply(side, np.uint64(flip), out=side)
+        bits ^= side
+        index = np.right_shift(bits, shift, out=side).view(np.int64)
+        direct = out.dtype.kind in "iu" and out.dtype.itemsize == 8 and out.flags.c_contiguous
+        key = out.view(np.uint64) if direct else _SCRATCH.get("k", n, np.uint64)
+        np.take(table, index, out=key, mode="clip")
+        key += bits  # the carry out of the low bits: one more where p is at or past the edge
+        key >>= shift
+        if not direct:
+            np.copyto(out, key, casting="unsafe")
         return out
 
     def lower_edges(self, keys: np.ndarray) -> np.ndarray:
