@@ -147,10 +147,13 @@ class LogitGrid(BucketMapping):
         return _chunked(self, x)
 
     def keys_into(self, x: np.ndarray, out: np.ndarray) -> np.ndarray:
-        """Keys of at most ``CHUNK`` scores, written into ``out``."""
-        lim = GRID_LIMIT + 1.0
-        y = np.clip(x, -lim, lim, out=_SCRATCH.get("q", len(x), _F64))
-        y *= float(self.resolution)
+        """Keys of at most ``CHUNK`` scores, written into ``out``.
+
+        The product comes first, straight from ``x``: a score beyond ``2**1023 / resolution``
+        overflows to an infinity, which the clip then brings to the end bucket it belongs to
+        (clipping ``x`` first would cost one more pass over the chunk)."""
+        with np.errstate(over="ignore"):
+            y = np.multiply(x, float(self.resolution), out=_SCRATCH.get("q", len(x), _F64))
         np.floor(y, out=y)
         np.clip(y, -self.half - 1, self.half, out=y)
         y += self.half + 1

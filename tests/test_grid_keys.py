@@ -1,9 +1,12 @@
-"""The probability grid's one-lookup key (``ProbabilityGrid.keys_into``) against a slow
-reference: the key's definition, ``#{j : p >= E[j]}`` over the correctly rounded grid edges,
-which ``np.searchsorted`` counts directly. The packed table decides the comparison with a cell's
-edge by an integer carry and mirrors the side ``p > 1/2``: every place where that could be off by
-one (the edges and their neighbours, both ends of every lookup cell on both sides, the
-subnormal cells, -0.0, 0.5, 1.0) is checked at every resolution."""
+"""The grid mappings' fast keys against slow references.
+
+The probability grid's one-lookup key (``ProbabilityGrid.keys_into``) against the key's
+definition, ``#{j : p >= E[j]}`` over the correctly rounded grid edges, which
+``np.searchsorted`` counts directly. The packed table decides the comparison with a cell's edge
+by an integer carry and mirrors the side ``p > 1/2``: every place where that could be off by one
+(the edges and their neighbours, both ends of every lookup cell on both sides, the subnormal
+cells, -0.0, 0.5, 1.0) is checked at every resolution. The logit grid's key, whose product may
+overflow to an infinity before the clip, against the clip-first definition."""
 
 from __future__ import annotations
 
@@ -14,6 +17,7 @@ from streammetrics.states.mappings import (
     _SUBNORMAL,
     CHUNK,
     RESOLUTIONS,
+    LogitGrid,
     ProbabilityGrid,
     _probability_cells,
     _sigmoid_edges,
@@ -78,3 +82,31 @@ def test_negative_zero_takes_the_key_of_zero_in_any_position():
     x = np.where(np.arange(1000) % 3 == 0, -0.0, np.linspace(0.0, 1.0, 1000))
     np.testing.assert_array_equal(g.keys(x), _reference(x, 128))
     assert g.keys(np.array([-0.0]))[0] == 0
+
+
+@pytest.mark.parametrize("r", RESOLUTIONS)
+def test_logit_keys_equal_the_clip_first_definition(r):
+    """``floor(r * x)`` is taken before the clip: a huge score's product overflows to an
+    infinity, which must still land in the end bucket, as clipping ``x`` first puts it."""
+    big = np.finfo(np.float64).max
+    special = [big, -big, 1e308, -1e308, 2.0**1023 / r, -(2.0**1023) / r, 0.0, -0.0, 5e-324]
+    edges = np.arange(-16 * r - 2, 16 * r + 3) / r
+    rng = np.random.default_rng(r)
+    x = np.concatenate(
+        [
+            special,
+            edges,
+            np.nextafter(edges, -np.inf),
+            np.nextafter(edges, np.inf),
+            rng.normal(0.0, 8.0, 20_000),
+            rng.normal(0.0, 1e300, 100),
+        ]
+    )
+    half = 16 * r
+    want = np.clip(np.floor(np.clip(x, -17.0, 17.0) * r), -half - 1, half) + half + 1
+    with np.errstate(over="raise"):  # the kernel's own overflow is silenced, not leaked
+        np.testing.assert_array_equal(LogitGrid(r).keys(x), want)
+        got = np.empty(len(x), dtype=np.intp)
+        for a in range(0, len(x), CHUNK):
+            LogitGrid(r).keys_into(x[a : a + CHUNK], got[a : a + CHUNK])
+    np.testing.assert_array_equal(got, want)
