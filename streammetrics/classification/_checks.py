@@ -15,10 +15,13 @@ from ..states.mappings import check_mode
 __all__ = ["binary_labels", "check_mode", "checked_scores", "class_columns", "column_labels"]
 
 
-def binary_labels(y_true: Any, name: str = "y_true") -> np.ndarray:
+def binary_labels(y_true: Any, name: str = "y_true", keep_bool: bool = False) -> np.ndarray:
     """Labels {0, 1} or {False, True} (or 0.0 / 1.0) as an int64 0/1 array; ``InputError``
-    else."""
+    else. ``keep_bool``: a 1-D numpy bool array comes back as it is (for callers that count
+    bools directly, which saves an int64 copy eight times its size)."""
     boolean = getattr(y_true, "dtype", None) == np.bool_  # 0/1 by construction
+    if keep_bool and boolean and isinstance(y_true, np.ndarray) and y_true.ndim == 1:
+        return y_true
     y = as_labels(y_true, name)
     if y.dtype.kind == "U":
         raise InputError(f"{name}: binary labels must be 0/1 or False/True; got strings")

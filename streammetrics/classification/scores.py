@@ -82,7 +82,7 @@ class _BinaryScoreMetric(Metric, register=False):
         Complexity: O(n) in sketch mode (O(n log n) for ``score_type="real"``), O(n log n + m)
         in exact mode with m distinct scores held.
         """
-        y = binary_labels(y_true)
+        y = binary_labels(y_true, keep_bool=True)  # the store counts bools as they are
         x = checked_scores(y_score, self._config["score_type"])
         n = check_same_length(y_true=y, y_score=x)
         w = as_weights(sample_weight, n)

@@ -116,7 +116,10 @@ def count_grid(
         _extremes(lo, hi, k, xs, fresh=held is None and a == 0)
         k <<= 1  # 2 * key + label: one bincount for both classes
         lab = positive[a : a + CHUNK]
-        k += lab if lab.dtype == np.intp else lab.astype(np.intp)
+        if lab.dtype == np.bool_:  # as uint8: no intp copy of the labels
+            np.add(k, lab.view(np.uint8), out=k)
+        else:
+            k += lab if lab.dtype == np.intp else lab.astype(np.intp)
         wt = None if weights is None else weights[a : a + CHUNK]
         if 2 * size <= _BINCOUNT_CELLS:
             flat += np.bincount(k, weights=wt, minlength=2 * size)
