@@ -1,6 +1,10 @@
-"""The score metrics' update counts a numpy bool label column as it is (uint8 added to the
-keys, no int64 copy): the state must be byte for byte the one of the same labels as 0/1
-integers, in every mode, weighted or not, over several chunks and onto a state already held."""
+"""The grid counting kernel (``count_grid``) and its inputs.
+
+The score metrics' update counts a numpy bool label column as it is (uint8 added to the keys, no
+int64 copy): the state must be byte for byte the one of the same labels as 0/1 integers, in
+every mode, weighted or not, over several chunks and onto a state already held. A batch's short
+last piece joins the chunk before it, except for weighted counts (float sums keep their breaks).
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,8 @@ import numpy as np
 import pytest
 
 import streammetrics as sm
-from streammetrics.states.mappings import CHUNK
+from streammetrics.states._bucket_batch import _pieces
+from streammetrics.states.mappings import CHUNK, SCRATCH_ROWS
 
 
 def _batches(seed: int) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
@@ -53,3 +58,37 @@ def test_labels_are_not_modified_nor_kept():
     y[:] = False
     assert m.to_bytes() == before
     np.testing.assert_array_equal(y, False)
+
+
+def test_a_short_last_piece_joins_the_chunk_before_it_unless_weighted():
+    tail = SCRATCH_ROWS - CHUNK
+    assert _pieces(3 * CHUNK + 1696, whole_chunks=False)[-1] == (2 * CHUNK, 3 * CHUNK + 1696)
+    assert _pieces(3 * CHUNK + tail, whole_chunks=False)[-1] == (3 * CHUNK, 3 * CHUNK + tail)
+    assert _pieces(CHUNK + 1, whole_chunks=True) == [(0, CHUNK), (CHUNK, CHUNK + 1)]
+    assert _pieces(100, whole_chunks=False) == [(0, 100)]
+    assert _pieces(0, whole_chunks=False) == []
+    for n in (1, CHUNK, CHUNK + 1, CHUNK + tail - 1, 5 * CHUNK + 3):
+        for whole in (False, True):
+            pieces = _pieces(n, whole_chunks=whole)
+            assert [a for a, _ in pieces] == [0, *(b for _, b in pieces[:-1])]
+            assert pieces[-1][1] == n
+            assert max(b - a for a, b in pieces) <= SCRATCH_ROWS
+            if whole:
+                assert all(a % CHUNK == 0 for a, _ in pieces)
+
+
+@pytest.mark.parametrize("score_type", ["probability", "logit"])
+def test_a_joined_last_piece_counts_as_separate_batches_do(score_type):
+    """Integer counts and per-bucket extremes do not depend on where the pieces break: one
+    batch whose short last piece joined the chunk before it equals the same rows in batches
+    of ``CHUNK`` (every piece its own)."""
+    rng = np.random.default_rng(11)
+    n = 2 * CHUNK + 999
+    y = rng.random(n) < 0.4
+    p = rng.random(n) ** 3
+    x = p if score_type == "probability" else np.log(p / (1.0 - p))
+    whole = sm.ROCAUC(score_type=score_type).update(y, x)
+    pieces = sm.ROCAUC(score_type=score_type)
+    for a in range(0, n, CHUNK):
+        pieces.update(y[a : a + CHUNK], x[a : a + CHUNK])
+    assert whole.to_bytes() == pieces.to_bytes()

@@ -42,6 +42,7 @@ __all__ = [
     "RESOLUTIONS",
     "RealBits",
     "SCORE_TYPES",
+    "SCRATCH_ROWS",
     "bfloat16_keys",
     "check_mode",
     "collapse_real",
@@ -64,10 +65,13 @@ _SUBNORMAL = 2.0**-997  # _TINY * _SUBNORMAL is the smallest normal float64
 #: Grid mappings work through a batch in chunks of this many scores, in reused scratch arrays:
 #: a fresh array per step costs more in page faults than the arithmetic (measured 4x).
 CHUNK = 1 << 15
+#: Scratch arrays hold a little more than ``CHUNK``, so that a batch's short last piece can join
+#: the chunk before it (:func:`~streammetrics.states._bucket_batch.count_grid`).
+SCRATCH_ROWS = CHUNK + CHUNK // 4
 
 
 class _Scratch(threading.local):
-    """Per-thread scratch arrays of ``CHUNK`` elements, one per (name, dtype)."""
+    """Per-thread scratch arrays of ``SCRATCH_ROWS`` elements, one per (name, dtype)."""
 
     def __init__(self) -> None:
         self.arrays: dict[tuple[str, str], np.ndarray] = {}
@@ -76,12 +80,12 @@ class _Scratch(threading.local):
         dt = np.dtype(dtype)
         arr = self.arrays.get((name, dt.str))
         if arr is None:
-            arr = self.arrays[(name, dt.str)] = np.empty(CHUNK, dtype=dt)
+            arr = self.arrays[(name, dt.str)] = np.empty(SCRATCH_ROWS, dtype=dt)
         return arr[:n]
 
 
 _SCRATCH = _Scratch()
-#: Per-thread scratch arrays of ``CHUNK`` elements (``scratch.get(name, n, dtype)``).
+#: Per-thread scratch arrays of ``SCRATCH_ROWS`` elements (``scratch.get(name, n, dtype)``).
 scratch = _SCRATCH
 _I64 = np.dtype(np.int64)
 
@@ -147,7 +151,7 @@ class LogitGrid(BucketMapping):
         return _chunked(self, x)
 
     def keys_into(self, x: np.ndarray, out: np.ndarray) -> np.ndarray:
-        """Keys of at most ``CHUNK`` scores, written into ``out``.
+        """Keys of at most ``SCRATCH_ROWS`` scores, written into ``out``.
 
         The product comes first, straight from ``x``: a score beyond ``2**1023 / resolution``
         overflows to an infinity, which the clip then brings to the end bucket it belongs to
@@ -322,7 +326,7 @@ class ProbabilityGrid(BucketMapping):
         return _chunked(self, x)
 
     def keys_into(self, x: np.ndarray, out: np.ndarray) -> np.ndarray:
-        """Keys of at most ``CHUNK`` scores, written into ``out``.
+        """Keys of at most ``SCRATCH_ROWS`` scores, written into ``out``.
 
         Every step is one whole-array ufunc on unsigned 64-bit integers or floats (numpy's
         signed shifts and mixed bool-with-integer arithmetic are 2x to 10x slower), and the one
