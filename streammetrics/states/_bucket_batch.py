@@ -125,15 +125,15 @@ def count_grid(
             flat += np.bincount(k, weights=wt, minlength=2 * size)
         else:  # no fresh table per chunk: its pages would cost more than the counting
             np.add.at(flat, k, 1 if wt is None else wt)
-    if held is not None:
-        k0 = held._keys
-        flat[2 * k0] += held._neg
-        flat[2 * k0 + 1] += held._pos
-    counts = flat.reshape(size, 2)
+    flat_neg, flat_pos = flat[0::2], flat[1::2]
+    if held is not None:  # distinct keys: ufunc.at adds once per key, as fancy += would
+        np.add.at(flat_neg, held._keys, held._neg)  # (on strided views: 2x faster than +=)
+        np.add.at(flat_pos, held._keys, held._pos)
     seen = np.flatnonzero(lo <= hi)
-    neg = np.ascontiguousarray(counts[seen, 0])
-    pos = np.ascontiguousarray(counts[seen, 1])
-    return seen.astype(np.int64), neg, pos, lo[seen] + 0.0, hi[seen] + 0.0  # -0.0 -> +0.0
+    neg, pos, lo, hi = flat_neg.take(seen), flat_pos.take(seen), lo.take(seen), hi.take(seen)
+    lo += 0.0  # -0.0 -> +0.0
+    hi += 0.0
+    return seen.astype(np.int64, copy=False), neg, pos, lo, hi
 
 
 def _pieces(n: int, whole_chunks: bool) -> list[tuple[int, int]]:
