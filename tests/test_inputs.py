@@ -11,6 +11,7 @@ from sklearn.metrics import f1_score, mean_squared_error, roc_auc_score
 
 import streammetrics as sm
 from streammetrics._inputs import as_labels, as_scores
+from streammetrics.classification._checks import checked_scores
 from streammetrics.errors import InputError
 
 FLOATS = ["float16", "bfloat16", "float32", "float64"]
@@ -194,3 +195,27 @@ def test_mse_reference_on_tensors():
     m = sm.MeanSquaredError()
     m.update(torch.tensor(t), torch.tensor(p))
     assert m.compute() == pytest.approx(mean_squared_error(t, p), rel=1e-12)
+
+
+def test_probability_scores_check_in_one_pass_accepts_and_refuses_as_two_passes_do():
+    """``checked_scores`` reads the float bits once (at most 1.0's bits: exactly +0.0 .. 1.0);
+    anything else falls back to the min/max check, which accepts -0.0 and names the bad value.
+    """
+    one_below = np.nextafter(1.0, 0.0)
+    accepted = [[0.0, 1.0], [-0.0, 0.5], [5e-324, one_below], [0.25, -0.0, 1.0], [1.0]]
+    for column in accepted:
+        x = checked_scores(np.array(column), "probability")
+        np.testing.assert_array_equal(x, column)
+    refused = {
+        "-1e-300": [0.5, -1e-300],
+        "1.0000000000000002": [0.5, np.nextafter(1.0, 2.0)],
+        "-0.5": [-0.5, -0.0],
+        "found nan": [0.1, np.nan],
+        "found inf": [np.inf, 0.1],
+        "found -inf": [0.2, -np.inf],
+    }
+    for message, column in refused.items():
+        with pytest.raises(InputError, match=message):
+            checked_scores(np.array(column), "probability")
+    strided = np.array([0.5, 7.0, 0.25, -3.0])[::2]  # a view: its bits are read in place
+    np.testing.assert_array_equal(checked_scores(strided, "probability"), [0.5, 0.25])

@@ -31,13 +31,19 @@ def binary_labels(y_true: Any, name: str = "y_true", keep_bool: bool = False) ->
     return y
 
 
+_ONE_BITS = int(np.float64(1.0).view(np.uint64))
+
+
 def checked_scores(y_score: Any, score_type: str, name: str = "y_score") -> np.ndarray:
     """Finite float64 scores; probabilities must lie in [0, 1]."""
     if score_type != "probability":
         return as_scores(y_score, name)
     # In [0, 1] implies finite (a nan fails both comparisons): one check for both.
     x = as_scores(y_score, name, finite=False)
-    if x.size:
+    # One pass for the common case: the float64s from +0.0 to 1.0 are exactly those whose bits,
+    # read as unsigned integers, are at most 1.0's (a negative, -0.0 included, has the sign
+    # bit; a nan or an infinity is above). Anything else takes the two-pass check below.
+    if x.size and int(x.view(np.uint64).max()) > _ONE_BITS:
         lo, hi = float(x.min()), float(x.max())
         if not (lo >= 0.0 and hi <= 1.0):
             check_finite(x, name)  # a nan or an infinity is named as such
