@@ -130,7 +130,8 @@ def count_grid(
         np.add.at(flat_neg, held._keys, held._neg)  # (on strided views: 2x faster than +=)
         np.add.at(flat_pos, held._keys, held._pos)
     seen = np.flatnonzero(lo <= hi)
-    neg, pos, lo, hi = flat_neg.take(seen), flat_pos.take(seen), lo.take(seen), hi.take(seen)
+    # (Fancy indexing reads the strided views in place; take() would copy the whole table.)
+    neg, pos, lo, hi = flat_neg[seen], flat_pos[seen], lo.take(seen), hi.take(seen)
     lo += 0.0  # -0.0 -> +0.0
     hi += 0.0
     return seen.astype(np.int64, copy=False), neg, pos, lo, hi
