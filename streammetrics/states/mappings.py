@@ -74,13 +74,14 @@ class _Scratch(threading.local):
     """Per-thread scratch arrays of ``SCRATCH_ROWS`` elements, one per (name, dtype)."""
 
     def __init__(self) -> None:
-        self.arrays: dict[tuple[str, str], np.ndarray] = {}
+        self.arrays: dict[tuple[str, Any], np.ndarray] = {}
 
     def get(self, name: str, n: int, dtype: Any) -> np.ndarray:
-        dt = np.dtype(dtype)
-        arr = self.arrays.get((name, dt.str))
+        # Keyed by the dtype as given (``np.float64`` and ``np.dtype("f8")`` get arrays of their
+        # own): normalising it with ``np.dtype`` cost half of each call, a dozen calls a chunk.
+        arr = self.arrays.get((name, dtype))
         if arr is None:
-            arr = self.arrays[(name, dt.str)] = np.empty(SCRATCH_ROWS, dtype=dt)
+            arr = self.arrays[(name, dtype)] = np.empty(SCRATCH_ROWS, dtype=dtype)
         return arr[:n]
 
 
