@@ -31,18 +31,18 @@ def floor_bincount(y: np.ndarray, p: np.ndarray, batch: int) -> None:
     """The floor as a user writes it (issue 11's): 10,000 uniform bins on [0, 1], labels
     interleaved into one ``np.bincount`` per batch, fresh temporaries every batch."""
     counts = np.zeros(20_000, dtype=np.int64)
-    yi = y.astype(np.intp)
     for i in range(0, len(p), batch):
         idx = np.minimum((p[i : i + batch] * 10_000).astype(np.intp), 9_999)
-        counts += np.bincount(2 * idx + yi[i : i + batch], minlength=20_000)
+        counts += np.bincount(2 * idx + y[i : i + batch], minlength=20_000)
 
 
 def floor_preallocated(y: np.ndarray, p: np.ndarray, batch: int) -> None:
     """The same floor with its temporaries allocated once: the fastest plain numpy we found (a
     fresh 800 KB temporary is page-faulted in on most batches, which can halve the floor's
-    speed depending on the allocator's state). Ratios are quoted against this one."""
+    speed depending on the allocator's state). Ratios are quoted against this one. The labels
+    are added as they come (bool), as the issue's floor adds them: converting them to integers
+    first would cost the floor a third of its speed."""
     counts = np.zeros(20_000, dtype=np.int64)
-    yi = y.astype(np.intp)
     scaled = np.empty(batch)
     idx = np.empty(batch, dtype=np.intp)
     for i in range(0, len(p), batch):
@@ -52,7 +52,7 @@ def floor_preallocated(y: np.ndarray, p: np.ndarray, batch: int) -> None:
         np.copyto(idx[:m], scaled[:m], casting="unsafe")
         np.minimum(idx[:m], 9_999, out=idx[:m])
         idx[:m] <<= 1
-        idx[:m] += yi[i : i + batch]
+        idx[:m] += y[i : i + batch]
         counts += np.bincount(idx[:m], minlength=20_000)
 
 
