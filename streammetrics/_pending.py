@@ -163,6 +163,17 @@ def _updating(fn: Callable[..., Any]) -> Callable[..., Any]:
     def update(self: Any, *args: Any, **kwargs: Any) -> Any:
         with self._lock:
             rows = self._rows
+            keyword = None if rows is None else rows.keyword
+            if keyword is not None:
+                # A column passed by keyword (``Sliced``'s ``by=``) is the declaration's last:
+                # the checks below read it as one more positional column.
+                if keyword not in kwargs:  # ``update`` says what is missing
+                    if self._pending is not None:
+                        self._fold()
+                    fn(self, *args, **kwargs)
+                    return self
+                kwargs = dict(kwargs)
+                args = (*args, kwargs.pop(keyword))
             if not kwargs and rows is not None and rows.row_ok(args):
                 # The hot path: one unweighted sample as scalars, appended as it came.
                 buffer = self._buffer
@@ -183,7 +194,10 @@ def _updating(fn: Callable[..., Any]) -> Callable[..., Any]:
                 return self
             if self._pending is not None:
                 self._fold()
-            fn(self, *args, **kwargs)
+            if keyword is None:
+                fn(self, *args, **kwargs)
+            else:
+                fn(self, *args[:-1], **{keyword: args[-1]}, **kwargs)
             if self._rows is not None:
                 self._learn(args, kwargs)
             return self
@@ -222,7 +236,7 @@ class PerRequest:
     #: The pending rows list while the buffer holds unweighted samples (the hot path's target).
     _buffer: list[tuple[Any, ...]] | None = None
 
-    def _declare_rows(self, *kinds: str, weights: bool = True) -> None:
+    def _declare_rows(self, *kinds: str, weights: bool = True, keyword: str | None = None) -> None:
         """Declare the columns of ``update`` for the per-request path (``streammetrics._pending``).
 
         ``kinds`` gives each positional column's kind: ``"label"`` (class labels),
@@ -232,9 +246,10 @@ class PerRequest:
         sequence of its updates makes it, may declare them: one sample at a time must give the
         same state as one batch. A metric may also define ``_fold_rows``, taking the same
         columns as ``update``, to fold buffered rows without checking them again (they passed
-        the checks of ``streammetrics._rows``, made for its ``update``).
+        the checks of ``streammetrics._rows``, made for its ``update``). ``keyword``: the last
+        column is passed to ``update`` as this keyword argument (``Sliced``'s ``by=``).
         """
-        self._rows = Rows(tuple(kinds), weights)
+        self._rows = Rows(tuple(kinds), weights, keyword)
 
     # -- the per-request path ----------------------------------------------------------------
 
@@ -361,10 +376,13 @@ class PerRequest:
         raw = getattr(type(self), "_fold_rows", None)
         if raw is None:
             raw = type(self).update.__sm_raw__  # type: ignore[attr-defined]
+        extra: dict[str, Any] = {}
         if pending.weighted:
-            raw(self, *cols[:-1], sample_weight=cols[-1])
-        else:
-            raw(self, *cols)
+            cols, extra["sample_weight"] = cols[:-1], cols[-1]
+        keyword = None if self._rows is None else self._rows.keyword
+        if keyword is not None:
+            cols, extra[keyword] = cols[:-1], cols[-1]
+        raw(self, *cols, **extra)
         if self._rows is not None and self._near_bound():
             self._rows.forget()
 

@@ -70,6 +70,7 @@ class Rows:
     __slots__ = (
         "_check",
         "checks",
+        "keyword",
         "kinds",
         "labels",
         "n",
@@ -79,13 +80,16 @@ class Rows:
         "weights",
     )
 
-    def __init__(self, kinds: tuple[str, ...], weights: bool) -> None:
+    def __init__(self, kinds: tuple[str, ...], weights: bool, keyword: str | None = None) -> None:
         for kind in kinds:
             if kind not in _KINDS:
                 raise ValueError(f"unknown column kind {kind!r}")
         self.kinds = kinds
         self.n = len(kinds)
         self.weights = weights
+        #: The last column is passed as this keyword argument of ``update`` (``Sliced``'s
+        #: ``by=``), not positionally; None: every column is positional.
+        self.keyword = keyword
         # Per column, the trusted values (LABEL) or kinds "int"/"str" (KEY); unused otherwise.
         self.labels: list[Seen] = [Seen() for _ in kinds]
         # One predicate per column for scalars (a bound ``set.__contains__`` for labels), and
@@ -101,11 +105,11 @@ class Rows:
 
     def blank(self) -> Rows:
         """The same declaration with nothing learnt (what :meth:`forget` leaves)."""
-        return Rows(self.kinds, self.weights)
+        return Rows(self.kinds, self.weights, self.keyword)
 
     def copy(self) -> Rows:
         """A copy with its own learnt sets (and checks bound to them)."""
-        out = Rows(self.kinds, self.weights)
+        out = Rows(self.kinds, self.weights, self.keyword)
         for mine, theirs in zip(out.labels, self.labels, strict=True):
             mine.update(theirs)
         out.shapes.update(self.shapes)
@@ -114,11 +118,11 @@ class Rows:
 
     def __getstate__(self) -> tuple[Any, ...]:
         # Copies rebuild ``checks``: a bound ``set.__contains__`` would still read the original.
-        return self.kinds, self.weights, self.labels, self.shapes
+        return self.kinds, self.weights, self.labels, self.shapes, self.keyword
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
-        kinds, weights, labels, shapes = state
-        self.__init__(kinds, weights)  # type: ignore[misc]
+        kinds, weights, labels, shapes, keyword = state
+        self.__init__(kinds, weights, keyword)  # type: ignore[misc]
         for mine, theirs in zip(self.labels, labels, strict=True):
             mine.update(theirs)
         self.shapes.update(shapes)

@@ -198,3 +198,25 @@ def test_bad_input_leaves_state_unchanged_and_refuses_non_metrics():
         sm.Sliced("accuracy")  # type: ignore[arg-type]
     with pytest.raises(InputError, match="max_slices"):
         sm.Sliced(sm.Accuracy(), max_slices=0)
+
+
+def test_one_row_calls_are_buffered_then_folded_as_one_batch():
+    """A server's one-row calls (``by=`` a scalar key) take the per-request path: checked,
+    buffered, folded as one batch before any read; the state is the batch's. A call the checks
+    cannot vouch for (no key, a key of another kind) goes to ``update``, which refuses it and
+    leaves the rows before it counted."""
+    rng = np.random.default_rng(4)
+    y, p, by = rng.integers(0, 3, 500), rng.integers(0, 3, 500), rng.integers(0, 40, 500)
+    s = sm.Sliced(sm.Accuracy())
+    s.update(y[:10], p[:10], by=by[:10])  # the first call teaches the checks the kinds
+    for i in range(10, 500):
+        s.update(int(y[i]), int(p[i]), by=int(by[i]))
+    assert s._pending is not None  # buffered, not yet folded
+    whole = sm.Sliced(sm.Accuracy()).update(y, p, by=by)
+    assert s.to_bytes() == whole.to_bytes()
+    with pytest.raises(sm.InputError, match="by"):
+        s.update(0, 1)
+    with pytest.raises(sm.InputError, match="by"):
+        s.update(0, 1, by="a")
+    assert s.to_bytes() == whole.to_bytes()
+    assert sm.Sliced(sm.Accuracy(), max_slices=3)._rows is None  # a new key may be refused

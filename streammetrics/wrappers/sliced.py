@@ -325,6 +325,13 @@ class Sliced(Metric):
             max_slices = config_int(max_slices, "max_slices")
         self._add_config(metric=metric_spec(self._template), max_slices=max_slices)
         self._add_state("slices", SliceTable(self._template), merge=None)
+        inner = self._template._rows
+        if inner is not None and max_slices is None:
+            # One row per call (a server's requests) is checked and buffered, then folded as
+            # one batch, as the wrapped metric's own calls are: a valid row of the wrapped
+            # metric with a key of the kind seen so far certainly passes. (With max_slices, a
+            # new key may be refused, so every call is checked when it is made.)
+            self._declare_rows(*inner.kinds, "key", weights=inner.weights, keyword="by")
 
     @classmethod
     def _from_config(cls, config: dict[str, Any]) -> Sliced:
