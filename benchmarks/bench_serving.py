@@ -11,10 +11,12 @@ seconds). Everything runs side by side in one process and prints markdown tables
    its ``F1`` and ``ROCAUC`` get ``pos_val=1`` to take the same integer labels.
 2. Batches of 1, 32 and 1,024 rows (numpy arrays) against torchmetrics (tensors, CPU,
    ``validate_args=False``: its fastest setting) and a bare numpy floor; ``GAUC`` with 32 rows.
-3. A ``MetricCollection`` of ROCAUC, AveragePrecision, LogLoss and BrierScore fed one sample.
-4. 1 and 4 threads updating one shared metric: rows per second in total, and a check that no
+3. ``Sliced(Accuracy())`` and ``Sliced(ROCAUC())`` fed one sample and a slice key per call,
+   against a dict of river metrics, one per key.
+4. A ``MetricCollection`` of ROCAUC, AveragePrecision, LogLoss and BrierScore fed one sample.
+5. 1 and 4 threads updating one shared metric: rows per second in total, and a check that no
    row was lost (count, and the state against one thread fed the same rows).
-5. ``StateDirectory.collect()`` over 8 and 64 published states, against reading the files alone.
+6. ``StateDirectory.collect()`` over 8 and 64 published states, against reading the files alone.
 
 Timing: ``time.perf_counter_ns`` around a loop of many calls (20,000 one-sample calls by
 default), best of several rounds; each timed loop ends with a read of ``count``, so rows still
@@ -174,6 +176,49 @@ def one_sample(calls: int, rounds: int) -> None:
         ],
         rows,
     )
+
+
+def sliced_one_sample(calls: int, rounds: int, slices: int = 1_000) -> None:
+    """``Sliced`` fed one sample per call with a scalar key (``by=``), against what a river user
+    writes for per-slice metrics: a dict of river metrics, one per key, created on first use."""
+    river = optional("river.metrics")
+    s = samples(calls)
+    keys = np.random.default_rng(1).integers(0, slices, calls).tolist()
+    labels = list(zip(s["y"], s["pred"], keys, strict=True))
+    scores = list(zip(s["y"], s["prob"], keys, strict=True))
+    cases: list[tuple[str, Callable[[], Any], Callable[[], Any] | None, list[Any]]] = [
+        ("Sliced(Accuracy())", lambda: sm.Sliced(sm.Accuracy()), river and river.Accuracy, labels),
+        (
+            "Sliced(ROCAUC())",
+            lambda: sm.Sliced(sm.ROCAUC()),
+            river and (lambda: river.ROCAUC(pos_val=1)),
+            scores,
+        ),
+    ]
+    print(f"## One sample per call with a slice key ({slices:,} slices), best of {rounds} rounds\n")
+    rows = []
+    for name, ours_cls, peer_cls, data in cases:
+        m = ours_cls()
+
+        def ours_call(y: Any, x: Any, key: Any, m: Any = m) -> None:
+            m.update(y, x, by=key)
+
+        ours = per_call_ns(ours_call, data, rounds, lambda m=m: m.count)
+        peer = None
+        if peer_cls is not None:
+            table_of: dict[Any, Any] = {}
+
+            def peer_call(
+                y: Any, x: Any, key: Any, t: Any = table_of, make: Any = peer_cls
+            ) -> None:
+                metric = t.get(key)
+                if metric is None:
+                    metric = t[key] = make()
+                metric.update(y, x)
+
+            peer = per_call_ns(peer_call, data, rounds)
+        rows.append([name, us(ours), "" if peer is None else us(peer), ratio(peer, ours)])
+    table(["metric", "streammetrics µs", "river dict of metrics µs", "river / ours"], rows)
 
 
 # -- 2. batches ------------------------------------------------------------------------------------
@@ -447,6 +492,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         f"numpy {np.__version__}, {os.cpu_count()} CPUs\n"
     )
     one_sample(calls, rounds)
+    sliced_one_sample(calls, rounds)
     batches(calls, rounds)
     collection(calls, rounds)
     threads(calls, rounds)
