@@ -329,9 +329,11 @@ class Sliced(Metric):
         if inner is not None and max_slices is None:
             # One row per call (a server's requests) is checked and buffered, then folded as
             # one batch, as the wrapped metric's own calls are: a valid row of the wrapped
-            # metric with a key of the kind seen so far certainly passes. (With max_slices, a
-            # new key may be refused, so every call is checked when it is made.)
-            self._declare_rows(*inner.kinds, "key", weights=inner.weights, keyword="by")
+            # metric with a key of the kind seen so far certainly passes. Unweighted rows only:
+            # each adds one to one slice's count, so the whole count (which the buffer's bound
+            # check reads) bounds every slice's. (With max_slices, a new key may be refused, so
+            # every call is checked when it is made.)
+            self._declare_rows(*inner.kinds, "key", weights=False, keyword="by")
 
     @classmethod
     def _from_config(cls, config: dict[str, Any]) -> Sliced:
