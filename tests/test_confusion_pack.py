@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import streammetrics as sm
-import streammetrics.wrappers.sliced as sliced_module
+import streammetrics.wrappers._slice_table as sliced_module
 from tests import test_conformance as conformance
 from tests.harness import Case
 from tests.test_slice_pack import CHECKS

@@ -19,15 +19,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._codec import WEIGHT_LIMIT, check_sum
-from .._inputs import (
-    as_array,
-    as_labels,
-    as_scores,
-    as_weights,
-    check_same_length,
-    config_int,
-)
 from ..base import Metric
 from ..errors import InputError
 from ..states.labels import config_labels
@@ -35,7 +26,6 @@ from ..uncertainty import (
     NAN_INTERVAL,
     check_level,
     counts_delta_se,
-    kish,
     normal_interval,
     wilson,
 )
@@ -59,7 +49,6 @@ __all__ = [
     "MatthewsCorrCoef",
     "Precision",
     "Recall",
-    "TopKAccuracy",
 ]
 
 
@@ -430,106 +419,3 @@ class ClassificationReport(_ConfusionMetric):
             for label in self._config["labels"] or []
         }
         return out
-
-
-class TopKAccuracy(Metric):
-    """Fraction of samples whose true class is among the ``k`` highest scores.
-
-    As ``sklearn.metrics.top_k_accuracy_score`` with ``labels=range(n_classes)``: ``y_true``
-    holds column indices of ``y_score_matrix`` (shape (n, n_classes)); ties are broken as
-    scikit-learn's stable sort breaks them (among equal scores the higher column ranks first).
-    State: two sums. Exact.
-
-    Examples
-    --------
-    >>> import streammetrics as sm
-    >>> scores = [[0.5, 0.2, 0.3], [0.3, 0.4, 0.3], [0.2, 0.4, 0.4]]
-    >>> sm.TopKAccuracy(k=2).update([0, 1, 0], scores).compute()
-    0.6666666666666666
-    """
-
-    higher_is_better: ClassVar[bool | None] = True
-
-    #: 2: the state gained ``weight_sq`` (sum of squared weights, for Kish's effective size).
-    _schema: ClassVar[int] = 2
-
-    hits: float
-    total: float
-    weight_sq: float
-
-    def __init__(self, k: int = 2) -> None:
-        super().__init__()
-        self._add_config(k=config_int(k, "k"))
-        self._add_state("hits", 0.0)
-        self._add_state("total", 0.0)
-        self._add_state("weight_sq", 0.0, power=2)
-
-    def update(self, y_true: Any, y_score_matrix: Any, sample_weight: Any = None) -> TopKAccuracy:
-        """Score a batch. Complexity: O(n * n_classes)."""
-        yt = as_labels(y_true, "y_true")
-        raw = as_array(y_score_matrix, "y_score_matrix")
-        if raw.ndim == 1 and raw.size == 0:
-            raw = raw.reshape(0, 0)
-        elif raw.ndim == 1 and np.ndim(y_true) == 0:
-            raw = raw.reshape(1, -1)  # one sample: a scalar label and its row of scores
-        scores = as_scores(raw, "y_score_matrix", ndim=2)
-        n = check_same_length(y_true=yt, y_score_matrix=scores)
-        weights = as_weights(sample_weight, n)
-        if n == 0:
-            return self
-        n_classes = scores.shape[1]
-        if yt.dtype.kind != "i" or yt.min() < 0 or yt.max() >= n_classes:
-            raise InputError(
-                f"y_true: must hold column indices of y_score_matrix, 0 to {n_classes - 1}"
-            )
-        true_score = scores[np.arange(n), yt][:, None]
-        cols = np.arange(n_classes)[None, :]
-        ahead = (scores > true_score) | ((scores == true_score) & (cols > yt[:, None]))
-        hit = ahead.sum(axis=1) < self._config["k"]
-        if weights is None:
-            hits, total = float(hit.sum()), float(n)
-        else:
-            hits, total = float(weights[hit].sum()), float(weights.sum())
-        sq = float(n) if weights is None else float(weights @ weights)
-        check_sum("sample_weight", "f", self.total, total)
-        return self._commit(
-            n, hits=self.hits + hits, total=self.total + total, weight_sq=self.weight_sq + sq
-        )
-
-    def _compute(self) -> float:
-        return self.hits / self.total if self.total else math.nan
-
-    def _check_compatible(self, other: Any) -> None:
-        super()._check_compatible(other)
-        check_sum("total", "f", self.total, other.total)
-
-    def _held_total(self) -> float:
-        return max(super()._held_total(), self.total)
-
-    def _validate_state(self) -> None:
-        """The weights total at most ``WEIGHT_LIMIT`` (2**100) and the hits lie within it."""
-        if not 0 <= self.total <= WEIGHT_LIMIT:
-            raise ValueError("total must be a non-negative weight of at most 2**100")
-        if not 0 <= self.hits <= self.total * (1 + 1e-9):
-            raise ValueError("hits must lie between 0 and the total")
-        if not (self.weight_sq >= 0 or math.isnan(self.weight_sq)):
-            raise ValueError("weight_sq must be non-negative (or nan, unknown)")
-        if self.count == 0 and self.total != 0:
-            raise ValueError("an empty state holds no weight")
-
-    @classmethod
-    def _upgrade_state(cls, state: Any, schema: int) -> Any:
-        """Schema 1 (0.1.0) kept no ``weight_sq``: unknown (nan) for a non-empty state, so
-        ``interval`` is nan; the value and merges are unchanged."""
-        if schema < 2 and isinstance(state, dict) and "weight_sq" not in state:
-            state = {**state, "weight_sq": 0.0 if state.get("count") == 0 else math.nan}
-        return state
-
-    def interval(self, level: float = 0.95) -> tuple[float, float]:
-        """Wilson (1927) score interval of the top-k hit rate, on Kish's effective sample size.
-        O(1)."""
-        level = check_level(level)
-        if self.count == 0 or not self.total > 0:
-            return NAN_INTERVAL
-        n_eff = kish(self.total, self.weight_sq)
-        return wilson(self.hits / self.total * n_eff, n_eff, level)

@@ -23,7 +23,7 @@ from ..states.labels import fnv1a, splitmix64
 from ..states.stacked import Stacked, blanks, stacked_batch
 from ._poisson import SCHEMES, poisson_rows, position_hashes
 from ._rows import Rows, batch_length, one_kind, template
-from .sliced import SliceTable
+from ._slice_table import SliceTable
 
 __all__ = ["Bootstrap", "poisson_weights"]
 

@@ -7,33 +7,20 @@ between the best and the worst slice, ``worst(k)`` slices, ``intervals()`` per s
 
 from __future__ import annotations
 
-import importlib
 import math
 from typing import Any, ClassVar
 
 import numpy as np
 
-from .. import _codec
 from .._inputs import as_array, config_int
-from ..base import Metric, StateBlock, metric_from_spec, metric_spec
+from ..base import Metric, metric_from_spec, metric_spec
 from ..errors import IncompatibleStateError, InputError
-from ..states._bucket_stack import BucketStack
 from ..states.labels import unique_codes
-from ..states.stacked import ConfusionStack, Stacked, blanks, stacked_batch
-from ._confusion_pack import CONFUSION_PACK_MIN_SLICES, ConfusionPack
+from ..states.stacked import blanks, stacked_batch
 from ._rows import Rows, groups, joint_codes, one_kind, template
-from ._slice_pack import PACK_MIN_SLICES, SlicePack
+from ._slice_table import Key, SliceTable, slice_kind
 
 __all__ = ["Sliced", "SliceTable", "slice_keys"]
-
-Key = Any  # int, str, or a tuple of them
-
-
-def _kind(key: Key) -> Any:
-    """The kind of a slice key: ``int``, ``str`` or a tuple of those, for one-kind checks."""
-    if isinstance(key, tuple):
-        return tuple(type(k).__name__ for k in key)
-    return type(key).__name__
 
 
 def _component(x: Any, name: str) -> tuple[np.ndarray, list[Any]]:
@@ -85,192 +72,6 @@ def slice_keys(by: Any) -> tuple[np.ndarray, list[Key]]:
     _, first = np.unique(codes, return_index=True)
     columns = [[values[i] for i in c[first].tolist()] for c, values in coded]
     return codes, [tuple(k) for k in zip(*columns, strict=True)]
-
-
-def _decode_metric(env: Any, expect: Metric) -> Metric:
-    """A nested metric from its envelope, checked against ``expect`` by the registry."""
-    try:  # the decoder lives in ``_loading`` once base.py is split, in ``base`` before
-        loader = importlib.import_module("streammetrics._loading")
-    except ModuleNotFoundError:
-        loader = importlib.import_module("streammetrics.base")
-    metric: Metric = loader._from_tree(_codec.check_envelope(env), expect=expect)
-    return metric
-
-
-class SliceTable(StateBlock):
-    """A map of slice keys to sub-states of one metric; merges by key union, canonical on the wire.
-
-    The wire form lists ``[key, state]`` pairs sorted by key, so it does not depend on the order
-    keys arrived in. Scalable (for ``Decayed``) when the wrapped metric's state is. Many slices
-    of a score-bucket metric are held as one :class:`SlicePack` instead, and many slices of a
-    confusion metric as one :class:`ConfusionPack`; one state per slice is made from it only
-    when something reads them (:meth:`view`) or changes them (:attr:`slices`, which then drops
-    the pack).
-    """
-
-    def __init__(self, metric: Metric) -> None:
-        self.template = metric
-        self._dict: dict[Key, Metric] | None = {}
-        #: The slices as one table (many slices of a score-bucket metric), or None. When set it
-        #: is the truth, and ``_dict`` (if not None) a read-only materialisation of it.
-        self._pack: SlicePack | ConfusionPack | None = None
-        try:
-            from .decayed import scale_plan as _scale_plan
-
-            _scale_plan(metric)
-            self.scalable = True  # type: ignore[misc]
-        except InputError:
-            self.scalable = False  # type: ignore[misc]
-
-    @property
-    def slices(self) -> dict[Key, Metric]:
-        """The slice states, for a caller that may change them: the table stops being packed
-        (:meth:`view` reads them without that)."""
-        out = self.view()
-        self._pack = None
-        return out
-
-    @slices.setter
-    def slices(self, value: dict[Key, Metric]) -> None:
-        self._dict, self._pack = value, None
-
-    def view(self) -> dict[Key, Metric]:
-        """The slice states, to read only (made once from the pack, if packed)."""
-        if self._dict is None:
-            pack = self.pack()
-            assert pack is not None
-            self._dict = pack.materialize()
-        return self._dict
-
-    def pack(self) -> SlicePack | ConfusionPack | None:
-        """The packed table with its queue folded in (the same contents), or None."""
-        if self._pack is not None and self._pack.queue:
-            self._pack = self._pack.settled()
-        return self._pack
-
-    def state(self, key: Key) -> Metric:
-        """The state of one slice, to read only (``KeyError`` if none): from the pack alone
-        when the slices were not made yet, without making every other."""
-        pack = self.pack()
-        if pack is not None and self._dict is None:
-            alone: Metric = pack.state(key)
-            return alone
-        return self.view()[key]
-
-    def key_list(self) -> list[Key]:
-        """The slice keys, in arrival order."""
-        return list(self._pack.keys) if self._pack is not None else list(self.view())
-
-    def has(self, key: Key) -> bool:
-        return key in (self._pack.index if self._pack is not None else self.view())
-
-    def __len__(self) -> int:
-        return len(self._pack) if self._pack is not None else len(self.view())
-
-    def kind(self) -> Any:
-        if self._pack is not None:
-            return _kind(self._pack.keys[0]) if len(self._pack) else None
-        slices = self.view()
-        return _kind(next(iter(slices))) if slices else None
-
-    def updated(self, fresh: dict[Key, Metric]) -> SliceTable:
-        """A new table holding this one's slices with ``fresh`` ones replacing or added."""
-        out = self._like()
-        out.slices = {**self.view(), **fresh}
-        return out
-
-    def _like(self) -> SliceTable:
-        out = SliceTable.__new__(SliceTable)
-        out.template = self.template
-        out.scalable = self.scalable  # type: ignore[misc]
-        out._dict, out._pack = None, None
-        return out
-
-    def packed_fold(self, stack: Stacked, codes: np.ndarray, keys: list[Key]) -> SliceTable | None:
-        """A new table with the batch folded in as one table (:class:`SlicePack` for score
-        buckets, :class:`ConfusionPack` for label counts), or None where the per-slice fold
-        applies (few slices, another metric, mixed count dtypes)."""
-        kind: Any
-        if isinstance(stack, BucketStack):
-            kind, least = SlicePack, PACK_MIN_SLICES
-        elif isinstance(stack, ConfusionStack):
-            kind, least = ConfusionPack, CONFUSION_PACK_MIN_SLICES
-        else:
-            return None
-        pack: Any = self._pack  # of the stack's kind: one template makes one kind of stack
-        if pack is None:
-            slices = self.view()
-            if max(len(slices), len(keys)) < least:
-                return None
-            pack = kind.of_slices(self.template, slices)
-            if pack is None:
-                return None
-        folded = pack.folded(stack, codes, keys)
-        if folded is None:
-            return None
-        out = self._like()
-        out._pack = folded
-        return out
-
-    def check_mergeable(self, other: Any) -> None:
-        if not isinstance(other, SliceTable):
-            raise IncompatibleStateError("cannot merge slices with another kind of state")
-        self.template._check_compatible(other.template)
-        mine, theirs = self.kind(), other.kind()
-        if mine is not None and theirs is not None and mine != theirs:
-            raise IncompatibleStateError(f"slice keys of kind {mine} cannot meet keys of {theirs}")
-        held = self.view()
-        for key, metric in other.view().items():
-            if key in held:
-                held[key]._check_compatible(metric)
-
-    def merge(self, other: Any) -> None:
-        slices = self.slices
-        for key, metric in other.view().items():
-            if key in slices:
-                slices[key].merge(metric)
-            else:
-                slices[key] = metric.copy()
-
-    def scale(self, factor: float) -> None:
-        if not self.scalable:
-            super().scale(factor)
-        from .decayed import scale as _scale
-
-        for metric in self.slices.values():
-            _scale(metric, factor)
-
-    def to_wire(self) -> Any:
-        slices = self.view()
-        return [
-            [list(k) if isinstance(k, tuple) else k, slices[k]._envelope()] for k in sorted(slices)
-        ]
-
-    def from_wire(self, wire: Any) -> SliceTable:
-        if not isinstance(wire, list):
-            raise ValueError("slices must be a list of [key, state] pairs")
-        out = self._like()
-        out.slices = {}
-        kinds = set()
-        for pair in wire:
-            if not (isinstance(pair, list) and len(pair) == 2):
-                raise ValueError("each slice must be a [key, state] pair")
-            key, env = pair
-            if isinstance(key, list):
-                key = tuple(key)
-            parts = key if isinstance(key, tuple) else (key,)
-            if not parts or not all(type(p) in (int, str) for p in parts):
-                raise ValueError(f"slice key {key!r} is not an integer, a string or a tuple")
-            if key in out.slices:
-                raise ValueError(f"slice key {key!r} appears twice")
-            metric = _decode_metric(env, self.template)
-            if metric.count <= 0:
-                raise ValueError(f"slice {key!r} is empty (empty slices are not stored)")
-            kinds.add(_kind(key))
-            out.slices[key] = metric
-        if len(kinds) > 1:
-            raise ValueError(f"slice keys of several kinds: {sorted(map(str, kinds))}")
-        return out
 
 
 class Sliced(Metric):
@@ -373,8 +174,10 @@ class Sliced(Metric):
             rows.feed(self._template.copy(), None)  # validates the (empty) columns
             return self
         kind = table.kind()
-        if kind is not None and _kind(keys[0]) != kind:
-            raise InputError(f"by: keys of kind {_kind(keys[0])}, this stream holds keys of {kind}")
+        if kind is not None and slice_kind(keys[0]) != kind:
+            raise InputError(
+                f"by: keys of kind {slice_kind(keys[0])}, this stream holds keys of {kind}"
+            )
         limit = self._config["max_slices"]
         if limit is not None:
             new = sum(1 for k in keys if not table.has(k))
