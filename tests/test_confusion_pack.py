@@ -196,6 +196,14 @@ def test_packed_accuracy_is_scored_from_the_table():
     assert s.slices._dict is None
     for key, state in alone.items():
         assert values[key] == state.compute()
+    for level in (0.9, 0.95, 0.999):
+        intervals = s.intervals(level)  # Wilson on Kish's size, from the table at once
+        assert s.slices._dict is None
+        for key, state in alone.items():
+            assert intervals[key] == state.interval(level)
+    with pytest.raises(sm.InputError, match="level"):
+        s.intervals(1.5)
+    for key, state in alone.items():
         assert state.to_bytes() == s.slices.view()[key].to_bytes()
 
 

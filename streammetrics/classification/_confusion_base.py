@@ -108,6 +108,20 @@ class _ConfusionMetric(Metric, register=False):
         offers none (``Sliced`` then computes each slice's state)."""
         return None
 
+    def _interval_margins(
+        self,
+        tp: np.ndarray,
+        true: np.ndarray,
+        pred: np.ndarray,
+        edges: list[int],
+        weight_sq: np.ndarray,
+        level: float,
+    ) -> list[tuple[float, float]] | None:
+        """``interval(level)`` of many states at once, as :meth:`_compute_margins` computes
+        their values (``weight_sq``: each state's sum of squared weights); None when the
+        metric offers none."""
+        return None
+
     def _check_compatible(self, other: Any) -> None:
         super()._check_compatible(other)
         # A merge must not build a label set that an update would have refused.

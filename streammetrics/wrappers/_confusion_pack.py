@@ -254,6 +254,15 @@ class ConfusionPack:
             values[j] = self.state(self.keys[j]).compute()
         return dict(zip(self.keys, values, strict=True))
 
+    def intervals(self, level: float) -> dict[Key, tuple[float, float]] | None:
+        """``{key: interval(level)}`` of every slice at once from the table's margins (the
+        metric's ``_interval_margins``), equal to the bit to each slice's own; None when the
+        metric offers none."""
+        assert not self.queue, "read a settled() pack"
+        tp, true, pred, edges = self._margins()
+        out = self.template._interval_margins(tp, true, pred, edges, self.weight_sq, level)
+        return None if out is None else dict(zip(self.keys, out, strict=True))
+
     def _margins(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[int]]:
         """Each slice's true positives, true and predicted totals over its own labels (float64,
         slice ``i``'s at ``edges[i]:edges[i + 1]``)."""

@@ -193,6 +193,10 @@ class SlicePack:
             return None
         return dict(zip(self.keys, values.tolist(), strict=True))
 
+    def intervals(self, level: float) -> None:
+        """None: score-bucket slices give their intervals from their own states."""
+        return None
+
 
 def _folded_runs(runs: list[tuple[np.ndarray, ...]]) -> tuple[np.ndarray, ...]:
     """One table of entries from sorted runs of integer-count entries (counts added, extremes

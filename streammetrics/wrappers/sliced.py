@@ -261,8 +261,13 @@ class Sliced(Metric):
                 f"{type(self._template).__name__} has no interval(); wrap it in Bootstrap "
                 "(Sliced(Bootstrap(metric))) for bootstrap intervals per slice"
             )
+        keys = self.keys()
+        pack = self.slices.pack()
+        packed = None if pack is None else pack.intervals(level)
+        if packed is not None:  # every slice from the packed table at once
+            return {k: packed[k] for k in keys}
         view = self.slices.view()
-        return {k: view[k].interval(level) for k in self.keys()}
+        return {k: view[k].interval(level) for k in keys}
 
     def _floats(self, what: str) -> list[tuple[Key, float]]:
         out = []
