@@ -13,6 +13,8 @@ states at once:
 * :meth:`Stacked.fold_replicates`: rows weighted by a ``(rows, R)`` matrix of Poisson counts;
   one ``np.add.reduceat`` over the rows sorted by cell gives every (cell, replicate) sum;
 * :meth:`Stacked.fold_groups`: each row in one group; one ``np.bincount`` over (group, cell).
+  (Confusion metrics offer none: ``Sliced`` keeps their slices as one packed table,
+  ``wrappers._confusion_pack``, which reads the stack's label codes.)
 
 Each state then gets the same state a weighted ``update`` of its rows gives (byte for byte for
 whole-number weights; fractional weights are summed in the same row order, except in score
