@@ -84,9 +84,23 @@ def _pack_array(arr: np.ndarray) -> msgpack.ExtType:
     return msgpack.ExtType(_EXT_NDARRAY, payload)
 
 
+#: Exact types that encode as they are (subclasses, numpy scalars among them, take the checks
+#: below): most of a state's tree, looked up once instead of walking the isinstance checks.
+_AS_IS = frozenset([type(None), bool, str, bytes, int, float])
+
+
 def _canonical(obj: Any, depth: int = 0) -> Any:
     if depth > _MAX_DEPTH:
         raise TypeError("value nested too deeply to serialise")
+    kind = type(obj)
+    if kind in _AS_IS:
+        return obj
+    if kind is dict and all(type(k) is str for k in obj):
+        # String keys only (every envelope and state field map): their order by _sort_key is
+        # their plain order, and a dict's keys never tie.
+        return {k: _canonical(obj[k], depth + 1) for k in sorted(obj)}
+    if kind is list:
+        return [_canonical(v, depth + 1) for v in obj]
     if obj is None or isinstance(obj, (bool, str, bytes)):
         return obj
     if isinstance(obj, (int, np.integer)):
