@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from .._codec import check_sum
+from ..states._cells import may_be_sparse
 from ..states._fold import fold_equal, pushed, queue_full
 from ..states.contingency import ContingencyCounts
 from ..states.stacked import ConfusionStack, blanks, cell_starts
@@ -200,31 +201,64 @@ class ConfusionPack:
 
     def _slice_states(self, which: np.ndarray) -> list[Any]:
         """The states of slices ``which`` (sorted indices): the blocks each slice's own
-        updates build, and its row count and squared weights."""
+        updates build, and its row count and squared weights.
+
+        Each cell's code in its slice's own table (the positions of its labels among the
+        slice's) is computed for every cell at once; the loop per slice only cuts and commits.
+        """
         assert not self.queue, "read a settled() pack"
         size = len(self.labels)
         template = self.template
-        cell_edges = np.searchsorted(self.cells, np.stack((which, which + 1)) * size * size)
-        if self.present is not None:
-            label_edges = np.searchsorted(self.present, np.stack((which, which + 1)) * size)
+        bounds = np.stack((which, which + 1))
+        cell_edges = np.searchsorted(self.cells, bounds * size * size)
+        a_all, b_all = cell_edges[0].tolist(), cell_edges[1].tolist()
+        # The selected slices' cells (all of them when every slice is asked for).
+        if len(which) == len(self.keys):
+            picked = np.arange(len(self.cells))
+        else:
+            picked = np.concatenate(
+                [np.arange(a, b) for a, b in zip(a_all, b_all, strict=True)] or [np.empty(0, int)]
+            )
+        cells = self.cells[picked]
+        slot, rest = np.divmod(cells, size * size)
+        true, pred = np.divmod(rest, size)
+        label_lo: list[int] = []  # where each slice's labels start and end in ``present``
+        label_hi: list[int] = []
+        if self.present is None:  # every slice holds every label: codes as they are
+            local_all, widths = rest, np.full(len(which), size)
+        else:
+            label_edges = np.searchsorted(self.present, bounds * size)
+            label_lo, label_hi = label_edges[0].tolist(), label_edges[1].tolist()
+            widths = label_edges[1] - label_edges[0]
+            first = np.searchsorted(self.present, slot * size)
+            at_true = np.searchsorted(self.present, slot * size + true) - first
+            at_pred = np.searchsorted(self.present, slot * size + pred) - first
+            width = np.searchsorted(self.present, (slot + 1) * size) - first
+            local_all = at_true * width + at_pred
+            own_labels = self.present % size
         metrics = blanks(template, len(which))
         keeps_sq = template._keeps_weight_sq
         base = template.counts
+        offset = 0
         for j, (s, metric) in enumerate(zip(which.tolist(), metrics, strict=True)):
-            a, b = int(cell_edges[0, j]), int(cell_edges[1, j])
-            rest = self.cells[a:b] - s * size * size
+            a, b = a_all[j], b_all[j]
+            local = local_all[offset : offset + b - a]
+            offset += b - a
             if self.present is None:
-                rows, local = self.labels, rest
+                rows = self.labels
             else:
-                own = self.present[int(label_edges[0, j]) : int(label_edges[1, j])] - s * size
-                rows = self.labels[own]
-                true, pred = np.divmod(rest, size)
-                local = np.searchsorted(own, true) * len(own) + np.searchsorted(own, pred)
+                rows = self.labels[own_labels[label_lo[j] : label_hi[j]]]
+            width_j = int(widths[j])
             block = ContingencyCounts.__new__(ContingencyCounts)
             block.shared, block.fixed = base.shared, base.fixed
             block.rows = block.cols = rows
-            block._set_sparse(local, self.values[a:b].copy(), None)
-            block._settle()
+            if may_be_sparse(width_j * width_j):  # the form depends on the filled cells
+                block._set_sparse(local, self.values[a:b].copy(), None)
+                block._settle()
+            else:  # small tables are dense whatever their fill
+                table = np.zeros(width_j * width_j, dtype=self.values.dtype)
+                table[local] = self.values[a:b]
+                block._set_dense(table.reshape(width_j, width_j), None)
             n = int(self.counts[s])
             if keeps_sq:
                 metric._commit(n, counts=block, weight_sq=float(self.weight_sq[s]))
