@@ -86,7 +86,8 @@ def scaled(metric: sm.Metric, groups: Paths, target: int) -> tuple[bytes, int]:
     for p in (p for group in groups for p in group):
         v = _get(state, p)
         if isinstance(v, np.ndarray):
-            _set(state, p, (v.astype(object) * factor).astype(np.int64))
+            wide = np.uint64 if v.dtype.kind == "u" else np.int64  # narrow counts: GAUC
+            _set(state, p, (v.astype(object) * factor).astype(wide))
         else:
             _set(state, p, v * factor)
     if not any(p == ("count",) for group in groups for p in group):

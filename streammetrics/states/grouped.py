@@ -17,6 +17,7 @@ from ..base import StateBlock
 from ..errors import IncompatibleStateError
 from ._fold import queue_full
 from ._group_table import _sort_reduce, _Table, union_labels
+from ._narrow import narrow_counts, widened_counts
 from .buckets import BucketMapping
 from .labels import (
     EMPTY_LABELS,
@@ -383,47 +384,70 @@ class GroupedScores(StateBlock):
     # -- wire ----------------------------------------------------------------------------------
 
     def to_wire(self) -> Any:
+        """Schema 2 (0.8.0): integer counts, row counts and sizes in the narrowest unsigned
+        dtype that holds them, and ``sketch_value`` carrying the one-distinct-score values of
+        sketched entries only (an exact entry's value is its score). About a third of the
+        bytes of the 0.7.0 form (``value`` for every entry, all counts int64), which
+        :meth:`from_wire` still reads."""
         t = self.table()
         sizes = np.bincount(t.g, minlength=len(self._groups)).astype(np.int64)
+        counted = t.pos.dtype == np.int64
         return {
             "groups": labels_to_wire(self._groups),
-            "rows": self._rows,
-            "sizes": sizes,
+            "rows": narrow_counts(self._rows),
+            "sizes": narrow_counts(sizes),
             "key": t.key,
-            "pos": t.pos,
-            "neg": t.neg,
-            "value": t.value,
+            "pos": narrow_counts(t.pos) if counted else t.pos,
+            "neg": narrow_counts(t.neg) if counted else t.neg,
+            "sketch_value": t.value[t.bucketed],
         }
 
     def from_wire(self, wire: Any) -> GroupedScores:
-        names = {"groups", "rows", "sizes", "key", "pos", "neg", "value"}
-        if not isinstance(wire, dict) or set(wire) != names:
-            raise ValueError(f"grouped scores need exactly the fields {sorted(names)}")
+        common = {"groups", "rows", "sizes", "key", "pos", "neg"}
+        if not isinstance(wire, dict) or set(wire) not in (
+            common | {"sketch_value"},
+            common | {"value"},
+        ):
+            raise ValueError(
+                f"grouped scores need exactly the fields {sorted(common)} and "
+                "'sketch_value' (or 'value', as 0.7.0 wrote)"
+            )
+        legacy = "value" in wire
         groups = labels_from_wire(wire["groups"])
         rows, sizes = wire["rows"], wire["sizes"]
-        key, pos, neg, value = wire["key"], wire["pos"], wire["neg"], wire["value"]
+        key, pos, neg = wire["key"], wire["pos"], wire["neg"]
+        value = wire["value" if legacy else "sketch_value"]
         for name, a in (
             ("rows", rows),
             ("sizes", sizes),
             ("key", key),
             ("pos", pos),
             ("neg", neg),
-            ("value", value),
+            ("value" if legacy else "sketch_value", value),
         ):
             if not isinstance(a, np.ndarray) or a.ndim != 1:
                 raise ValueError(f"grouped scores: {name} must be a 1-D array")
-        if rows.dtype != np.int64 or sizes.dtype != np.int64:
-            raise ValueError("grouped scores: rows and sizes must be int64")
+        if legacy:
+            if rows.dtype != np.int64 or sizes.dtype != np.int64:
+                raise ValueError("grouped scores: rows and sizes must be int64")
+            if pos.dtype != neg.dtype or pos.dtype not in (np.int64, np.float64):
+                raise ValueError("grouped scores: pos and neg must both be int64 or float64")
+        else:
+            rows = widened_counts("grouped scores: rows", rows)
+            sizes = widened_counts("grouped scores: sizes", sizes)
+            if pos.dtype.kind == "u" and neg.dtype.kind == "u":
+                pos = widened_counts("grouped scores: pos", pos)
+                neg = widened_counts("grouped scores: neg", neg)
+            elif pos.dtype != np.float64 or neg.dtype != np.float64:
+                raise ValueError("grouped scores: pos and neg must both be unsigned or float64")
         if len(rows) != len(groups) or len(sizes) != len(groups):
             raise ValueError("grouped scores: one row count and one size per group")
         if len(rows) and (rows.min() < 1 or sizes.min() < 0):
             raise ValueError("grouped scores: rows must be positive and sizes non-negative")
-        if int(sizes.sum()) != len(key) or not len(key) == len(pos) == len(neg) == len(value):
+        if int(sizes.sum()) != len(key) or not len(key) == len(pos) == len(neg):
             raise ValueError("grouped scores: entry arrays do not match the sizes")
         if key.dtype != np.float64 or value.dtype != np.float64:
-            raise ValueError("grouped scores: key and value must be float64")
-        if pos.dtype != neg.dtype or pos.dtype not in (np.int64, np.float64):
-            raise ValueError("grouped scores: pos and neg must both be int64 or float64")
+            raise ValueError("grouped scores: key and values must be float64")
         check_counts("grouped scores", rows, pos, neg)
         if len(pos) and not ((pos + neg) > 0).all():
             raise ValueError("grouped scores: an entry is empty")
@@ -441,8 +465,17 @@ class GroupedScores(StateBlock):
             raise ValueError("grouped scores: keys must increase within a group")
         sketched = self._sketched(rows)[g]
         exact = ~sketched
-        if not np.array_equal(value[exact], key[exact]):
-            raise ValueError("grouped scores: an exact entry's value must equal its score")
+        if legacy:
+            if len(value) != len(key):
+                raise ValueError("grouped scores: entry arrays do not match the sizes")
+            if not np.array_equal(value[exact], key[exact]):
+                raise ValueError("grouped scores: an exact entry's value must equal its score")
+        else:
+            if len(value) != int(sketched.sum()):
+                raise ValueError("grouped scores: one sketch_value per sketched entry")
+            sketch_value = value
+            value = key.copy()
+            value[sketched] = sketch_value
         if sketched.any():
             assert self.mapping is not None
             sk, sv = key[sketched], value[sketched]

@@ -1,0 +1,143 @@
+"""GAUC's compact wire form (schema 2, 0.8.0): narrow unsigned counts, values of sketched
+entries only; 0.7.0's form (schema 1, kept in ``tests/golden/legacy/``) still loads."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sklearn.metrics import roc_auc_score
+
+import streammetrics as sm
+from streammetrics import _codec
+
+GOLDEN = Path(__file__).parent / "golden"
+LEGACY_IDS = ["GAUC", "GAUC-exact-str-weighted", "GAUC-logit-uniform", "golden-GAUC-sketch-str"]
+
+
+def _legacy_tree(m: sm.GAUC) -> dict:
+    """The 0.7.0 (schema 1) form of ``m``: every entry's value, every count as int64."""
+    tree = _codec.decode(m.to_bytes())
+    wire = tree["state"]["scores"]
+    t = m.scores.table()
+    tree["schema"] = 1
+    for name in ("rows", "sizes"):
+        wire[name] = wire[name].astype(np.int64)
+    if wire["pos"].dtype.kind == "u":
+        wire["pos"], wire["neg"] = wire["pos"].astype(np.int64), wire["neg"].astype(np.int64)
+    del wire["sketch_value"]
+    wire["value"] = t.value
+    return tree
+
+
+@pytest.mark.parametrize("case_id", LEGACY_IDS)
+def test_blobs_of_0_7_0_still_load(case_id: str) -> None:
+    old = (GOLDEN / "legacy" / f"{case_id}-0.7.0.bin").read_bytes()
+    assert _codec.decode(old)["schema"] == 1
+    m = sm.GAUC.from_bytes(old)
+    pinned = json.loads((GOLDEN / "index.json").read_text())[case_id]["compute"]
+    assert m.compute() == float(pinned["f"])
+    # the same state re-serialises in the new form: the committed schema-2 bytes
+    assert m.to_bytes() == (GOLDEN / f"{case_id}.bin").read_bytes()
+    assert len(m.to_bytes()) < len(old)
+
+
+@pytest.mark.parametrize("exact", [True, False])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_legacy_form_of_any_state_loads_to_the_same_state(exact: bool, weighted: bool) -> None:
+    rng = np.random.default_rng(3)
+    n = 20_000
+    groups = rng.integers(0, 300, n)
+    y = rng.integers(0, 2, n)
+    s = np.round(rng.random(n), 3)  # ties within groups
+    w = rng.random(n) + 0.5 if weighted else None
+    m = sm.GAUC(exact=exact, max_exact=40).update(y, s, groups=groups, sample_weight=w)
+    old = _codec.encode(_legacy_tree(m))
+    back = sm.loads(old)
+    assert back.to_bytes() == m.to_bytes()
+    assert back.compute() == m.compute()
+
+
+def test_counts_take_the_narrowest_width_and_round_trip() -> None:
+    rng = np.random.default_rng(4)
+    # one group with 300 rows at one score (its positives and rows need uint16), many small
+    groups = np.concatenate([np.zeros(300, np.int64), rng.integers(1, 1_000, 5_000)])
+    y = np.concatenate([np.arange(300) > 0, rng.integers(0, 2, 5_000)]).astype(np.int64)
+    s = np.concatenate([np.full(300, 0.5), rng.random(5_000)])
+    m = sm.GAUC(exact=True).update(y, s, groups=groups)
+    wire = _codec.decode(m.to_bytes())["state"]["scores"]
+    assert wire["rows"].dtype == np.uint16 and wire["pos"].dtype == np.uint16
+    assert wire["neg"].dtype == np.uint8 and wire["sizes"].dtype == np.uint8  # <= ~20 entries
+    assert len(wire["sketch_value"]) == 0
+    small = sm.GAUC(exact=True).update(y[300:], s[300:], groups=groups[300:])
+    small_wire = _codec.decode(small.to_bytes())["state"]["scores"]
+    assert small_wire["rows"].dtype == np.uint8 and small_wire["sizes"].dtype == np.uint8
+    back = sm.loads(m.to_bytes())
+    assert back.to_bytes() == m.to_bytes()
+    aucs, weights = [], []
+    for g in np.unique(groups):
+        yg, sg = y[groups == g], s[groups == g]
+        if 0 < yg.sum() < len(yg):
+            aucs.append(roc_auc_score(yg, sg))
+            weights.append(len(yg))
+    assert back.groups_used == len(aucs)
+    assert back.compute() == pytest.approx(np.average(aucs, weights=weights), abs=1e-12)
+    one = sm.GAUC(exact=True).update(y[:300], s[:300], groups=groups[:300])
+    assert sm.loads(one.to_bytes()).compute() == 0.5
+
+
+def test_bytes_per_entry_at_scale() -> None:
+    """About a third of 0.7.0's bytes on a stream of mostly distinct scores: 10 bytes per exact
+    entry and the labels plus 2 bytes per group, against 32 and 24."""
+    rng = np.random.default_rng(5)
+    n, users = 200_000, 60_000
+    m = sm.GAUC().update(rng.integers(0, 2, n), rng.random(n), groups=rng.integers(0, users, n))
+    entries, groups = len(m.scores.table().key), len(m.scores.groups)
+    blob = m.to_bytes()
+    assert len(blob) <= 10 * entries + 10 * groups + 2_048
+    old = _codec.encode(_legacy_tree(m))
+    assert len(old) >= 32 * entries + 24 * groups
+    assert len(blob) < 0.4 * len(old)
+
+
+def _tree() -> dict:
+    rng = np.random.default_rng(6)
+    n = 3_000
+    m = sm.GAUC(max_exact=8).update(
+        rng.integers(0, 2, n), rng.random(n), groups=rng.integers(0, 100, n)
+    )
+    assert len(_codec.decode(m.to_bytes())["state"]["scores"]["sketch_value"])
+    return _codec.decode(m.to_bytes())
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda w: w.update(rows=w["rows"].astype(np.int32)), "rows must be an unsigned"),
+        (lambda w: w.update(sizes=w["sizes"].astype(np.float64)), "sizes must be an unsigned"),
+        (lambda w: w.update(pos=w["pos"].astype(np.int64)), "unsigned or float64"),
+        (lambda w: w.update(neg=w["neg"].astype(np.float64)), "unsigned or float64"),
+        (lambda w: w.update(sketch_value=w["sketch_value"][1:]), "one sketch_value per"),
+        (lambda w: w.update(pos=w["pos"].astype(np.uint64) + np.uint64(2**60)), r"above 2\*\*53"),
+        (lambda w: w.update(value=w["sketch_value"]), "exactly the fields"),
+        (lambda w: w.pop("sketch_value"), "exactly the fields"),
+    ],
+)
+def test_malformed_compact_forms_are_refused(change, message: str) -> None:
+    tree = _tree()
+    change(tree["state"]["scores"])
+    with pytest.raises(sm.StateDecodeError, match=message):
+        sm.loads(_codec.encode(tree))
+
+
+def test_a_bucket_value_outside_its_bucket_is_refused() -> None:
+    tree = _tree()
+    wire = tree["state"]["scores"]
+    values = wire["sketch_value"].copy()
+    known = np.flatnonzero(~np.isnan(values))
+    values[known[0]] = 2.0  # a probability outside [0, 1]: in no bucket of the grid
+    wire["sketch_value"] = values
+    with pytest.raises(sm.StateDecodeError):
+        sm.loads(_codec.encode(tree))
