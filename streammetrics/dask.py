@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import _engines
+from ._heap import with_roomy_heap
 from ._inputs import config_int
 from .base import Metric, loads
 
@@ -25,26 +26,31 @@ def _import_dask() -> Any:
     return dask
 
 
+@with_roomy_heap
 def _partition(
     frame: Any, template: bytes, positional: list[str], keywords: dict[str, str], by: str | None
 ) -> dict[Any, bytes]:
     return _engines.partition_states([frame], template, positional, keywords, by)
 
 
+@with_roomy_heap
 def _merge(parts: list[dict[Any, bytes]]) -> dict[Any, bytes]:
     return _engines.merge_keyed(parts)
 
 
+@with_roomy_heap
 def _pieces(
     frame: Any, template: bytes, positional: list[str], keywords: dict[str, str], parts: int
 ) -> list[bytes]:
     return _engines.partition_pieces([frame], template, positional, keywords, parts)
 
 
+@with_roomy_heap
 def _merge_pieces(pieces: list[bytes]) -> bytes:
     return _engines.merge_blobs(pieces)
 
 
+@with_roomy_heap
 def _join_pieces(pieces: list[bytes]) -> bytes:
     return _engines.join_blobs(pieces)
 
