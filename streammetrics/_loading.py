@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from . import _codec
-from .base import _REGISTRY, Metric, StateBlock, _Field
+from .base import _REGISTRY, Metric, StateBlock, _Field, _same_config
 from .errors import IncompatibleStateError, InputError, StateDecodeError
 
 __all__ = ["loads", "metric_from_spec", "metric_spec"]
@@ -63,6 +63,12 @@ def _from_tree(
         raise StateDecodeError(
             f"{name} state schema {schema} is newer than this version reads ({klass._schema})"
         )
+    metric: Metric | None = None
+    if expect is not None and type(expect) is klass and _same_config(expect._config, config):
+        metric = expect._blank_for_load()  # the declared metric's twin: no __init__ again
+    if metric is not None:
+        metric._load_state(klass._upgrade_state(state, schema))
+        return metric
     try:
         metric = klass._from_config(config)
     except StateDecodeError:

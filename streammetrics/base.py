@@ -288,6 +288,32 @@ class Metric(PerRequest):
             new.__dict__.update(attrs)
             return new
 
+    def _blank_for_load(self: _M) -> _M | None:
+        """A metric of this class and configuration for :func:`loads` to fill, built without
+        ``__init__`` (whose checks the configuration already passed here); its declared fields
+        are this metric's own objects until the loader replaces every one of them. None for
+        classes that keep state outside declared fields (the loader then builds from config).
+        Decoding 100,000 slices of a ``Sliced`` builds 100,000 metrics: this is most of it."""
+        cls = type(self)
+        if (
+            cls._merge_from is not Metric._merge_from
+            or cls._state_wire is not Metric._state_wire
+            or cls._load_state is not Metric._load_state
+            or self._pending is not None
+        ):
+            return None
+        new = cls.__new__(cls)
+        attrs = self.__dict__.copy()
+        attrs["_lock"] = threading.RLock()
+        if self._rows is not None:
+            attrs["_rows"] = self._rows.blank()
+        fields = self._fields
+        for name, value in attrs.items():
+            if name not in fields and name not in _SHARED and not isinstance(value, _IMMUTABLE):
+                attrs[name] = _copy.deepcopy(value)
+        new.__dict__.update(attrs)
+        return new
+
     def __getstate__(self) -> dict[str, Any]:
         # Used by copy, deepcopy and pickle (Dask and Spark ship metrics this way): pending rows
         # are folded first and the lock stays behind.

@@ -220,3 +220,29 @@ def test_one_row_calls_are_buffered_then_folded_as_one_batch():
         s.update(0, 1, by="a")
     assert s.to_bytes() == whole.to_bytes()
     assert sm.Sliced(sm.Accuracy(), max_slices=3)._rows is None  # a new key may be refused
+
+
+def test_decoded_slices_are_independent_of_the_template_and_each_other() -> None:
+    """``loads`` builds each slice as a twin of the declared template without ``__init__``
+    (``Metric._blank_for_load``): every slice owns its state, the template stays empty, and
+    the result equals the metrics built from their config."""
+    rng = np.random.default_rng(21)
+    n = 3_000
+    sliced = sm.Sliced(sm.ROCAUC())
+    sliced.update(rng.integers(0, 2, n), rng.random(n), by=rng.integers(0, 4, n))
+    back = sm.loads(sliced.to_bytes())
+    slices = back.slices.view()
+    metrics = [slices[k] for k in sorted(slices)]
+    blocks = [m.hist for m in metrics]
+    assert len({id(b) for b in blocks}) == len(blocks)
+    assert all(m._lock is not metrics[0]._lock for m in metrics[1:])
+    before = [m.to_bytes() for m in metrics]
+    back.update(np.ones(50, dtype=np.int64), np.full(50, 0.9), by=np.zeros(50, dtype=np.int64))
+    for template in (back.slices.template, back._template):
+        assert template.count == 0
+        assert template.to_bytes() == sm.ROCAUC().to_bytes()
+    for k, m in zip(sorted(slices)[1:], metrics[1:], strict=True):
+        assert m.to_bytes() == before[sorted(slices).index(k)]
+    for k in sorted(slices):
+        fresh = sm.ROCAUC.from_bytes(slices[k].to_bytes())
+        assert fresh == slices[k]

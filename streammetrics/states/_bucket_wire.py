@@ -68,8 +68,11 @@ def checked_entries(wire: Any, mapping: BucketMapping | None, floor_bits: int | 
         raise ValueError("score buckets: lo and hi must be finite with lo <= hi")
     assert mapping is not None
     keymap = mapping if bits is None else real_at(bits)
-    keys = keymap.keys(lo + 0.0).astype(np.int64)
-    if not np.array_equal(keys, keymap.keys(hi + 0.0)):
+    # One call for both ends: a slice of a ``Sliced`` holds a few buckets, and a call's fixed
+    # cost is most of the work.
+    both = keymap.keys(np.concatenate([lo, hi]) + 0.0).astype(np.int64)
+    keys, hi_keys = both[: len(lo)].copy(), both[len(lo) :]
+    if not np.array_equal(keys, hi_keys):
         raise ValueError("score buckets: a bucket's lo and hi fall in different buckets")
     if len(keys) > 1 and not (keys[1:] > keys[:-1]).all():
         raise ValueError("score buckets: buckets must be sorted and distinct")
