@@ -13,6 +13,7 @@ Every failure becomes :class:`~streammetrics.errors.StateDecodeError`.
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import msgpack
@@ -72,15 +73,31 @@ def _sort_key(key: Any) -> tuple[int, Any]:
     raise TypeError(f"dict key of type {type(key).__name__} cannot be serialised")
 
 
+class _Packers(threading.local):
+    """One msgpack packer per thread for array headers: ``msgpack.packb`` builds a packer on
+    every call, most of the cost of packing the small arrays a ``Sliced`` holds by the
+    hundred thousand. Same bytes."""
+
+    def __init__(self) -> None:
+        self.packer = msgpack.Packer(use_bin_type=True)
+
+
+_PACKERS = _Packers()
+
+
 def _pack_array(arr: np.ndarray) -> msgpack.ExtType:
-    if arr.dtype.kind == "b":
+    dtype_str = arr.dtype.str
+    if dtype_str in _ALLOWED_DTYPES:  # little-endian already (the usual case): no conversion
+        wire = arr
+    elif arr.dtype.kind == "b":
         wire = arr.astype("|b1", copy=False)
     else:
         wire = arr.astype(arr.dtype.newbyteorder("<"), copy=False)
-    if wire.dtype.str not in _ALLOWED_DTYPES:
+    dtype_str = wire.dtype.str
+    if dtype_str not in _ALLOWED_DTYPES:
         raise TypeError(f"arrays of dtype {arr.dtype} cannot be serialised")
-    data = np.ascontiguousarray(wire).tobytes()
-    payload = msgpack.packb([wire.dtype.str, list(arr.shape), data], use_bin_type=True)
+    data = wire.tobytes()  # C order whatever the array's layout
+    payload = _PACKERS.packer.pack([dtype_str, list(arr.shape), data])
     return msgpack.ExtType(_EXT_NDARRAY, payload)
 
 
