@@ -28,7 +28,7 @@ def _legacy_tree(m: sm.GAUC) -> dict:
     if wire["pos"].dtype.kind == "u":
         wire["pos"], wire["neg"] = wire["pos"].astype(np.int64), wire["neg"].astype(np.int64)
     del wire["sketch_value"]
-    wire["value"] = t.value
+    wire["key"], wire["value"] = t.key, t.value
     return tree
 
 
@@ -122,6 +122,8 @@ def _tree() -> dict:
         (lambda w: w.update(sketch_value=w["sketch_value"][1:]), "one sketch_value per"),
         (lambda w: w.update(pos=w["pos"].astype(np.uint64) + np.uint64(2**60)), r"above 2\*\*53"),
         (lambda w: w.update(value=w["sketch_value"]), "exactly the fields"),
+        (lambda w: w.update(key=w["key"].astype(np.int64)), "key must be float32 or"),
+        (lambda w: w.update(sketch_value=np.zeros(len(w["sketch_value"]), np.int64)), "float32 or"),
         (lambda w: w.pop("sketch_value"), "exactly the fields"),
     ],
 )
@@ -141,3 +143,30 @@ def test_a_bucket_value_outside_its_bucket_is_refused() -> None:
     wire["sketch_value"] = values
     with pytest.raises(sm.StateDecodeError):
         sm.loads(_codec.encode(tree))
+
+
+def test_float32_scores_travel_as_float32() -> None:
+    """Scores a float32 model wrote travel as float32 (6 bytes per exact entry), exactly; one
+    score that is not a float32 keeps the keys float64; bucket keys and one-score values of
+    sketched groups are float32 when they can be."""
+    rng = np.random.default_rng(7)
+    n = 50_000
+    y, g = rng.integers(0, 2, n), rng.integers(0, 20_000, n)
+    s32 = rng.random(n).astype(np.float32).astype(np.float64)
+    m = sm.GAUC().update(y, s32, groups=g)
+    wire = _codec.decode(m.to_bytes())["state"]["scores"]
+    assert wire["key"].dtype == np.float32
+    back = sm.loads(m.to_bytes())
+    assert back.to_bytes() == m.to_bytes() and back.compute() == m.compute()
+    np.testing.assert_array_equal(back.scores.table().key, m.scores.table().key)
+    entries = len(m.scores.table().key)
+    assert len(m.to_bytes()) <= 6 * entries + 10 * len(m.scores.groups) + 2_048
+    s_mixed = s32.copy()
+    s_mixed[123] = 0.1  # not a float32
+    wide = _codec.decode(sm.GAUC().update(y, s_mixed, groups=g).to_bytes())["state"]["scores"]
+    assert wide["key"].dtype == np.float64
+    sketched = sm.GAUC(max_exact=4).update(y, rng.random(n), groups=g % 500)
+    sw = _codec.decode(sketched.to_bytes())["state"]["scores"]
+    assert sw["key"].dtype == np.float32  # bucket keys
+    assert np.isnan(sw["sketch_value"]).any()
+    assert sm.loads(sketched.to_bytes()).to_bytes() == sketched.to_bytes()

@@ -17,7 +17,7 @@ from ..base import StateBlock
 from ..errors import IncompatibleStateError
 from ._fold import queue_full
 from ._group_table import _sort_reduce, _Table, union_labels
-from ._narrow import narrow_counts, widened_counts
+from ._narrow import narrow_counts, narrow_floats, widened_counts, widened_floats
 from .buckets import BucketMapping
 from .labels import (
     EMPTY_LABELS,
@@ -385,10 +385,11 @@ class GroupedScores(StateBlock):
 
     def to_wire(self) -> Any:
         """Schema 2 (0.8.0): integer counts, row counts and sizes in the narrowest unsigned
-        dtype that holds them, and ``sketch_value`` carrying the one-distinct-score values of
-        sketched entries only (an exact entry's value is its score). About a third of the
-        bytes of the 0.7.0 form (``value`` for every entry, all counts int64), which
-        :meth:`from_wire` still reads."""
+        dtype that holds them; ``sketch_value`` carrying the one-distinct-score values of
+        sketched entries only (an exact entry's value is its score); keys and values as
+        float32 when every one is a float32 (scores of a float32 model). About a third of the
+        bytes of the 0.7.0 form (``value`` for every entry, all counts int64), a fifth for
+        float32 scores; :meth:`from_wire` still reads the 0.7.0 form."""
         t = self.table()
         sizes = np.bincount(t.g, minlength=len(self._groups)).astype(np.int64)
         counted = t.pos.dtype == np.int64
@@ -396,10 +397,10 @@ class GroupedScores(StateBlock):
             "groups": labels_to_wire(self._groups),
             "rows": narrow_counts(self._rows),
             "sizes": narrow_counts(sizes),
-            "key": t.key,
+            "key": narrow_floats(t.key),
             "pos": narrow_counts(t.pos) if counted else t.pos,
             "neg": narrow_counts(t.neg) if counted else t.neg,
-            "sketch_value": t.value[t.bucketed],
+            "sketch_value": narrow_floats(t.value[t.bucketed]),
         }
 
     def from_wire(self, wire: Any) -> GroupedScores:
@@ -435,6 +436,8 @@ class GroupedScores(StateBlock):
         else:
             rows = widened_counts("grouped scores: rows", rows)
             sizes = widened_counts("grouped scores: sizes", sizes)
+            key = widened_floats("grouped scores: key", key)
+            value = widened_floats("grouped scores: sketch_value", value)
             if pos.dtype.kind == "u" and neg.dtype.kind == "u":
                 pos = widened_counts("grouped scores: pos", pos)
                 neg = widened_counts("grouped scores: neg", neg)
