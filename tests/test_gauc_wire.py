@@ -12,6 +12,7 @@ from sklearn.metrics import roc_auc_score
 
 import streammetrics as sm
 from streammetrics import _codec
+from streammetrics.states.labels import labels_to_wire
 
 GOLDEN = Path(__file__).parent / "golden"
 LEGACY_IDS = ["GAUC", "GAUC-exact-str-weighted", "GAUC-logit-uniform", "golden-GAUC-sketch-str"]
@@ -29,6 +30,7 @@ def _legacy_tree(m: sm.GAUC) -> dict:
         wire["pos"], wire["neg"] = wire["pos"].astype(np.int64), wire["neg"].astype(np.int64)
     del wire["sketch_value"]
     wire["key"], wire["value"] = t.key, t.value
+    wire["groups"] = labels_to_wire(m.scores.groups)
     return tree
 
 
@@ -125,10 +127,23 @@ def _tree() -> dict:
         (lambda w: w.update(key=w["key"].astype(np.int64)), "key must be float32 or"),
         (lambda w: w.update(sketch_value=np.zeros(len(w["sketch_value"]), np.int64)), "float32 or"),
         (lambda w: w.pop("sketch_value"), "exactly the fields"),
+        (lambda w: w["groups"]["steps"].__setitem__(3, 0), "steps must be positive"),
+        (lambda w: w["groups"].update(steps=w["groups"]["steps"].astype(np.int64)), "unsigned"),
+        (lambda w: w["groups"].update(first=2**63), "first must be an int64"),
+        (lambda w: w["groups"].update(first=1.5), "first must be an int64"),
+        (lambda w: w["groups"].pop("first"), "'first' and 'steps'"),
+        (
+            lambda w: w["groups"].update(
+                first=2**63 - 10, steps=np.full(len(w["groups"]["steps"]), 1, np.uint8)
+            ),
+            "stay within int64",
+        ),
     ],
 )
 def test_malformed_compact_forms_are_refused(change, message: str) -> None:
     tree = _tree()
+    groups = tree["state"]["scores"]["groups"]
+    groups["steps"] = groups["steps"].copy()
     change(tree["state"]["scores"])
     with pytest.raises(sm.StateDecodeError, match=message):
         sm.loads(_codec.encode(tree))
@@ -170,3 +185,27 @@ def test_float32_scores_travel_as_float32() -> None:
     assert sw["key"].dtype == np.float32  # bucket keys
     assert np.isnan(sw["sketch_value"]).any()
     assert sm.loads(sketched.to_bytes()).to_bytes() == sketched.to_bytes()
+
+
+@pytest.mark.parametrize(
+    "ids",
+    [
+        np.arange(0, 3_000, 3),  # dense: steps of one byte
+        np.array([-(2**63), -5, 0, 7, 2**63 - 1]),  # the whole int64 span
+        np.array([10**18 + 1, 10**18 + 2**40]),  # hashed-looking ids: wide steps
+    ],
+)
+def test_integer_groups_travel_as_steps(ids: np.ndarray) -> None:
+    rng = np.random.default_rng(8)
+    n = 4_000
+    groups = ids[rng.integers(0, len(ids), n)]
+    m = sm.GAUC(exact=True).update(rng.integers(0, 2, n), rng.random(n), groups=groups)
+    wire = _codec.decode(m.to_bytes())["state"]["scores"]["groups"]
+    assert set(wire) == {"first", "steps"}
+    assert wire["first"] == int(np.unique(groups)[0])
+    if ids[1] - ids[0] == 3:
+        assert wire["steps"].dtype == np.uint8
+    back = sm.loads(m.to_bytes())
+    np.testing.assert_array_equal(back.scores.groups, np.unique(groups))
+    assert back.to_bytes() == m.to_bytes()
+    assert back.compute() == m.compute()

@@ -57,9 +57,9 @@ class GAUC(Keyed, Metric):
     ``error_bound()`` is ``sum_g w_g bound_g / sum_g w_g`` with ``bound_g`` the certified
     :class:`ROCAUC` bound of the group (0 for exact groups). Memory: 32 bytes per (group,
     distinct score) or (group, bucket) entry plus 24 bytes per group; on the wire 10 bytes per
-    exact entry while the state's counts stay below 256 (18 per sketched entry), the group
-    labels plus 2 bytes per group. ``update`` O(n log n); ``merge`` O(m log m) for m entries;
-    ``compute`` O(m).
+    exact entry while the state's counts stay below 256 (18 per sketched entry), and 3 bytes
+    per group for integer ids less than 256 apart. ``update`` O(n log n); ``merge``
+    O(m log m) for m entries; ``compute`` O(m).
 
     Examples
     --------

@@ -1,5 +1,6 @@
-"""Integer counts on the wire in the narrowest unsigned dtype that holds them, and float64
-values as float32 when every one of them is a float32.
+"""Compact wire forms: integer counts in the narrowest unsigned dtype that holds them, float64
+values as float32 when every one of them is a float32, and sorted distinct int64 labels as
+their first value and the steps between them (small for dense ids such as user indices).
 
 Most counts of a large keyed state are tiny (a user's rows at one distinct score: 1), so
 carrying them as int64 makes the bytes several times larger than the information. The encoder
@@ -13,7 +14,14 @@ import numpy as np
 
 from .._codec import COUNT_LIMIT
 
-__all__ = ["narrow_counts", "narrow_floats", "widened_counts", "widened_floats"]
+__all__ = [
+    "narrow_counts",
+    "narrow_floats",
+    "stepped_from_wire",
+    "stepped_to_wire",
+    "widened_counts",
+    "widened_floats",
+]
 
 _WIDTHS = (np.dtype(np.uint8), np.dtype(np.uint16), np.dtype(np.uint32), np.dtype(np.uint64))
 
@@ -60,3 +68,30 @@ def widened_floats(what: str, arr: np.ndarray) -> np.ndarray:
     if arr.dtype not in (_F32, _F64):
         raise ValueError(f"{what} must be float32 or float64")
     return arr.astype(_F64)
+
+
+def stepped_to_wire(labels: np.ndarray) -> dict[str, object]:
+    """Sorted distinct int64 ``labels`` (at least one) as ``{"first", "steps"}``: the first
+    label and the narrow unsigned differences between neighbours (computed modulo 2**64, so
+    exact for any span of int64)."""
+    steps = np.diff(labels.view(np.uint64))
+    return {"first": int(labels[0]), "steps": narrow_counts(steps)}
+
+
+def stepped_from_wire(wire: object) -> np.ndarray:
+    """The int64 labels of :func:`stepped_to_wire` output; ``ValueError`` unless they are
+    strictly increasing int64 values (a step of 0, or one that passes 2**63 - 1, is refused:
+    rebuilt modulo 2**64, such a step shows as a decrease)."""
+    if not (isinstance(wire, dict) and set(wire) == {"first", "steps"}):
+        raise ValueError("stepped labels need exactly the fields 'first' and 'steps'")
+    first, steps = wire["first"], wire["steps"]
+    if type(first) is not int or not -(2**63) <= first < 2**63:
+        raise ValueError("stepped labels: first must be an int64")
+    if not isinstance(steps, np.ndarray) or steps.ndim != 1 or steps.dtype.kind != "u":
+        raise ValueError("stepped labels: steps must be a 1-D unsigned integer array")
+    start = np.array([first], dtype=np.int64).view(np.uint64)
+    labels = np.concatenate([start, steps.astype(np.uint64)]).cumsum(dtype=np.uint64)
+    out = labels.view(np.int64)
+    if len(out) > 1 and not (out[1:] > out[:-1]).all():
+        raise ValueError("stepped labels: steps must be positive and stay within int64")
+    return out

@@ -17,7 +17,14 @@ from ..base import StateBlock
 from ..errors import IncompatibleStateError
 from ._fold import queue_full
 from ._group_table import _sort_reduce, _Table, union_labels
-from ._narrow import narrow_counts, narrow_floats, widened_counts, widened_floats
+from ._narrow import (
+    narrow_counts,
+    narrow_floats,
+    stepped_from_wire,
+    stepped_to_wire,
+    widened_counts,
+    widened_floats,
+)
 from .buckets import BucketMapping
 from .labels import (
     EMPTY_LABELS,
@@ -389,12 +396,15 @@ class GroupedScores(StateBlock):
         sketched entries only (an exact entry's value is its score); keys and values as
         float32 when every one is a float32 (scores of a float32 model). About a third of the
         bytes of the 0.7.0 form (``value`` for every entry, all counts int64), a fifth for
-        float32 scores; :meth:`from_wire` still reads the 0.7.0 form."""
+        float32 scores; integer groups as the first one and the steps between them. The
+        0.7.0 form is still read by :meth:`from_wire`."""
         t = self.table()
         sizes = np.bincount(t.g, minlength=len(self._groups)).astype(np.int64)
         counted = t.pos.dtype == np.int64
+        groups = self._groups
+        stepped = groups.dtype.kind == "i" and len(groups) > 0
         return {
-            "groups": labels_to_wire(self._groups),
+            "groups": stepped_to_wire(groups) if stepped else labels_to_wire(groups),
             "rows": narrow_counts(self._rows),
             "sizes": narrow_counts(sizes),
             "key": narrow_floats(t.key),
@@ -414,20 +424,13 @@ class GroupedScores(StateBlock):
                 "'sketch_value' (or 'value', as 0.7.0 wrote)"
             )
         legacy = "value" in wire
-        groups = labels_from_wire(wire["groups"])
-        rows, sizes = wire["rows"], wire["sizes"]
-        key, pos, neg = wire["key"], wire["pos"], wire["neg"]
-        value = wire["value" if legacy else "sketch_value"]
-        for name, a in (
-            ("rows", rows),
-            ("sizes", sizes),
-            ("key", key),
-            ("pos", pos),
-            ("neg", neg),
-            ("value" if legacy else "sketch_value", value),
-        ):
-            if not isinstance(a, np.ndarray) or a.ndim != 1:
+        stepped = not legacy and isinstance(wire["groups"], dict)
+        groups = stepped_from_wire(wire["groups"]) if stepped else labels_from_wire(wire["groups"])
+        names = ("rows", "sizes", "key", "pos", "neg", "value" if legacy else "sketch_value")
+        for name in names:
+            if not isinstance(wire[name], np.ndarray) or wire[name].ndim != 1:
                 raise ValueError(f"grouped scores: {name} must be a 1-D array")
+        rows, sizes, key, pos, neg, value = (wire[name] for name in names)
         if legacy:
             if rows.dtype != np.int64 or sizes.dtype != np.int64:
                 raise ValueError("grouped scores: rows and sizes must be int64")
