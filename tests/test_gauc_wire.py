@@ -209,3 +209,16 @@ def test_integer_groups_travel_as_steps(ids: np.ndarray) -> None:
     np.testing.assert_array_equal(back.scores.groups, np.unique(groups))
     assert back.to_bytes() == m.to_bytes()
     assert back.compute() == m.compute()
+
+
+def test_scores_beyond_float32_stay_float64_without_a_warning() -> None:
+    import warnings
+
+    y = np.array([0, 1, 0, 1])
+    s = np.array([1e300, -1e300, 3.0, 1e-300])
+    m = sm.GAUC(exact=True, score_type="real").update(y, s, groups=np.array([1, 1, 2, 2]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        blob = m.to_bytes()
+    assert _codec.decode(blob)["state"]["scores"]["key"].dtype == np.float64
+    assert sm.loads(blob).to_bytes() == blob

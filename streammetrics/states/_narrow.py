@@ -55,7 +55,8 @@ def narrow_floats(values: np.ndarray) -> np.ndarray:
     a float32 model wrote, bucket keys below 2**24; nan is kept), else as they are."""
     if not len(values):
         return values.astype(_F32)
-    single = values.astype(_F32)
+    with np.errstate(over="ignore"):  # beyond float32's range: inf, which then differs
+        single = values.astype(_F32)
     same = single.astype(_F64)
     if np.array_equal(same, values, equal_nan=True):
         return single

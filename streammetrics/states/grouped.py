@@ -394,10 +394,10 @@ class GroupedScores(StateBlock):
         """Schema 2 (0.8.0): integer counts, row counts and sizes in the narrowest unsigned
         dtype that holds them; ``sketch_value`` carrying the one-distinct-score values of
         sketched entries only (an exact entry's value is its score); keys and values as
-        float32 when every one is a float32 (scores of a float32 model). About a third of the
-        bytes of the 0.7.0 form (``value`` for every entry, all counts int64), a fifth for
-        float32 scores; integer groups as the first one and the steps between them. The
-        0.7.0 form is still read by :meth:`from_wire`."""
+        float32 when every one is a float32 (scores of a float32 model); integer groups as the
+        first one and the steps between them. About a quarter of the bytes of the 0.7.0 form
+        (``value`` for every entry, all counts and groups int64), a sixth for float32 scores;
+        :meth:`from_wire` still reads the 0.7.0 form."""
         t = self.table()
         sizes = np.bincount(t.g, minlength=len(self._groups)).astype(np.int64)
         counted = t.pos.dtype == np.int64
