@@ -263,30 +263,15 @@ class Metric(PerRequest):
         with self._lock:
             if self._pending is not None:
                 self._fold()
-            cls = type(self)
-            if (
-                cls._merge_from is not Metric._merge_from
-                or cls._state_wire is not Metric._state_wire
-                or cls._load_state is not Metric._load_state
-            ):
+            if not type(self)._state_in_fields():
                 return _copy.deepcopy(self)
-            new = cls.__new__(cls)
-            attrs = self.__dict__.copy()
-            attrs["_lock"] = threading.RLock()
-            rows = self._rows
-            if rows is not None:
-                attrs["_rows"] = rows.blank() if for_merge else rows.copy()
-            fields = self._fields
-            for name, value in attrs.items():
-                if name in fields:
-                    if for_merge and isinstance(value, StateBlock):
-                        attrs[name] = value.merge_target()
-                    else:
-                        attrs[name] = _copy_value(value)
-                elif name not in _SHARED and not isinstance(value, _IMMUTABLE):
-                    attrs[name] = _copy.deepcopy(value)
-            new.__dict__.update(attrs)
-            return new
+
+            def field_copy(value: Any) -> Any:
+                if for_merge and isinstance(value, StateBlock):
+                    return value.merge_target()
+                return _copy_value(value)
+
+            return self._twin(field_copy, blank_rows=for_merge)
 
     def _blank_for_load(self: _M) -> _M | None:
         """A metric of this class and configuration for :func:`loads` to fill, built without
@@ -294,22 +279,38 @@ class Metric(PerRequest):
         are this metric's own objects until the loader replaces every one of them. None for
         classes that keep state outside declared fields (the loader then builds from config).
         Decoding 100,000 slices of a ``Sliced`` builds 100,000 metrics: this is most of it."""
-        cls = type(self)
-        if (
-            cls._merge_from is not Metric._merge_from
-            or cls._state_wire is not Metric._state_wire
-            or cls._load_state is not Metric._load_state
-            or self._pending is not None
-        ):
+        if not type(self)._state_in_fields() or self._pending is not None:
             return None
+        return self._twin(None, blank_rows=True)
+
+    @classmethod
+    def _state_in_fields(cls) -> bool:
+        """Whether the class keeps all its state in declared fields (the base class's merge,
+        wire form and loading): it can then be copied attribute by attribute."""
+        return (
+            cls._merge_from is Metric._merge_from
+            and cls._state_wire is Metric._state_wire
+            and cls._load_state is Metric._load_state
+        )
+
+    def _twin(self: _M, field_copy: Callable[[Any], Any] | None, blank_rows: bool) -> _M:
+        """A new instance of this class from this one's attributes: a lock of its own, its
+        row declaration blank or copied, declared fields through ``field_copy`` (``None``:
+        kept as they are), what is fixed at construction shared and anything else mutable
+        deep-copied."""
+        cls = type(self)
         new = cls.__new__(cls)
         attrs = self.__dict__.copy()
         attrs["_lock"] = threading.RLock()
-        if self._rows is not None:
-            attrs["_rows"] = self._rows.blank()
+        rows = self._rows
+        if rows is not None:
+            attrs["_rows"] = rows.blank() if blank_rows else rows.copy()
         fields = self._fields
         for name, value in attrs.items():
-            if name not in fields and name not in _SHARED and not isinstance(value, _IMMUTABLE):
+            if name in fields:
+                if field_copy is not None:
+                    attrs[name] = field_copy(value)
+            elif name not in _SHARED and not isinstance(value, _IMMUTABLE):
                 attrs[name] = _copy.deepcopy(value)
         new.__dict__.update(attrs)
         return new
