@@ -15,7 +15,7 @@ from ..errors import IncompatibleStateError, InputError
 from ..states._bucket_stack import BucketStack
 from ..states.stacked import ConfusionStack, Stacked
 from ._confusion_pack import CONFUSION_PACK_MIN_SLICES, ConfusionPack
-from ._slice_pack import PACK_MIN_SLICES, SlicePack
+from ._slice_pack import PACK_MIN_SLICES, SlicePack, decoded_pack
 
 __all__ = ["CONFUSION_PACK_MIN_SLICES", "PACK_MIN_SLICES", "SliceTable", "slice_kind"]
 
@@ -183,6 +183,9 @@ class SliceTable(StateBlock):
             _scale(metric, factor)
 
     def to_wire(self) -> Any:
+        pack = self.pack()
+        if isinstance(pack, SlicePack):  # the same bytes, without a state per slice
+            return pack.wire()
         slices = self.view()
         return [
             [list(k) if isinstance(k, tuple) else k, slices[k]._envelope()] for k in sorted(slices)
@@ -192,6 +195,10 @@ class SliceTable(StateBlock):
         if not isinstance(wire, list):
             raise ValueError("slices must be a list of [key, state] pairs")
         out = self._like()
+        pack = decoded_pack(self.template, wire, PACK_MIN_SLICES)  # many score-bucket slices
+        if pack is not None:
+            out._pack = pack
+            return out
         out.slices = {}
         kinds = set()
         for pair in wire:

@@ -1,0 +1,240 @@
+"""The packed wire paths of ``Sliced`` over many score-bucket slices
+(``SlicePack.wire`` and ``decoded_pack``): the bytes each slice's own state writes, and, on
+decoding, exactly what the per-slice decoder accepts, as a pack."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+
+import streammetrics as sm
+import streammetrics.wrappers._slice_table as table_module
+from streammetrics import _codec
+from streammetrics.errors import StateDecodeError
+
+SLICES = 700  # past PACK_MIN_SLICES (512): the table packs, and decodes packed
+
+
+def _sliced(metric: sm.Metric, keys: str, weighted: bool, seed: int = 0) -> sm.Sliced:
+    rng = np.random.default_rng(seed)
+    n = 20_000
+    y = rng.integers(0, 2, n)
+    s = np.clip(0.2 * y + 0.8 * rng.random(n), 0, 1)
+    codes = rng.integers(0, SLICES, n)
+    by: object
+    if keys == "int":
+        by = codes * 7 - 1_000
+    elif keys == "str":
+        by = np.array([f"k{c}" for c in range(SLICES)])[codes]
+    else:  # composite
+        by = (codes % 30, np.array([f"d{c // 30}" for c in range(SLICES)])[codes])
+    weights = rng.random(n) * (rng.random(n) > 0.2) if weighted else None
+    out = sm.Sliced(metric)
+    for a, b in ((0, 500), (500, n)):  # two batches: the table packs, then folds into it
+        part = tuple(c[a:b] for c in by) if isinstance(by, tuple) else by[a:b]  # type: ignore[index]
+        kwargs = {} if weights is None else {"sample_weight": weights[a:b]}
+        out.update(y[a:b], s[a:b], by=part, **kwargs)
+    return out
+
+
+def _per_slice_bytes(sliced: sm.Sliced) -> bytes:
+    """The bytes the per-slice wire form writes: each slice's own envelope, sorted by key."""
+    view = sliced.slices.view()
+    pairs = [[list(k) if isinstance(k, tuple) else k, view[k]._envelope()] for k in sorted(view)]
+    state = {"count": sliced.count, "slices": pairs}
+    return _codec.encode(
+        _codec.envelope_tree(sliced._wire_name, sliced._schema, sliced._config, state)
+    )
+
+
+def _slow_loads(blob: bytes, monkeypatch: pytest.MonkeyPatch) -> sm.Metric:
+    """``loads`` through the per-slice decoder alone."""
+    with monkeypatch.context() as m:
+        m.setattr(table_module, "decoded_pack", lambda *args: None)
+        return sm.loads(blob)
+
+
+CONFIGS = [
+    pytest.param(lambda: sm.ROCAUC(), "int", False, id="auc-int"),
+    pytest.param(lambda: sm.ROCAUC(), "str", True, id="auc-str-weighted"),
+    pytest.param(lambda: sm.ROCAUC(resolution=64), "composite", False, id="auc-composite"),
+    pytest.param(lambda: sm.AveragePrecision(), "int", True, id="ap-int-weighted"),
+]
+
+
+@pytest.mark.parametrize(("make", "keys", "weighted"), CONFIGS)
+def test_packed_wire_is_the_per_slice_wire(make, keys, weighted, monkeypatch):
+    sliced = _sliced(make(), keys, weighted)
+    assert sliced.slices._pack is not None and sliced.slices._dict is None
+    blob = sliced.to_bytes()
+    assert blob == _per_slice_bytes(sliced)
+    loaded = sm.loads(blob)
+    assert loaded.slices._pack is not None  # decoded straight into one table
+    slow = _slow_loads(blob, monkeypatch)
+    assert slow.slices._pack is None
+    assert loaded.to_bytes() == slow.to_bytes() == blob
+    assert loaded.compute() == slow.compute()
+    for key in loaded.keys()[::97]:
+        assert loaded[key].to_bytes() == slow[key].to_bytes()
+    more = _sliced(make(), keys, weighted, seed=1)
+    assert (loaded + more).to_bytes() == (slow + more).to_bytes()
+    rng = np.random.default_rng(5)
+    y, s = rng.integers(0, 2, 300), rng.random(300)
+    by = rng.integers(0, SLICES, 300) * 7 - 1_000 if keys == "int" else None
+    if by is not None:
+        kw = {"sample_weight": rng.random(300)} if weighted else {}
+        after = loaded.update(y, s, by=by, **kw)
+        assert after.to_bytes() == slow.update(y, s, by=by, **kw).to_bytes()
+
+
+def _tree(blob: bytes) -> dict:
+    return _codec.decode(blob)
+
+
+def _edit(tree: dict, change) -> bytes:  # type: ignore[no-untyped-def]
+    tree = copy.deepcopy(tree)
+    change(tree["state"]["slices"])
+    return _codec.encode(tree)
+
+
+def _hist(pairs: list, j: int = 3) -> dict:
+    return pairs[j][1]["state"]["hist"]
+
+
+def _set(field: str, value, j: int = 3):  # type: ignore[no-untyped-def]
+    def change(pairs: list) -> None:
+        _hist(pairs, j)[field] = value
+
+    return change
+
+
+def _first(field: str, value):  # type: ignore[no-untyped-def]
+    def change(pairs: list) -> None:
+        arr = _hist(pairs)[field].copy()
+        arr[0] = value
+        _hist(pairs)[field] = arr
+
+    return change
+
+
+def _state(field: str, value):  # type: ignore[no-untyped-def]
+    def change(pairs: list) -> None:
+        pairs[3][1]["state"][field] = value
+
+    return change
+
+
+def _envelope(field: str, value):  # type: ignore[no-untyped-def]
+    def change(pairs: list) -> None:
+        pairs[3][1][field] = value
+
+    return change
+
+
+def _key(value):  # type: ignore[no-untyped-def]
+    def change(pairs: list) -> None:
+        pairs[3][0] = value
+
+    return change
+
+
+def _swap_buckets(pairs: list) -> None:
+    h = _hist(pairs)
+    for f in ("lo", "hi", "pos", "neg"):
+        h[f] = h[f][::-1].copy()
+
+
+def _repeat_bucket(pairs: list) -> None:
+    h = _hist(pairs)
+    for f in ("lo", "hi", "pos", "neg"):
+        h[f] = np.concatenate([h[f][:1], h[f]])
+
+
+def _empty_store(pairs: list) -> None:
+    h = _hist(pairs)
+    for f in ("lo", "hi", "pos", "neg"):
+        h[f] = h[f][:0].copy()
+
+
+def _float_counts(pairs: list) -> None:  # one slice weighted among integer ones
+    h = _hist(pairs)
+    h["pos"], h["neg"] = h["pos"].astype(float), h["neg"].astype(float)
+
+
+def _wide_bucket(pairs: list) -> None:  # lo and hi in different buckets
+    h = _hist(pairs)
+    h["hi"] = h["hi"].copy()
+    h["hi"][0] = min(1.0, h["lo"][0] + 0.5)
+
+
+CONFIG = {"exact": False, "score_type": "probability", "resolution": 128}
+
+EDITS = {
+    "count zero": _state("count", 0),
+    "count negative": _state("count", -1),
+    "count past the bound": _state("count", 2**53 + 1),
+    "count a float": _state("count", 3.0),
+    "count a bool": _state("count", True),
+    "extra state field": _state("extra", 1),
+    "store missing": _state("hist", None),
+    "bits in a grid store": _set("bits", 16),
+    "pos negative": _first("pos", -1),
+    "pos huge": _first("pos", 2**62),
+    "bucket empty": lambda p: (_first("pos", 0)(p), _first("neg", 0)(p)),
+    "lo above hi": _first("lo", 0.999),
+    "lo not finite": _first("lo", np.inf),
+    "lo below zero": lambda p: (_first("lo", -0.5)(p), _first("hi", -0.5)(p)),
+    "lo above one": lambda p: (_first("lo", 1.5)(p), _first("hi", 1.5)(p)),
+    "lo negative zero": lambda p: (_first("lo", -0.0)(p), _first("hi", 0.0)(p)),
+    "buckets unsorted": _swap_buckets,
+    "bucket repeated": _repeat_bucket,
+    "bucket ends apart": _wide_bucket,
+    "no buckets": _empty_store,
+    "one slice weighted": _float_counts,
+    "pos int32": lambda p: _set("pos", _hist(p)["pos"].astype(np.int32))(p),
+    "pos 2-d": lambda p: _set("pos", _hist(p)["pos"].reshape(1, -1))(p),
+    "lengths differ": lambda p: _set("pos", _hist(p)["pos"][1:].copy())(p),
+    "lo a list": lambda p: _set("lo", _hist(p)["lo"].tolist())(p),
+    "config differs": _envelope("config", {**CONFIG, "resolution": 64}),
+    "config int as float": _envelope("config", {**CONFIG, "resolution": 128.0}),
+    "class differs": _envelope("class", "AveragePrecision"),
+    "schema newer": _envelope("schema", 9),
+    "version a bool": _envelope("version", True),
+    "envelope field extra": _envelope("extra", 1),
+    "key repeated": lambda p: _key(p[4][0])(p),
+    "key a float": _key(1.5),
+    "key a bool": _key(True),
+    "key of another kind": _key("x"),
+    "key an empty list": _key([]),
+    "key composite": _key([1, "a"]),
+    "pair of three": lambda p: p.__setitem__(3, [*p[3], 1]),
+    "slices out of order": lambda p: p.reverse(),
+    "negative zero key part": _key(-0),
+}
+
+
+@pytest.mark.parametrize("edit", list(EDITS), ids=list(EDITS))
+def test_the_packed_decoder_accepts_what_the_per_slice_decoder_accepts(edit, monkeypatch):
+    """Each edit, to one slice among 700: both decoders refuse it, or both give the same
+    state (the packed one hands every unusual form to the per-slice decoder)."""
+    blob = _sliced(sm.ROCAUC(), "int", False).to_bytes()
+    bad = _edit(_tree(blob), EDITS[edit])
+    try:
+        slow = _slow_loads(bad, monkeypatch)
+    except StateDecodeError:
+        with pytest.raises(StateDecodeError):
+            sm.loads(bad)
+        return
+    fast = sm.loads(bad)
+    assert fast.to_bytes() == slow.to_bytes()
+    assert fast.compute() == slow.compute()
+
+
+def test_the_packed_decoder_is_the_one_that_runs():
+    """A valid wire form of many slices decodes without making one state per slice."""
+    blob = _sliced(sm.ROCAUC(), "str", False).to_bytes()
+    loaded = sm.loads(blob)
+    assert loaded.slices._pack is not None and loaded.slices._dict is None
+    assert len(loaded) == SLICES
