@@ -13,6 +13,7 @@ Every failure becomes :class:`~streammetrics.errors.StateDecodeError`.
 
 from __future__ import annotations
 
+import math
 import threading
 from typing import Any
 
@@ -325,8 +326,17 @@ def check_sum(what: str, kind: str, *totals: float) -> None:
     """Raise :class:`CountOverflowError` if the totals together pass the bound for arrays of
     dtype kind ``kind`` (:data:`COUNT_LIMIT` for integer counts, :data:`WEIGHT_LIMIT` for
     float64 weights). One float addition per part: callers pass totals they already hold or
-    that cost one vectorised reduction."""
-    together = sum(totals)
+    that cost one vectorised reduction. Integer totals are added as integers: in float64,
+    ``2**53 + 1`` rounds back to ``2**53``, and one-row updates would pass the bound one by one."""
+    together: float = 0
+    if kind in "iub":
+        for total in totals:
+            if not total <= COUNT_LIMIT:  # (nan and infinities too)
+                together = math.inf
+                break
+            together += int(total)  # exact: each total is an integer within the bound
+    else:
+        together = sum(totals)
     if not together <= _limit(kind):
         raise CountOverflowError(
             f"{what}: the counts would total {together:.6g}, past the bound of "

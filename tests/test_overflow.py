@@ -228,3 +228,23 @@ def test_a_row_count_at_the_bound_does_not_merge_past_it() -> None:
     with pytest.raises(CountOverflowError):
         forged.copy().merge(sm.Accuracy().update([1], [1]))
     assert forged.to_bytes() == before
+
+
+def test_one_row_at_a_time_does_not_pass_the_bound() -> None:
+    """Counts near 2**53 take rows one by one up to the bound and no further: in float64 the
+    bound check read ``2**53 + 1`` as ``2**53`` and let every single row through, and the
+    state's own bytes were then refused by ``loads``."""
+    m = sm.Accuracy().update([0, 1], [0, 1])
+    name, schema, config, state = _codec.unpack_envelope(m.to_bytes())
+    table = state["counts"]["table"].copy()
+    table[0, 0] = COUNT_LIMIT - 20
+    near = {**state, "count": COUNT_LIMIT - 19, "counts": {**state["counts"], "table": table}}
+    m = sm.loads(_codec.pack_envelope(name, schema, config, near))
+    refused = 0
+    for _ in range(40):
+        try:
+            m.update(0, 0)
+        except CountOverflowError:
+            refused += 1
+    assert (refused, m.count) == (21, COUNT_LIMIT)
+    assert sm.loads(m.to_bytes()) == m
