@@ -11,7 +11,9 @@ unchanged. Checks that depend on the state (the kind of labels held, a third lab
 ``average="binary"``, a state of two output columns fed one) are covered by learning: a label
 value, a key kind or a call shape is trusted only after the metric's own ``update`` has accepted
 it (since the last ``reset`` or ``merge``). A label set only grows between those events, so a
-value accepted once stays acceptable.
+value accepted once stays acceptable. Where the last column is a slice key (``Sliced``'s
+``by=``), each slice is a state of its own: label values and key kinds are trusted per slice
+key, as ``(value, slice key)`` pairs.
 """
 
 from __future__ import annotations
@@ -74,6 +76,7 @@ class Rows:
         "kinds",
         "labels",
         "n",
+        "paired",
         "row_ok",
         "scalars",
         "shapes",
@@ -92,6 +95,11 @@ class Rows:
         self.keyword = keyword
         # Per column, the trusted values (LABEL) or kinds "int"/"str" (KEY); unused otherwise.
         self.labels: list[Seen] = [Seen() for _ in kinds]
+        #: With a slice key (``keyword``): the label and key columns before it, whose trusted
+        #: values are ``(value, slice key)`` pairs (each slice's label set is its own).
+        self.paired: tuple[int, ...] = tuple(
+            j for j, kind in enumerate(kinds[:-1]) if keyword is not None and kind in (LABEL, KEY)
+        )
         # One predicate per column for scalars (a bound ``set.__contains__`` for labels), and
         # one for the whole row: built at the first scalar call (most copies never see one).
         self.checks: tuple[Any, ...] | None = None
@@ -149,14 +157,26 @@ class Rows:
     def _scalar_checks(self) -> tuple[Any, ...]:
         checks = self.checks
         if checks is None:
-            pairs = zip(self.kinds, self.labels, strict=True)
-            checks = self.checks = tuple(_scalar_check(kind, seen) for kind, seen in pairs)
+            checks = self.checks = tuple(
+                _paired_scalar_check(kind) if j in self.paired else _scalar_check(kind, seen)
+                for j, (kind, seen) in enumerate(zip(self.kinds, self.labels, strict=True))
+            )
         return checks
 
     def _row_check(self) -> Any:
         if self._check is None:
-            self._check = _row_check(self._scalar_checks())
+            check = _row_check(self._scalar_checks())
+            self._check = _with_pairs(check, self._pairs_ok) if self.paired else check
         return self._check
+
+    def _pairs_ok(self, args: tuple[Any, ...]) -> bool:
+        """Whether each paired value of one row of scalars was accepted in its row's slice."""
+        key = args[-1]
+        for j in self.paired:
+            v = args[j]
+            if (v if self.kinds[j] == LABEL else _key_kind(v), key) not in self.labels[j]:
+                return False
+        return True
 
     def scalar_args(self, args: tuple[Any, ...]) -> bool:
         """True when ``args``, one unweighted sample as scalars, certainly passes ``update``."""
@@ -173,6 +193,8 @@ class Rows:
                 # Only plain scalars are looked up: a tensor or a Decimal may hash like a label.
                 if type(v) not in _SCALAR_TYPES or not check(v):
                     return False
+            if self.paired and not self._pairs_ok(args):
+                return False
         except Exception:  # not comparable: the ordinary path says what is wrong
             return False
         return weight is None or (type(weight) in _REAL_TYPES and 0 <= weight <= MAX_WEIGHT)
@@ -184,7 +206,7 @@ class Rows:
         cols = []
         n = -1
         tensor = _TENSOR[0]
-        for kind, seen, x in zip(self.kinds, self.labels, args, strict=True):
+        for j, (kind, seen, x) in enumerate(zip(self.kinds, self.labels, args, strict=True)):
             # A copy: the caller may reuse its buffer (or tensor) once update returns.
             if type(x) is tensor:
                 if x.dtype is _TENSOR[1]:
@@ -209,15 +231,31 @@ class Rows:
                 n = len(arr)
                 if n == 0:
                     return None
-            if not _column_trusted(kind, seen, arr):
+            if j in self.paired:  # checked below, against the slice keys
+                if arr.dtype.kind not in ("biuU" if kind == LABEL else "iuU"):
+                    return None
+            elif not _column_trusted(kind, seen, arr):
                 return None
             cols.append(arr)
+        if self.paired and not self._pairs_trusted(cols):
+            return None
         if weight is not None:
             w = _weight_column(weight, n)
             if w is None:
                 return None
             cols.append(w)
         return tuple(cols)
+
+    def _pairs_trusted(self, cols: list[np.ndarray]) -> bool:
+        """Whether every paired value of a small batch was accepted in its row's slice."""
+        keys = cols[self.n - 1].tolist()
+        for j in self.paired:
+            values = cols[j].tolist()
+            if self.kinds[j] == KEY:
+                values = [_key_kind(v) for v in values]
+            if not self.labels[j].issuperset(zip(values, keys, strict=True)):
+                return False
+        return True
 
     # -- learning from accepted calls -----------------------------------------------------------
 
@@ -238,11 +276,16 @@ class Rows:
                     values.append(arr.tolist())
                 else:
                     values.append([])  # only label and key values are remembered
-        for kind, seen, column in zip(self.kinds, self.labels, values, strict=True):
-            if kind == LABEL:
+        keys = values[-1]
+        for j, (kind, seen, column) in enumerate(zip(self.kinds, self.labels, values, strict=True)):
+            if kind == KEY:
+                column = [_key_kind(v) for v in column]
+            if j in self.paired:
+                seen.update(pair for pair in zip(column, keys, strict=True) if pair[0] is not None)
+            elif kind == LABEL:
                 seen.update(column)
             elif kind == KEY:
-                seen.update(_key_kind(v) for v in column)
+                seen.update(column)
                 seen.discard(None)
         self.shapes.add((scalars, weight is not None))
         self._trust_scalars((True, False) in self.shapes)
@@ -322,6 +365,23 @@ def _scalar_check(kind: str, seen: set[Any]) -> Any:
     return lambda v: _key_trusted(seen, v)
 
 
+def _paired_scalar_check(kind: str) -> Any:
+    """The per-value part of a paired column's check (the pair is checked per row)."""
+    if kind == KEY:
+        return lambda v: _key_kind(v) is not None
+    return lambda v: True  # a label: any scalar, looked up with its slice key
+
+
+def _with_pairs(check: Any, pairs_ok: Any) -> Any:
+    def checked(args: tuple[Any, ...]) -> bool:
+        try:
+            return bool(check(args) and pairs_ok(args))
+        except Exception:  # an unhashable value: not certainly valid
+            return False
+
+    return checked
+
+
 def _never(args: tuple[Any, ...]) -> bool:
     return False
 
@@ -397,7 +457,11 @@ def _is_scalar(v: Any) -> bool:
 
 
 def _key_kind(v: Any) -> str | None:
+    """``"int"`` or ``"str"``: the kind of a group, query or slice key; None for anything
+    else, bools among them (``Sliced`` refuses them; the ordinary path decides)."""
     t = type(v)
+    if t is bool or t is np.bool_:
+        return None
     if t in _INT_TYPES:
         return "int" if -_INT64 <= v < _INT64 else None
     if t in _STR_TYPES:
@@ -459,8 +523,8 @@ def _column_trusted(kind: str, seen: Seen, arr: np.ndarray) -> bool:
         if dk == "b" and seen.run >= 2:
             return True
         return dk in "biuU" and seen.issuperset(arr.tolist())
-    if kind == KEY:
-        if dk in "bi" or (dk == "u" and arr.dtype.itemsize < 8):
+    if kind == KEY:  # (bool keys take the ordinary path, as bool scalars do)
+        if dk == "i" or (dk == "u" and arr.dtype.itemsize < 8):
             return "int" in seen
         return dk == "U" and "str" in seen
     if dk not in "biuf":

@@ -143,3 +143,70 @@ def test_a_large_batch_beyond_the_declared_columns_still_ends_trust() -> None:
     m.update("q", 1.0, 0.3)
     with pytest.raises(sm.InputError, match="query_ids"):
         m.update(2, 1.0, 0.3)
+
+
+def test_a_slices_labels_are_trusted_in_that_slice_alone() -> None:
+    """``Sliced``: each slice is a state of its own, with its own label set. A label accepted
+    in one slice is not trusted in another (it was, and the other slice's fold then failed,
+    dropping every buffered row): the bad row is refused at its call, the rest kept."""
+    s = sm.Sliced(sm.Accuracy())
+    s.update("cat", "cat", by="A")  # slice A holds str labels
+    s.update(1, 1, by="B")  # slice B int labels; one-row calls now trusted
+    for _ in range(5):
+        s.update(1, 0, by="B")
+    with pytest.raises(sm.InputError, match="labels"):
+        s.update("cat", "cat", by="B")
+    with pytest.raises(sm.InputError, match="labels"):
+        s.update(["cat"], ["cat"], by=["B"])  # a small batch likewise
+    for _ in range(5):
+        s.update(1, 1, by="B")
+    assert s.count == 12
+    assert s.compute() == {"A": 1.0, "B": 6 / 11}
+    f1 = sm.Sliced(sm.F1())  # binary: each slice may hold two labels
+    f1.update([0, 1], [0, 1], by=["A", "A"])
+    f1.update([1, 2], [1, 2], by=["B", "B"])
+    for _ in range(3):
+        f1.update(1, 1, by="B")
+    with pytest.raises(sm.InputError, match="binary"):
+        f1.update(0, 2, by="B")  # 0 is a label of slice A, a third one for slice B
+    assert f1.count == 7
+
+
+def test_grouped_keys_are_trusted_per_slice() -> None:
+    """``Sliced(GAUC())``: a slice's group ids keep one kind, whatever other slices hold."""
+    s = sm.Sliced(sm.GAUC())
+    s.update([0, 1], [0.2, 0.8], ["u", "u"], by=[1, 1])
+    s.update([0, 1], [0.2, 0.8], [7, 7], by=[2, 2])
+    s.update(1, 0.4, "v", by=1)
+    s.update(1, 0.4, "v", by=1)
+    with pytest.raises(sm.InputError):
+        s.update(0, 0.3, "w", by=2)  # str groups trusted in slice 1 only
+    assert s.count == 6
+    expected = sm.Sliced(sm.GAUC())
+    expected.update([0, 1, 1, 1], [0.2, 0.8, 0.4, 0.4], ["u", "u", "v", "v"], by=[1, 1, 1, 1])
+    expected.update([0, 1], [0.2, 0.8], [7, 7], by=[2, 2])
+    assert s.to_bytes() == expected.to_bytes()
+
+
+@pytest.mark.parametrize("key", [True, np.True_, [True], np.array([True, False])])
+def test_bool_keys_take_the_ordinary_path(key) -> None:  # type: ignore[no-untyped-def]
+    """A bool slice key is refused on every path (it was counted under 1 once int keys were
+    trusted); a bool group id is what the ordinary update makes of it, never an error after
+    the row was counted."""
+    s = sm.Sliced(sm.Accuracy())
+    for _ in range(3):
+        s.update(1, 1, by=5)
+    n = len(key) if isinstance(key, (list, np.ndarray)) else 1
+    with pytest.raises(sm.InputError, match="bool"):
+        s.update(*([1] * n, [0] * n) if n > 1 or isinstance(key, list) else (1, 0), by=key)
+    assert s.count == 3 and s.keys() == [5]
+    for metric, args in ((sm.GAUC(), (1, 0.5)), (sm.ranking.NDCG(), (1.0, 0.5))):
+        a, b = metric.copy(), metric.copy()
+        for _ in range(2):
+            a.update(*args, np.True_) if isinstance(a, sm.GAUC) else a.update(np.True_, *args)
+        batch = [np.array([1, 1]), np.array([0.5, 0.5]), np.array([True, True])]
+        if isinstance(b, sm.GAUC):
+            b.update(*batch)
+        else:
+            b.update(batch[2], np.array([1.0, 1.0]), batch[1])
+        assert a.count == 2 and a.to_bytes() == b.to_bytes()
