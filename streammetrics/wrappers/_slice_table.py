@@ -167,12 +167,24 @@ class SliceTable(StateBlock):
                 held[key]._check_compatible(metric)
 
     def merge(self, other: Any) -> None:
-        slices = self.slices
-        for key, metric in other.view().items():
-            if key in slices:
-                slices[key].merge(metric)
-            else:
-                slices[key] = metric.copy()
+        self.merge_many([other])
+
+    def merge_many(self, others: list[Any]) -> None:
+        """All or nothing: each slice's merge makes a new state (one merge of all its operands),
+        and the table changes only once every one has succeeded (a slice's merge may still be
+        refused, a count bound, after the tables were checked mergeable)."""
+        held = self.view()
+        theirs: dict[Key, list[Metric]] = {}
+        for other in others:
+            for key, metric in other.view().items():
+                theirs.setdefault(key, []).append(metric)
+        merged: dict[Key, Metric] = {}
+        for key, metrics in theirs.items():
+            mine = held.get(key)
+            if mine is None:
+                mine, metrics = metrics[0], metrics[1:]
+            merged[key] = mine._copy(for_merge=True).merge(*metrics) if metrics else mine.copy()
+        self.slices = {**held, **merged}
 
     def scale(self, factor: float) -> None:
         if not self.scalable:
