@@ -184,6 +184,19 @@ class GAUC(Keyed, Metric):
     def _compute(self) -> float:
         return self._summary()[0]
 
+    def _validate_state(self) -> None:
+        """Decoding: every row is held by a group, and exact scores are valid scores."""
+        scores = self.scores
+        if self._count != scores._total:
+            raise ValueError(
+                f"count {self._count} differs from the {scores._total} rows the groups hold"
+            )
+        table = scores._main
+        if self._config["score_type"] == "probability" and len(table.key):
+            exact = table.key[~table.bucketed]  # (a bucket key is checked against its grid)
+            if exact.size and not (exact.min() >= 0.0 and exact.max() <= 1.0):
+                raise ValueError("an exact score lies outside [0, 1] (score_type='probability')")
+
     def error_bound(self) -> float:
         """A certified bound on ``abs(compute() - exact GAUC)``; 0.0 when every group is exact."""
         if self.count == 0:

@@ -99,7 +99,7 @@ def _discount_cumsum(length: int, k: int | None) -> np.ndarray:
 def _check_k(k: Any, optional: bool) -> int | None:
     if k is None and optional:
         return None
-    k = config_int(k, "k")
+    k = config_int(k, "k", maximum=COUNT_LIMIT)  # (a larger cut-off than any count cuts nothing)
     return int(k)
 
 

@@ -76,6 +76,10 @@ def checked_entries(wire: Any, mapping: BucketMapping | None, floor_bits: int | 
         raise ValueError("score buckets: a bucket's lo and hi fall in different buckets")
     if len(keys) > 1 and not (keys[1:] > keys[:-1]).all():
         raise ValueError("score buckets: buckets must be sorted and distinct")
+    if keymap.size is not None and len(keys) and not (keys[0] >= 0 and keys[-1] < keymap.size):
+        # (a probability grid's keys for scores outside [0, 1]: no update makes them, and the
+        # curves index their bucket edges with them)
+        raise ValueError("score buckets: a bucket lies outside the grid's scores")
     if bits is not None and floor_bits is not None:
         if len(keys) > REAL_MAX_BUCKETS and bits > floor_bits:
             raise ValueError(
