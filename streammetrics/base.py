@@ -519,6 +519,22 @@ class Metric(PerRequest):
             if isinstance(exc, StateDecodeError):
                 raise
             raise StateDecodeError(f"inconsistent {type(self).__name__} state: {exc}") from exc
+        if count == 0 and _codec.encode(self._state_wire()) != _codec.encode(self._blank_wire()):
+            # ``count == 0`` means the freshly constructed state: a merge skips such operands,
+            # and ``compute`` answers nan, so data under a count of 0 would be lost silently.
+            raise StateDecodeError(f"{type(self).__name__} state of count 0 holds data")
+
+    def _blank_wire(self) -> dict[str, Any]:
+        """:meth:`_state_wire` of the freshly constructed state."""
+        state: dict[str, Any] = {"count": 0}
+        for name, field in self._fields.items():
+            value = field.default
+            if isinstance(value, StateBlock):
+                value = value.to_wire()
+            elif isinstance(value, Metric):
+                value = value._envelope()
+            state[name] = value
+        return state
 
     def _held_total(self) -> float:
         """The largest count or weight total among the declared blocks (the count bound)."""

@@ -95,3 +95,27 @@ def test_a_cut_off_past_the_count_bound_is_refused() -> None:
         sm.loads(_codec.encode(tree))
     with pytest.raises(sm.InputError, match="k: must be from 1"):
         sm.ranking.NDCG(k=2**53 + 1)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: sm.ROCAUC().update([0, 1], [0.2, 0.7]),
+        lambda: sm.Accuracy().update([0, 1], [0, 0]),
+        lambda: sm.MeanSquaredError().update([1.0, 2.0], [1.5, 2.5]),
+        lambda: sm.ranking.NDCG().update([1, 1], [1.0, 0.0], [0.3, 0.2]),
+        lambda: sm.Sliced(sm.Accuracy()).update([1, 0], [1, 1], by=["a", "b"]),
+    ],
+)
+def test_a_count_of_zero_over_data_is_refused(make) -> None:  # type: ignore[no-untyped-def]
+    """``count == 0`` means the freshly constructed state (merges skip such operands): data
+    under it would be lost silently (``ROCAUC`` loaded it, ``compute`` gave nan)."""
+    m = make()
+
+    def change(state: dict) -> None:
+        state["count"] = 0
+
+    with pytest.raises(StateDecodeError):
+        sm.loads(_forged(m, change))
+    blank = m.copy().reset()
+    assert sm.loads(blank.to_bytes()) == blank
