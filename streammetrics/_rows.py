@@ -2,7 +2,8 @@
 
 A metric declares, once, the kind of each column of its ``update`` (:class:`Rows`). A call whose
 columns are scalars (one sample) or small 1-D arrays is then checked here, in plain Python or one
-numpy reduction per column, before ``streammetrics._pending`` buffers it.
+numpy reduction per column (the checks of each kind of column: ``streammetrics._row_checks``),
+before ``streammetrics._pending`` buffers it.
 
 The checks here never raise. They only decide that a call is *certainly* one the metric's own
 ``update`` accepts; anything else (a value never seen, a NaN, an unknown argument, another
@@ -22,39 +23,29 @@ from typing import Any
 
 import numpy as np
 
-from ._inputs import BFLOAT16_BITS
-from ._small_columns import (
-    _TENSOR,
-    SMALL_BATCH,
-    _bfloat16_bits,
-    _small_column,
-    _small_tensor,
+from ._row_checks import (
+    _KINDS,
+    _REAL_TYPES,
+    _SCALAR_TYPES,
+    KEY,
+    LABEL,
+    MAX_WEIGHT,
+    Seen,
+    _all_str,
+    _bfloat16_column,
+    _column_trusted,
+    _is_scalar,
+    _key_kind,
+    _never,
+    _paired_scalar_check,
+    _row_check,
+    _scalar_check,
+    _weight_column,
+    _with_pairs,
 )
+from ._small_columns import _TENSOR, SMALL_BATCH, _small_column, _small_tensor
 
-__all__ = ["SMALL_BATCH", "Rows"]
-
-
-# Column kinds.
-LABEL = "label"  # a class label (int or str); each value is trusted once accepted
-KEY = "key"  # a group or query id; trusted once a key of the same kind (int/str) is accepted
-NUMBER = "number"  # a finite real (buffered only within +-2**200, see NUMBER_LIMIT)
-PROBABILITY = "probability"  # a real in [0, 1]
-_KINDS = (LABEL, KEY, NUMBER, PROBABILITY)
-
-_INT_TYPES = frozenset(
-    {int, bool, np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32}
-)
-_REAL_TYPES = _INT_TYPES | {float, np.float16, np.float32, np.float64}
-_STR_TYPES = frozenset({str, np.str_})
-_SCALAR_TYPES = _REAL_TYPES | _STR_TYPES
-_INT64 = 2**63
-#: Weights above this take the ordinary path (which checks the bound of the weight totals,
-#: ``WEIGHT_LIMIT`` = 2**100): a full buffer (under 2**17 rows) of rows below it adds less than
-#: 2**99.
-MAX_WEIGHT = 2.0**82
-#: Numbers beyond this magnitude take the ordinary path, which refuses those a metric cannot
-#: hold (the regression metrics: above 2**200 the squared errors overflow float64).
-NUMBER_LIMIT = 2.0**200
+__all__ = ["SMALL_BATCH", "_SCALAR_TYPES", "Rows"]
 
 
 class Rows:
@@ -289,278 +280,3 @@ class Rows:
                 seen.discard(None)
         self.shapes.add((scalars, weight is not None))
         self._trust_scalars((True, False) in self.shapes)
-
-
-class Seen(set[Any]):
-    """A set of trusted values that also knows its run of integers from 0: the largest ``k``
-    with ``0, 1, ..., k - 1`` all in the set (cached, recomputed after any change). A batch of
-    integer labels is trusted by one reduction when its largest value, read as unsigned, is
-    below that run: the common case of labels ``0 .. k-1``."""
-
-    __slots__ = ("_run",)
-
-    def __init__(self, values: Any = ()) -> None:
-        super().__init__(values)
-        self._run: int | None = None
-
-    def update(self, *others: Any) -> None:
-        self._run = None
-        super().update(*others)
-
-    def discard(self, value: Any) -> None:
-        self._run = None
-        super().discard(value)
-
-    def clear(self) -> None:
-        self._run = None
-        super().clear()
-
-    def add(self, value: Any) -> None:
-        self._run = None
-        super().add(value)
-
-    @property
-    def run(self) -> int:
-        run = self._run
-        if run is None:
-            run = 0
-            while run in self:
-                run += 1
-            self._run = run
-        return run
-
-
-# Unsigned views of the native integer and float dtypes, and the bit pattern of 1.0 for floats:
-# as unsigned integers, non-negative floats sort like their values, and negative ones (sign bit
-# set), NaN and infinities lie above 1.0's pattern, so one max() checks 0 <= x <= 1.
-_UNSIGNED = {
-    np.dtype(t): np.dtype(f"u{np.dtype(t).itemsize}")
-    for t in ("i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8", "f2", "f4", "f8")
-}
-_ONE_BITS = {
-    np.dtype(t): int(np.array(1, dtype=t).view(f"u{np.dtype(t).itemsize}"))
-    for t in ("f2", "f4", "f8")
-}
-
-
-_MAX = np.maximum.reduce  # without ndarray.max's Python wrapper: small batches pay for it
-
-
-def _is_probability(v: Any) -> bool:
-    return type(v) in _REAL_TYPES and 0 <= v <= 1
-
-
-def _is_number(v: Any) -> bool:
-    return type(v) in _REAL_TYPES and -NUMBER_LIMIT <= v <= NUMBER_LIMIT  # False for nan
-
-
-def _scalar_check(kind: str, seen: set[Any]) -> Any:
-    if kind == LABEL:
-        # Only scalars are looked up: a tensor or an array may hash, and compare element-wise.
-        return seen.__contains__  # the caller checks first that the value is a scalar
-    if kind == PROBABILITY:
-        return _is_probability
-    if kind == NUMBER:
-        return _is_number
-    return lambda v: _key_trusted(seen, v)
-
-
-def _paired_scalar_check(kind: str) -> Any:
-    """The per-value part of a paired column's check (the pair is checked per row)."""
-    if kind == KEY:
-        return lambda v: _key_kind(v) is not None
-    return lambda v: True  # a label: any scalar, looked up with its slice key
-
-
-def _with_pairs(check: Any, pairs_ok: Any) -> Any:
-    def checked(args: tuple[Any, ...]) -> bool:
-        try:
-            return bool(check(args) and pairs_ok(args))
-        except Exception:  # an unhashable value: not certainly valid
-            return False
-
-    return checked
-
-
-def _never(args: tuple[Any, ...]) -> bool:
-    return False
-
-
-def _row_check(checks: tuple[Any, ...]) -> Any:
-    """One function checking a whole row of scalars; unrolled for the common widths."""
-    scalar = _SCALAR_TYPES
-    # Only plain scalars reach the checks: a tensor or a Decimal may hash like a label. Any
-    # exception (a value that does not compare) means "not certainly valid".
-    if len(checks) == 2:
-        c0, c1 = checks
-
-        def check2(args: tuple[Any, ...]) -> bool:
-            try:
-                a, b = args
-                return type(a) in scalar and type(b) in scalar and c0(a) and c1(b)
-            except Exception:
-                return False
-
-        return check2
-    if len(checks) == 3:
-        c0, c1, c2 = checks
-
-        def check3(args: tuple[Any, ...]) -> bool:
-            try:
-                a, b, c = args
-                return (
-                    type(a) in scalar
-                    and type(b) in scalar
-                    and type(c) in scalar
-                    and c0(a)
-                    and c1(b)
-                    and c2(c)
-                )
-            except Exception:
-                return False
-
-        return check3
-
-    def check(args: tuple[Any, ...]) -> bool:
-        try:
-            if len(args) != len(checks):
-                return False
-            return all(type(v) in scalar and f(v) for f, v in zip(checks, args, strict=True))
-        except Exception:
-            return False
-
-    return check
-
-
-def _bfloat16_column(kind: str, x: Any) -> np.ndarray | None:
-    """The raw bits of a 1-D bfloat16 tensor of at most ``SMALL_BATCH`` rows, copied and marked
-    ``BFLOAT16_BITS`` (the fold widens the whole buffer at once), if they pass the checks of
-    ``kind``; None otherwise."""
-    try:
-        if x.ndim != 1 or x.shape[0] > SMALL_BATCH or x.shape[0] == 0:
-            return None
-        bits = _bfloat16_bits(x)
-    except (RuntimeError, TypeError):
-        return None  # sparse layouts and the like: the ordinary path reads them
-    if not _bfloat16_trusted(kind, bits):
-        return None
-    marked: np.ndarray = bits.copy().view(BFLOAT16_BITS)
-    return marked
-
-
-def _all_str(values: list[Any]) -> bool:
-    return all(type(v) in _STR_TYPES for v in values)
-
-
-def _is_scalar(v: Any) -> bool:
-    return type(v) in _SCALAR_TYPES
-
-
-def _key_kind(v: Any) -> str | None:
-    """``"int"`` or ``"str"``: the kind of a group, query or slice key; None for anything
-    else, bools among them (``Sliced`` refuses them; the ordinary path decides)."""
-    t = type(v)
-    if t is bool or t is np.bool_:
-        return None
-    if t in _INT_TYPES:
-        return "int" if -_INT64 <= v < _INT64 else None
-    if t in _STR_TYPES:
-        return "str"
-    return None
-
-
-def _key_trusted(seen: set[Any], v: Any) -> bool:
-    kind = _key_kind(v)
-    return kind is not None and kind in seen
-
-
-def _label_run(unsigned: np.dtype[Any]) -> Any:
-    def trusted(seen: Seen, arr: np.ndarray) -> bool:
-        # every value in 0 .. run - 1 (negative ones are huge as unsigned), else a look-up
-        return bool(_MAX(arr.view(unsigned)) < seen.run) or seen.issuperset(arr.tolist())
-
-    return trusted
-
-
-def _probability_bits(unsigned: np.dtype[Any], one: int) -> Any:
-    def trusted(seen: Seen, arr: np.ndarray) -> bool:
-        # one reduction (see _ONE_BITS): -0.0 is refused here (the ordinary path takes it)
-        return bool(_MAX(arr.view(unsigned)) <= one)
-
-    return trusted
-
-
-def _number(seen: Seen, arr: np.ndarray) -> bool:
-    # Finite and within NUMBER_LIMIT: the largest magnitude, one reduction (nan compares
-    # False). Cheaper for small batches than a sum of squares under np.errstate (entering it
-    # costs more than the check), and it never warns.
-    return float(_MAX(np.abs(arr))) <= NUMBER_LIMIT
-
-
-#: The checks of :func:`_column_trusted` for the common (kind, dtype) pairs, as one function
-#: each: the per-request path of a training loop calls them on every column of every step.
-_TRUSTED: dict[tuple[str, np.dtype[Any]], Any] = {}
-for _t in ("i1", "i2", "i4", "i8", "u1", "u2", "u4", "u8"):
-    _TRUSTED[LABEL, np.dtype(_t)] = _label_run(_UNSIGNED[np.dtype(_t)])
-for _t in ("f2", "f4", "f8"):
-    _TRUSTED[PROBABILITY, np.dtype(_t)] = _probability_bits(
-        _UNSIGNED[np.dtype(_t)], _ONE_BITS[np.dtype(_t)]
-    )
-    _TRUSTED[NUMBER, np.dtype(_t)] = _number
-
-
-def _column_trusted(kind: str, seen: Seen, arr: np.ndarray) -> bool:
-    """Whether every value of ``arr`` certainly passes the checks of a column of ``kind``: the
-    one-function checks of ``_TRUSTED`` for native numeric dtypes, the general rules here."""
-    dtype = arr.dtype
-    check = _TRUSTED.get((kind, dtype))
-    if check is not None:
-        return bool(check(seen, arr))
-    dk = dtype.kind
-    if dk == "V":
-        return dtype is BFLOAT16_BITS and _bfloat16_trusted(kind, arr.view(np.uint16))
-    if kind == LABEL:
-        if dk == "b" and seen.run >= 2:
-            return True
-        return dk in "biuU" and seen.issuperset(arr.tolist())
-    if kind == KEY:  # (bool keys take the ordinary path, as bool scalars do)
-        if dk == "i" or (dk == "u" and arr.dtype.itemsize < 8):
-            return "int" in seen
-        return dk == "U" and "str" in seen
-    if dk not in "biuf":
-        return False
-    if kind == PROBABILITY:
-        return bool(arr.min() >= 0 and arr.max() <= 1)  # False for nan
-    return dk != "f" or _number(seen, arr)
-
-
-def _bfloat16_trusted(kind: str, bits: np.ndarray) -> bool:
-    """The checks of a float column on the raw bits of a bfloat16 one (see ``_ONE_BITS``)."""
-    if kind == PROBABILITY:
-        return bool(_MAX(bits) <= _BF16_ONE)  # -0.0 is refused, as for the other floats
-    if kind == NUMBER:
-        return bool(_MAX(bits & 0x7FFF) < _BF16_INF)  # the exponent of inf and nan is all ones
-    return False  # labels and keys are never bfloat16 on this path
-
-
-_BF16_ONE = 0x3F80  # the bits of 1.0
-_BF16_INF = 0x7F80  # the bits of +inf; NaNs lie above it
-
-
-def _weight_column(weight: Any, n: int) -> np.ndarray | None:
-    if type(weight) in _REAL_TYPES:
-        if not 0 <= weight <= MAX_WEIGHT:
-            return None
-        return np.full(n, float(weight))
-    w: np.ndarray
-    if isinstance(weight, np.ndarray):
-        w = weight.copy()
-    elif isinstance(weight, list):
-        w = np.array(weight)
-    else:
-        return None
-    if w.ndim != 1 or len(w) != n or w.dtype.kind not in "biuf":
-        return None
-    if not (w.min() >= 0 and w.max() <= MAX_WEIGHT):
-        return None
-    return w
