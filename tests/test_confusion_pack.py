@@ -62,9 +62,12 @@ CASES = [
 
 
 @pytest.fixture
-def packed():
-    """Every Sliced confusion table packs, however few its slices (the default)."""
+def packed(monkeypatch):
+    """Every Sliced confusion table packs, however few its slices (the default), and decodes
+    packed however few its slices (the harness's round trips and corrupt bytes then go
+    through the packed decoder)."""
     assert sliced_module.CONFUSION_PACK_MIN_SLICES == 1
+    monkeypatch.setattr(sliced_module, "CONFUSION_PACK_DECODE_MIN", 1)
 
 
 @pytest.mark.parametrize("check", CHECKS, ids=[c.__name__ for c in CHECKS])

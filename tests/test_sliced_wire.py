@@ -1,5 +1,5 @@
-"""The packed wire paths of ``Sliced`` over many score-bucket slices
-(``SlicePack.wire`` and ``decoded_pack``): the bytes each slice's own state writes, and, on
+"""The packed wire paths of ``Sliced`` over many slices (``SlicePack.wire``, and the decoders
+of ``streammetrics.wrappers._slice_wire``): the bytes each slice's own state writes, and, on
 decoding, exactly what the per-slice decoder accepts, as a pack."""
 
 from __future__ import annotations
@@ -53,6 +53,7 @@ def _slow_loads(blob: bytes, monkeypatch: pytest.MonkeyPatch) -> sm.Metric:
     """``loads`` through the per-slice decoder alone."""
     with monkeypatch.context() as m:
         m.setattr(table_module, "decoded_pack", lambda *args: None)
+        m.setattr(table_module, "decoded_confusion_pack", lambda *args: None)
         return sm.loads(blob)
 
 
@@ -238,3 +239,162 @@ def test_the_packed_decoder_is_the_one_that_runs():
     loaded = sm.loads(blob)
     assert loaded.slices._pack is not None and loaded.slices._dict is None
     assert len(loaded) == SLICES
+
+
+# -- confusion metrics ---------------------------------------------------------------------------
+
+
+def _labelled(metric: sm.Metric, kind: str, seed: int = 0) -> sm.Sliced:
+    """700 slices whose label sets differ (each slice sees some of 6 labels)."""
+    rng = np.random.default_rng(seed)
+    n = 20_000
+    codes = rng.integers(0, SLICES, n)
+    spread = 1 + codes % 6  # slice c draws its labels from the first 1 .. 6
+    y = (rng.random(n) * spread).astype(int)
+    p = np.where(rng.random(n) < 0.7, y, (rng.random(n) * spread).astype(int))
+    if kind == "str":
+        names = np.array(["ant", "bee", "cat", "dog", "eel", "fox"])
+        y, p = names[y], names[p]
+    by = (
+        codes
+        if kind != "composite"
+        else (codes % 100, np.array([f"d{i}" for i in range(7)])[codes // 100])
+    )
+    out = sm.Sliced(metric)
+    for a, b in ((0, 3_000), (3_000, n)):
+        part = tuple(c[a:b] for c in by) if isinstance(by, tuple) else by[a:b]
+        out.update(y[a:b], p[a:b], by=part)
+    return out
+
+
+LABEL_CONFIGS = [
+    pytest.param(lambda: sm.Accuracy(), "int", id="accuracy-int"),
+    pytest.param(lambda: sm.Accuracy(), "str", id="accuracy-str"),
+    pytest.param(lambda: sm.F1(average="macro"), "composite", id="f1-macro-composite"),
+    pytest.param(lambda: sm.ConfusionMatrix(), "int", id="confusion-matrix"),
+    pytest.param(lambda: sm.Precision(average="micro", labels=[0, 1, 2, 3, 4, 5]), "int"),
+    pytest.param(lambda: sm.ConfusionMatrix(labels=[0, 1, 2, 3, 4, 5]), "int", id="fixed-labels"),
+]
+
+
+@pytest.mark.parametrize(("make", "kind"), LABEL_CONFIGS)
+def test_confusion_slices_decode_into_one_table(make, kind, monkeypatch):
+    sliced = _labelled(make(), kind)
+    blob = sliced.to_bytes()
+    loaded = sm.loads(blob)
+    assert loaded.slices._pack is not None and loaded.slices._dict is None
+    slow = _slow_loads(blob, monkeypatch)
+    assert slow.slices._pack is None
+    assert loaded.to_bytes() == slow.to_bytes() == blob
+
+    def same(a, b) -> bool:  # type: ignore[no-untyped-def]
+        return list(a) == list(b) and all(np.array_equal(a[k], b[k], equal_nan=True) for k in a)
+
+    assert same(loaded.compute(), slow.compute())
+    for key in loaded.keys()[::97]:
+        assert loaded[key].to_bytes() == slow[key].to_bytes()
+    more = _labelled(make(), kind, seed=1)
+    assert (loaded + more).to_bytes() == (slow + more).to_bytes()
+    if kind == "int":
+        y, p, by = [0, 1, 2], [0, 2, 2], [3, 3, 700]
+        assert loaded.update(y, p, by=by).to_bytes() == slow.update(y, p, by=by).to_bytes()
+
+
+def _block(pairs: list, j: int = 3) -> dict:
+    return pairs[j][1]["state"]["counts"]
+
+
+def _counts(change):  # type: ignore[no-untyped-def]
+    def edit(pairs: list) -> None:
+        change(_block(pairs))
+
+    return edit
+
+
+def _table_first(value):  # type: ignore[no-untyped-def]
+    def change(block: dict) -> None:
+        table = block["table"].copy()
+        table.flat[0] = value
+        block["table"] = table
+
+    return _counts(change)
+
+
+def _first_label(value):  # type: ignore[no-untyped-def]
+    def change(block: dict) -> None:
+        rows = block["rows"].copy()
+        rows[0] = value
+        block["rows"] = rows
+
+    return _counts(change)
+
+
+def _weight_sq(value):  # type: ignore[no-untyped-def]
+    def edit(pairs: list) -> None:
+        pairs[3][1]["state"]["weight_sq"] = value
+
+    return edit
+
+
+def _sparse(block: dict) -> None:
+    table = block.pop("table")
+    cells = np.flatnonzero(table)
+    block["cells"], block["counts"] = cells.astype(np.int64), table.ravel()[cells]
+
+
+LABEL_EDITS = {
+    "count zero": _state("count", 0),
+    "count past the bound": _state("count", 2**53 + 1),
+    "table negative": _table_first(-1),
+    "table huge": _table_first(2**62),
+    "table float": _counts(lambda b: b.__setitem__("table", b["table"].astype(float))),
+    "table int32": _counts(lambda b: b.__setitem__("table", b["table"].astype(np.int32))),
+    "table flat": _counts(lambda b: b.__setitem__("table", b["table"].ravel())),
+    "table too small": _counts(lambda b: b.__setitem__("table", b["table"][:-1, :-1].copy())),
+    "labels repeated": _first_label(1),
+    "labels unsorted": _counts(lambda b: b.__setitem__("rows", b["rows"][::-1].copy())),
+    "labels int32": _counts(lambda b: b.__setitem__("rows", b["rows"].astype(np.int32))),
+    "labels as strings": _counts(lambda b: b.__setitem__("rows", [str(v) for v in b["rows"]])),
+    "labels none": _counts(
+        lambda b: (
+            b.__setitem__("rows", b["rows"][:0].copy()),
+            b.__setitem__("table", b["table"][:0, :0].copy()),
+        )
+    ),
+    "label negative": _first_label(-7),
+    "sparse form": _counts(_sparse),
+    "cols given": _counts(lambda b: b.__setitem__("cols", b["rows"])),
+    "weight_sq an int": _weight_sq(5),
+    "weight_sq nan": _weight_sq(float("nan")),
+    "weight_sq a bool": _weight_sq(True),
+    "weight_sq a string": _weight_sq("x"),
+    "weight_sq missing": lambda p: p[3][1]["state"].pop("weight_sq"),
+    "config differs": _envelope("config", {"labels": [0, 1]}),
+    "key repeated": lambda p: _key(p[4][0])(p),
+    "key of another kind": _key("x"),
+    "slices out of order": lambda p: p.reverse(),
+}
+
+
+@pytest.mark.parametrize("edit", list(LABEL_EDITS), ids=list(LABEL_EDITS))
+def test_the_confusion_decoder_accepts_what_the_per_slice_decoder_accepts(edit, monkeypatch):
+    """Each edit to one slice of 700 ``Sliced(Accuracy())`` slices: both decoders refuse
+    it, or both give the same state."""
+    blob = _labelled(sm.Accuracy(), "int").to_bytes()
+    bad = _edit(_tree(blob), LABEL_EDITS[edit])
+    try:
+        slow = _slow_loads(bad, monkeypatch)
+    except StateDecodeError:
+        with pytest.raises(StateDecodeError):
+            sm.loads(bad)
+        return
+    fast = sm.loads(bad)
+    assert fast.to_bytes() == slow.to_bytes()
+    assert fast.compute() == slow.compute()
+
+
+def test_fixed_labels_that_differ_go_to_the_per_slice_decoder():
+    blob = _labelled(sm.ConfusionMatrix(labels=[0, 1, 2, 3, 4, 5]), "int").to_bytes()
+    bad = _edit(_tree(blob), _first_label(-7))
+    with pytest.raises(StateDecodeError, match="configured labels"):
+        sm.loads(bad)

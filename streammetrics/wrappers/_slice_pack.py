@@ -24,13 +24,12 @@ import numpy as np
 
 from .. import _codec
 from .._codec import check_sum
-from ..base import Metric, _same_config
 from ..states._bucket_stack import BucketStack, Held, commit_all, merge_sorted
 from ..states._fold import fold_equal, pushed, queue_full
 from ..states._group_table import auc_of_runs
 from ..states.stacked import blanks
 
-__all__ = ["PACK_MIN_SLICES", "SlicePack", "decoded_pack"]
+__all__ = ["PACK_MIN_SLICES", "SlicePack"]
 
 #: Tables of this many slices, or batches touching this many, are packed; below, one state per
 #: slice is as fast (its dense tables cost nothing per slice at 100 slices: 27 against 13 M
@@ -230,116 +229,6 @@ class SlicePack:
     def intervals(self, level: float) -> None:
         """None: score-bucket slices give their intervals from their own states."""
         return None
-
-
-_ENVELOPE = frozenset({"format", "version", "class", "schema", "config", "state"})
-_STORE = frozenset({"lo", "hi", "pos", "neg"})
-_F64, _I64 = np.dtype(np.float64), np.dtype(np.int64)
-
-
-def decoded_pack(template: Any, pairs: list[Any], least: int) -> SlicePack | None:
-    """The pack of a ``Sliced`` wire form (``[key, envelope]`` pairs) of a score-bucket metric
-    on a grid, with every check the per-slice decoder makes, made once over all the slices'
-    entries; None where that decoder must run instead: fewer than ``least`` slices (the
-    table packs from ``PACK_MIN_SLICES``),
-    or anything unusual (another layout, schema or config, mixed count dtypes, a count near
-    its bound, a fault), which it then accepts or names as it always did. Accepting only what
-    it accepts, and holding the same entries, the pack gives the same bytes.
-
-    ``Sliced(ROCAUC())`` over 100,000 slices: ~130 µs of Python per slice through the
-    per-slice decoder (an envelope, a config check, ten array checks, a store), a few here.
-    """
-    mapping = getattr(getattr(template, "hist", None), "mapping", None)
-    klass = type(template)
-    if (
-        len(pairs) < max(least, 1)
-        or mapping is None
-        or mapping.size is None
-        or template.hist._bits is not None
-        or set(template._fields) != {"hist"}
-        or klass._validate_state is not Metric._validate_state
-    ):
-        return None
-    name, schema, config = template._wire_name, klass._schema, template._config
-    magic, version = _codec.FORMAT_MAGIC, _codec.FORMAT_VERSION
-    keys: list[Any] = []
-    counts: list[int] = []
-    stores: list[dict[str, np.ndarray]] = []
-    kinds: set[Any] = set()
-    for pair in pairs:
-        if type(pair) is not list or len(pair) != 2:
-            return None
-        key, env = pair
-        if type(key) is list:
-            key = tuple(key)
-            if not key or not all(type(p) is int or type(p) is str for p in key):
-                return None
-            kinds.add(tuple(type(p) for p in key))
-        elif type(key) is int or type(key) is str:
-            kinds.add(type(key))
-        else:
-            return None
-        if type(env) is not dict or env.keys() != _ENVELOPE:
-            return None
-        v, s, state = env["version"], env["schema"], env["state"]
-        if env["format"] != magic or env["class"] != name or type(v) is not int or v != version:
-            return None
-        if type(s) is not int or s != schema or not _same_config(config, env["config"]):
-            return None
-        if type(state) is not dict or state.keys() != {"count", "hist"}:
-            return None
-        count, store = state["count"], state["hist"]
-        if type(count) is not int or not 0 < count <= _codec.COUNT_LIMIT:
-            return None
-        if type(store) is not dict or store.keys() != _STORE:
-            return None
-        keys.append(key)
-        counts.append(count)
-        stores.append(store)
-    if len(kinds) != 1 or len(set(keys)) != len(keys):
-        return None
-    columns = [[store[f] for store in stores] for f in ("lo", "hi", "pos", "neg")]
-    for column in columns:
-        if not all(type(a) is np.ndarray and a.ndim == 1 for a in column):
-            return None
-    lens = [np.fromiter(map(len, column), np.int64, count=len(column)) for column in columns]
-    if not all(np.array_equal(lens[0], other) for other in lens[1:]):
-        return None
-    dtypes = [{a.dtype for a in column} for column in columns]
-    counted = dtypes[2] | dtypes[3]
-    if dtypes[0] != {_F64} or dtypes[1] != {_F64} or len(counted) != 1:
-        return None  # (an empty slice list has no dtype: never here, PACK_MIN_SLICES > 0)
-    wide = counted.pop()
-    if wide not in (_I64, _F64):
-        return None
-    lo, hi, pos, neg = (np.concatenate(column) for column in columns)
-    slot = np.repeat(np.arange(len(keys), dtype=np.int64), lens[0])
-    if wide == _F64 and not (np.isfinite(pos).all() and np.isfinite(neg).all()):
-        return None
-    if len(pos) and (pos.min() < 0 or neg.min() < 0 or not ((pos + neg) > 0).all()):
-        return None
-    # Each slice's totals, which the per-slice decoder bounds: far below the bound here, or
-    # that decoder decides (its float sums, rounded in its own order, are then the judge).
-    pos_totals = np.bincount(slot, weights=pos, minlength=len(keys))
-    neg_totals = np.bincount(slot, weights=neg, minlength=len(keys))
-    totals = pos_totals + neg_totals
-    if not totals.max() <= (_codec.COUNT_LIMIT if wide == _I64 else _codec.WEIGHT_LIMIT) / 4:
-        return None
-    if not (np.isfinite(lo).all() and np.isfinite(hi).all() and (lo <= hi).all()):
-        return None
-    lo, hi = lo + 0.0, hi + 0.0  # -0.0 -> +0.0, as each store's decoder writes them
-    both = mapping.keys(np.concatenate([lo, hi])).astype(np.int64)
-    bucket = both[: len(lo)]
-    if not np.array_equal(bucket, both[len(lo) :]):
-        return None
-    if len(bucket) and not (bucket.min() >= 0 and bucket.max() < mapping.size):
-        return None
-    cells = slot * mapping.size + bucket
-    if len(cells) > 1 and not (cells[1:] > cells[:-1]).all():
-        return None  # a slice's buckets unsorted or repeated
-    index = {k: i for i, k in enumerate(keys)}
-    count_array = np.array(counts, dtype=np.int64)
-    return SlicePack(template, keys, index, count_array, totals, (cells, pos, neg, lo, hi))
 
 
 def _folded_runs(runs: list[tuple[np.ndarray, ...]]) -> tuple[np.ndarray, ...]:

@@ -15,11 +15,16 @@ from ..errors import IncompatibleStateError, InputError
 from ..states._bucket_stack import BucketStack
 from ..states.stacked import ConfusionStack, Stacked
 from ._confusion_pack import CONFUSION_PACK_MIN_SLICES, ConfusionPack
-from ._slice_pack import PACK_MIN_SLICES, SlicePack, decoded_pack
+from ._slice_pack import PACK_MIN_SLICES, SlicePack
+from ._slice_wire import decoded_confusion_pack, decoded_pack
 
 __all__ = ["CONFUSION_PACK_MIN_SLICES", "PACK_MIN_SLICES", "SliceTable", "slice_kind"]
 
 Key = Any  # int, str, or a tuple of them
+
+#: Confusion slices are read into one table from this many (fewer decode as fast one by one,
+#: and a table of a few slices is packed at their next update anyway).
+CONFUSION_PACK_DECODE_MIN = 64
 
 
 def slice_kind(key: Key) -> Any:
@@ -207,7 +212,10 @@ class SliceTable(StateBlock):
         if not isinstance(wire, list):
             raise ValueError("slices must be a list of [key, state] pairs")
         out = self._like()
-        pack = decoded_pack(self.template, wire, PACK_MIN_SLICES)  # many score-bucket slices
+        # Many slices of a score-bucket or confusion metric: straight into one table.
+        pack: SlicePack | ConfusionPack | None = decoded_pack(self.template, wire, PACK_MIN_SLICES)
+        if pack is None:
+            pack = decoded_confusion_pack(self.template, wire, CONFUSION_PACK_DECODE_MIN)
         if pack is not None:
             out._pack = pack
             return out
