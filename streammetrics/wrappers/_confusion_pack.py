@@ -24,6 +24,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _codec
 from .._codec import check_sum
 from ..states._cells import may_be_sparse
 from ..states._fold import fold_equal, pushed, queue_full
@@ -265,6 +266,63 @@ class ConfusionPack:
             else:
                 metric._commit(n, counts=block)
         return metrics
+
+    def wire(self) -> list[Any] | None:
+        """The ``Sliced`` wire form of these slices, ``[key, envelope]`` pairs sorted by key,
+        built from the table: the bytes each slice's own state writes (its labels, its dense
+        table, its row count and squared weights), without making the states; None when some
+        slice's table is large enough to take the sparse form (the states then write it)."""
+        assert not self.queue, "read a settled() pack"
+        many, size = len(self.keys), len(self.labels)
+        if self.present is None:  # every slice has every label
+            widths = np.full(many, size, dtype=np.int64)
+            own = np.tile(self.labels, many)
+        else:
+            edges = np.searchsorted(self.present, np.arange(many + 1) * size)
+            widths = np.diff(edges)
+            own = self.labels[self.present % size]
+        if many and may_be_sparse(int(widths.max()) ** 2):
+            return None
+        label_start = np.cumsum(widths) - widths
+        areas = widths * widths
+        table_start = np.cumsum(areas) - areas
+        slot, rest = np.divmod(self.cells, size * size)
+        true, pred = np.divmod(rest, size)
+        if self.present is None:
+            at_true, at_pred = true, pred
+        else:  # the positions of the cell's labels among its slice's own
+            first = label_start[slot]
+            at_true = np.searchsorted(self.present, slot * size + true) - first
+            at_pred = np.searchsorted(self.present, slot * size + pred) - first
+        tables = np.zeros(int(areas.sum()), dtype=self.values.dtype)
+        tables[table_start[slot] + at_true * widths[slot] + at_pred] = self.values
+        t = self.template
+        name, schema, config = t._wire_name, type(t)._schema, _codec.canonical(t._config)
+        keeps_sq, text = t._keeps_weight_sq, own.dtype.kind == "U"
+        array = _codec.canonical_array
+        counts, weight_sq = self.counts.tolist(), self.weight_sq.tolist()
+        w_all, l_all, t_all = widths.tolist(), label_start.tolist(), table_start.tolist()
+        out: list[Any] = []
+        for j in sorted(range(many), key=self.keys.__getitem__):
+            w, a, b = w_all[j], l_all[j], t_all[j]
+            rows = own[a : a + w]
+            # canonical({"count": .., "counts": {"rows": .., "table": ..}, "weight_sq": ..}),
+            # in its sorted order (labels_to_wire: strings as a list, integers as int64)
+            block = {
+                "rows": rows.tolist() if text else array(rows.astype(np.int64, copy=False)),
+                "table": array(tables[b : b + w * w].reshape(w, w)),
+            }
+            state: dict[str, Any] = {"count": counts[j], "counts": block}
+            if keeps_sq:
+                state["weight_sq"] = weight_sq[j]
+            key = self.keys[j]
+            out.append(
+                [
+                    list(key) if isinstance(key, tuple) else key,
+                    _codec.canonical_envelope(name, schema, config, state),
+                ]
+            )
+        return out
 
     def materialize(self) -> dict[Key, Any]:
         """One state per slice, in arrival order: the states the per-slice updates make."""

@@ -201,8 +201,10 @@ class SliceTable(StateBlock):
 
     def to_wire(self) -> Any:
         pack = self.pack()
-        if isinstance(pack, SlicePack):  # the same bytes, without a state per slice
-            return pack.wire()
+        if pack is not None:  # the same bytes, without a state per slice
+            wire = pack.wire()
+            if wire is not None:
+                return wire
         slices = self.view()
         return [
             [list(k) if isinstance(k, tuple) else k, slices[k]._envelope()] for k in sorted(slices)
