@@ -119,7 +119,51 @@ def _paired_scalar_check(kind: str) -> Any:
     return lambda v: True  # a label: any scalar, looked up with its slice key
 
 
-def _with_pairs(check: Any, pairs_ok: Any) -> Any:
+def _with_pairs(
+    check: Any, pairs_ok: Any, kinds: tuple[str, ...], checks: tuple[Any, ...], seen: list[Any]
+) -> Any:
+    """The row check of a call with a slice key last: ``check`` (every column's own check)
+    and ``pairs_ok`` (each paired value trusted with its slice key). Unrolled for the rows of
+    ``Sliced`` over two label columns (``Accuracy``, ``F1``, ...) or a label and a score
+    (``ROCAUC``, ...): a server pays this on every request."""
+    scalar = _SCALAR_TYPES
+    if kinds[:2] == (LABEL, LABEL) and len(kinds) == 3:
+        s0, s1, ck = seen[0], seen[1], checks[2]
+
+        def labels_and_key(args: tuple[Any, ...]) -> bool:
+            try:
+                a, b, k = args
+                return (
+                    type(a) in scalar
+                    and type(b) in scalar
+                    and type(k) in scalar
+                    and ck(k)
+                    and (a, k) in s0
+                    and (b, k) in s1
+                )
+            except Exception:  # an unhashable value: not certainly valid
+                return False
+
+        return labels_and_key
+    if kinds[0] == LABEL and kinds[1] in (NUMBER, PROBABILITY) and len(kinds) == 3:
+        s0, c1, ck = seen[0], checks[1], checks[2]
+
+        def label_score_and_key(args: tuple[Any, ...]) -> bool:
+            try:
+                a, b, k = args
+                return (
+                    type(a) in scalar
+                    and type(b) in scalar
+                    and type(k) in scalar
+                    and c1(b)
+                    and ck(k)
+                    and (a, k) in s0
+                )
+            except Exception:
+                return False
+
+        return label_score_and_key
+
     def checked(args: tuple[Any, ...]) -> bool:
         try:
             return bool(check(args) and pairs_ok(args))

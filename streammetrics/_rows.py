@@ -157,7 +157,11 @@ class Rows:
     def _row_check(self) -> Any:
         if self._check is None:
             check = _row_check(self._scalar_checks())
-            self._check = _with_pairs(check, self._pairs_ok) if self.paired else check
+            if self.paired:
+                check = _with_pairs(
+                    check, self._pairs_ok, self.kinds, self._scalar_checks(), self.labels
+                )
+            self._check = check
         return self._check
 
     def _pairs_ok(self, args: tuple[Any, ...]) -> bool:
