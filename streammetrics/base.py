@@ -454,12 +454,7 @@ class Metric(PerRequest):
     def _state_wire(self) -> dict[str, Any]:
         state: dict[str, Any] = {"count": self._count}
         for name in self._fields:
-            value = getattr(self, name)
-            if isinstance(value, StateBlock):
-                value = value.to_wire()
-            elif isinstance(value, Metric):
-                value = value._envelope()
-            state[name] = value
+            state[name] = _field_wire(getattr(self, name))
         return state
 
     def _envelope(self) -> dict[str, Any]:
@@ -528,12 +523,7 @@ class Metric(PerRequest):
         """:meth:`_state_wire` of the freshly constructed state."""
         state: dict[str, Any] = {"count": 0}
         for name, field in self._fields.items():
-            value = field.default
-            if isinstance(value, StateBlock):
-                value = value.to_wire()
-            elif isinstance(value, Metric):
-                value = value._envelope()
-            state[name] = value
+            state[name] = _field_wire(field.default)
         return state
 
     def _held_total(self) -> float:
@@ -548,6 +538,15 @@ class Metric(PerRequest):
         dimensions). Metrics whose ``compute`` relies on more (matching shapes, non-negative
         counts) check it here.
         """
+
+
+def _field_wire(value: Any) -> Any:
+    """A state field's value as a codec tree (a block's wire form, a nested metric's envelope)."""
+    if isinstance(value, StateBlock):
+        return value.to_wire()
+    if isinstance(value, Metric):
+        return value._envelope()
+    return value
 
 
 def _same_config(a: Any, b: Any) -> bool:

@@ -57,6 +57,19 @@ def _slow_loads(blob: bytes, monkeypatch: pytest.MonkeyPatch) -> sm.Metric:
         return sm.loads(blob)
 
 
+def _decoders_agree(bad: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The packed decoders and the per-slice one both refuse ``bad``, or read it alike."""
+    try:
+        slow = _slow_loads(bad, monkeypatch)
+    except StateDecodeError:
+        with pytest.raises(StateDecodeError):
+            sm.loads(bad)
+        return
+    fast = sm.loads(bad)
+    assert fast.to_bytes() == slow.to_bytes()
+    assert fast.compute() == slow.compute()
+
+
 CONFIGS = [
     pytest.param(lambda: sm.ROCAUC(), "int", False, id="auc-int"),
     pytest.param(lambda: sm.ROCAUC(), "str", True, id="auc-str-weighted"),
@@ -222,15 +235,7 @@ def test_the_packed_decoder_accepts_what_the_per_slice_decoder_accepts(edit, mon
     state (the packed one hands every unusual form to the per-slice decoder)."""
     blob = _sliced(sm.ROCAUC(), "int", False).to_bytes()
     bad = _edit(_tree(blob), EDITS[edit])
-    try:
-        slow = _slow_loads(bad, monkeypatch)
-    except StateDecodeError:
-        with pytest.raises(StateDecodeError):
-            sm.loads(bad)
-        return
-    fast = sm.loads(bad)
-    assert fast.to_bytes() == slow.to_bytes()
-    assert fast.compute() == slow.compute()
+    _decoders_agree(bad, monkeypatch)
 
 
 def test_the_packed_decoder_is_the_one_that_runs():
@@ -382,15 +387,7 @@ def test_the_confusion_decoder_accepts_what_the_per_slice_decoder_accepts(edit, 
     it, or both give the same state."""
     blob = _labelled(sm.Accuracy(), "int").to_bytes()
     bad = _edit(_tree(blob), LABEL_EDITS[edit])
-    try:
-        slow = _slow_loads(bad, monkeypatch)
-    except StateDecodeError:
-        with pytest.raises(StateDecodeError):
-            sm.loads(bad)
-        return
-    fast = sm.loads(bad)
-    assert fast.to_bytes() == slow.to_bytes()
-    assert fast.compute() == slow.compute()
+    _decoders_agree(bad, monkeypatch)
 
 
 def test_fixed_labels_that_differ_go_to_the_per_slice_decoder():

@@ -33,17 +33,20 @@ _DENSE = frozenset({"rows", "table"})
 _F64, _I64 = np.dtype(np.float64), np.dtype(np.int64)
 
 
-def _envelopes(template: Any, pairs: list[Any]) -> tuple[list[Key], list[int], list[Any]] | None:
-    """``(keys, counts, states)`` of the pairs, each an envelope of ``template``'s class,
+def _envelopes(
+    template: Any, pairs: list[Any], field: str, layout: frozenset[str]
+) -> tuple[list[Key], list[int], list[Any]] | None:
+    """``(keys, counts, blocks)`` of the pairs, each an envelope of ``template``'s class,
     schema and config holding exactly its state fields and a count from 1 to the bound, keys
-    distinct and of one kind; None otherwise."""
+    distinct and of one kind, and ``blocks`` each state's ``field``: a map of exactly the
+    ``layout`` fields; None otherwise."""
     klass = type(template)
     name, schema, config = template._wire_name, klass._schema, template._config
     magic, version = _codec.FORMAT_MAGIC, _codec.FORMAT_VERSION
     fields = {"count", *template._fields}
     keys: list[Key] = []
     counts: list[int] = []
-    states: list[Any] = []
+    blocks: list[Any] = []
     kinds: set[Any] = set()
     for pair in pairs:
         if type(pair) is not list or len(pair) != 2:
@@ -70,12 +73,15 @@ def _envelopes(template: Any, pairs: list[Any]) -> tuple[list[Key], list[int], l
         count = state["count"]
         if type(count) is not int or not 0 < count <= _codec.COUNT_LIMIT:
             return None
+        block = state[field]
+        if type(block) is not dict or block.keys() != layout:
+            return None
         keys.append(key)
         counts.append(count)
-        states.append(state)
+        blocks.append(block)
     if len(kinds) != 1 or len(set(keys)) != len(keys):
         return None
-    return keys, counts, states
+    return keys, counts, blocks
 
 
 def _arrays(column: list[Any], ndim: int) -> bool:
@@ -104,13 +110,10 @@ def decoded_pack(template: Any, pairs: list[Any], least: int) -> SlicePack | Non
         or type(template)._validate_state is not Metric._validate_state
     ):
         return None
-    found = _envelopes(template, pairs)
+    found = _envelopes(template, pairs, "hist", _STORE)
     if found is None:
         return None
-    keys, counts, states = found
-    stores = [state["hist"] for state in states]
-    if not all(type(store) is dict and store.keys() == _STORE for store in stores):
-        return None
+    keys, counts, stores = found
     columns = [[store[f] for store in stores] for f in ("lo", "hi", "pos", "neg")]
     if not all(_arrays(column, 1) for column in columns):
         return None
@@ -172,13 +175,10 @@ def decoded_confusion_pack(template: Any, pairs: list[Any], least: int) -> Confu
         return None
     if not template.counts.shared:
         return None
-    found = _envelopes(template, pairs)
+    found = _envelopes(template, pairs, "counts", _DENSE)
     if found is None:
         return None
-    keys, counts, states = found
-    blocks = [state["counts"] for state in states]
-    if not all(type(block) is dict and block.keys() == _DENSE for block in blocks):
-        return None
+    keys, counts, blocks = found
     rows, tables = [b["rows"] for b in blocks], [b["table"] for b in blocks]
     if _arrays(rows, 1):
         if {r.dtype for r in rows} != {_I64}:
@@ -195,7 +195,7 @@ def decoded_confusion_pack(template: Any, pairs: list[Any], least: int) -> Confu
         return None
     weight_sq = np.zeros(len(keys))
     if keeps_sq:
-        sq = [state["weight_sq"] for state in states]
+        sq = [env["state"]["weight_sq"] for _, env in pairs]  # (pairs checked above)
         if not all(type(w) is float or type(w) is int for w in sq):
             return None
         weight_sq = np.array(sq, dtype=np.float64)
