@@ -19,6 +19,7 @@ key, as ``(value, slice key)`` pairs.
 
 from __future__ import annotations
 
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -245,9 +246,15 @@ class Rows:
         """Whether every paired value of a small batch was accepted in its row's slice."""
         keys = cols[self.n - 1].tolist()
         for j in self.paired:
-            values = cols[j].tolist()
-            if self.kinds[j] == KEY:
-                values = [_key_kind(v) for v in values]
+            values: Any = cols[j].tolist()
+            if self.kinds[j] == KEY:  # one kind for the whole column, read off its dtype
+                dtype = cols[j].dtype
+                if dtype.kind == "U":
+                    values = repeat("str", len(keys))
+                elif dtype.kind == "i" or (dtype.kind == "u" and dtype.itemsize < 8):
+                    values = repeat("int", len(keys))
+                else:
+                    return False
             if not self.labels[j].issuperset(zip(values, keys, strict=True)):
                 return False
         return True

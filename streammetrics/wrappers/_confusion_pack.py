@@ -267,11 +267,11 @@ class ConfusionPack:
                 metric._commit(n, counts=block)
         return metrics
 
-    def wire(self) -> list[Any] | None:
-        """The ``Sliced`` wire form of these slices, ``[key, envelope]`` pairs sorted by key,
-        built from the table: the bytes each slice's own state writes (its labels, its dense
-        table, its row count and squared weights), without making the states; None when some
-        slice's table is large enough to take the sparse form (the states then write it)."""
+    def wire_states(self) -> list[tuple[Key, Any]] | None:
+        """``(key, state)`` of every slice, sorted by key, each state in canonical form: what
+        each slice's own state writes (its row count, its labels and dense table, its squared
+        weights), built from the table without making the states; None when some slice's
+        table is large enough to take the sparse form (the states then write it)."""
         assert not self.queue, "read a settled() pack"
         many, size = len(self.keys), len(self.labels)
         if self.present is None:  # every slice has every label
@@ -296,13 +296,11 @@ class ConfusionPack:
             at_pred = np.searchsorted(self.present, slot * size + pred) - first
         tables = np.zeros(int(areas.sum()), dtype=self.values.dtype)
         tables[table_start[slot] + at_true * widths[slot] + at_pred] = self.values
-        t = self.template
-        name, schema, config = t._wire_name, type(t)._schema, _codec.canonical(t._config)
-        keeps_sq, text = t._keeps_weight_sq, own.dtype.kind == "U"
+        keeps_sq, text = self.template._keeps_weight_sq, own.dtype.kind == "U"
         array = _codec.canonical_array
         counts, weight_sq = self.counts.tolist(), self.weight_sq.tolist()
         w_all, l_all, t_all = widths.tolist(), label_start.tolist(), table_start.tolist()
-        out: list[Any] = []
+        out: list[tuple[Key, Any]] = []
         for j in sorted(range(many), key=self.keys.__getitem__):
             w, a, b = w_all[j], l_all[j], t_all[j]
             rows = own[a : a + w]
@@ -315,13 +313,7 @@ class ConfusionPack:
             state: dict[str, Any] = {"count": counts[j], "counts": block}
             if keeps_sq:
                 state["weight_sq"] = weight_sq[j]
-            key = self.keys[j]
-            out.append(
-                [
-                    list(key) if isinstance(key, tuple) else key,
-                    _codec.canonical_envelope(name, schema, config, state),
-                ]
-            )
+            out.append((self.keys[j], state))
         return out
 
     def materialize(self) -> dict[Key, Any]:

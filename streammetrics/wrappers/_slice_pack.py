@@ -180,18 +180,16 @@ class SlicePack:
         commit_all(metrics, self.mapping, [0, b - a], [int(self.counts[j])], entries)
         return metrics[0]
 
-    def wire(self) -> list[Any]:
-        """The ``Sliced`` wire form of these slices, ``[key, envelope]`` pairs sorted by key,
-        built from the table: the bytes each slice's own state writes (a store of ``lo``,
-        ``hi``, ``pos``, ``neg``, as ``ScoreBuckets.to_wire`` on a grid), without making the
-        states (4x faster at 100,000 slices)."""
-        t = self.template
-        name, schema, config = t._wire_name, type(t)._schema, _codec.canonical(t._config)
+    def wire_states(self) -> list[tuple[Key, Any]]:
+        """``(key, state)`` of every slice, sorted by key, each state in canonical form: what
+        each slice's own state writes (``count`` and a store of ``lo``, ``hi``, ``pos``,
+        ``neg``, as ``ScoreBuckets.to_wire`` on a grid), built from the table without making
+        the states (``SliceTable.to_wire`` wraps them in their envelopes)."""
         edges = self._edges().tolist()
         counts = self.counts.tolist()
         lo, hi, pos, neg = self.lo, self.hi, self.pos, self.neg
         array = _codec.canonical_array
-        out: list[Any] = []
+        out: list[tuple[Key, Any]] = []
         for j in sorted(range(len(self.keys)), key=self.keys.__getitem__):
             a, b = edges[j], edges[j + 1]
             # canonical({"count": .., "hist": {"lo": .., "hi": .., "pos": .., "neg": ..}}),
@@ -202,14 +200,7 @@ class SlicePack:
                 "neg": array(neg[a:b]),
                 "pos": array(pos[a:b]),
             }
-            state = {"count": counts[j], "hist": store}
-            key = self.keys[j]
-            out.append(
-                [
-                    list(key) if isinstance(key, tuple) else key,
-                    _codec.canonical_envelope(name, schema, config, state),
-                ]
-            )
+            out.append((self.keys[j], {"count": counts[j], "hist": store}))
         return out
 
     def computed(self) -> dict[Key, float] | None:

@@ -16,7 +16,7 @@ from ..states._bucket_stack import BucketStack
 from ..states.stacked import ConfusionStack, Stacked
 from ._confusion_pack import CONFUSION_PACK_MIN_SLICES, ConfusionPack
 from ._slice_pack import PACK_MIN_SLICES, SlicePack
-from ._slice_wire import decoded_confusion_pack, decoded_pack
+from ._slice_wire import decoded_confusion_pack, decoded_pack, key_from_wire, key_to_wire
 
 __all__ = ["CONFUSION_PACK_MIN_SLICES", "PACK_MIN_SLICES", "SliceTable", "slice_kind"]
 
@@ -201,14 +201,16 @@ class SliceTable(StateBlock):
 
     def to_wire(self) -> Any:
         pack = self.pack()
-        if pack is not None:  # the same bytes, without a state per slice
-            wire = pack.wire()
-            if wire is not None:
-                return wire
+        states = None if pack is None else pack.wire_states()
+        if states is not None:  # the same bytes, without a state per slice
+            t = self.template
+            name, schema, config = t._wire_name, type(t)._schema, _codec.canonical(t._config)
+            return [
+                [key_to_wire(k), _codec.canonical_envelope(name, schema, config, state)]
+                for k, state in states
+            ]
         slices = self.view()
-        return [
-            [list(k) if isinstance(k, tuple) else k, slices[k]._envelope()] for k in sorted(slices)
-        ]
+        return [[key_to_wire(k), slices[k]._envelope()] for k in sorted(slices)]
 
     def from_wire(self, wire: Any) -> SliceTable:
         if not isinstance(wire, list):
@@ -226,12 +228,10 @@ class SliceTable(StateBlock):
         for pair in wire:
             if not (isinstance(pair, list) and len(pair) == 2):
                 raise ValueError("each slice must be a [key, state] pair")
-            key, env = pair
-            if isinstance(key, list):
-                key = tuple(key)
-            parts = key if isinstance(key, tuple) else (key,)
-            if not parts or not all(type(p) in (int, str) for p in parts):
-                raise ValueError(f"slice key {key!r} is not an integer, a string or a tuple")
+            raw, env = pair
+            key = key_from_wire(raw)
+            if key is None:
+                raise ValueError(f"slice key {raw!r} is not an integer, a string or a tuple")
             if key in out.slices:
                 raise ValueError(f"slice key {key!r} appears twice")
             metric = _decode_metric(env, self.template)

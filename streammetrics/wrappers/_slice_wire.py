@@ -23,7 +23,7 @@ from ..base import Metric, _same_config
 from ._confusion_pack import _CODE_LIMIT, ConfusionPack, qualifies
 from ._slice_pack import SlicePack
 
-__all__ = ["decoded_confusion_pack", "decoded_pack"]
+__all__ = ["decoded_confusion_pack", "decoded_pack", "key_from_wire", "key_to_wire"]
 
 Key = Any
 
@@ -31,6 +31,20 @@ _ENVELOPE = frozenset({"format", "version", "class", "schema", "config", "state"
 _STORE = frozenset({"lo", "hi", "pos", "neg"})
 _DENSE = frozenset({"rows", "table"})
 _F64, _I64 = np.dtype(np.float64), np.dtype(np.int64)
+
+
+def key_to_wire(key: Key) -> Any:
+    """A slice key as the wire writes it: a composite key as a list of its parts."""
+    return list(key) if isinstance(key, tuple) else key
+
+
+def key_from_wire(raw: Any) -> Key | None:
+    """Inverse of :func:`key_to_wire`: an integer, a string or a tuple of them; None for
+    anything else (a bool, a float, an empty or nested list)."""
+    if type(raw) is list:
+        key = tuple(raw)
+        return key if key and all(type(p) is int or type(p) is str for p in key) else None
+    return raw if type(raw) is int or type(raw) is str else None
 
 
 def _envelopes(
@@ -51,16 +65,11 @@ def _envelopes(
     for pair in pairs:
         if type(pair) is not list or len(pair) != 2:
             return None
-        key, env = pair
-        if type(key) is list:
-            key = tuple(key)
-            if not key or not all(type(p) is int or type(p) is str for p in key):
-                return None
-            kinds.add(tuple(type(p) for p in key))
-        elif type(key) is int or type(key) is str:
-            kinds.add(type(key))
-        else:
+        raw, env = pair
+        key = key_from_wire(raw)
+        if key is None:
             return None
+        kinds.add(tuple(map(type, key)) if type(key) is tuple else type(key))
         if type(env) is not dict or env.keys() != _ENVELOPE:
             return None
         v, s, state = env["version"], env["schema"], env["state"]
