@@ -16,6 +16,7 @@ A metric declares its configuration and its state fields once, in ``__init__``::
 
 The base class then provides ``reset``, ``copy``, ``==``, ``+``/``sum()``, ``merge`` with its
 compatibility check, ``to_bytes``/``from_bytes``/:func:`loads`, ``count`` and ``repr``.
+(Serialisation is the mixin :class:`~streammetrics._serialised.Serialised`.)
 
 It also makes every metric safe to share between threads and cheap to update per request:
 
@@ -49,7 +50,8 @@ import numpy as np
 from . import _codec
 from ._block import StateBlock
 from ._pending import PerRequest, StateAttr, wrap_class
-from .errors import IncompatibleStateError, InputError, NoIntervalError, StateDecodeError
+from ._serialised import Serialised
+from .errors import IncompatibleStateError, NoIntervalError
 
 __all__ = [
     "Metric",
@@ -90,15 +92,11 @@ def registered_metrics() -> dict[str, type[Metric]]:
     return dict(_REGISTRY)
 
 
-class Metric(PerRequest):
+class Metric(Serialised, PerRequest):
     """Base of every streaming metric. See the module docstring for how to write one."""
 
-    #: Version of this class's state layout; bump it with an ``_upgrade_state`` for the old one.
-    _schema: ClassVar[int] = 1
     #: True for scores (higher is better), False for errors and losses, None for neither.
     higher_is_better: ClassVar[bool | None] = None
-    #: The name written on the wire; defaults to the class name.
-    _wire_name: ClassVar[str]
 
     _config: dict[str, Any]
     _fields: dict[str, _Field]
@@ -449,104 +447,12 @@ class Metric(PerRequest):
         sep = ", " if args else ""
         return f"{type(self).__name__}({args}{sep}count={self.count})"
 
-    # -- serialisation -----------------------------------------------------------------------
-
-    def _state_wire(self) -> dict[str, Any]:
-        state: dict[str, Any] = {"count": self._count}
-        for name in self._fields:
-            state[name] = _field_wire(getattr(self, name))
-        return state
-
-    def _envelope(self) -> dict[str, Any]:
-        with self._lock:
-            if self._pending is not None:
-                self._fold()
-            return _codec.envelope_tree(
-                self._wire_name, self._schema, self._config, self._state_wire()
-            )
-
-    def to_bytes(self) -> bytes:
-        """The state as canonical msgpack bytes (``docs/format.md``), read by :func:`loads`."""
-        return _codec.encode(self._envelope())
-
-    @classmethod
-    def from_bytes(cls: type[_M], blob: bytes) -> _M:
-        """Rebuild a metric of this class from :meth:`to_bytes` output.
-
-        Raises :class:`StateDecodeError` for anything else, including a valid blob of another
-        class.
-        """
-        metric = loads(blob)
-        if cls is not Metric and not isinstance(metric, cls):
-            raise StateDecodeError(
-                f"the blob holds a {type(metric).__name__}, not a {cls.__name__}"
-            )
-        return metric  # type: ignore[return-value]
-
-    @classmethod
-    def _from_config(cls: type[_M], config: dict[str, Any]) -> _M:
-        return cls(**config)
-
-    @classmethod
-    def _upgrade_state(cls, state: Any, schema: int) -> Any:
-        """Turn the state of an older schema into the current one (nothing to do at schema 1)."""
-        return state
-
-    def _load_state(self, state: Any) -> None:
-        if not isinstance(state, dict):
-            raise StateDecodeError("the state is not a map of field names to values")
-        expected = {"count", *self._fields}
-        if set(state) != expected:
-            missing, extra = expected - set(state), set(state) - expected
-            raise StateDecodeError(
-                f"{type(self).__name__} state fields differ: missing {sorted(missing)}, "
-                f"unexpected {sorted(map(str, extra))}"
-            )
-        count = state["count"]
-        if type(count) is not int or not 0 <= count <= _codec.COUNT_LIMIT:
-            raise StateDecodeError("count must be a non-negative integer of at most 2**53")
-        for name, field in self._fields.items():
-            setattr(self, name, _load_field(name, field, state[name]))
-        self._count = count
-        try:
-            self._validate_state()
-        except (InputError, TypeError, ValueError) as exc:
-            if isinstance(exc, StateDecodeError):
-                raise
-            raise StateDecodeError(f"inconsistent {type(self).__name__} state: {exc}") from exc
-        if count == 0 and _codec.encode(self._state_wire()) != _codec.encode(self._blank_wire()):
-            # ``count == 0`` means the freshly constructed state: a merge skips such operands,
-            # and ``compute`` answers nan, so data under a count of 0 would be lost silently.
-            raise StateDecodeError(f"{type(self).__name__} state of count 0 holds data")
-
-    def _blank_wire(self) -> dict[str, Any]:
-        """:meth:`_state_wire` of the freshly constructed state."""
-        state: dict[str, Any] = {"count": 0}
-        for name, field in self._fields.items():
-            state[name] = _field_wire(field.default)
-        return state
+    # -- the per-request count bound ----------------------------------------------------------
 
     def _held_total(self) -> float:
         """The largest count or weight total among the declared blocks (the count bound)."""
         values = [self.__dict__.get(name) for name in self._fields]
         return max((v.held_total() for v in values if isinstance(v, StateBlock)), default=0.0)
-
-    def _validate_state(self) -> None:
-        """Check invariants across fields after decoding; raise ``ValueError`` if one fails.
-
-        Decoding has already checked each field's type (and an array's dtype and number of
-        dimensions). Metrics whose ``compute`` relies on more (matching shapes, non-negative
-        counts) check it here.
-        """
-
-
-def _field_wire(value: Any) -> Any:
-    """A state field's value as a codec tree (a block's wire form, a nested metric's envelope)."""
-    if isinstance(value, StateBlock):
-        return value.to_wire()
-    if isinstance(value, Metric):
-        return value._envelope()
-    return value
 
 
 def _same_config(a: Any, b: Any) -> bool:
@@ -590,4 +496,4 @@ def _same(a: Any, b: Any) -> bool:
 
 
 # Decoding and the registry look-ups live beside the base class; imported last, since they use it.
-from ._loading import _load_field, loads, metric_from_spec, metric_spec  # noqa: E402
+from ._loading import loads, metric_from_spec, metric_spec  # noqa: E402
