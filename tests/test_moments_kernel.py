@@ -228,3 +228,34 @@ def test_scalar_combine_equals_the_array_combine() -> None:
         assert a.weight == b.weight
         for field in ("hi", "lo", "comoment"):
             assert getattr(a, field)[0, 0].tobytes() == getattr(b, field)[0, 0].tobytes()
+
+
+def test_plus_values_equals_combining_a_block_of_them() -> None:
+    """The one-loss update adds its batch's values without building a block: bit for bit what
+    the array arithmetic gives when the same values are combined as two-column blocks, from an
+    empty block, a block of weight zero and a full one."""
+    rng = np.random.default_rng(5)
+
+    def block(width: int, weight: float, mean: float, low: float, co: float) -> Moments:
+        m = Moments(1, [(0, 0)])
+        m.weight = weight
+        m.hi, m.lo = np.full((1, width), mean), np.full((1, width), low)
+        m.comoment = np.full((1, width), co)
+        return m
+
+    for _ in range(500):
+        held = (
+            float(rng.integers(1, 10**6)),
+            rng.normal() * 1e3,
+            rng.normal() * 1e-14,
+            rng.random(),
+        )
+        values = (float(rng.integers(1, 10**6)), rng.normal() * 1e3, 0.0, rng.random() * 1e4)
+        for start in (None, (0.0, 0.0, 0.0, 0.0), held):
+            one = Moments(1, [(0, 0)]) if start is None else block(1, *start)
+            wide = Moments(1, [(0, 0)]) if start is None else block(2, *start)
+            got = one.plus_values(*values)
+            want = wide.combined(block(2, *values))
+            assert got.weight == want.weight
+            for field in ("hi", "lo", "comoment"):
+                assert getattr(got, field)[0, 0].tobytes() == getattr(want, field)[0, 0].tobytes()

@@ -22,7 +22,7 @@ from .._codec import check_sum
 from .._inputs import as_matrix, as_weights, check_finite, check_same_length
 from ..base import Metric
 from ..errors import IncompatibleStateError, InputError
-from ..states._shifted import SHIFTED_MIN_ROWS, ShiftedSums, one_loss_block
+from ..states._shifted import SHIFTED_MIN_ROWS, ShiftedSums, one_loss_values
 from ..states.central import CentralMoments
 from ..states.mappings import scratch as _scratch
 from ..states.moments import CHUNK, Moments
@@ -197,9 +197,9 @@ class _RegressionMetric(Metric, register=False):
                 if n >= SHIFTED_MIN_ROWS and d == 1 and weights is None and self._one_loss:
                     # The common batch of MSE, MAE, MAPE: the shifted sums in a lean loop.
                     sums = self._loss_sums(t.reshape(-1), p.reshape(-1), step)
-                    new = one_loss_block(block, *sums, float(n))
-                    if new is not None:
-                        block = block.combined(new)
+                    values = one_loss_values(*sums, float(n))
+                    if values is not None:
+                        block = block.plus_values(float(n), values[0], 0.0, values[1])
                 elif (
                     n >= SHIFTED_MIN_ROWS
                     and (shifted := ShiftedSums(block, d, self._losses)).usable

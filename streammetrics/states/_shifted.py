@@ -24,7 +24,13 @@ import numpy as np
 
 from .moments import Moments, _rows_of, _scratch, _two_sum
 
-__all__ = ["SHIFTED_MIN_ROWS", "SHIFT_RATIO", "ShiftedSums", "one_loss_block"]
+__all__ = [
+    "SHIFTED_MIN_ROWS",
+    "SHIFT_RATIO",
+    "ShiftedSums",
+    "one_loss_block",
+    "one_loss_values",
+]
 
 #: Batches of at least this many rows take :class:`ShiftedSums`; smaller ones, where a call's
 #: fixed cost dominates, keep the two-pass kernel (and the bytes they always had).
@@ -107,13 +113,20 @@ class ShiftedSums:
 
 def one_loss_block(block: Moments, sums: float, products: float, total: float) -> Moments | None:
     """:meth:`ShiftedSums.result` of a :attr:`~ShiftedSums.one_loss` block of one column, in
-    scalars, from the loss's ``sum l`` and ``sum l * l`` over ``total`` rows: the same arithmetic
-    in the same order (``K = 0``, so the mean is ``0 + s``, exactly ``s``); None where the
+    scalars, from the loss's ``sum l`` and ``sum l * l`` over ``total`` rows; None where the
     two-pass kernel must run instead."""
+    values = one_loss_values(sums, products, total)
+    return None if values is None else block.of_values(total, values[0], 0.0, values[1])
+
+
+def one_loss_values(sums: float, products: float, total: float) -> tuple[float, float] | None:
+    """The mean and the co-moment of :func:`one_loss_block`: the same arithmetic in the same
+    order as :meth:`ShiftedSums.result` (``K = 0``, so the mean is ``0 + s``, exactly ``s``,
+    and its low part 0); None where the two-pass kernel must run instead."""
     shift = 0.0 + sums / total
     comoment = products - total * shift * shift
     if comoment < 0.0:
         comoment = 0.0
     if not total * (shift * shift) <= SHIFT_RATIO * comoment:
         return None  # as in result(): the two-pass kernel
-    return block.of_values(total, shift, 0.0, comoment)
+    return shift, comoment
