@@ -14,6 +14,7 @@ value is a float; ``docs/uncertainty.md`` names the method each metric uses.
 * :func:`explained_delta_se`: the delta method on sample moments for R2 and explained variance
   (ratios of a mean loss to the variance of ``y_true``).
 * :func:`kish`: Kish's (1965) effective sample size ``(sum w)**2 / sum w**2`` of weighted rows.
+* :func:`interval_or_none`: a metric's interval, or None where it has no closed form.
 
 Every helper costs O(size of the state), never O(rows seen).
 
@@ -74,6 +75,16 @@ def no_interval(name: str, why: str) -> NoIntervalError:
         f"{name} has no closed-form confidence interval ({why}); wrap it in "
         f"streammetrics.Bootstrap({name}(...)) and call interval() on that"
     )
+
+
+def interval_or_none(metric: Any, level: float, many: bool = False) -> Any:
+    """``metric.interval(level)`` (``intervals(level)`` with ``many``), or None where the
+    metric has no closed form (:class:`NoIntervalError`): for pictures and reports, which
+    show an interval where there is one and the value alone otherwise."""
+    try:
+        return metric.intervals(level) if many else metric.interval(level)
+    except NoIntervalError:
+        return None
 
 
 def normal_quantile(level: float) -> float:

@@ -259,3 +259,25 @@ def test_eval_and_report_show_the_same_progress_bar_on_a_terminal(
     capsys.readouterr()
     main([command, str(DATA), "--metric", "accuracy", *BINARY, *extra])
     assert "rows" not in capsys.readouterr().err  # not on a pipe or a file
+
+
+def test_report_of_a_metric_without_an_interval_writes_the_page(capsys, tmp_path) -> None:
+    """``calibration_error`` and the clustering indices have no closed-form interval: the page
+    shows their value alone (docs/cli.md: the interval of metrics that have one)."""
+    out = tmp_path / "report.html"
+    status, _, err = run(
+        capsys,
+        "report",
+        str(DATA),
+        "--metric",
+        "calibration_error",
+        "--metric",
+        "accuracy",
+        *BINARY,
+        "-o",
+        str(out),
+    )
+    assert status == 0, err
+    page = out.read_text()
+    assert re.search(r"<td>calibration_error</td><td>[0-9.e-]+</td><td></td>", page)
+    assert "95% interval" in page  # accuracy's

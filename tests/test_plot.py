@@ -257,3 +257,33 @@ def test_empty_metrics_draw_without_warnings():
         warnings.simplefilter("error")
         for m in empty:
             assert plot(m) is not None
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: TumblingWindows(sm.CalibrationError(), width=50),
+        lambda: sm.Sliced(sm.CalibrationError()),
+        lambda: sm.Sliced(sm.NormalizedMutualInfo()),
+    ],
+)
+def test_windows_and_slices_of_metrics_without_intervals_draw_their_values(make):
+    """A metric with no closed-form interval (``NoIntervalError``) is drawn without its band
+    or error bars, as docs/plots.md says (only where a metric has ``interval``)."""
+    rng = np.random.default_rng(0)
+    y, p = rng.integers(0, 2, 100), rng.random(100)
+    metric = make()
+    if isinstance(metric, TumblingWindows):
+        metric.update(y, p, timestamps=np.arange(100))
+        values = list(metric.compute().values())
+        ax = plot(metric)
+        np.testing.assert_allclose(_line(ax, "series").get_ydata(), values)
+        assert ax.get_legend() is None  # no interval band
+    else:
+        second = p if isinstance(metric._template, sm.CalibrationError) else p > 0.5
+        metric.update(y, second, by=rng.choice(["a", "b"], 100))
+        ax = plot(metric)
+        (bars,) = ax.containers
+        widths = sorted(b.get_width() for b in bars)
+        assert widths == pytest.approx(sorted(metric.compute().values()))
+        assert ax.get_xlabel() == "value"

@@ -35,6 +35,7 @@ import numpy as np
 
 from ..base import Metric
 from ..errors import StreamMetricsError
+from ..uncertainty import interval_or_none
 from ..wrappers.collection import MetricCollection
 from .names import Member
 from .output import flatten
@@ -256,11 +257,10 @@ def _summary_rows(name: str, metric: Metric) -> list[tuple[str, str, str]]:
         b = bound()
         if isinstance(b, float) and math.isfinite(b):
             extra = f"± {b:.2g} (certified sketch bound)"
-    interval = getattr(metric, "interval", None)
-    if callable(interval):
-        low, high = interval(0.95)
-        if math.isfinite(low) and math.isfinite(high):
-            extra = (extra + " " if extra else "") + f"95% interval [{low:.6g}, {high:.6g}]"
+    interval = interval_or_none(metric, 0.95)  # None: no closed form (the value alone)
+    if interval is not None and math.isfinite(interval[0]) and math.isfinite(interval[1]):
+        low, high = interval
+        extra = (extra + " " if extra else "") + f"95% interval [{low:.6g}, {high:.6g}]"
     return [(flat[0][0], flat[0][1], extra)]
 
 

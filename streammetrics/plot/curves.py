@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from ..base import Metric
+from ..uncertainty import interval_or_none
 
 __all__ = ["axes01", "band_boxes", "multiclass_roc", "pr", "roc"]
 
@@ -87,11 +88,9 @@ def _value_label(metric: Metric, what: str, level: float) -> str:
         b = bound()
         if isinstance(b, float) and math.isfinite(b) and b > 0:
             text += f" ± {b:.2g}"
-    interval = getattr(metric, "interval", None)
-    if callable(interval):
-        low, high = interval(level)
-        if math.isfinite(low) and math.isfinite(high):
-            text += f" [{low:.4f}, {high:.4f}] {level:.0%}"
+    interval = interval_or_none(metric, level)  # None: no closed form (the value alone)
+    if interval is not None and math.isfinite(interval[0]) and math.isfinite(interval[1]):
+        text += f" [{interval[0]:.4f}, {interval[1]:.4f}] {level:.0%}"
     return text
 
 

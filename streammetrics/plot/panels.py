@@ -9,6 +9,7 @@ import numpy as np
 
 from ..base import Metric
 from ..errors import InputError
+from ..uncertainty import interval_or_none
 from .curves import axes01
 
 __all__ = ["calibration", "confusion", "is_sliced", "sliced", "sliding", "tumbling"]
@@ -95,11 +96,10 @@ def _series(ax: Any, pieces: dict[Any, Metric], title: str, level: float) -> Non
             raise InputError(f"metric: the windowed metric's value must be a number; got {v!r}")
         times.append(start)
         values.append(float(v))
-        interval = getattr(m, "interval", None)
-        if callable(interval):
-            low, high = interval(level)
-            lows.append(low)
-            highs.append(high)
+        interval = interval_or_none(m, level)  # None: no closed form, no band
+        if interval is not None:
+            lows.append(interval[0])
+            highs.append(interval[1])
     (line,) = ax.plot(times, values, marker="o", markersize=3, gid="series")
     if lows and len(lows) == len(times):
         ax.fill_between(
@@ -138,15 +138,19 @@ def is_sliced(metric: Any) -> bool:
 
 def sliced(metric: Any, ax: Any, *, level: float, **_: Any) -> None:
     values = metric.compute()
-    intervals = metric.intervals(level)
+    intervals = interval_or_none(metric, level, many=True)  # None: no closed form, no bars
     order = sorted(values, key=lambda k: (not math.isfinite(values[k]), values[k]))
     keys = [" / ".join(map(str, k)) if isinstance(k, tuple) else str(k) for k in order]
     y = np.arange(len(order))
     v = np.array([values[k] for k in order], dtype=np.float64)
-    lows = np.array([intervals[k][0] for k in order], dtype=np.float64)
-    highs = np.array([intervals[k][1] for k in order], dtype=np.float64)
-    err = np.vstack([np.nan_to_num(v - lows), np.nan_to_num(highs - v)])
-    ax.barh(y, v, xerr=err, capsize=3, gid="slices")
+    if intervals is None:
+        ax.barh(y, v, gid="slices")
+        ax.set_xlabel("value")
+    else:
+        lows = np.array([intervals[k][0] for k in order], dtype=np.float64)
+        highs = np.array([intervals[k][1] for k in order], dtype=np.float64)
+        err = np.vstack([np.nan_to_num(v - lows), np.nan_to_num(highs - v)])
+        ax.barh(y, v, xerr=err, capsize=3, gid="slices")
+        ax.set_xlabel(f"value ({level:.0%} interval)")
     ax.set_yticks(y, keys)
-    ax.set_xlabel(f"value ({level:.0%} interval)")
     ax.set_title(f"{type(getattr(metric, '_template', metric)).__name__} by slice")
