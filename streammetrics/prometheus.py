@@ -16,7 +16,8 @@ Served series (``namespace`` defaults to ``streammetrics``):
 
 * ``<namespace>_value{metric="<name>"}``: each computed value. Dict results are flattened with
   dots (``classification_report.f1_macro``), arrays with their index
-  (``confusion_matrix.0.1``); ``nan`` is served as NaN (Prometheus' own value for it).
+  (``confusion_matrix.0.1``; ``value.0.1`` for a lone metric's array, as a lone metric's
+  number is ``value``); ``nan`` is served as NaN (Prometheus' own value for it).
 * ``<namespace>_rows``: rows seen (``count``).
 * For :class:`~streammetrics.windows.TumblingWindows`, every value carries a ``window_start``
   label, one series per open window. For :class:`~streammetrics.windows.SlidingWindow`,
@@ -33,8 +34,13 @@ from typing import Any
 import numpy as np
 
 from .base import Metric
+from .errors import InputError
 
 __all__ = ["DEFAULT_PORT", "MetricsCollector", "serve"]
+
+
+#: The labels the collector sets per series (a constant label may not take their names).
+_SERIES_LABELS = frozenset({"metric", "window_start"})
 
 
 def _flat(prefix: str, value: Any) -> Iterator[tuple[str, float]]:
@@ -45,7 +51,7 @@ def _flat(prefix: str, value: Any) -> Iterator[tuple[str, float]]:
         arr = np.asarray(value)
         if arr.dtype.kind in "biuf":
             for index in np.ndindex(arr.shape):
-                yield f"{prefix}." + ".".join(map(str, index)), float(arr[index])
+                yield f"{prefix or 'value'}." + ".".join(map(str, index)), float(arr[index])
     elif isinstance(value, (bool, int, float, np.generic)):
         yield prefix or "value", float(value)
 
@@ -63,7 +69,8 @@ class MetricsCollector:
     namespace : str
         Prefix of the series names.
     labels : dict, optional
-        Constant labels added to every series (``{"model": "ranker-v3"}``).
+        Constant labels added to every series (``{"model": "ranker-v3"}``). ``metric`` and
+        ``window_start`` are the collector's own labels: an ``InputError`` names them.
     lock : threading.Lock, optional
         Held while copying the metric before computing. Not needed since 0.2: every metric is
         thread-safe, so a scrape never sees a half-applied update. Kept for code that takes the
@@ -98,6 +105,12 @@ class MetricsCollector:
         self._source = source
         self._namespace = namespace
         self._labels = dict(labels or {})
+        clash = sorted(_SERIES_LABELS & set(self._labels))
+        if clash:
+            raise InputError(
+                f"labels: {clash[0]!r} is the label streammetrics gives each series; a constant "
+                "label of that name would merge the series (choose another name)"
+            )
         self._lock = lock
 
     def _snapshot(self) -> Metric | None:

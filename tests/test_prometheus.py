@@ -17,6 +17,7 @@ import pytest
 pytest.importorskip("prometheus_client")
 
 import streammetrics as sm
+from streammetrics.errors import InputError
 from streammetrics.prometheus import DEFAULT_PORT, MetricsCollector, serve
 from streammetrics.serving import StateDirectory
 from streammetrics.windows import SlidingWindow, TumblingWindows
@@ -156,3 +157,24 @@ def test_collector_refuses_a_source_that_is_not_a_metric() -> None:
     bad = MetricsCollector(lambda: {"auc": 0.5})  # type: ignore[arg-type,return-value]
     with pytest.raises(TypeError, match="dict"):
         list(bad.collect())
+
+
+def test_series_names_of_a_lone_array_and_constant_labels_that_would_merge_series() -> None:
+    """A lone metric's array is named from ``value`` as its number is (it had a leading dot:
+    ``.0.1``); a constant label named ``metric`` or ``window_start`` would give every member
+    the same series, which Prometheus refuses in one scrape: an ``InputError`` names it."""
+    from prometheus_client import CollectorRegistry, generate_latest
+    from prometheus_client.parser import text_string_to_metric_families
+
+    registry = CollectorRegistry()
+    registry.register(MetricsCollector(sm.ConfusionMatrix().update([0, 1, 1], [0, 1, 0])))
+    names = [
+        s.labels["metric"]
+        for f in text_string_to_metric_families(generate_latest(registry).decode())
+        if f.name == "streammetrics_value"
+        for s in f.samples
+    ]
+    assert names == ["value.0.0", "value.0.1", "value.1.0", "value.1.1"]
+    for name in ("metric", "window_start"):
+        with pytest.raises(InputError, match=f"labels: '{name}'"):
+            MetricsCollector(sm.Accuracy(), labels={name: "ranker"})
