@@ -144,16 +144,41 @@ def _partition_metrics(
         if by is None:
             _update(states.setdefault(None, empty.copy()), frame, positional, keywords)
             continue
-        keys = frame[by].to_numpy()
-        uniq, codes = np.unique(keys, return_inverse=True)
+        uniq, codes = np.unique(_key_column(frame, by), return_inverse=True)
         order = np.argsort(codes, kind="stable")
         bounds = np.searchsorted(codes[order], np.arange(len(uniq) + 1))
-        for i, key in enumerate(uniq.tolist()):
+        # Dates and durations as pandas Timestamps and Timedeltas (tolist() gives nanosecond
+        # integers), as pandas' groupby keys them.
+        values = uniq.tolist() if uniq.dtype.kind not in "mM" else _pandas_values(uniq)
+        for i, key in enumerate(values):
             rows = order[bounds[i] : bounds[i + 1]]
             _update(states.setdefault(_key(key), empty.copy()), frame, positional, keywords, rows)
     if by is None and None not in states:
         states[None] = empty
     return states
+
+
+def _key_column(frame: Any, by: str) -> np.ndarray:
+    """The ``by`` column of a pandas frame as a numpy array; a missing key (None, nan, NaT,
+    NA) is refused with an ``InputError``: it names no key (nan is not even equal to itself,
+    so each partition would hold its own)."""
+    column = frame[by]
+    missing = np.flatnonzero(column.isna().to_numpy())
+    if len(missing):
+        raise InputError(
+            f"by: the column {by!r} has a missing value (at row {missing[0]} of a partition); "
+            "drop or fill those rows first"
+        )
+    numpy_dtype = getattr(column.dtype, "numpy_dtype", None)  # nullable Int64, boolean, ...
+    if numpy_dtype is not None and numpy_dtype.kind in "biuf":
+        return np.asarray(column.to_numpy(dtype=numpy_dtype))
+    return np.asarray(column.to_numpy())
+
+
+def _pandas_values(keys: np.ndarray) -> list[Any]:
+    import pandas as pd
+
+    return list(pd.Index(keys).tolist())
 
 
 def merge_blobs(blobs: Sequence[bytes]) -> bytes:

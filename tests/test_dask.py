@@ -90,3 +90,29 @@ def test_bad_arguments(frame) -> None:
         aggregate(ddf, sm.Accuracy(), "y")
     with pytest.raises(sm.InputError, match="key_parts"):
         aggregate(ddf, sm.GAUC(), ["y", "p", "user"], key_parts=-1)
+
+
+def test_by_keys_missing_dates_and_nullable_integers(client) -> None:
+    """A missing ``by`` key (nan, None) names no key: refused with an ``InputError`` naming
+    ``by`` (nan keyed one metric per partition, None raised a pandas TypeError). Dates come
+    back as pandas Timestamps, nullable integers as ints: pandas' groupby keys."""
+    df = pd.DataFrame(
+        {
+            "y": [0, 1] * 8,
+            "p": [0, 1, 1, 1] * 4,
+            "f": [1.0, np.nan] * 8,
+            "s": pd.Series(["a", None] * 8, dtype=object),
+            "t": pd.to_datetime(["2024-01-01", "2024-01-02"] * 8).astype("datetime64[ns]"),
+            "i": pd.Series([1, 2] * 8, dtype="Int64"),
+        }
+    )
+    ddf = dd.from_pandas(df, npartitions=4)
+    for column in ("f", "s"):
+        with pytest.raises(sm.InputError, match=f"by: the column '{column}' has a missing"):
+            aggregate(ddf, sm.Accuracy(), ["y", "p"], by=column)
+    for column in ("t", "i"):
+        got = aggregate(ddf, sm.Accuracy(), ["y", "p"], by=column)
+        want = {k: sm.Accuracy().update(g.y, g.p) for k, g in df.groupby(column)}
+        assert list(got) == list(want)
+        assert all(type(k) is (pd.Timestamp if column == "t" else int) for k in got)
+        assert all(got[k] == want[k] for k in want)

@@ -115,3 +115,28 @@ def test_states_lost_on_the_way_to_the_driver_raise() -> None:
     _check_lost(Frame(empty=True), "no state")  # nothing was there to lose
     with pytest.raises(RuntimeError, match="received 3 of the 8 shares"):
         _check_lost(Frame(empty=False), "3 of the 8 shares of the keys")
+
+
+@pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas")
+def test_timestamp_keys_and_a_missing_key(spark) -> None:
+    """Timestamp ``by`` keys come back as datetimes (they failed in Arrow as nanosecond
+    integers); a null key is refused with the workers' ``InputError`` naming ``by``, raised
+    as that error on the driver (not PySpark's ``PythonException``)."""
+    import datetime
+
+    pdf = pd.DataFrame(
+        {
+            "y": [0, 1, 1, 0],
+            "p": [0, 1, 0, 0],
+            "s": ["a", None, "a", "b"],
+            "t": pd.to_datetime(["2024-01-01", "2024-01-01", "2024-01-02", "2024-01-02"]),
+        }
+    )
+    df = spark.createDataFrame(pdf)
+    got = aggregate(df, sm.Accuracy(), ["y", "p"], by="t")
+    assert {k: m.compute() for k, m in got.items()} == {
+        datetime.datetime(2024, 1, 1): 1.0,
+        datetime.datetime(2024, 1, 2): 0.5,
+    }
+    with pytest.raises(sm.InputError, match="by: the column 's' has a missing value"):
+        aggregate(df, sm.Accuracy(), ["y", "p"], by="s")
