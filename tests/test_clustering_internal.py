@@ -338,3 +338,30 @@ def test_fewer_than_two_clusters_is_nan() -> None:
     for key in ("separation", "davies_bouldin", "calinski_harabasz", "dunn", "silhouette"):
         assert math.isnan(r[key]), key
     assert r["compactness"] == pytest.approx(2 / 3)
+
+
+@pytest.mark.parametrize("distance", ["euclidean", "cityblock", "cosine"])
+def test_dunn_is_inf_for_clusters_of_one_repeated_point(distance) -> None:
+    """docs/clustering.md: Dunn is inf when every cluster is a single repeated point. The
+    cosine distance of equal rows came out as 2e-16 (``1 - cos`` in floating point), which
+    made it about 1e15; small cosine distances are now recomputed from the unit rows."""
+    x = np.array([[0.3, 0.7, 0.1]] * 3 + [[0.9, 0.2, 0.4]] * 3)
+    labels = np.array([0, 0, 0, 1, 1, 1])
+    m = C.DunnIndex(distance=distance).update(x, labels)
+    assert m.compute() == math.inf
+    assert sm.loads(m.to_bytes()).compute() == math.inf
+    assert C.ClusterGeometry(distance=distance).update(x, labels).compute()["dunn"] == math.inf
+
+
+def test_cosine_distances_agree_with_scikit_learn_and_are_zero_for_equal_rows() -> None:
+    from sklearn.metrics.pairwise import cosine_distances
+
+    from streammetrics.clustering._geometry import _pairwise
+
+    rng = np.random.default_rng(3)
+    a = rng.normal(size=(50, 8))
+    b = np.vstack([a[:10], a[:5] * (1 + 1e-9 * rng.normal(size=(5, 1))), rng.normal(size=(20, 8))])
+    b[-1] = 0.0  # a zero row: distance 1, as scikit-learn
+    got = _pairwise(a, b, "cosine")
+    np.testing.assert_allclose(got, cosine_distances(a, b), rtol=0, atol=1e-12)
+    assert (got[np.arange(10), np.arange(10)] == 0.0).all()

@@ -58,6 +58,10 @@ def _to_centres(x: np.ndarray, c: np.ndarray, distance: str) -> np.ndarray:
     return np.where(den > 0, 1.0 - cos, 1.0)
 
 
+#: Cosine distances below this are recomputed from the unit rows (:func:`_pairwise`).
+_COSINE_EXACT_BELOW = 1e-12
+
+
 def _pairwise(a: np.ndarray, b: np.ndarray, distance: str) -> np.ndarray:
     if distance != "cosine":
         return np.asarray(cdist(a, b, metric=distance))
@@ -67,6 +71,12 @@ def _pairwise(a: np.ndarray, b: np.ndarray, distance: str) -> np.ndarray:
     an = a / np.where(na > 0, na, 1.0)[:, None]
     bn = b / np.where(nb > 0, nb, 1.0)[:, None]
     out: np.ndarray = np.clip(1.0 - an @ bn.T, 0.0, 2.0)
+    # ``1 - cos`` is only good to about 1e-16 absolute, so equal rows came out as 2e-16, not 0
+    # (and Dunn finite where it is inf). Below a few rounding errors, recompute the few pairs
+    # as ``|an - bn|**2 / 2`` (the same value for unit rows, exactly 0 for equal ones).
+    i, j = np.nonzero(out < _COSINE_EXACT_BELOW)
+    if len(i):
+        out[i, j] = 0.5 * np.square(an[i] - bn[j]).sum(axis=1)
     out[(na == 0)[:, None] | (nb == 0)[None, :]] = 1.0
     return out
 
