@@ -125,6 +125,9 @@ def test_split_invariance(case: Case, seed: int) -> None:
     rnd.shuffle(order)
     folded = order[0].copy().merge(*order[1:])
     _check_equal(case, folded, whole, "shards merged in random order")
+    # Many at once into a fresh metric: its count grows only after the last operand, so a
+    # merge that asks "am I empty?" per operand must not ask the count.
+    _check_equal(case, case.make().merge(*order), whole, "shards merged at once into a fresh one")
     tree = [s.copy() for s in order]
     while len(tree) > 1:
         tree = [

@@ -161,7 +161,8 @@ class Decayed(Wrapper):
 
     def _merge_from(self, other: Any) -> None:
         theirs = other.inner.copy()
-        if self._count == 0:
+        # (Not ``self._count``: a merge of several adds the counts after the last of them.)
+        if self.inner._count == 0:
             self.inner, self.epoch, self.latest = theirs, other.epoch, other.latest
             return
         if other.epoch < self.epoch:
