@@ -352,6 +352,10 @@ class Metric(Serialised, PerRequest):
             elif isinstance(mine, Metric):
                 mine._check_compatible(theirs)
 
+    def _check_compatible_together(self, others: tuple[Any, ...]) -> None:
+        """What :meth:`_check_compatible`, pair by pair, cannot see: a conflict among the
+        operands of one merge (each compatible with ``self``, not with each other)."""
+
     def merge(self: _M, *others: _M) -> _M:
         """Fold the states of ``others`` into this one (in place); ``others`` do not change.
 
@@ -374,6 +378,8 @@ class Metric(Serialised, PerRequest):
                     metric._fold()
             for other in others:
                 self._check_compatible(other)
+            if len(others) > 1:
+                self._check_compatible_together(others)
             # The row count has the bound of every count (a decoded state may sit at it).
             _codec.check_sum("count", "i", self._count, *(o._count for o in others))
             if len(others) > 1:  # pairs checked above may still pass a weight bound together

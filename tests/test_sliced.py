@@ -246,3 +246,27 @@ def test_decoded_slices_are_independent_of_the_template_and_each_other() -> None
     for k in sorted(slices):
         fresh = sm.ROCAUC.from_bytes(slices[k].to_bytes())
         assert fresh == slices[k]
+
+
+def test_a_merge_of_several_checks_kinds_and_max_slices_across_them_all() -> None:
+    """Each operand was checked against ``self`` alone: an empty ``Sliced`` took str keys
+    from one operand and int keys from another (``compute`` then raised ``TypeError``), or
+    more slices than ``max_slices`` (bytes ``loads`` refused). Refused, and nothing changes."""
+    a = sm.Sliced(sm.Accuracy()).update([1, 0], [1, 1], by=["a", "b"])
+    b = sm.Sliced(sm.Accuracy()).update([1], [1], by=[7])
+    for target in (sm.Sliced(sm.Accuracy()), sm.Sliced(sm.Accuracy()).update([1], [0], by=[3])):
+        before = target.to_bytes()
+        with pytest.raises(IncompatibleStateError, match="slice keys of kind"):
+            target.merge(a, b)
+        assert target.to_bytes() == before
+    with pytest.raises(IncompatibleStateError, match="slice keys of kind"):
+        sum([a, b])
+    x = sm.Sliced(sm.Accuracy(), max_slices=3).update([1, 0], [1, 1], by=["a", "b"])
+    y = sm.Sliced(sm.Accuracy(), max_slices=3).update([1, 0], [1, 1], by=["c", "d"])
+    with pytest.raises(IncompatibleStateError, match="past max_slices=3"):
+        sm.Sliced(sm.Accuracy(), max_slices=3).merge(x, y)
+    make = lambda: sm.MetricCollection(s=sm.Sliced(sm.Accuracy()))  # noqa: E731
+    c = make()
+    with pytest.raises(IncompatibleStateError, match="slice keys of kind"):
+        c.merge(make().update([1], [1], by=["a"]), make().update([1], [1], by=[7]))
+    assert c.count == 0

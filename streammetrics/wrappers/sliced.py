@@ -226,6 +226,22 @@ class Sliced(Metric):
                     f"the merge would hold {len(union)} slices, past max_slices={limit}"
                 )
 
+    def _check_compatible_together(self, others: tuple[Any, ...]) -> None:
+        tables = [self.slices, *(o.slices for o in others)]
+        kinds = [k for k in (t.kind() for t in tables) if k is not None]
+        for kind in kinds[1:]:
+            if kind != kinds[0]:
+                raise IncompatibleStateError(
+                    f"slice keys of kind {kinds[0]} cannot meet keys of {kind}"
+                )
+        limit = self._config["max_slices"]
+        if limit is not None:
+            union = set().union(*(t.key_list() for t in tables))
+            if len(union) > limit:
+                raise IncompatibleStateError(
+                    f"the merge would hold {len(union)} slices, past max_slices={limit}"
+                )
+
     def _validate_state(self) -> None:
         limit = self._config["max_slices"]
         if limit is not None and len(self.slices) > limit:
