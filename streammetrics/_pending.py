@@ -329,6 +329,22 @@ class PerRequest:
             self.__dict__.update(pending.stash)
             self._pending = self._buffer = None
 
+    def _row_trusted(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+        """Whether ``update(*args, **kwargs)``, one row as scalars, takes the hot path: its
+        values are all ones this state has accepted before, so it adds nothing new (no label,
+        no slice). The test of :func:`_updating`, without updating, and without the lock: for
+        a wrapper asking about a state only it holds (a window's slot)."""
+        rows = self._rows
+        if rows is None:
+            return False
+        keyword = rows.keyword
+        if keyword is not None:
+            if keyword not in kwargs:
+                return False
+            kwargs = dict(kwargs)
+            args = (*args, kwargs.pop(keyword))
+        return not kwargs and rows.row_ok(args)
+
     def _try_buffer(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
         """Buffer this ``update`` call if it certainly passes (lock held); False otherwise."""
         if self._rows is None:

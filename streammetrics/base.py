@@ -97,6 +97,9 @@ class Metric(Serialised, PerRequest):
 
     #: True for scores (higher is better), False for errors and losses, None for neither.
     higher_is_better: ClassVar[bool | None] = None
+    #: Whether a sliding window checks this state against each other slot pair by pair (False
+    #: for states made of many states, ``Sliced``: checked across all slots at once only).
+    _joins_pairwise: bool = True
 
     _config: dict[str, Any]
     _fields: dict[str, _Field]

@@ -307,3 +307,16 @@ def test_top_k_accepts_one_sample_as_a_scalar_and_a_row() -> None:
     one = sm.TopKAccuracy(k=1).update(2, [0.1, 0.2, 0.7])
     assert one == sm.TopKAccuracy(k=1).update([2], [[0.1, 0.2, 0.7]])
     assert one.compute() == 1.0
+
+
+def test_a_merge_of_several_checks_the_label_set_of_them_all() -> None:
+    """Binary states of labels {0}, {1} and {2} merge pair by pair, not all three: the merged
+    state (three labels) could not be scored. Refused, whatever the operands' order."""
+    a, b, c = (sm.F1().update([k], [k]) for k in (0, 1, 2))
+    for target in (sm.F1(), a.copy()):
+        before = target.to_bytes()
+        with pytest.raises(sm.IncompatibleStateError, match="could not be scored"):
+            target.merge(*(x for x in (a, b, c) if x is not target))
+        assert target.to_bytes() == before
+    with pytest.raises(sm.IncompatibleStateError, match="could not be scored"):
+        sum([a, b, c])

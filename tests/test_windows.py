@@ -281,3 +281,38 @@ def test_windows_carry_lists_of_references() -> None:
     got = w.compute()
     assert got[0] == BLEU().update(hyps[:2], refs[:2]).compute() > 0
     assert got[10] == BLEU().update(hyps[2:], refs[2:]).compute()
+
+
+def _refused_unchanged(window, call) -> None:
+    before = window.to_bytes()
+    with pytest.raises(sm.InputError, match="cannot join the window's other slots"):
+        call()
+    assert window.to_bytes() == before
+
+
+def test_sliding_window_refuses_rows_its_slots_cannot_merge() -> None:
+    """A sliding window's value is the merge of its slots: rows one slot accepts but the merge
+    refuses were accepted, and ``compute()`` (or ``loads``) failed later. Refused at the call,
+    on the batch and the one-row paths, as a plain metric refuses them."""
+    w = sm.SlidingWindow(sm.Sliced(sm.Accuracy()), width=20, slots=2)
+    w.update([1, 0], [1, 1], by=["a", "b"], timestamps=[1, 2])
+    _refused_unchanged(w, lambda: w.update([1], [1], by=[7], timestamps=[12]))
+    _refused_unchanged(w, lambda: w.update(1, 1, by=7, timestamps=12))
+    w.update(1, 1, by="c", timestamps=12)
+    assert w.compute() == {"a": 1.0, "b": 0.0, "c": 1.0}
+    capped = sm.SlidingWindow(sm.Sliced(sm.Accuracy(), max_slices=2), width=20, slots=2)
+    capped.update([1, 0], [1, 1], by=["a", "b"], timestamps=[1, 2])
+    _refused_unchanged(capped, lambda: capped.update([1], [0], by=["c"], timestamps=[12]))
+    _refused_unchanged(capped, lambda: capped.update(1, 0, by="c", timestamps=12))
+    # A binary F1 over three slots of one label each: every pair has two labels, all three
+    # have three (checked across every slot at once).
+    f = sm.SlidingWindow(sm.F1(), width=30, slots=3)
+    f.update([0], [0], timestamps=[1])
+    f.update([1], [1], timestamps=[11])
+    _refused_unchanged(f, lambda: f.update([2], [2], timestamps=[21]))
+    _refused_unchanged(f, lambda: f.update(2, 2, timestamps=21))
+    f.update(1, 1, timestamps=21)  # a label the window holds: in place
+    assert f.compute() == 1.0
+    # Once the slot holding 0 has aged out, label 2 joins the window.
+    f.update([2], [2], timestamps=[31])
+    assert sm.loads(f.to_bytes()).compute() == f.compute()

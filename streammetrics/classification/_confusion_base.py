@@ -130,6 +130,16 @@ class _ConfusionMetric(Metric, register=False):
         except InputError as exc:
             raise IncompatibleStateError(f"the merged state could not be scored: {exc}") from exc
 
+    def _check_compatible_together(self, others: tuple[Any, ...]) -> None:
+        # Pair by pair, {0} with {1} and {0} with {2} pass; together, a binary metric has 3.
+        labels = self.counts.rows
+        for other in others:
+            labels = union(labels, other.counts.rows)
+        try:
+            self._check_labels(labels)
+        except InputError as exc:
+            raise IncompatibleStateError(f"the merged state could not be scored: {exc}") from exc
+
     def _validate_state(self) -> None:
         self._check_labels(self.counts.rows)
 

@@ -4,6 +4,7 @@ buckets, :class:`~streammetrics.wrappers._confusion_pack.ConfusionPack` for labe
 
 from __future__ import annotations
 
+import copy as _copy
 import importlib
 from typing import Any
 
@@ -124,6 +125,19 @@ class SliceTable(StateBlock):
         """A new table holding this one's slices with ``fresh`` ones replacing or added."""
         out = self._like()
         out.slices = {**self.view(), **fresh}
+        return out
+
+    def copy(self) -> SliceTable:
+        """An independent copy: each slice's state copied, the template shared (templates are
+        only ever copied, never updated), a pack's arrays deep-copied. ``StateBlock``'s
+        generic deep copy also copied the template, through ``copy.deepcopy`` of every
+        attribute: 0.6 ms for an empty table."""
+        out = self._like()
+        if self._pack is not None:
+            out._pack = _copy.deepcopy(self._pack)  # its materialisation is rebuilt on demand
+        else:
+            assert self._dict is not None
+            out._dict = {key: metric.copy() for key, metric in self._dict.items()}
         return out
 
     def _like(self) -> SliceTable:

@@ -23,7 +23,7 @@ from .. import _codec
 from .._inputs import as_array
 from .._loading import _from_tree
 from ..base import Metric, metric_from_spec
-from ..errors import InputError, StateDecodeError
+from ..errors import IncompatibleStateError, InputError, StateDecodeError
 
 # Forward decay renormalises on a fixed grid of epochs of this many half-lives, so that the scale
 # reference depends only on the latest timestamp (not on arrival order) and every rescaling is
@@ -168,6 +168,33 @@ def load_windows(wire: Any, template: Metric, what: str) -> dict[int, Metric]:
 
 def merged(template: Metric, metrics: list[Metric]) -> Metric:
     return template.copy().merge(*metrics)
+
+
+def check_joins(changed: list[Metric], others: list[Metric]) -> None:
+    """``InputError`` unless the ``changed`` slot states merge with the window's ``others``.
+
+    A sliding window's value is the merge of its slots, so rows one slot accepts may still be
+    refused by the window: a third label of a binary metric, a str slice key where another
+    slot holds int keys, more slices than ``max_slices`` between them. A plain metric refuses
+    such rows at their call; so does the window, with the checks of a merge (nothing merged):
+    pair by pair where a state is small, and across all slots at once
+    (``_check_compatible_together``: label sets, slice key kinds and counts). A state that is
+    large per key (``Sliced``: one state per slice) is checked across all slots only, not
+    slice by slice (``docs/streams.md``).
+    """
+    try:
+        for i, slot in enumerate(changed):
+            if slot._joins_pairwise:
+                for other in (*others, *changed[i + 1 :]):
+                    slot._check_compatible(other)
+        every = [*others, *changed]
+        if len(every) > 1:
+            every[0]._check_compatible_together(tuple(every[1:]))
+    except IncompatibleStateError as exc:
+        raise InputError(
+            f"update: the rows cannot join the window's other slots ({exc}); refused, the "
+            "state is unchanged"
+        ) from None
 
 
 class Wrapper(Metric, register=False):

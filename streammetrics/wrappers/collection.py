@@ -44,6 +44,8 @@ class MetricCollection(Metric):
         self._add_config(members={name: metric_spec(m) for name, m in metrics.items()})
         for name, metric in metrics.items():
             self._add_state(name, metric.copy().reset(), merge=None)
+        # Members made of many states (Sliced) are checked across a window's slots at once only.
+        self._joins_pairwise = all(m._joins_pairwise for m in metrics.values())
 
     @classmethod
     def _from_config(cls, config: dict[str, Any]) -> MetricCollection:
@@ -116,6 +118,10 @@ class MetricCollection(Metric):
         }
         n = max((m.count - getattr(self, k).count for k, m in updated.items()), default=0)
         return self._commit(n, **updated)
+
+    def _check_compatible_together(self, others: tuple[Any, ...]) -> None:
+        for name in self._fields:
+            getattr(self, name)._check_compatible_together(tuple(getattr(o, name) for o in others))
 
     def _compute(self) -> dict[str, Any]:
         return {name: getattr(self, name).compute() for name in self._names}

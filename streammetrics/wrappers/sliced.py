@@ -118,6 +118,7 @@ class Sliced(Metric):
     slices: SliceTable
     #: A map of slice values has no direction; ``worst`` reads the wrapped metric's.
     higher_is_better: ClassVar[bool | None] = None
+    _joins_pairwise = False  # one state per slice: windows check it across slots only
 
     def __init__(self, metric: Metric, max_slices: int | None = None) -> None:
         super().__init__()
@@ -227,6 +228,7 @@ class Sliced(Metric):
                 )
 
     def _check_compatible_together(self, others: tuple[Any, ...]) -> None:
+        """Key kinds and ``max_slices`` across every operand of a merge of several."""
         tables = [self.slices, *(o.slices for o in others)]
         kinds = [k for k in (t.kind() for t in tables) if k is not None]
         for kind in kinds[1:]:

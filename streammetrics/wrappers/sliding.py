@@ -13,6 +13,7 @@ from ..errors import IncompatibleStateError
 from ._rows import Rows, template
 from ._windowing import (
     Wrapper,
+    check_joins,
     decode_error,
     keys_of,
     load_windows,
@@ -105,13 +106,21 @@ class SlidingWindow(Wrapper):
         if key is not None:
             head = key if self._head is None else max(self._head, key)
             metric = self._slots.get(key)
-            if key <= head - self._config["slots"]:
+            floor = head - self._config["slots"]
+            if key <= floor:
                 self._template.copy().update(*args, **kwargs)  # type: ignore[attr-defined]
                 self._dropped += 1
-            elif metric is not None:
-                metric.update(*args, **kwargs)  # type: ignore[attr-defined]
+            elif metric is not None and metric._row_trusted(args, kwargs):
+                metric.update(*args, **kwargs)  # type: ignore[attr-defined]  # nothing new
             else:
-                self._slots[key] = self._template.copy().update(*args, **kwargs)  # type: ignore[attr-defined]
+                # A new slot, or a row its slot has not seen the like of (a label, a slice):
+                # the row alone is checked against every slot of the window (its own too).
+                row = self._template.copy().update(*args, **kwargs)  # type: ignore[attr-defined]
+                check_joins([row], [m for k, m in self._slots.items() if k > floor])
+                if metric is None:
+                    self._slots[key] = row
+                else:
+                    metric.update(*args, **kwargs)  # type: ignore[attr-defined]
             if head != self._head:
                 self._head = head
                 self._dropped += self._age_out()
@@ -140,6 +149,10 @@ class SlidingWindow(Wrapper):
         for key, idx in groups:
             base = self._slots.get(key)
             fresh[key] = rows.feed(base.copy() if base is not None else self._template.copy(), idx)
+        check_joins(
+            list(fresh.values()),
+            [m for k, m in self._slots.items() if k > floor and k not in fresh],
+        )
         self._slots.update(fresh)
         self._head = head
         self._dropped += n_late + self._age_out()
