@@ -316,3 +316,54 @@ def test_sliding_window_refuses_rows_its_slots_cannot_merge() -> None:
     # Once the slot holding 0 has aged out, label 2 joins the window.
     f.update([2], [2], timestamps=[31])
     assert sm.loads(f.to_bytes()).compute() == f.compute()
+
+
+def test_tumbling_retention_refuses_rows_a_closed_window_cannot_take_and_changes_nothing() -> None:
+    """Rows for a closed window join it at eviction: a merge there that failed had already
+    changed the open windows (two open with ``retention=1``, a count its windows disagree
+    with, bytes ``loads`` refused). Evictions are now built on copies."""
+    w = sm.TumblingWindows(sm.Sliced(sm.Accuracy()), width=10, retention=1)
+    w.update([1, 0, 1], [1, 1, 0], by=["a", "b", "a"], timestamps=[1, 12, 25])
+    before = w.to_bytes()
+    with pytest.raises(sm.InputError, match="closed window at 0 cannot join it"):
+        w.update([1, 0], [1, 0], by=[1, 2], timestamps=[1, 35])
+    assert w.to_bytes() == before
+    w.update([1, 0], [1, 0], by=["c", "a"], timestamps=[1, 35])  # str keys: they join
+    assert sm.loads(w.to_bytes()) == w
+    assert w.closed == [0, 10, 20] and list(w.compute()) == [30]
+
+
+@pytest.mark.parametrize("kind", ["tumbling", "sliding"])
+def test_window_merges_are_checked_before_any_window_changes(kind) -> None:
+    """Windows merge in place, one operand after another: a conflict found at the second
+    window (or operand) left the first merged. Every window is checked first."""
+
+    def make():
+        inner = sm.Sliced(sm.Accuracy())
+        if kind == "tumbling":
+            return sm.TumblingWindows(inner, width=10)
+        return sm.SlidingWindow(inner, width=20, slots=2)
+
+    a = make().update([1, 1], [1, 1], by=["a", "b"], timestamps=[1, 12])
+    b = make().update([1], [1], by=["c"], timestamps=[2])
+    c = make().update([1], [1], by=[5], timestamps=[13])
+    for target in (make(), a.copy()):
+        before = target.to_bytes()
+        with pytest.raises(sm.IncompatibleStateError, match="slice keys of kind"):
+            target.merge(*(x for x in (a, b, c) if x != target))
+        assert target.to_bytes() == before
+
+
+def test_integer_timestamps_far_from_the_origin_are_refused() -> None:
+    """Integer times more than 2**62 from the origin were accepted (the float path refused
+    them), giving window keys ``loads`` refuses."""
+    for t in (2**62 + 5, -(2**62) - 5):
+        for w in (
+            sm.TumblingWindows(sm.Accuracy(), width=1),
+            sm.SlidingWindow(sm.Accuracy(), width=10, slots=10),
+        ):
+            with pytest.raises(sm.InputError, match="too far from origin"):
+                w.update([1], [1], timestamps=[t])
+            with pytest.raises(sm.InputError, match="too far from origin"):
+                w.update(1, 1, timestamps=t)
+            assert w.count == 0

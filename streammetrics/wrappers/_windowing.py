@@ -131,6 +131,12 @@ def settle(metrics: Any) -> None:
 def keys_of(t: np.ndarray, unit: int | float, origin: int | float) -> np.ndarray:
     """The index of the period of length ``unit`` (from ``origin``) each time falls in."""
     if t.dtype.kind == "i" and isinstance(unit, int) and isinstance(origin, int):
+        # As one_row_key: within 2**62 of the origin (int64 arithmetic cannot wrap, and the
+        # key is within the bound loads checks); beyond, refused as the float path refuses.
+        if t.size and not (-MAX_KEY <= int(t.min()) - origin and int(t.max()) - origin < MAX_KEY):
+            raise InputError("timestamps: too far from origin for this width")
+        if t.size and not -(2**63) <= origin < 2**63:
+            return np.asarray((t.astype(object) - origin) // unit, dtype=np.int64)
         return (t - origin) // unit
     q = np.floor((t - origin) / unit)
     if q.size and np.abs(q).max() >= MAX_KEY:
@@ -183,18 +189,34 @@ def check_joins(changed: list[Metric], others: list[Metric]) -> None:
     slice by slice (``docs/streams.md``).
     """
     try:
-        for i, slot in enumerate(changed):
-            if slot._joins_pairwise:
-                for other in (*others, *changed[i + 1 :]):
-                    slot._check_compatible(other)
-        every = [*others, *changed]
-        if len(every) > 1:
-            every[0]._check_compatible_together(tuple(every[1:]))
+        joins(changed, others)
     except IncompatibleStateError as exc:
         raise InputError(
             f"update: the rows cannot join the window's other slots ({exc}); refused, the "
             "state is unchanged"
         ) from None
+
+
+def joins(changed: list[Metric], others: list[Metric]) -> None:
+    """:func:`check_joins` raising ``IncompatibleStateError`` (for merges of windows)."""
+    for i, slot in enumerate(changed):
+        if slot._joins_pairwise:
+            for other in (*others, *changed[i + 1 :]):
+                slot._check_compatible(other)
+    every = [*others, *changed]
+    if len(every) > 1:
+        every[0]._check_compatible_together(tuple(every[1:]))
+
+
+def check_mergeable(groups: list[list[Metric]]) -> None:
+    """``IncompatibleStateError`` unless the states of each group merge into one: the checks
+    of a merge (pair by pair, and across the group at once), before a wrapper that merges
+    its windows in place, one operand after another, changes any of them."""
+    for group in groups:
+        for i, metric in enumerate(group):
+            for other in group[i + 1 :]:
+                metric._check_compatible(other)
+        group[0]._check_compatible_together(tuple(group[1:]))
 
 
 class Wrapper(Metric, register=False):

@@ -14,7 +14,9 @@ from ._rows import Rows, template
 from ._windowing import (
     Wrapper,
     check_joins,
+    check_mergeable,
     decode_error,
+    joins,
     keys_of,
     load_windows,
     merged,
@@ -163,6 +165,25 @@ class SlidingWindow(Wrapper):
         floor = self._head - self._config["slots"]
         old = [k for k in self._slots if k <= floor]
         return sum(self._slots.pop(k).count for k in old)
+
+    def _check_compatible(self, other: Any) -> None:
+        super()._check_compatible(other)
+        self._check_compatible_together((other,))
+
+    def _check_compatible_together(self, others: tuple[Any, ...]) -> None:
+        # Slots merge in place, one operand after another, and the window's value merges all
+        # the slots left: the slots of one key must merge, and every slot must join the rest.
+        heads = [w._head for w in (self, *others) if w._head is not None]
+        if not heads:
+            return
+        floor = max(heads) - self._config["slots"]
+        slots: dict[int, list[Metric]] = {}
+        for state in (self, *others):
+            for key, metric in state._slots.items():
+                if key > floor:
+                    slots.setdefault(key, []).append(metric)
+        check_mergeable([group for group in slots.values() if len(group) > 1])
+        joins([m for group in slots.values() for m in group], [])
 
     def _merge_from(self, other: Any) -> None:
         for key, metric in other._slots.items():

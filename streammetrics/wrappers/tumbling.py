@@ -6,9 +6,11 @@ from typing import Any
 
 from .._inputs import config_int
 from ..base import Metric, metric_spec
+from ..errors import IncompatibleStateError, InputError
 from ._rows import Rows, template
 from ._windowing import (
     Wrapper,
+    check_mergeable,
     decode_error,
     keys_of,
     load_windows,
@@ -126,9 +128,8 @@ class TumblingWindows(Wrapper):
                 metric.update(*args, **kwargs)  # type: ignore[attr-defined]
             else:
                 opened = self._template.copy().update(*args, **kwargs)  # type: ignore[attr-defined]
+                self._open, self._closed = self._evicted({**self._open, key: opened})
                 settle(self._open.values())
-                self._open[key] = opened
-                self._evict()
             return self._commit(1)
         t = times(timestamps)
         n = len(t)
@@ -140,20 +141,44 @@ class TumblingWindows(Wrapper):
         for key, idx in window_groups(keys_of(t, self._config["width"], self._config["origin"])):
             base = self._open.get(key)
             fresh[key] = rows.feed(base.copy() if base is not None else self._template.copy(), idx)
-        self._open.update(fresh)
-        self._evict()
+        self._open, self._closed = self._evicted({**self._open, **fresh})
         return self._commit(n)
 
-    def _evict(self) -> None:
+    def _evicted(self, opened: dict[int, Metric]) -> tuple[dict[int, Metric], dict[int, Metric]]:
+        """The open and closed windows once ``opened`` is cut to ``retention``, built without
+        changing this state: rows for a window already closed join it on a copy, so an update
+        they make fail leaves everything as it was (an ``InputError``)."""
         limit = self._config["retention"]
-        if limit is None or len(self._open) <= limit:
-            return
-        for key in sorted(self._open)[: len(self._open) - limit]:
-            metric = self._open.pop(key)
-            if key in self._closed:
-                self._closed[key].merge(metric)
-            else:
-                self._closed[key] = metric
+        if limit is None or len(opened) <= limit:
+            return opened, self._closed
+        opened, closed = dict(opened), dict(self._closed)
+        for key in sorted(opened)[: len(opened) - limit]:
+            metric = opened.pop(key)
+            if key not in closed:
+                closed[key] = metric
+                continue
+            try:
+                closed[key] = closed[key]._copy(for_merge=True).merge(metric)
+            except IncompatibleStateError as exc:
+                raise InputError(
+                    f"update: the rows for the closed window at {self._start(key)} cannot join "
+                    f"it ({exc}); refused, the state is unchanged"
+                ) from None
+        return opened, closed
+
+    def _check_compatible(self, other: Any) -> None:
+        super()._check_compatible(other)
+        self._check_compatible_together((other,))
+
+    def _check_compatible_together(self, others: tuple[Any, ...]) -> None:
+        # Every window of one key, across the operands: windows merge in place, one operand
+        # after another, so each must be known to merge before the first one does.
+        windows: dict[int, list[Metric]] = {}
+        for state in (self, *others):
+            for part in (state._open, state._closed):
+                for key, metric in part.items():
+                    windows.setdefault(key, []).append(metric)
+        check_mergeable([m for m in windows.values() if len(m) > 1])
 
     def _merge_from(self, other: Any) -> None:
         for mine, theirs in ((self._open, other._open), (self._closed, other._closed)):
@@ -166,7 +191,7 @@ class TumblingWindows(Wrapper):
         # only be open on the other side to be evicted again here: keys never sit in both.
         for key in [k for k in self._open if k in self._closed]:
             self._closed[key].merge(self._open.pop(key))
-        self._evict()
+        self._open, self._closed = self._evicted(self._open)
 
     def _compute(self) -> dict[int | float, Any]:
         return {self._start(k): m.compute() for k, m in sorted(self._open.items())}
