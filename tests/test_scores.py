@@ -521,3 +521,24 @@ def test_sketch_merges_of_nested_and_overlapping_buckets_equal_one_stream(weight
             one.update(y, s, sample_weight=wt)
         assert (first + second).to_bytes() == one.to_bytes()
         assert first.copy().merge(second).to_bytes() == one.to_bytes()
+
+
+@pytest.mark.parametrize(
+    "make", [sm.ROCAUC, sm.AveragePrecision, lambda: sm.ROCAUC(score_type="real")]
+)
+def test_a_shard_of_zero_weight_rows_merges_in_any_order(make) -> None:
+    """Zero-weight rows leave no bucket but make the store weighted (float64 counts), as one
+    stream of every row has it. A merge of several skipped the empty store, and with it its
+    dtype: ``a + b`` (int64) and ``b + a`` (float64) differed byte for byte."""
+    import itertools
+
+    a = make().update([1, 1, 0, 1], [0.796, 0.044, 0.775, 0.186])
+    b = make().update([1, 1], [0.019, 0.918], sample_weight=[0.0, 0.0])
+    c = make().update([0, 1], [0.3, 0.9])
+    one = make().update([1, 1, 0, 1], [0.796, 0.044, 0.775, 0.186])
+    one.update([1, 1], [0.019, 0.918], sample_weight=[0.0, 0.0]).update([0, 1], [0.3, 0.9])
+    for order in itertools.permutations([a, b, c]):
+        assert make().merge(*order) == one
+        assert order[0].copy().merge(*order[1:]) == one
+        assert sum(order) == one
+    assert a + b == b + a

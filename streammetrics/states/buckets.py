@@ -424,11 +424,15 @@ class ScoreBuckets(StateBlock):
             kind = "f" if any(p._pos.dtype == _F64 for p in (self, *others)) else "i"
             check_sum("score buckets", kind, *(p._held() for p in (self, *others)))
         parts = [p for p in (self, *others) if len(p)]  # len() folds each part's queue
+        # Every operand's count dtype, the empty ones' too (zero-weight rows make a store
+        # weighted, float64, with no entry), as one stream of them all would have it.
+        dtype = np.result_type(*(p._pos.dtype for p in (self, *others)))
         if len(parts) <= 1:
             if parts and parts[0] is not self:
                 self.merge(parts[0])
+            if self._pos.dtype != dtype:
+                self._pos, self._neg = self._pos.astype(dtype), self._neg.astype(dtype)
             return
-        dtype = np.result_type(*(p._pos.dtype for p in parts))
         size = None if self.mapping is None else self.mapping.size
         if size is not None and len(parts) == 2 and self._merge_subset(parts, dtype):
             return
