@@ -7,7 +7,7 @@ states, show a state.
                        [--y-true COL] [--y-score COL | --y-pred COL] [--group COL]
                        [--query COL] [--hypothesis COL --reference COL [--reference COL ...]]
                        [--format csv|jsonl|parquet] [--batch-size N] [--every N]
-                       [--save STATE] [--json]
+                       [--labels-as-text] [--save STATE] [--json]
     streammetrics report DATA --metric NAME ... -o report.html [--window WIDTH --time COL]
     streammetrics report STATE... -o report.html
     streammetrics merge STATE... -o OUT

@@ -119,7 +119,14 @@ def stream(
     if args.batch_size < 1 or (args.every is not None and args.every < 1):
         raise CLIError("--batch-size and --every must be positive")
     fmt = guess_format(args.data, args.format)
-    src = Source(args.data, fmt)
+    as_text = getattr(args, "labels_as_text", False)
+    src = Source(
+        args.data,
+        fmt,
+        frozenset(c for c, kind in plan.types.items() if kind == "label")
+        if as_text
+        else frozenset(),
+    )
     if args.data != "-" and not os.path.exists(args.data):
         raise src.fail(None, "no such file")
     reader = READERS[fmt]
@@ -148,7 +155,11 @@ def stream(
                         sink(part)
                 except StreamMetricsError as exc:
                     first, last = line + offset, line + stop - 1
-                    raise src.fail(None, f"rows at lines {first}-{last}: {exc}") from None
+                    hint = ""
+                    if "labels, but this state holds" in str(exc) and not src.text:
+                        # Earlier chunks held numbers only, this one text only.
+                        hint = " (pass --labels-as-text to read every label as text)"
+                    raise src.fail(None, f"rows at lines {first}-{last}: {exc}{hint}") from None
                 rows += stop - offset
                 progress.add(stop - offset)
                 offset = stop
@@ -376,6 +387,12 @@ def _data_options(e: argparse.ArgumentParser, required: bool) -> None:
         default=100_000,
         metavar="N",
         help="rows per chunk (default 100000)",
+    )
+    e.add_argument(
+        "--labels-as-text",
+        action="store_true",
+        help="read label, group, query and --by columns as text (default: numbers where a "
+        "column holds only numbers)",
     )
     e.add_argument("--save", metavar="STATE", help="write the final state to this file")
     e.add_argument("--json", action="store_true", help="print JSON instead of a table")

@@ -25,10 +25,12 @@ __all__ = ["READERS", "Source", "convert", "guess_format"]
 class Source:
     """Where rows come from, for messages: ``path`` and the line of a chunk's first row."""
 
-    def __init__(self, path: str, fmt: str) -> None:
+    def __init__(self, path: str, fmt: str, text: frozenset[str] = frozenset()) -> None:
         self.path = "<stdin>" if path == "-" else path
         self.raw = path
         self.fmt = fmt
+        #: Columns read as text whatever they hold (``--labels-as-text``): no number parsing.
+        self.text = text
 
     def fail(self, line: int | None, message: str) -> CLIError:
         where = f"{self.path}:{line}" if line is not None else self.path
@@ -83,7 +85,12 @@ def _read_csv_pandas(
     _missing(src, wanted, header, 1)
     line = 2
     reader = pd.read_csv(
-        src.raw, usecols=wanted, chunksize=batch, keep_default_na=False, na_values=[""]
+        src.raw,
+        usecols=wanted,
+        chunksize=batch,
+        keep_default_na=False,
+        na_values=[""],
+        dtype=dict.fromkeys(src.text, str) or None,
     )
     try:
         for chunk in reader:
@@ -206,25 +213,40 @@ def _is_number(v: Any) -> bool:
         return False
 
 
+def _plain(value: Any) -> Any:
+    """A numpy scalar as the Python value it holds, for messages (``nan``, not
+    ``np.float64(nan)``)."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
 def _numbers(values: np.ndarray, name: str, src: Source, line: int) -> np.ndarray:
     try:
         out = values.astype(np.float64)
     except (TypeError, ValueError):
         i = _first_bad(values, _is_number)
-        raise src.fail(line + i, f"column {name!r}: {values[i]!r} is not a number") from None
+        raise src.fail(
+            line + i, f"column {name!r}: {_plain(values[i])!r} is not a number"
+        ) from None
     finite = np.isfinite(out)
     if not finite.all():
         i = int(np.flatnonzero(~finite)[0])
-        raise src.fail(line + i, f"column {name!r}: missing or non-finite value {values[i]!r}")
+        raise src.fail(
+            line + i, f"column {name!r}: missing or non-finite value {_plain(values[i])!r}"
+        )
     return out
 
 
 def _labels(values: np.ndarray, name: str, src: Source, line: int) -> np.ndarray:
     kind = values.dtype.kind
-    if kind in "biu":
+    as_text = name in src.text
+    if kind in "biu" and not as_text:
         return values
-    if kind == "f":
+    if kind == "f" and not as_text:
         return _numbers(values, name, src, line)
+    if kind == "f" and np.isnan(values).any():
+        raise src.fail(
+            line + int(np.flatnonzero(np.isnan(values))[0]), f"column {name!r}: missing value"
+        )
     if kind == "O" and any(v is None or (isinstance(v, float) and v != v) for v in values):
         i = _first_bad(values, lambda v: v is not None and v == v)
         raise src.fail(line + i, f"column {name!r}: missing value")
@@ -232,12 +254,40 @@ def _labels(values: np.ndarray, name: str, src: Source, line: int) -> np.ndarray
     if text.size and (text == "").any():
         i = int(np.flatnonzero(text == "")[0])
         raise src.fail(line + i, f"column {name!r}: missing value")
+    if name in src.text:
+        return text
     for dtype in (np.int64, np.float64):
         try:
             return text.astype(dtype)
         except (TypeError, ValueError, OverflowError):
             continue
+    # Text labels. A column that also holds numbers would be read as numbers in a chunk of
+    # numbers alone and as text in a chunk with text, so the answer would depend on the
+    # chunking (--batch-size): refused, whatever the chunk.
+    numeric = _numeric(text)
+    if numeric.any():
+        i, j = int(np.argmax(numeric)), int(np.argmin(numeric))
+        raise src.fail(
+            line + j,
+            f"column {name!r}: {str(text[j])!r} is text, but {str(text[i])!r} (at {line + i}) "
+            "is a number; "
+            "a label column holds labels of one kind (pass --labels-as-text to read every "
+            "label as text)",
+        )
     return text
+
+
+def _numeric(text: np.ndarray) -> np.ndarray:
+    """Which values of a str array read as a finite number (``float()``)."""
+    try:
+        import pandas as pd
+    except ImportError:
+        return np.array([_is_number(v) for v in text.tolist()], dtype=bool)
+    parsed = pd.to_numeric(pd.Series(text, dtype=object), errors="coerce").to_numpy(
+        dtype=np.float64, na_value=np.nan
+    )
+    out: np.ndarray = np.isfinite(parsed)
+    return out
 
 
 def _texts(values: np.ndarray, required: bool) -> np.ndarray:

@@ -1,0 +1,88 @@
+"""How the CLI reads label columns: the same answer for any ``--batch-size`` (a column's kind
+never depends on the chunk it was read in), and ``--labels-as-text``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from streammetrics.cli import main
+
+
+def _eval(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    status = main(["eval", *args])
+    out = capsys.readouterr()
+    return status, out.out, out.err
+
+
+def _write(tmp_path: Path, text: str, name: str = "log.csv") -> str:
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+COLS = ["--metric", "accuracy", "--y-true", "y_true", "--y-pred", "y_pred", "--json"]
+
+
+@pytest.mark.parametrize("batch", ["1", "2", "3", "100"])
+def test_a_column_of_numbers_and_text_is_refused_whatever_the_chunking(
+    capsys, tmp_path, batch
+) -> None:
+    """1, 2, x, 1 was read as text in one chunk (accuracy 1) but as integers then text in
+    chunks of two (refused: "str labels, but this state holds int labels"): the answer
+    depended on --batch-size. Such a column is now refused in every chunking, naming it,
+    unless --labels-as-text reads every label as text."""
+    data = _write(tmp_path, "y_true,y_pred\n1,1\n2,2\nx,x\n1,1\n")
+    status, _, err = _eval(capsys, data, *COLS, "--batch-size", batch)
+    assert status == 1
+    assert "--labels-as-text" in err
+    status, out, err = _eval(capsys, data, *COLS, "--batch-size", batch, "--labels-as-text")
+    assert status == 0, err
+    assert json.loads(out)["metrics"]["accuracy"] == 1.0
+
+
+def test_one_chunk_names_the_text_and_the_number(capsys, tmp_path) -> None:
+    data = _write(tmp_path, "y_true,y_pred\n1,1\n2,unknown\n2,2\n")
+    status, _, err = _eval(capsys, data, *COLS)
+    assert status == 1
+    assert "log.csv:3: column 'y_pred': 'unknown' is text, but '1' (at 2) is a number" in err
+    assert "--labels-as-text" in err and "np.str_" not in err
+    status, out, err = _eval(capsys, data, *COLS, "--labels-as-text")
+    assert status == 0, err
+    assert json.loads(out)["metrics"]["accuracy"] == pytest.approx(2 / 3)
+
+
+def test_labels_as_text_keeps_the_text_of_every_format(capsys, tmp_path) -> None:
+    """As text, '007' and '7' are two labels (read as numbers they are one), in CSV, JSON
+    lines (numbers become their text) and Parquet; slice keys too."""
+    csv_path = _write(tmp_path, "y_true,y_pred,g\n007,7,a\n7,7,b\n")
+    rows = [{"y_true": "007", "y_pred": 7, "g": 1}, {"y_true": "7", "y_pred": 7, "g": 2}]
+    jsonl = _write(tmp_path, "".join(json.dumps(r) + "\n" for r in rows), "log.jsonl")
+    for data in (csv_path, jsonl):
+        status, out, err = _eval(capsys, data, *COLS)
+        assert status == 0, err
+        assert json.loads(out)["metrics"]["accuracy"] == 1.0
+        status, out, err = _eval(capsys, data, *COLS, "--labels-as-text", "--by", "g")
+        assert status == 0, err
+        assert json.loads(out)["metrics"]["accuracy"] in (
+            {"a": 0.0, "b": 1.0},
+            {"1": 0.0, "2": 1.0},
+        )
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    table = pa.table({"y_true": ["007", "7"], "y_pred": [7, 7]})
+    parquet = str(tmp_path / "log.parquet")
+    pq.write_table(table, parquet)
+    status, out, err = _eval(capsys, parquet, *COLS, "--labels-as-text")
+    assert status == 0, err
+    assert json.loads(out)["metrics"]["accuracy"] == 0.5
+
+
+def test_a_missing_label_as_text_is_refused(capsys, tmp_path) -> None:
+    rows = [{"y_true": 1.0, "y_pred": 1}, {"y_true": float("nan"), "y_pred": 1}]
+    jsonl = _write(tmp_path, "".join(json.dumps(r) + "\n" for r in rows), "log.jsonl")
+    status, _, err = _eval(capsys, jsonl, *COLS, "--labels-as-text")
+    assert status == 1
+    assert "log.jsonl:2: column 'y_true': missing value" in err
