@@ -365,3 +365,17 @@ def test_cosine_distances_agree_with_scikit_learn_and_are_zero_for_equal_rows() 
     got = _pairwise(a, b, "cosine")
     np.testing.assert_allclose(got, cosine_distances(a, b), rtol=0, atol=1e-12)
     assert (got[np.arange(10), np.arange(10)] == 0.0).all()
+
+
+def test_davies_bouldin_is_nan_with_as_many_clusters_as_rows() -> None:
+    """docs/clustering.md: nan where an index needs 2 to n - 1 clusters (scikit-learn raises
+    there); Davies-Bouldin gave 0.0 with every row its own cluster."""
+    x = np.array([[0.0, 1.0], [2.0, 0.5], [1.0, 3.0]])
+    labels = np.array([0, 1, 2])
+    with pytest.raises(ValueError):
+        skm.davies_bouldin_score(x, labels)
+    assert math.isnan(C.DaviesBouldin().update(x, labels).compute())
+    assert math.isnan(C.ClusterGeometry().update(x, labels).compute()["davies_bouldin"])
+    assert C.DaviesBouldin().update(x, np.array([0, 1, 1])).compute() == pytest.approx(
+        skm.davies_bouldin_score(x, [0, 1, 1])
+    )

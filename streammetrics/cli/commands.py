@@ -118,6 +118,9 @@ def stream(
     """
     if args.batch_size < 1 or (args.every is not None and args.every < 1):
         raise CLIError("--batch-size and --every must be positive")
+    ci = getattr(args, "ci", None)
+    if ci is not None and not 0.0 < ci < 1.0:  # before the file is read, not after
+        raise CLIError(f"--ci: the level must be between 0 and 1 (exclusive); got {ci}")
     fmt = guess_format(args.data, args.format)
     as_text = getattr(args, "labels_as_text", False)
     src = Source(

@@ -297,8 +297,9 @@ class _Geometry(Metric, register=False):
         cp, exact = self._cp_per_cluster()
         k = len(cp)
         out: dict[str, Any] = {"compactness": float(cp.mean()), "exact": exact}
-        if k < 2:
-            out["davies_bouldin"] = math.nan  # scikit-learn refuses a single cluster
+        if k < 2 or k > float(self.moments.counts.sum()) - 1:
+            # scikit-learn refuses a single cluster, and as many clusters as rows
+            out["davies_bouldin"] = math.nan
             return out
         centres = self._reference_centres()
         cd = _pairwise(centres, centres, self._distance)
