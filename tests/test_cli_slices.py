@@ -41,6 +41,12 @@ def test_composite_slices_and_the_per_slice_table() -> None:
     assert [ln.split()[0] for ln in lines[1:-1]] == ["0/0", "0/1", "1/0", "1/1"]
     assert all("[" in ln for ln in lines[1:-1])  # an interval beside every value
     assert lines[-1].split() == ["rows", "5000"]
+    # JSON names a composite slice as the table does (it wrote Python's "(0, 1)").
+    proc = run("eval", str(DATA), "--metric", "accuracy", *COLS, "--by", "y_true",
+               "--by", "y_pred", "--ci", "--json")  # fmt: skip
+    out = json.loads(proc.stdout)
+    assert list(out["metrics"]["accuracy"]) == ["0/0", "0/1", "1/0", "1/1"]
+    assert list(out["intervals"]["accuracy"]) == ["0/0", "0/1", "1/0", "1/1"]
 
 
 def test_ci_prints_the_metrics_intervals() -> None:

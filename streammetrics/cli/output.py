@@ -15,7 +15,7 @@ __all__ = ["Progress", "flatten", "plain", "slice_table", "table"]
 def plain(value: Any) -> Any:
     """A computed value as JSON-ready data (nan and inf become null)."""
     if isinstance(value, dict):
-        return {str(k): plain(v) for k, v in value.items()}
+        return {_key(k): plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [plain(v) for v in value]
     if isinstance(value, np.ndarray):
