@@ -173,3 +173,18 @@ def test_sliced_bootstrap_gives_bootstrap_intervals_per_slice():
     for key, (low, high) in s.intervals().items():
         assert low < s.compute()[key] < high
     assert len(s.worst(k=2)) == 2
+
+
+def test_a_batch_of_zero_weight_rows_counts_and_merges_in_the_sketch() -> None:
+    """Bootstrap of a score sketch raised IndexError on a batch whose every row weighs 0
+    (one-row feeding with a zero weight hit it constantly). Such rows are counted and add
+    nothing, as in the plain metric, and shards merge to the one stream."""
+    for metric in (sm.ROCAUC(), sm.AveragePrecision()):
+        one = sm.Bootstrap(metric, replicates=8).update(
+            [1, 1, 0], [0.3, 0.4, 0.2], ids=[5, 1, 2], sample_weight=[0.0, 1, 1]
+        )
+        zero = sm.Bootstrap(metric, replicates=8).update([1], [0.3], ids=[5], sample_weight=[0.0])
+        rest = sm.Bootstrap(metric, replicates=8).update([1, 0], [0.4, 0.2], ids=[1, 2])
+        assert zero.count == 1
+        assert zero + rest == one and rest + zero == one
+        assert sm.loads(zero.to_bytes()) == zero

@@ -26,3 +26,12 @@ def test_directions() -> None:
     assert ROCAUC.higher_is_better is True and R2Score.higher_is_better is True
     assert LogLoss.higher_is_better is False and MeanSquaredError.higher_is_better is False
     assert ConfusionMatrix.higher_is_better is None and RegressionReport.higher_is_better is None
+
+
+def test_decayed_has_its_wrapped_metrics_direction() -> None:
+    """``Sliced(Decayed(Accuracy())).worst()`` raised "declares no direction"."""
+    d = sm.Decayed(sm.Accuracy(), half_life=10)
+    assert d.higher_is_better is True
+    assert sm.Decayed(sm.ROCAUC(), half_life=10).higher_is_better is True
+    s = sm.Sliced(d).update([1, 1, 0], [1, 0, 0], by=["a", "b", "a"], timestamps=[0, 1, 2])
+    assert s.worst(1) == [("b", 0.0)]

@@ -118,7 +118,9 @@ class GAUC(Keyed, Metric):
         out = []
         for block in blocks:
             metric = GAUC(**self._config)
-            metric._commit(int(block.rows.sum()), scores=block)
+            rows = int(block.rows.sum())
+            if rows:  # an empty piece is the fresh state (a weighted block's is not blank)
+                metric._commit(rows, scores=block)
             out.append(metric)
         return out
 

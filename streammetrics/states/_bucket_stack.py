@@ -74,6 +74,16 @@ class BucketStack(Stacked):
         sw = None if self.sw is None else self.sw[order]
         sums = _replicate_sums(counts, starts, sw)  # (cells, R)
         m = len(order)
+        if m == 0:  # every row weighs 0: no entry, the rows still counted
+            empty_i, empty_f = np.zeros(0, dtype=np.int64), np.zeros(0)
+            entries0 = (empty_i, empty_i, empty_f, empty_f, empty_f, empty_f)
+            grid0 = self.mapping.size
+            assert grid0 is not None
+            R0 = counts.shape[1]
+            self._combine(
+                metrics, np.full(R0, self.n), Held(metrics, True), (grid0, 0), entries=entries0
+            )
+            return
         # The smallest and largest score of each cell among the rows a replicate weighs (> 0):
         # the first and last such row, the cell's rows being sorted by score.
         ends = np.append(starts[1:], m)

@@ -104,7 +104,7 @@ class Decayed(Wrapper):
     0.3333333333333333
     """
 
-    #: A wrapper's values are its wrapped metric's (or a dict of them): no direction of its own.
+    #: Its value is the wrapped metric's, so is its direction (set per instance).
     higher_is_better = None
 
     def __init__(self, metric: Metric, half_life: Any) -> None:
@@ -121,6 +121,7 @@ class Decayed(Wrapper):
                 "Decayed cannot weight its rows"
             )
         half_life = positive(half_life, "half_life")
+        self.higher_is_better = getattr(self._template, "higher_is_better", None)
         self._add_config(metric=metric_spec(self._template), half_life=half_life)
         self._add_state("inner", self._template.copy(), merge=None)
         self._add_state("epoch", 0, merge=None)
