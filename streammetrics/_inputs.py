@@ -241,6 +241,15 @@ def as_weights(w: Any, n: int, name: str = "sample_weight") -> np.ndarray | None
     return arr
 
 
+def _int64_labels(arr: np.ndarray, name: str) -> np.ndarray:
+    """An object array of Python or numpy integers as int64 (an ``InputError`` naming
+    ``name`` for integers beyond int64, not numpy's ``OverflowError``)."""
+    try:
+        return np.array(arr.tolist(), dtype=np.int64)
+    except OverflowError:
+        raise InputError(f"{name}: integers must lie within int64 (-2**63 to 2**63 - 1)") from None
+
+
 def as_labels(x: Any, name: str) -> np.ndarray:
     """Class labels as a 1-D int64 or unicode array.
 
@@ -277,7 +286,7 @@ def as_labels(x: Any, name: str) -> np.ndarray:
         if all(issubclass(t, str) for t in types):
             return arr.astype(np.str_)
         if types <= {int, bool} or all(issubclass(t, (int, np.integer)) for t in types):
-            return np.array(arr.tolist(), dtype=np.int64)
+            return _int64_labels(arr, name)
         if any(issubclass(t, (str, bytes)) for t in types):
             raise _mixed_labels(name, types)
         if not all(issubclass(t, (int, float, np.integer, np.floating)) for t in types):

@@ -270,3 +270,24 @@ def test_a_merge_of_several_checks_kinds_and_max_slices_across_them_all() -> Non
     with pytest.raises(IncompatibleStateError, match="slice keys of kind"):
         c.merge(make().update([1], [1], by=["a"]), make().update([1], [1], by=[7]))
     assert c.count == 0
+
+
+def test_mixed_lists_and_ints_beyond_int64_are_refused_as_keys_and_ids() -> None:
+    """numpy reads ["a", 1] as two strings, so Sliced took "1" for the key 1 and Bootstrap
+    hashed 1 as "1" (shards then differed from one stream); GAUC already refused it.
+    Integers beyond int64 raised numpy's OverflowError (not a ValueError) everywhere."""
+    with pytest.raises(InputError, match="by: slice keys must all be integers or all be"):
+        sm.Sliced(sm.Accuracy()).update([1, 1], [1, 0], by=["a", 1])
+    with pytest.raises(InputError, match="ids: must all be integers or all be strings"):
+        sm.Bootstrap(sm.Accuracy(), replicates=4).update([1, 1], [1, 1], ids=["a", 1])
+    huge = [
+        lambda: sm.GAUC().update([0], [0.1], [2**64]),
+        lambda: sm.GAUC().update(0, 0.1, 2**64),
+        lambda: sm.GAUC().update([0], [0.1], [-(2**63) - 1]),
+        lambda: sm.ranking.NDCG(k=3).update([2**64], [1], [0.5]),
+        lambda: sm.Sliced(sm.Accuracy()).update([1], [1], by=[2**64]),
+        lambda: sm.Bootstrap(sm.Accuracy(), replicates=4).update([1], [1], ids=[2**64]),
+    ]
+    for call in huge:
+        with pytest.raises(InputError, match="int64"):
+            call()

@@ -77,16 +77,26 @@ class Rows:
         return out
 
 
-def one_kind(arr: np.ndarray, refusal: str) -> np.ndarray:
+def one_kind(arr: np.ndarray, refusal: str, raw: Any = None) -> np.ndarray:
     """An object array of keys or ids as int64 or unicode (one kind only; ``refusal`` is the
-    ``InputError`` message otherwise); any other array unchanged."""
+    ``InputError`` message otherwise); any other array unchanged. ``raw``: the value ``arr``
+    was made from, when numpy may have turned a list of strings and integers into strings."""
+    if arr.dtype.kind == "U" and isinstance(raw, (list, tuple)):
+        if not all(isinstance(v, str) for v in raw):
+            raise InputError(refusal)
+        return arr
     if arr.dtype.kind != "O":
         return arr
     values = arr.tolist()
     if all(isinstance(v, str) for v in values):
         return np.asarray(values, dtype=str) if values else np.zeros(0, dtype="U1")
     if all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in values):
-        return np.asarray(values, dtype=np.int64)
+        try:
+            return np.asarray(values, dtype=np.int64)
+        except OverflowError:
+            raise InputError(
+                f"{refusal.split(':')[0]}: integers must lie within int64 (-2**63 to 2**63 - 1)"
+            ) from None
     raise InputError(refusal)
 
 

@@ -38,7 +38,7 @@ def _id_hashes(ids: Any, n: int) -> np.ndarray:
         raise InputError(f"ids: expected one id per row ({n}), got shape {arr.shape}")
     if n == 0:
         return np.zeros(0, dtype=np.uint64)
-    arr = one_kind(arr, "ids: must all be integers or all be strings")
+    arr = one_kind(arr, "ids: must all be integers or all be strings", ids)
     with np.errstate(over="ignore"):
         if arr.dtype.kind in "iu":
             if arr.dtype.kind == "u" and arr.dtype.itemsize == 8:

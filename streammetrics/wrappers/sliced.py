@@ -28,7 +28,7 @@ def _component(x: Any, name: str) -> tuple[np.ndarray, list[Any]]:
     arr = as_array(x, name)
     if arr.ndim != 1:
         raise InputError(f"{name}: expected one slice key per row, got shape {arr.shape}")
-    arr = one_kind(arr, f"{name}: slice keys must all be integers or all be strings")
+    arr = one_kind(arr, f"{name}: slice keys must all be integers or all be strings", x)
     if arr.dtype.kind == "S":
         raise InputError(f"{name}: bytes are not slice keys; decode them to strings")
     if arr.dtype.kind not in "iuU":
@@ -55,7 +55,7 @@ def slice_keys(by: Any) -> tuple[np.ndarray, list[Key]]:
         if arr.ndim == 2:
             parts = [arr[:, j] for j in range(arr.shape[1])]
         elif arr.ndim == 1:
-            codes, keys = _component(arr, "by")
+            codes, keys = _component(by if isinstance(by, list) else arr, "by")
             return codes, keys
         else:
             raise InputError(f"by: expected one key per row, got shape {arr.shape}")
