@@ -542,3 +542,19 @@ def test_a_shard_of_zero_weight_rows_merges_in_any_order(make) -> None:
         assert order[0].copy().merge(*order[1:]) == one
         assert sum(order) == one
     assert a + b == b + a
+
+
+@pytest.mark.parametrize(
+    "make", [lambda: sm.ROCAUC(exact=True), lambda: sm.ROCAUC(score_type="real")]
+)
+def test_queued_weighted_batches_take_the_weight_bound_in_merges(make) -> None:
+    """A sparse store whose weighted batch was still queued (its main arrays int64) was checked
+    against the integer bound, 2**53: a merge the one stream accepts was refused, depending on
+    whether the queue had been folded. Weights have the bound 2**100."""
+    w = 2.0**60
+    s = make().update([1, 0], [0.4, 0.2], sample_weight=[w, 1.0])
+    t = make().update([0], [0.1])
+    whole = make().update([1, 0], [0.4, 0.2], sample_weight=[w, 1.0]).update([0], [0.1])
+    assert t + s == whole
+    assert make().merge(s, t) == whole
+    assert t + sm.loads(s.to_bytes()) == whole

@@ -366,8 +366,12 @@ class ScoreBuckets(StateBlock):
     def held_total(self) -> float:
         return self._held()
 
+    def _weighted(self) -> bool:
+        """Whether the counts are weights (float64), the queued batches' included."""
+        return self._pos.dtype == _F64 or any(p._pos.dtype == _F64 for p in self._pending)
+
     def _kind(self, other: ScoreBuckets) -> str:
-        return "f" if _F64 in (self._pos.dtype, other._pos.dtype) else "i"
+        return "f" if self._weighted() or other._weighted() else "i"
 
     def _held(self) -> float:
         """Total weight, queue included, without folding it (reading never writes).
@@ -421,7 +425,7 @@ class ScoreBuckets(StateBlock):
             self._check_mapping(other)  # the count bound: all operands together, below
         if len(others) > 1:  # one operand: check_mergeable, called first, checked the pair
             # Pairs within the bound may still pass it together.
-            kind = "f" if any(p._pos.dtype == _F64 for p in (self, *others)) else "i"
+            kind = "f" if any(p._weighted() for p in (self, *others)) else "i"
             check_sum("score buckets", kind, *(p._held() for p in (self, *others)))
         parts = [p for p in (self, *others) if len(p)]  # len() folds each part's queue
         # Every operand's count dtype, the empty ones' too (zero-weight rows make a store
