@@ -41,6 +41,7 @@ Contracts every metric keeps (the conformance harness in ``tests/`` checks them 
 from __future__ import annotations
 
 import copy as _copy
+import inspect
 import threading
 from collections.abc import Callable
 from typing import Any, ClassVar, TypeVar
@@ -227,9 +228,18 @@ class Metric(Serialised, PerRequest):
         so a :class:`~streammetrics.errors.NoIntervalError` that points to ``Bootstrap``.
         """
         name = type(self).__name__
+        update = getattr(type(self), "update", None)
+        params = inspect.signature(update).parameters if callable(update) else {}
+        if "sample_weight" in params:  # what Bootstrap asks of the metric it wraps
+            advice = f"wrap it in streammetrics.Bootstrap({name}(...))"
+        else:  # a wrapper of metrics (Sliced, the windows): Bootstrap needs sample_weight
+            advice = (
+                f"Bootstrap cannot wrap {name} (its update takes no sample_weight); wrap the "
+                f"metric inside it instead, {name}(streammetrics.Bootstrap(metric), ...)"
+            )
         raise NoIntervalError(
             f"{name} has no closed-form confidence interval (its value is not a float with a "
-            f"known sampling distribution); wrap it in streammetrics.Bootstrap({name}(...))"
+            f"known sampling distribution); {advice}"
         )
 
     # -- lifecycle ---------------------------------------------------------------------------

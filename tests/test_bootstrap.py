@@ -188,3 +188,20 @@ def test_a_batch_of_zero_weight_rows_counts_and_merges_in_the_sketch() -> None:
         assert zero.count == 1
         assert zero + rest == one and rest + zero == one
         assert sm.loads(zero.to_bytes()) == zero
+
+
+def test_the_no_interval_advice_names_a_nesting_that_works() -> None:
+    """``Sliced(...).interval()`` advised ``Bootstrap(Sliced(...))``, which Bootstrap refuses
+    (no sample_weight); wrappers now advise wrapping the metric inside instead, which works."""
+    with pytest.raises(sm.NoIntervalError, match=r"wrap it in streammetrics.Bootstrap\(Conf"):
+        sm.ConfusionMatrix().interval()
+    sm.Bootstrap(sm.ConfusionMatrix(), replicates=4)  # the advice holds
+    for wrapper in (sm.Sliced(sm.Accuracy()), sm.TumblingWindows(sm.Accuracy(), width=10)):
+        name = type(wrapper).__name__
+        with pytest.raises(sm.NoIntervalError, match=rf"{name}\(streammetrics.Bootstrap"):
+            wrapper.interval()
+        with pytest.raises(InputError, match="sample_weight"):
+            sm.Bootstrap(wrapper, replicates=4)
+    inner = sm.Bootstrap(sm.Accuracy(), replicates=4)
+    s = sm.Sliced(inner).update([1, 0], [1, 1], by=["a", "b"], ids=[1, 2])
+    assert set(s.intervals()) == {"a", "b"}
