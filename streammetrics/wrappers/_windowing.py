@@ -198,14 +198,19 @@ def check_joins(changed: list[Metric], others: list[Metric]) -> None:
 
 
 def joins(changed: list[Metric], others: list[Metric]) -> None:
-    """:func:`check_joins` raising ``IncompatibleStateError`` (for merges of windows)."""
-    for i, slot in enumerate(changed):
-        if slot._joins_pairwise:
-            for other in (*others, *changed[i + 1 :]):
-                slot._check_compatible(other)
-    every = [*others, *changed]
-    if len(every) > 1:
-        every[0]._check_compatible_together(tuple(every[1:]))
+    """:func:`check_joins` raising ``IncompatibleStateError`` (for merges of windows).
+
+    ``others`` already join each other. Each changed slot is checked pair-wise against one
+    slot before it (the kinds a pair check compares, labels' and keys', are equal or not, so a
+    chain of pairs covers every pair), then every slot at once (what only the set tells: a
+    binary metric's three labels, ``max_slices``): linear in the slots, not quadratic."""
+    pool = list(others)
+    for slot in changed:
+        if slot._joins_pairwise and pool:
+            slot._check_compatible(pool[-1])
+        pool.append(slot)
+    if len(pool) > 1:
+        pool[0]._check_compatible_together(tuple(pool[1:]))
 
 
 def check_mergeable(groups: list[list[Metric]]) -> None:
