@@ -124,14 +124,11 @@ class _ConfusionMetric(Metric, register=False):
 
     def _check_compatible(self, other: Any) -> None:
         super()._check_compatible(other)
-        # A merge must not build a label set that an update would have refused.
-        try:
-            self._check_labels(union(self.counts.rows, other.counts.rows))
-        except InputError as exc:
-            raise IncompatibleStateError(f"the merged state could not be scored: {exc}") from exc
+        self._check_compatible_together((other,))
 
     def _check_compatible_together(self, others: tuple[Any, ...]) -> None:
-        # Pair by pair, {0} with {1} and {0} with {2} pass; together, a binary metric has 3.
+        # A merge must not build a label set that an update would have refused; pair by pair,
+        # {0} with {1} and {0} with {2} pass, but together a binary metric has three.
         labels = self.counts.rows
         for other in others:
             labels = union(labels, other.counts.rows)

@@ -75,41 +75,35 @@ class BucketStack(Stacked):
         sums = _replicate_sums(counts, starts, sw)  # (cells, R)
         m = len(order)
         if m == 0:  # every row weighs 0: no entry, the rows still counted
-            empty_i, empty_f = np.zeros(0, dtype=np.int64), np.zeros(0)
-            entries0 = (empty_i, empty_i, empty_f, empty_f, empty_f, empty_f)
-            grid0 = self.mapping.size
-            assert grid0 is not None
-            R0 = counts.shape[1]
-            self._combine(
-                metrics, np.full(R0, self.n), Held(metrics, True), (grid0, 0), entries=entries0
-            )
-            return
-        # The smallest and largest score of each cell among the rows a replicate weighs (> 0):
-        # the first and last such row, the cell's rows being sorted by score.
-        ends = np.append(starts[1:], m)
-        first = _first_drawn(counts, starts, ends, 1)
-        last = _first_drawn(counts, ends - 1, starts - 1, -1)
-        lo_cell = np.append(xs, np.inf)[first]  # -1 (none drawn): an absent cell, not read
-        hi_cell = np.append(xs, -np.inf)[last]  # index -1: the appended -inf
-        seg = cells[starts]
-        bucket_start = cell_starts(seg >> 1)
-        which = np.cumsum(np.concatenate(([True], (seg[1:] >> 1) != (seg[:-1] >> 1)))) - 1
-        nb, R = len(bucket_start), counts.shape[1]
-        pos = np.zeros((nb, R))
-        neg = np.zeros((nb, R))
-        positive = (seg & 1).astype(bool)
-        pos[which[positive]] = sums[positive]
-        neg[which[~positive]] = sums[~positive]
-        lo = np.minimum.reduceat(lo_cell, bucket_start, axis=0).T
-        hi = np.maximum.reduceat(hi_cell, bucket_start, axis=0).T
-        present = lo <= hi  # (R, buckets): entries sorted by (replicate, bucket)
-        rep, b = np.nonzero(present)
-        keys = (seg[bucket_start] >> 1)[b]
-        entries = (rep, keys, pos.T[present], neg.T[present], lo[present], hi[present])
+            no_i, no_f = np.zeros(0, dtype=np.int64), np.zeros(0)
+            entries: tuple[np.ndarray, ...] = (no_i, no_i, no_f, no_f, no_f, no_f)
+        else:
+            # The smallest and largest score of each cell among the rows a replicate weighs (> 0):
+            # the first and last such row, the cell's rows being sorted by score.
+            ends = np.append(starts[1:], m)
+            first = _first_drawn(counts, starts, ends, 1)
+            last = _first_drawn(counts, ends - 1, starts - 1, -1)
+            lo_cell = np.append(xs, np.inf)[first]  # -1 (none drawn): an absent cell, not read
+            hi_cell = np.append(xs, -np.inf)[last]  # index -1: the appended -inf
+            seg = cells[starts]
+            bucket_start = cell_starts(seg >> 1)
+            which = np.cumsum(np.concatenate(([True], (seg[1:] >> 1) != (seg[:-1] >> 1)))) - 1
+            nb, R = len(bucket_start), counts.shape[1]
+            pos = np.zeros((nb, R))
+            neg = np.zeros((nb, R))
+            positive = (seg & 1).astype(bool)
+            pos[which[positive]] = sums[positive]
+            neg[which[~positive]] = sums[~positive]
+            lo = np.minimum.reduceat(lo_cell, bucket_start, axis=0).T
+            hi = np.maximum.reduceat(hi_cell, bucket_start, axis=0).T
+            present = lo <= hi  # (R, buckets): entries sorted by (replicate, bucket)
+            rep, b = np.nonzero(present)
+            keys = (seg[bucket_start] >> 1)[b]
+            entries = (rep, keys, pos.T[present], neg.T[present], lo[present], hi[present])
         grid = self.mapping.size
         assert grid is not None
         held = Held(metrics, True)
-        self._combine(metrics, np.full(R, self.n), held, (grid, 0), entries=entries)
+        self._combine(metrics, np.full(counts.shape[1], self.n), held, (grid, 0), entries=entries)
 
     def fold_groups(self, metrics: list[Any], codes: np.ndarray, size: int) -> None:
         grid = self.mapping.size

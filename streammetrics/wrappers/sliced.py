@@ -219,13 +219,7 @@ class Sliced(Metric):
 
     def _check_compatible(self, other: Any) -> None:
         super()._check_compatible(other)
-        limit = self._config["max_slices"]
-        if limit is not None:
-            union = set(self.slices.key_list()) | set(other.slices.key_list())
-            if len(union) > limit:
-                raise IncompatibleStateError(
-                    f"the merge would hold {len(union)} slices, past max_slices={limit}"
-                )
+        self._check_compatible_together((other,))
 
     def _check_compatible_together(self, others: tuple[Any, ...]) -> None:
         """Key kinds and ``max_slices`` across every operand of a merge of several."""
