@@ -11,6 +11,7 @@ from sklearn.metrics import accuracy_score, confusion_matrix, f1_score
 
 import streammetrics as sm
 from streammetrics.windows import Decayed, SlidingWindow, TumblingWindows
+from streammetrics.wrappers import Bootstrap, MetricCollection, Sliced
 
 
 def _stream(seed: int, n: int, span: float):
@@ -242,7 +243,9 @@ def test_decayed_refuses_states_that_cannot_be_scaled() -> None:
     with pytest.raises(sm.InputError, match="maximum"):
         Decayed(MaxScore(), half_life=1.0)
     with pytest.raises(sm.InputError, match="manages its own state"):
-        Decayed(TumblingWindows(sm.Accuracy(), width=1), half_life=1.0)
+        Decayed(sm.classification.MulticlassROCAUC(), half_life=1.0)
+    with pytest.raises(sm.InputError, match=r"Bootstrap\.drawn is a sum of int values"):
+        Decayed(Bootstrap(sm.Accuracy()), half_life=1.0)
     with pytest.raises(sm.InputError, match="half_life"):
         Decayed(sm.Accuracy(), half_life=-1)
 
@@ -367,3 +370,29 @@ def test_integer_timestamps_far_from_the_origin_are_refused() -> None:
             with pytest.raises(sm.InputError, match="too far from origin"):
                 w.update(1, 1, timestamps=t)
             assert w.count == 0
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: Sliced(Sliced(sm.Accuracy())),
+        lambda: Sliced(MetricCollection(a=sm.Accuracy(), b=Sliced(sm.Accuracy()))),
+        lambda: TumblingWindows(Decayed(sm.Accuracy(), half_life=10), width=10),
+        lambda: SlidingWindow(SlidingWindow(sm.Accuracy(), width=5), width=10),
+        lambda: Decayed(TumblingWindows(sm.Accuracy(), width=5), half_life=10),
+    ],
+)
+def test_a_wrapper_that_could_never_be_updated_is_refused_at_construction(make) -> None:  # type: ignore[no-untyped-def]
+    # The outer wrapper keeps its keyword column (by=, timestamps=) for itself, so an inner
+    # one needing the same keyword would refuse every update: say so once, when built.
+    with pytest.raises(sm.InputError, match=r"metric: .* could never be updated"):
+        make()
+
+
+def test_wrappers_taking_different_keywords_nest() -> None:
+    m = Sliced(SlidingWindow(sm.Accuracy(), width=10))
+    m.update([1, 0, 1], [1, 1, 1], by=["a", "b", "a"], timestamps=[1, 2, 3])
+    assert m.compute() == {"a": 1.0, "b": 0.0}
+    w = SlidingWindow(Sliced(sm.Accuracy()), width=10)
+    w.update([1, 0], [1, 1], by=["a", "b"], timestamps=[1, 2])
+    assert w.compute() == {"a": 1.0, "b": 0.0}

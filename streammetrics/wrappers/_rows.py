@@ -140,8 +140,35 @@ def groups(codes: np.ndarray, size: int) -> list[tuple[int, np.ndarray | None]]:
     return [(int(c), order[bounds[i] : bounds[i + 1]]) for i, c in enumerate(present.tolist())]
 
 
-def template(metric: Any, what: str) -> Metric:
-    """An empty copy of ``metric``; ``InputError`` unless it is a registered metric."""
+def row_keywords(metric: Metric) -> frozenset[str]:
+    """The keyword columns ``metric.update`` needs beside the metric's own columns: the
+    ``own_keyword`` of each wrapper in it (``by``, ``timestamps``), nested ones included (a
+    collection needs what any member needs)."""
+    own = getattr(type(metric), "own_keyword", None)
+    found = {own} if own else set()
+    inner = getattr(metric, "_template", None)
+    if isinstance(inner, Metric):
+        found |= row_keywords(inner)
+    for name in getattr(metric, "_names", ()):
+        member = getattr(metric, name, None)
+        if isinstance(member, Metric):
+            found |= row_keywords(member)
+    return frozenset(found)
+
+
+#: What to do instead of a wrapper that can never be updated, by the keyword both need.
+_INSTEAD = {
+    "by": "give one Sliced composite keys (a tuple of key columns) instead",
+    "timestamps": "use one time wrapper per metric (a window or Decayed, not both)",
+}
+
+
+def template(metric: Any, what: str, takes: str | None = None) -> Metric:
+    """An empty copy of ``metric``; ``InputError`` unless it is a registered metric.
+
+    ``takes``: the keyword column the wrapper's ``update`` keeps for itself. A metric that
+    needs it too (a ``Sliced`` inside a ``Sliced``) would never get it, so could never be
+    updated: refused here rather than at every ``update``."""
     from ..base import registered_metrics
 
     if not isinstance(metric, Metric):
@@ -150,5 +177,11 @@ def template(metric: Any, what: str) -> Metric:
         raise InputError(
             f"metric: {type(metric).__name__} is not a registered metric class, so {what} "
             "could not be read back"
+        )
+    if takes is not None and takes in row_keywords(metric):
+        raise InputError(
+            f"metric: {type(metric).__name__} needs {takes}= at every update, but the wrapper "
+            f"around it takes {takes}= for itself and passes on only the metric's columns, so "
+            f"it could never be updated; {_INSTEAD.get(takes, 'nest them differently')}"
         )
     return metric.copy().reset()

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -228,6 +228,8 @@ class Wrapper(Metric, register=False):
     """What the three wrappers share: the wrapped metric as config, rebuilt on decode."""
 
     _template: Metric
+    #: The keyword column ``update`` keeps for itself (see ``_rows.row_keywords``).
+    own_keyword: ClassVar[str | None] = "timestamps"
 
     @classmethod
     def _from_config(cls, config: dict[str, Any]) -> Any:

@@ -52,7 +52,7 @@ def scale_plan(metric: Metric, path: str = "metric") -> None:
                 raise InputError(f"{where} holds {default.dtype} values that cannot become weights")
         elif not isinstance(default, float):
             raise InputError(
-                f"{where} is a {type(default).__name__} sum, not a sum of weights; Decayed "
+                f"{where} is a sum of {type(default).__name__} values, not of weights; Decayed "
                 "cannot scale it"
             )
 
@@ -109,7 +109,7 @@ class Decayed(Wrapper):
 
     def __init__(self, metric: Metric, half_life: Any) -> None:
         super().__init__()
-        self._template = template(metric, "its windows")
+        self._template = template(metric, "its windows", takes="timestamps")
         scale_plan(self._template)
         import inspect
 

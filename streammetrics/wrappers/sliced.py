@@ -119,10 +119,12 @@ class Sliced(Metric):
     #: A map of slice values has no direction; ``worst`` reads the wrapped metric's.
     higher_is_better: ClassVar[bool | None] = None
     _joins_pairwise = False  # one state per slice: windows check it across slots only
+    #: The keyword column ``update`` keeps for itself (see ``_rows.row_keywords``).
+    own_keyword: ClassVar[str | None] = "by"
 
     def __init__(self, metric: Metric, max_slices: int | None = None) -> None:
         super().__init__()
-        self._template = template(metric, "its slices")
+        self._template = template(metric, "its slices", takes="by")
         if max_slices is not None:
             max_slices = config_int(max_slices, "max_slices")
         self._add_config(metric=metric_spec(self._template), max_slices=max_slices)

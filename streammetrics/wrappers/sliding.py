@@ -68,7 +68,7 @@ class SlidingWindow(Wrapper):
         self, metric: Metric, width: Any, slots: int = 10, origin: int | float = 0
     ) -> None:
         super().__init__()
-        self._template = template(metric, "its windows")
+        self._template = template(metric, "its windows", takes="timestamps")
         width = positive(width, "width")
         origin = number(origin, "origin")
         slots = config_int(slots, "slots", maximum=1_000_000)

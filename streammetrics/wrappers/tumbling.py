@@ -76,7 +76,7 @@ class TumblingWindows(Wrapper):
         origin: int | float = 0,
     ) -> None:
         super().__init__()
-        self._template = template(metric, "its windows")
+        self._template = template(metric, "its windows", takes="timestamps")
         width = positive(width, "width")
         origin = number(origin, "origin")
         if retention is not None:
