@@ -230,16 +230,18 @@ class Metric(Serialised, PerRequest):
         name = type(self).__name__
         update = getattr(type(self), "update", None)
         params = inspect.signature(update).parameters if callable(update) else {}
-        if "sample_weight" in params:  # what Bootstrap asks of the metric it wraps
+        # What Bootstrap asks of the metric it wraps: weights, or rows it may resample.
+        if "sample_weight" in params or getattr(type(self), "bootstrap_by_rows", False):
             advice = f"wrap it in streammetrics.Bootstrap({name}(...))"
-        else:  # a wrapper of metrics (Sliced, the windows): Bootstrap needs sample_weight
+        elif getattr(self, "_template", None) is not None:  # Sliced, the windows
             advice = (
                 f"Bootstrap cannot wrap {name} (its update takes no sample_weight); wrap the "
                 f"metric inside it instead, {name}(streammetrics.Bootstrap(metric), ...)"
             )
+        else:
+            advice = "nor can Bootstrap wrap it (its update takes no sample_weight)"
         raise NoIntervalError(
-            f"{name} has no closed-form confidence interval (its value is not a float with a "
-            f"known sampling distribution); {advice}"
+            f"{name} has no closed-form confidence interval (docs/uncertainty.md); {advice}"
         )
 
     # -- lifecycle ---------------------------------------------------------------------------

@@ -337,6 +337,13 @@ def test_no_closed_form_points_to_bootstrap(metric: sm.Metric) -> None:
     with pytest.raises(sm.NoIntervalError, match="Bootstrap") as info:
         metric.interval()
     assert isinstance(info.value, TypeError)
+    # The advice holds: Bootstrap takes what the message tells to wrap, refuses the rest.
+    if "wrap it in streammetrics.Bootstrap" in str(info.value):
+        sm.Bootstrap(metric, replicates=4)
+    else:
+        assert "nor can Bootstrap wrap it" in str(info.value)
+        with pytest.raises(sm.InputError, match="sample_weight"):
+            sm.Bootstrap(metric, replicates=4)
 
 
 def test_multi_output_regression_refuses() -> None:

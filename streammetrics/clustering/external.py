@@ -51,6 +51,9 @@ class _External(Metric, register=False):
     """Shared state and update of every external index: a (class, cluster) contingency table."""
 
     counts: ContingencyCounts
+    #: No ``sample_weight``, but its rows are independent units: ``Bootstrap`` resamples them
+    #: (each row repeated by its Poisson count in each replicate).
+    bootstrap_by_rows: ClassVar[bool] = True
 
     def __init__(self) -> None:
         super().__init__()
@@ -121,6 +124,7 @@ class ClusterAgreement(_External):
     """
 
     higher_is_better: ClassVar[bool | None] = None
+    bootstrap_by_rows: ClassVar[bool] = False  # a dict of values: no percentile interval
 
     _KEYS = (
         "purity",

@@ -141,6 +141,9 @@ class BLEU(Metric):
     """
 
     higher_is_better: ClassVar[bool | None] = True
+    #: No ``sample_weight``, but its sentences are independent units: ``Bootstrap`` resamples
+    #: them (each repeated by its Poisson count in each replicate; Koehn 2004).
+    bootstrap_by_rows: ClassVar[bool] = True
 
     def __init__(
         self,

@@ -1,4 +1,5 @@
-"""``Bootstrap``: a mergeable Poisson bootstrap of any metric that takes ``sample_weight``.
+"""``Bootstrap``: a mergeable Poisson bootstrap of any metric that takes ``sample_weight`` (or
+whose rows are independent units it may repeat: the external clustering indices, BLEU, chrF).
 
 The classic bootstrap resamples the whole data set; a stream cannot. The Poisson bootstrap
 (Hanley and MacGibbon 2006; Chamandy, Muralidharan, Najmi and Naik 2012, "Estimating
@@ -90,6 +91,13 @@ class Bootstrap(Metric):
     generator on exactly): statistically valid for one stream, but not split-invariant, and two
     shards of one seed reuse the same weights, so give sharded streams ``ids``.
 
+    **Metrics without weights.** A metric whose ``update`` takes no ``sample_weight`` but
+    whose class sets ``bootstrap_by_rows`` (the external clustering indices, ``BLEU``,
+    ``CHRF``: rows or sentences are independent units) gets, in replicate ``r``, each row
+    repeated by its Poisson count: the classic resampling bootstrap, with the same counts, so
+    ``ids=`` still makes shards merge byte for byte. One update per replicate; a replicate's
+    ``count`` is its number of drawn rows.
+
     **Weight schemes.** ``scheme=2`` (the default) mixes once per pair of replicates and reads
     a 32-bit uniform from each half; ``scheme=1`` is 0.2.0's (one mix per replicate, 64-bit
     uniforms). A state keeps its scheme for life: 0.2.0 blobs (no ``scheme`` in their config)
@@ -111,7 +119,8 @@ class Bootstrap(Metric):
     Parameters
     ----------
     metric : Metric
-        Any metric whose ``update`` takes ``sample_weight`` (its configuration is kept).
+        Any metric whose ``update`` takes ``sample_weight``, or that sets ``bootstrap_by_rows``
+        (its configuration is kept).
     replicates : int
         Bootstrap replicates (200 gives percentile intervals good to about a tenth of their
         width at 95%).
@@ -144,10 +153,13 @@ class Bootstrap(Metric):
     ) -> None:
         super().__init__()
         tpl = template(metric, "its replicates")
-        if not _takes_weights(tpl):
+        #: Rows repeated by their Poisson counts, for metrics without sample_weight.
+        self._by_rows = not _takes_weights(tpl)
+        if self._by_rows and not getattr(type(tpl), "bootstrap_by_rows", False):
             raise InputError(
                 f"metric: {type(tpl).__name__}.update takes no sample_weight, so it cannot be "
-                "bootstrapped by weights"
+                "bootstrapped by weights (nor by repeating its rows: they are not independent "
+                "units, or its value is not one number)"
             )
         replicates = config_int(replicates, "replicates", minimum=2)
         seed = config_int(seed, "seed", minimum=0, maximum=2**63 - 1)
@@ -222,6 +234,10 @@ class Bootstrap(Metric):
                 table = table.updated({r: ready[r] for r in missing})
             return self._commit(added, metric=main, reps=table, drawn=drawn)
         counts = poisson_rows(hashes, seed, R, self._scheme)
+        if self._by_rows:
+            return self._commit(
+                added, metric=main, reps=self._resampled(args, kwargs, n, counts), drawn=drawn
+            )
         rest = dict(kwargs)
         sample_weight = as_weights(rest.pop("sample_weight", None), n)
         weights = counts.T if sample_weight is None else counts.T * sample_weight
@@ -235,6 +251,30 @@ class Bootstrap(Metric):
                 sample_weight=weights[r].astype(np.float64),
             )
         return self._commit(added, metric=main, reps=table.updated(updated), drawn=drawn)
+
+    def _resampled(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any], n: int, counts: np.ndarray
+    ) -> SliceTable:
+        """The replicates with this batch's rows, each repeated by its Poisson count in each
+        replicate (``counts``, rows by replicates): the classic resampling bootstrap, for
+        metrics without ``sample_weight``. One update per replicate."""
+        rows = Rows(args, kwargs, n, "the batch")
+        # One sample, perhaps given as scalars (a hypothesis string beside a list of its
+        # references, which is no row column): repeat the call itself.
+        single = n == 1
+        positions = np.arange(n)
+        updated: dict[Any, Metric] = {}
+        for r in range(self._config["replicates"]):
+            base = self.reps.slices.get(r)
+            metric = base.copy() if base is not None else self._template.copy()
+            times = counts[:, r]
+            if single:
+                for _ in range(int(times[0])):
+                    metric = rows.feed(metric, None)
+            elif times.any():
+                metric = rows.feed(metric, np.repeat(positions, times))
+            updated[r] = metric
+        return self.reps.updated(updated)
 
     def _stack(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Stacked | None:
         """The batch for one stacked fold of every replicate, if the metric offers one."""
@@ -285,7 +325,8 @@ class Bootstrap(Metric):
         expected = set(range(R)) if self._count else set()
         if set(self.reps.slices) != expected:
             raise ValueError(f"replicates must be keyed 0..{R - 1} (none when empty)")
-        if any(m.count != self._count for m in self.reps.slices.values()):
+        if not self._by_rows and any(m.count != self._count for m in self.reps.slices.values()):
+            # (Resampled rows: a replicate counts each row as often as it was drawn.)
             raise ValueError("a replicate's count differs from the bootstrap's")
         if self.drawn < 0:
             raise ValueError("drawn must be non-negative")

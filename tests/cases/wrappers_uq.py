@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 import streammetrics as sm
+from streammetrics.text import BLEU
 from tests.harness import Case
 
 
@@ -18,6 +19,19 @@ def _labels(k: int, ids: bool = False, weighted: bool = False):
         return (rng.integers(0, k, n), rng.integers(0, k, n)), kwargs
 
     return batch
+
+
+def _clusters_with_ids(rng: np.random.Generator, n: int):
+    a = rng.integers(0, 3, n)
+    b = (a + rng.integers(0, 2, n) * rng.integers(0, 4, n)) % 4
+    return (a, b), {"ids": rng.integers(0, 2**40, n)}
+
+
+def _sentences_with_ids(rng: np.random.Generator, n: int):
+    words = np.array("the a cat dog sat on mat ran fast".split())
+    hyps = [" ".join(words[rng.integers(0, 9, int(rng.integers(1, 8)))]) for _ in range(n)]
+    refs = [[" ".join(words[rng.integers(0, 9, int(rng.integers(1, 8)))])] for _ in range(n)]
+    return (hyps, refs), {"ids": [f"doc-{i}" for i in rng.integers(0, 10**9, n)]}
 
 
 def _scores_with_string_ids(rng: np.random.Generator, n: int):
@@ -99,6 +113,24 @@ CASES = [
         exact=False,  # row positions differ between splits; the value does not
         split_interval=False,  # nor do its replicates: its interval differs between splits
         other=lambda: sm.Bootstrap(sm.Accuracy(), replicates=21),
+    ),
+    Case(
+        "Bootstrap-rows-ari",  # no sample_weight: rows repeated by their Poisson counts
+        lambda: sm.Bootstrap(sm.AdjustedRandIndex(), replicates=8, seed=5),
+        _clusters_with_ids,
+        [
+            (([0, 1], [0, 1, 1]), {}),
+            (([0, 1], [0, 1]), {"ids": [1]}),
+            (([0.5, 1], [0, 1]), {"ids": [1, 2]}),
+        ],
+        other=lambda: sm.Bootstrap(sm.AdjustedRandIndex(), replicates=8, seed=6),
+    ),
+    Case(
+        "Bootstrap-rows-bleu",
+        lambda: sm.Bootstrap(BLEU(), replicates=6, seed=2),
+        _sentences_with_ids,
+        [((["a b", "c"], [["a b"]]), {"ids": ["x", "y"]}), ((["a"], [[3]]), {"ids": ["x"]})],
+        other=lambda: sm.Bootstrap(BLEU(max_ngram_order=2), replicates=6, seed=2),
     ),
     Case(
         "Sliced-counts",
