@@ -53,7 +53,8 @@ import warnings
 from collections.abc import Iterator
 from typing import Any
 
-from .base import Metric, loads
+from . import _codec
+from .base import Metric, loads, metric_spec
 from .errors import IncompatibleStateError, InputError, StateDecodeError
 
 __all__ = ["Publisher", "StateDirectory", "StateFileWarning"]
@@ -276,7 +277,9 @@ class StateDirectory:
         ----------
         like : Metric, optional
             The class and configuration the states must have (its own state is not merged).
-            Without it, the first valid file (in name order) sets them.
+            Without it, the class and configuration held by the most files win (then the most
+            rows; then a fixed order of the configurations), so one stray file cannot displace
+            the workers' states, whatever its name.
 
         A file that is not a valid state, or that holds another class or configuration, is
         skipped with a :class:`StateFileWarning` naming the file; it never makes the call fail.
@@ -285,20 +288,49 @@ class StateDirectory:
         """
         if like is not None and not isinstance(like, Metric):
             raise InputError(f"like must be a streammetrics Metric, got {type(like).__name__}")
-        merged = like.copy().reset() if like is not None else None
+        if like is None:
+            return self._collect_most_common()
+        merged = like.copy().reset()
         matched = 0
-        first = f"like={like!r}" if like is not None else ""
         for path, metric in self.states():
-            if merged is None:
-                merged, first, matched = metric, os.path.basename(path), 1
-                continue
             try:
                 merged.merge(metric)  # checks class and configuration before changing anything
             except IncompatibleStateError as exc:
-                _skip(path, f"does not match {first} ({exc})")
+                _skip(path, f"does not match like={like!r} ({exc})")
                 continue
             matched += 1
         return merged if matched else None
+
+    def _collect_most_common(self) -> Metric | None:
+        """``collect()`` without ``like``: one merge per class and configuration met (one in
+        the normal case), the one of the most files kept and the others' files warned about."""
+        groups: dict[bytes, tuple[Metric, list[str]]] = {}
+        for path, metric in self.states():
+            key = _codec.encode(metric_spec(metric))
+            if key not in groups:
+                groups[key] = (metric, [path])
+                continue
+            merged, paths = groups[key]
+            try:
+                merged.merge(metric)  # same configuration: refused only by the state itself
+            except IncompatibleStateError as exc:
+                _skip(path, f"does not match {os.path.basename(paths[0])} ({exc})")
+                continue
+            paths.append(path)
+        if not groups:
+            return None
+        best = max(groups, key=lambda k: (len(groups[k][1]), groups[k][0].count, -len(k), k))
+        kept, kept_paths = groups[best]
+        for key, (metric, paths) in groups.items():
+            if key != best:
+                for path in paths:
+                    _skip(
+                        path,
+                        f"holds {type(metric).__name__} {metric_spec(metric)['config']!r}, "
+                        f"while {len(kept_paths)} file(s) hold the one collected, "
+                        f"{type(kept).__name__} {metric_spec(kept)['config']!r}",
+                    )
+        return kept
 
     def prune(self, older_than: float | _dt.timedelta) -> list[str]:
         """Delete the state files not written for ``older_than`` (seconds or a timedelta).

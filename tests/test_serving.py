@@ -355,8 +355,13 @@ def test_like_fixes_the_reference_when_the_first_file_is_foreign(tmp_path: Path)
     m2 = sm.ROCAUC().update([0, 1], [0.5, 0.7])
     write_as(tmp_path, "metrics.b.2.000000000002.state", m1.to_bytes())
     write_as(tmp_path, "metrics.c.3.000000000003.state", m2.to_bytes())
+    with pytest.warns(StateFileWarning, match="metrics.a.1.000000000001.state") as record:
+        # The configuration of most files wins, not the first file's name.
+        assert d.collect() == m1 + m2
+    assert len(record) == 1
+    like = sm.ROCAUC(exact=True)  # now the exact file is the one to keep
     with pytest.warns(StateFileWarning) as record:
-        d.collect()  # the first (exact) file sets the reference: the two others are skipped
+        assert d.collect(like=like) == sm.ROCAUC(exact=True)
     skipped = sorted(str(w.message).split()[2] for w in record)
     assert skipped == [
         str(tmp_path / f"metrics.{x}.state:") for x in ("b.2.000000000002", "c.3.000000000003")
@@ -369,6 +374,23 @@ def test_like_fixes_the_reference_when_the_first_file_is_foreign(tmp_path: Path)
         warnings.simplefilter("ignore")
         assert d.collect(like=sm.F1()) is None
     assert like.count == 1
+
+
+def test_a_stray_file_of_another_metric_does_not_displace_the_workers(tmp_path: Path) -> None:
+    """Without ``like=``, a single stray state sorting first by name decided the class, and
+    the workers' states were the ones skipped; the class of most files (then most rows) wins,
+    whatever the names."""
+    d = StateDirectory(tmp_path)
+    worker = sm.ROCAUC().update([0, 1] * 50, [0.2, 0.8] * 50)
+    write_as(tmp_path, "metrics.w.1.000000000001.state", worker.to_bytes())
+    stray = write_as(tmp_path, "metrics.aaa.1.x.state", sm.Accuracy().update([1], [1]).to_bytes())
+    with pytest.warns(StateFileWarning, match="holds Accuracy") as record:
+        assert d.collect() == worker  # one file each: the most rows win
+    assert len(record) == 1 and str(stray) in str(record[0].message)
+    peer = sm.Accuracy().update([0] * 500, [0] * 500)
+    write_as(tmp_path, "metrics.zzz.2.y.state", peer.to_bytes())
+    with pytest.warns(StateFileWarning, match="metrics.w.1.000000000001.state"):
+        assert d.collect().count == 501  # two Accuracy files against one ROCAUC
 
 
 def test_empty_or_missing_folder_collects_none(tmp_path: Path) -> None:
