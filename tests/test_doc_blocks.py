@@ -1,0 +1,63 @@
+"""The Python blocks of the docs pages that have no doctest (``>>>``) run as written.
+
+They use the reader's data by name (``y_true``, ``y_score``, ``country``, ...): each runs here
+on random data of those names, and the values it prints in comments are checked for their
+kind (a dict of slices, an interval around the value), not their digits.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import streammetrics as sm
+
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+
+
+def blocks(page: str) -> list[str]:
+    text = (DOCS / page).read_text()
+    return [b.split("```", 1)[0] for b in text.split("```python\n")[1:]]
+
+
+def data() -> dict[str, Any]:
+    rng = np.random.default_rng(0)
+    n = 2_000
+    y_true = rng.integers(0, 2, n)
+    y_score = np.clip(0.3 * y_true + 0.7 * rng.random(n), 0.0, 1.0)
+    return {
+        "y_true": y_true,
+        "y_score": y_score,
+        "y_pred": (y_score > 0.5).astype(int),
+        "request_ids": np.arange(n),
+        "country": np.array(["de", "fr", "us"])[rng.integers(0, 3, n)],
+        "device": np.array(["ios", "android"])[rng.integers(0, 2, n)],
+    }
+
+
+@pytest.mark.parametrize("page", ["bootstrap.md", "slices.md", "uncertainty.md"])
+def test_the_pages_blocks_run(page: str) -> None:
+    found = blocks(page)
+    assert found, f"{page} has no python block"
+    for block in found:
+        space = data()
+        exec(compile(block, f"docs/{page}", "exec"), space)
+        if page == "bootstrap.md":
+            b = space["b"]
+            low, high = b.interval(0.95)
+            assert low < b.compute() < high and b.replicates().shape == (200,)
+        elif page == "slices.md":
+            assert set(space["s"].compute()) == {"de", "fr", "us"}
+            assert all(len(k) == 2 for k in space["by_pair"].compute())
+            assert [k for k, _ in space["s"].worst(k=2)] == [
+                k for k, _ in sorted(space["s"].compute().items(), key=lambda kv: kv[1])[:2]
+            ]
+        else:
+            m = space["m"]
+            low, high = m.interval()
+            wide = m.interval(0.99)
+            assert wide[0] < low < m.compute() < high < wide[1]
+            assert isinstance(m, sm.ROCAUC)
