@@ -67,8 +67,7 @@ def _from_tree(
     if expect is not None and type(expect) is klass and _same_config(expect._config, config):
         metric = expect._blank_for_load()  # the declared metric's twin: no __init__ again
     if metric is not None:
-        metric._load_state(klass._upgrade_state(state, schema))
-        return metric
+        return _loaded(metric, klass._upgrade_state(state, schema))
     try:
         metric = klass._from_config(config)
     except StateDecodeError:
@@ -80,7 +79,18 @@ def _from_tree(
             expect._check_compatible(metric)
         except IncompatibleStateError as exc:
             raise StateDecodeError(f"nested metric does not match its declaration: {exc}") from exc
-    metric._load_state(klass._upgrade_state(state, schema))
+    return _loaded(metric, klass._upgrade_state(state, schema))
+
+
+def _loaded(metric: Metric, state: Any) -> Metric:
+    """``metric`` with ``state`` loaded, and its count checked against the bound (classes that
+    load their own state, such as the windows, skip the base class's check)."""
+    metric._load_state(state)
+    count = metric._count
+    if type(count) is not int or not 0 <= count <= _codec.COUNT_LIMIT:
+        raise StateDecodeError(
+            f"{type(metric).__name__} count must be a non-negative integer of at most 2**53"
+        )
     return metric
 
 

@@ -40,6 +40,7 @@ __all__ = [
     "NAN_INTERVAL",
     "cells_delta_se",
     "check_level",
+    "check_weight_sq",
     "confusion_delta_se",
     "counts_delta_se",
     "delong",
@@ -130,13 +131,31 @@ def normal_interval(
     return _clip(value - half, value + half, bounds)
 
 
+def check_weight_sq(weight_sq: float, total: float, count: int) -> None:
+    """``ValueError`` unless ``weight_sq`` (the sum of squared weights of ``count`` rows of
+    total weight ``total``) is one a stream can give: nan (unknown, older states) or within
+    ``[total**2 / count, total**2]`` (Cauchy-Schwarz, weights non-negative), to 1e-6."""
+    if math.isnan(weight_sq):
+        return
+    if not (math.isfinite(weight_sq) and weight_sq >= 0):
+        raise ValueError(f"weight_sq must be finite and non-negative, got {weight_sq!r}")
+    square = total * total
+    if count and math.isfinite(square):
+        slack = 1e-6 * square + 1e-300  # generous: float sums of many weights round
+        if not square / count - slack <= weight_sq <= square + slack:
+            raise ValueError(
+                f"weight_sq {weight_sq!r} is not a sum of squared weights of {count} rows "
+                f"totalling {total!r}"
+            )
+
+
 def wilson(successes: float, n: float, level: float) -> tuple[float, float]:
     """Wilson's score interval for a proportion ``successes / n`` (``n`` may be Kish's).
 
     Wilson, E. B. (1927). Probable inference, the law of succession, and statistical inference.
     JASA 22(158), 209-212. ``nan, nan`` when ``n == 0``.
     """
-    if not n > 0:
+    if not (n > 0 and n * n > 0 and math.isfinite(n)):  # (n * n: a forged tiny n underflows)
         return NAN_INTERVAL
     p = min(max(successes / n, 0.0), 1.0)
     z = normal_quantile(level)

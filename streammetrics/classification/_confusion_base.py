@@ -20,6 +20,7 @@ from ..states.labels import union
 from ..states.stacked import ConfusionStack
 from ..uncertainty import (
     cells_delta_se,
+    check_weight_sq,
     confusion_delta_se,
     kish,
     normal_interval,
@@ -139,6 +140,8 @@ class _ConfusionMetric(Metric, register=False):
 
     def _validate_state(self) -> None:
         self._check_labels(self.counts.rows)
+        if self._keeps_weight_sq:
+            check_weight_sq(self.weight_sq, self.counts.total(), self._count)
 
     @classmethod
     def _upgrade_state(cls, state: Any, schema: int) -> Any:

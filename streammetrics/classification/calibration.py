@@ -22,7 +22,7 @@ from .._inputs import (
 )
 from ..base import Metric
 from ..errors import IncompatibleStateError, InputError
-from ..uncertainty import NAN_INTERVAL, check_level, mean_interval
+from ..uncertainty import NAN_INTERVAL, check_level, check_weight_sq, mean_interval
 from ._checks import binary_labels, class_columns, column_labels
 
 __all__ = ["BrierScore", "CalibrationError", "LogLoss"]
@@ -153,6 +153,9 @@ class _SumMetric(Metric, register=False):
         if not abs(self.loss_sq_sum) <= top * top * self.weight_sum:
             if not math.isnan(self.loss_sq_sum):  # nan: unknown since schema 1
                 raise ValueError(f"loss_sq_sum is more than {top * top:.6g} times weight_sum")
+        if self.loss_sum < 0 or self.loss_sq_sum < 0:  # per-row losses are never negative
+            raise ValueError("loss_sum and loss_sq_sum must be non-negative")
+        check_weight_sq(self.weight_sq, self.weight_sum, self._count)
         _validate_columns(self.columns, self._count, self._config["labels"])
 
     def _compute(self) -> float:

@@ -325,6 +325,8 @@ class FBeta(_PRF):
         labels: Any = None,
         zero_division: Any = 0.0,
     ) -> None:
+        if beta is None:  # (the shared base reads None as "not FBeta": beta = 1, not kept)
+            raise InputError("beta: must be a number; got None (F1 is FBeta with beta=1)")
         super().__init__(
             beta=beta,
             average=average,

@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from .._codec import COUNT_LIMIT
 from .._inputs import as_array, as_weights, config_int
 from ..base import Metric, metric_from_spec, metric_spec
 from ..errors import IncompatibleStateError, InputError
@@ -26,7 +27,11 @@ from ._poisson import SCHEMES, poisson_rows, position_hashes
 from ._rows import Rows, batch_length, one_kind, template
 from ._slice_table import SliceTable
 
-__all__ = ["Bootstrap", "poisson_weights"]
+__all__ = ["MAX_REPLICATES", "Bootstrap", "poisson_weights"]
+
+#: The most replicates a Bootstrap keeps (each is a state of the wrapped metric; percentile
+#: intervals settle within a few thousand).
+MAX_REPLICATES = 100_000
 
 _STR = np.uint64(0xB7E151628AED2A6B)  # domain tag of string ids
 _mix = splitmix64
@@ -161,9 +166,9 @@ class Bootstrap(Metric):
                 "bootstrapped by weights (nor by repeating its rows: they are not independent "
                 "units, or its value is not one number)"
             )
-        replicates = config_int(replicates, "replicates", minimum=2)
+        replicates = config_int(replicates, "replicates", minimum=2, maximum=MAX_REPLICATES)
         seed = config_int(seed, "seed", minimum=0, maximum=2**63 - 1)
-        if isinstance(scheme, bool) or scheme not in SCHEMES:
+        if type(scheme) is not int or scheme not in SCHEMES:  # 2.0 too: configs compare by type
             raise InputError(f"scheme: expected one of {SCHEMES}, got {scheme!r}")
         self._template = tpl
         self._scheme = scheme
@@ -322,14 +327,17 @@ class Bootstrap(Metric):
         R = self._config["replicates"]
         if self.metric.count != self._count:
             raise ValueError("the metric's count differs from the bootstrap's")
+        held = self.reps.slices
+        if len(held) != (R if self._count else 0):  # before any set of R keys is built
+            raise ValueError(f"replicates must be keyed 0..{R - 1} (none when empty)")
         expected = set(range(R)) if self._count else set()
-        if set(self.reps.slices) != expected:
+        if set(held) != expected:
             raise ValueError(f"replicates must be keyed 0..{R - 1} (none when empty)")
         if not self._by_rows and any(m.count != self._count for m in self.reps.slices.values()):
             # (Resampled rows: a replicate counts each row as often as it was drawn.)
             raise ValueError("a replicate's count differs from the bootstrap's")
-        if self.drawn < 0:
-            raise ValueError("drawn must be non-negative")
+        if not 0 <= self.drawn <= COUNT_LIMIT:  # row positions: at most the rows ever seen
+            raise ValueError("drawn must be from 0 to 2**53")
 
     def __repr__(self) -> str:
         inner = ", ".join(f"{k}={v!r}" for k, v in self._template._config.items())

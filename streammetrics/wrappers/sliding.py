@@ -230,7 +230,7 @@ class SlidingWindow(Wrapper):
             if count == 0:
                 if head is not None:
                     raise ValueError("an empty window has no head")
-            elif type(head) is not int or head not in slots:
+            elif type(head) is not int or not slots or head != max(slots):
                 raise ValueError("the head must be the key of the newest slot")
             elif min(slots) <= head - self._config["slots"]:
                 raise ValueError("a slot lies outside the ring")

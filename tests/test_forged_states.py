@@ -1,0 +1,120 @@
+"""Forged blobs that ``loads`` accepted, whose states then failed with errors of other types
+(``OverflowError``, ``ZeroDivisionError``) or used unbounded memory; found by a review of the
+decoder. Each is now a ``StateDecodeError`` at ``loads``."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import msgpack
+import numpy as np
+import pytest
+
+import streammetrics as sm
+from streammetrics.windows import SlidingWindow, TumblingWindows
+
+
+def forge(metric: sm.Metric, config: dict[str, Any] | None = None, **state: Any) -> bytes:
+    tree = msgpack.unpackb(metric.to_bytes(), strict_map_key=False)
+    tree["state"].update(state)
+    tree["config"].update(config or {})
+    return msgpack.packb(tree, use_bin_type=True)
+
+
+def test_a_huge_replicate_count_is_refused_without_allocating() -> None:
+    # 0.8.2 built set(range(replicates)) first: 2**53 + 1 in a 916-byte blob ran the host out
+    # of memory, 10**7 took 0.85 s and 671 MB. (No larger value here: a regression would do
+    # the same to the machine running the tests.)
+    b = sm.Bootstrap(sm.Accuracy(), replicates=3, seed=1).update([0, 1], [0, 1])
+    for replicates in (10**7, sm.wrappers.bootstrap.MAX_REPLICATES + 1):
+        with pytest.raises(sm.StateDecodeError, match="replicates"):
+            sm.loads(forge(b, {"replicates": replicates}))
+    # Within the bound, a blob holding fewer replicates than its config is refused before any
+    # set of that many keys is built.
+    with pytest.raises(sm.StateDecodeError, match=r"keyed 0\.\.99999"):
+        sm.loads(forge(b, {"replicates": 100_000}))
+    with pytest.raises(sm.InputError, match="replicates"):
+        sm.Bootstrap(sm.Accuracy(), replicates=100_001)
+
+
+@pytest.mark.parametrize(
+    "make, state",
+    [
+        (
+            lambda: sm.Bootstrap(sm.Accuracy(), replicates=3).update([0, 1], [0, 1]),
+            {"drawn": 2**63},
+        ),
+        (
+            lambda: SlidingWindow(sm.Accuracy(), width=30, slots=6).update(
+                [0, 1], [0, 1], timestamps=[0, 6]
+            ),
+            {"dropped": 2**64 - 3, "count": 2**64 - 1},
+        ),
+        (
+            lambda: sm.MulticlassROCAUC().update([0, 1, 2], np.eye(3) * 0.8 + 0.1),
+            {"count": 2**53 + 7},
+        ),
+    ],
+    ids=["bootstrap-drawn", "sliding-count", "multiclass-count"],
+)
+def test_counters_past_two_to_the_53_are_refused(make: Any, state: dict[str, Any]) -> None:
+    # These classes load their own state; the count bound is now checked for every class.
+    with pytest.raises(sm.StateDecodeError, match="2\\*\\*53"):
+        sm.loads(forge(make(), **state))
+
+
+def test_tumbling_windows_whose_counts_pass_the_bound_together_are_refused() -> None:
+    w = TumblingWindows(sm.Accuracy(), width=10).update([0, 1], [0, 1], timestamps=[0, 15])
+    tree = msgpack.unpackb(w.to_bytes(), strict_map_key=False)
+    assert tree["state"]["count"] == 2
+    tree["state"]["count"] = 2**54  # beyond the bound, whatever its windows hold
+    with pytest.raises(sm.StateDecodeError):
+        sm.loads(msgpack.packb(tree, use_bin_type=True))
+
+
+@pytest.mark.parametrize("weight_sq", [1e200, -1.0, math.inf, 3.0, 17.0])
+def test_a_sum_of_squared_weights_no_stream_gives_is_refused(weight_sq: float) -> None:
+    # 4 unweighted rows: sum w = 4, so sum w**2 lies in [4**2 / 4, 4**2] = [4, 16].
+    acc = sm.Accuracy().update([0, 1, 1, 0], [0, 1, 0, 0])
+    with pytest.raises(sm.StateDecodeError, match="weight_sq"):
+        sm.loads(forge(acc, weight_sq=weight_sq))
+    assert sm.loads(forge(acc, weight_sq=4.0)) == acc
+    assert sm.loads(forge(acc, weight_sq=math.nan)).interval() != acc.interval()  # unknown
+    weighted = sm.Accuracy().update([0, 1], [0, 1], sample_weight=[0.5, 3.0])
+    assert sm.loads(weighted.to_bytes()) == weighted
+
+
+def test_wilson_answers_nan_for_an_effective_size_that_underflows() -> None:
+    from streammetrics.uncertainty import wilson
+
+    assert all(math.isnan(v) for v in wilson(1e-201, 1e-200, 0.95))
+
+
+@pytest.mark.parametrize("cls", [sm.BrierScore, sm.LogLoss])
+def test_negative_loss_sums_are_refused(cls: Any) -> None:
+    m = cls().update([0, 1, 1], [0.2, 0.7, 0.9])
+    tree = msgpack.unpackb(m.to_bytes(), strict_map_key=False)
+    for field in ("loss_sum", "loss_sq_sum"):
+        with pytest.raises(sm.StateDecodeError, match="non-negative"):
+            sm.loads(forge(m, **{field: -tree["state"][field]}))
+
+
+def test_the_sliding_head_must_be_the_newest_slot() -> None:
+    w = SlidingWindow(sm.Accuracy(), width=30, slots=6)
+    w.update([0, 1, 1, 0], [0, 1, 0, 0], timestamps=[0, 6, 12, 18])
+    with pytest.raises(sm.StateDecodeError, match="newest slot"):
+        sm.loads(forge(w, head=0))
+
+
+def test_configurations_that_would_not_read_back_are_refused() -> None:
+    with pytest.raises(sm.InputError, match="beta"):
+        sm.FBeta(beta=None)
+    with pytest.raises(sm.InputError, match="scheme"):
+        sm.Bootstrap(sm.Accuracy(), scheme=2.0)  # type: ignore[arg-type]
+    b = sm.Bootstrap(sm.Accuracy(), replicates=3).update([0, 1], [0, 1])
+    with pytest.raises(sm.StateDecodeError, match="scheme"):
+        sm.loads(forge(b, {"scheme": 2.0}))
+    f = sm.FBeta(beta=2.0).update([0, 1], [0, 1])
+    with pytest.raises(sm.StateDecodeError):
+        sm.loads(forge(f, {"beta": None}))
