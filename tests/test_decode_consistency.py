@@ -73,8 +73,11 @@ def test_a_sliced_merge_refused_by_one_slice_changes_nothing(others: int) -> Non
     which stayed merged (the state half-changed)."""
     s = sm.Sliced(sm.Accuracy()).update([1, 0, 1, 1], [1, 1, 1, 0], by=["a", "a", "b", "b"])
 
-    def change(state: dict) -> None:
-        state["slices"][1][1]["state"]["count"] = COUNT_LIMIT - 1
+    def change(state: dict) -> None:  # slice b as if it had counted 2**53 - 1 rows
+        inner = state["slices"][1][1]["state"]
+        inner["count"] = COUNT_LIMIT - 1
+        inner["counts"]["table"][1, 1] = COUNT_LIMIT - 2
+        inner["weight_sq"] = float(COUNT_LIMIT - 1)
 
     m = sm.loads(_forged(s, change))
     before = m.to_bytes()

@@ -217,11 +217,19 @@ def test_many_states_merged_at_once_are_bounded_together() -> None:
 
 
 def test_a_row_count_at_the_bound_does_not_merge_past_it() -> None:
-    """A decoded state may hold a row count at the bound whatever its counts (a hypothesis
-    example of tests/fuzz): merging it with itself is refused, nothing changed."""
+    """A decoded state may hold a row count at the bound (a hypothesis example of
+    tests/fuzz): merging it with itself is refused, nothing changed."""
     m = sm.Accuracy().update([0, 1, 1], [0, 1, 0])
     name, schema, config, state = _codec.unpack_envelope(m.to_bytes())
-    forged = sm.loads(_codec.pack_envelope(name, schema, config, {**state, "count": COUNT_LIMIT}))
+    table = state["counts"]["table"].copy()
+    table[0, 0] = COUNT_LIMIT - 2  # (integer counts are rows: they add up to the count)
+    at_bound = {
+        **state,
+        "count": COUNT_LIMIT,
+        "counts": {**state["counts"], "table": table},
+        "weight_sq": float(COUNT_LIMIT),
+    }
+    forged = sm.loads(_codec.pack_envelope(name, schema, config, at_bound))
     before = forged.to_bytes()
     with pytest.raises(CountOverflowError):
         forged.merge(forged)
@@ -238,7 +246,12 @@ def test_one_row_at_a_time_does_not_pass_the_bound() -> None:
     name, schema, config, state = _codec.unpack_envelope(m.to_bytes())
     table = state["counts"]["table"].copy()
     table[0, 0] = COUNT_LIMIT - 20
-    near = {**state, "count": COUNT_LIMIT - 19, "counts": {**state["counts"], "table": table}}
+    near = {
+        **state,
+        "count": COUNT_LIMIT - 19,
+        "counts": {**state["counts"], "table": table},
+        "weight_sq": float(COUNT_LIMIT - 19),
+    }
     m = sm.loads(_codec.pack_envelope(name, schema, config, near))
     refused = 0
     for _ in range(40):

@@ -140,6 +140,10 @@ class _ConfusionMetric(Metric, register=False):
 
     def _validate_state(self) -> None:
         self._check_labels(self.counts.rows)
+        if not self.counts.weighted and self.counts.total() != self._count:
+            # Integer counts are unweighted rows: one per row counted.
+            held = self.counts.total()
+            raise ValueError(f"the table counts {held:.0f} rows, the state {self._count}")
         if self._keeps_weight_sq:
             check_weight_sq(self.weight_sq, self.counts.total(), self._count)
 

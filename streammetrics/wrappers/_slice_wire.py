@@ -220,8 +220,17 @@ def decoded_confusion_pack(template: Any, pairs: list[Any], least: int) -> Confu
     areas = widths * widths  # each slice's table, row-major in ``flat`` from ``cell_start``
     cell_start = np.cumsum(areas) - areas
     cell_slot = np.repeat(np.arange(len(keys), dtype=np.int64), areas)
-    if np.bincount(cell_slot, weights=flat, minlength=len(keys)).max() > _codec.COUNT_LIMIT / 4:
+    totals = np.bincount(cell_slot, weights=flat, minlength=len(keys))
+    if totals.max() > _codec.COUNT_LIMIT / 4:
         return None  # near the bound: the per-slice decoder's exact sums decide
+    rows_held = np.array(counts, dtype=np.int64)
+    # Integer tables are unweighted rows: each slice's table counts its rows once each, and
+    # its sum of squared weights is that count. Otherwise the per-slice decoder says what
+    # is wrong.
+    if not np.array_equal(totals, rows_held):
+        return None
+    if keeps_sq and not np.array_equal(weight_sq, rows_held.astype(np.float64)):
+        return None
     fixed = template.counts.fixed
     labels = template.counts.rows if fixed else np.unique(every)
     size = len(labels)
@@ -240,5 +249,4 @@ def decoded_confusion_pack(template: Any, pairs: list[Any], least: int) -> Confu
         present = np.repeat(np.arange(len(keys), dtype=np.int64), widths) * size + at
     index = {k: i for i, k in enumerate(keys)}
     table = (cells, flat[filled], present)
-    rows_held = np.array(counts, dtype=np.int64)
     return ConfusionPack(template, keys, index, rows_held, weight_sq, labels, table)
