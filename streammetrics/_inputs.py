@@ -195,6 +195,8 @@ def as_scores(x: Any, name: str, *, ndim: int = 1, finite: bool = True) -> np.nd
     if kind not in "biuf":
         try:
             arr = arr.astype(np.float64)
+        except OverflowError as exc:  # a Python int beyond float64's range
+            raise InputError(f"{name}: a value lies beyond float64's range ({exc})") from exc
         except (TypeError, ValueError) as exc:
             raise InputError(f"{name}: expected numbers, got dtype {arr.dtype}") from exc
     arr = np.asarray(arr, dtype=np.float64)

@@ -363,7 +363,8 @@ class PerRequest:
             # state in ways the declaration does not describe: trust nothing learnt before it.
             rows.forget()
             return
-        large = isinstance(args[0], np.ndarray) and len(args[0]) > SMALL_BATCH
+        first = args[0]
+        large = isinstance(first, np.ndarray) and first.ndim > 0 and len(first) > SMALL_BATCH
         # (The bound is read only when there is trust to lose or to grant: a stream of large
         # batches never pays for it.)
         if (rows.learnt or not large) and self._near_bound():

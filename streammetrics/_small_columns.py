@@ -29,7 +29,12 @@ def _small_column(x: Any) -> np.ndarray | None:
     if isinstance(x, np.ndarray):
         return x.copy() if x.ndim == 1 and len(x) <= SMALL_BATCH else None
     if isinstance(x, list):
-        return np.array(x) if len(x) <= SMALL_BATCH else None
+        if len(x) > SMALL_BATCH:
+            return None
+        try:
+            return np.array(x)
+        except (ValueError, TypeError, OverflowError):
+            return None  # ragged, or of no numpy type: the ordinary path says what is wrong
     if _is_tensor(x):
         return _small_tensor(x)
     return None

@@ -58,7 +58,7 @@ def _check_multioutput(multioutput: Any) -> str | list[float]:
         return multioutput
     try:
         arr = np.asarray(multioutput, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:
         raise InputError(f"multioutput: cannot be read as weights ({exc})") from None
     if arr.ndim != 1 or arr.size == 0 or not np.isfinite(arr).all() or arr.sum() == 0:
         raise InputError(

@@ -327,6 +327,8 @@ class ScoreBuckets(StateBlock):
             kind = "f" if weights is not None or self._pos.dtype == _F64 else "i"
             check_sum("score buckets", kind, self._held(), total)
             return self.batch(scores, positive, weights, keys=keys, base=self)
+        if weights is not None:  # weights past 2**100 would make the bytes unreadable
+            check_sum("score buckets", "f", self._held(), float(np.sum(weights)))
         batch = self.batch(scores, positive, weights)
         out = self._empty_like()
         out._bits = self._bits

@@ -125,6 +125,8 @@ class GroupedScores(StateBlock):
         """
         check_kinds(self._some_labels(), groups, "groups")
         check_sum("grouped scores", "i", float(self._total), len(groups))
+        if weights is not None:  # weights past 2**100 would make the bytes unreadable
+            check_sum("grouped scores", "f", self._weight_held(), float(np.sum(weights)))
         out = self._shallow()
         out._total = self._total + len(groups)
         # A long batch in pieces that sort in cache; the fold merges their sorted tables.
@@ -181,7 +183,19 @@ class GroupedScores(StateBlock):
         out.mapping, out.max_exact = self.mapping, self.max_exact
         out._groups, out._rows, out._total = self._groups, self._rows, self._total
         out._main, out._pending = self._main, list(self._pending)
+        out._main_held = getattr(self, "_main_held", None)
         return out
+
+    def _weight_held(self) -> float:
+        """:meth:`_held` with the main table's total remembered with the table (tables are
+        replaced, never changed in place): an update pays for the queued tables only."""
+        cached = getattr(self, "_main_held", None)
+        if cached is not None and cached[0] is self._main:
+            main = cached[1]
+        else:
+            main = held_total(self._main.pos) + held_total(self._main.neg)
+            self._main_held = (self._main, main)
+        return main + sum(held_total(t.pos) + held_total(t.neg) for t in self._pending)
 
     # -- canonical form ------------------------------------------------------------------------
 

@@ -16,6 +16,12 @@ def _as_list(x: Any, name: str) -> list[Any]:
         raise InputError(f"{name}: got None, expected a list of strings")
     if isinstance(x, str):
         return [x]
+    if isinstance(x, (set, frozenset, dict)) or not hasattr(x, "__len__"):
+        # Unordered (the pairing of hypotheses and references would follow the hash seed) or
+        # read-once (a generator): refused, as the other metrics' columns are.
+        raise InputError(
+            f"{name}: expected a list of strings (an ordered sequence), got {type(x).__name__}"
+        )
     if hasattr(x, "to_list"):  # pandas Series, Arrow arrays
         x = x.to_list()
     elif isinstance(x, np.ndarray):

@@ -70,10 +70,15 @@ def times(timestamps: Any) -> np.ndarray:
         if kind == "u" and arr.size and arr.max() > np.iinfo(np.int64).max:
             raise InputError("timestamps: values above 2**63 - 1 are not supported")
         return arr.astype(np.int64, copy=False)
+    if kind in "bUSmc" or (
+        kind == "O" and any(isinstance(v, (str, bytes, complex, bool)) for v in arr.flat)
+    ):
+        # Strings, even "5", are not times, nor is a complex number (as for scores).
+        raise InputError(f"timestamps: expected numbers or datetime64, got {arr.dtype}")
     if kind != "f":
         try:
             arr = arr.astype(np.float64)
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, OverflowError) as exc:
             raise InputError(
                 f"timestamps: expected numbers or datetime64, got {arr.dtype}"
             ) from exc

@@ -72,6 +72,11 @@ def scale(metric: Metric, factor: float) -> None:
             setattr(metric, field_name, float(value) * f)
 
 
+#: The largest epoch (in steps of ``EPOCH_HALVINGS`` half-lives from time 0) a state holds:
+#: well inside int64, so its bytes always encode.
+MAX_EPOCH = 2**62
+
+
 class Decayed(Wrapper):
     """A metric whose rows fade with age: a row ``half_life`` older than the newest weighs half.
 
@@ -150,6 +155,10 @@ class Decayed(Wrapper):
             return self
         latest = max(self.latest, float(t.max()))
         epoch = self._epoch_of(latest)
+        if not -MAX_EPOCH <= epoch <= MAX_EPOCH:  # its bytes would not encode (int64)
+            raise InputError(
+                f"timestamps: {latest!r} lies more than 2**62 x 64 half-lives from time 0"
+            )
         inner = self.inner
         if self._count and epoch != self.epoch:
             inner = inner.copy()
@@ -210,3 +219,5 @@ class Decayed(Wrapper):
                 raise ValueError("an empty state has epoch 0 and no latest time")
         elif not math.isfinite(self.latest) or self._epoch_of(self.latest) != self.epoch:
             raise ValueError("the epoch does not match the latest timestamp")
+        elif abs(self.epoch) > MAX_EPOCH:
+            raise ValueError("the epoch lies beyond 2**62")

@@ -1,0 +1,119 @@
+"""Inputs a review of ``update`` found mishandled: each now an ``InputError`` naming the
+argument, with the state unchanged, or accepted as the one sample it is."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import streammetrics as sm
+from streammetrics.text import BLEU, CHRF
+from streammetrics.windows import Decayed, SlidingWindow, TumblingWindows
+
+
+def refused(metric: sm.Metric, *args: Any, match: str, **kwargs: Any) -> None:
+    before = metric.to_bytes()
+    with pytest.raises(sm.InputError, match=match):
+        metric.update(*args, **kwargs)
+    assert metric.to_bytes() == before
+
+
+@pytest.mark.parametrize(
+    "make, row",
+    [
+        (sm.Accuracy, (1, 0)),
+        (sm.ROCAUC, (1, 0.3)),
+        (sm.MeanSquaredError, (1.0, 0.5)),
+        (sm.Accuracy, ("cat", "dog")),
+    ],
+)
+def test_zero_d_arrays_are_one_sample(make: Any, row: tuple[Any, Any]) -> None:
+    # 0.8.2 raised TypeError (len() of an unsized object) after the row was counted.
+    arrays, scalars = make(), make()
+    for _ in range(3):
+        arrays.update(*(np.array(v) for v in row))
+        scalars.update(*row)
+    assert arrays.to_bytes() == scalars.to_bytes() and arrays.count == 3
+
+
+def test_a_ragged_small_batch_is_an_input_error_after_a_good_one() -> None:
+    m = sm.Accuracy().update([0, 1], [0, 1])  # the small-batch path now trusts these columns
+    refused(m, [[1], [0, 1]], [0, 1], match="y_true")
+
+
+@pytest.mark.parametrize(
+    "make, args, kwargs, name",
+    [
+        (sm.MeanSquaredError, ([1.0, 10**400], [1.0, 2.0]), {}, "y_true"),
+        (lambda: sm.ROCAUC(score_type="real"), ([0, 1], [0.5, 10**400]), {}, "y_score"),
+        (sm.Accuracy, ([0, 1], [0, 1]), {"sample_weight": [1, 10**400]}, "sample_weight"),
+        (
+            lambda: TumblingWindows(sm.Accuracy(), width=10),
+            ([0, 1], [0, 1]),
+            {"timestamps": [1, 10**400]},
+            "timestamps",
+        ),
+    ],
+)
+def test_python_ints_beyond_float64_are_input_errors(make, args, kwargs, name) -> None:  # type: ignore[no-untyped-def]
+    # 0.8.2: OverflowError from numpy's conversion.
+    refused(make(), *args, match=name, **kwargs)
+
+
+@pytest.mark.parametrize(
+    "stamps", [["5", "70"], [b"5", b"70"], np.array([5 + 9j, 70 + 1j]), [True, False]]
+)
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: TumblingWindows(sm.Accuracy(), width=10),
+        lambda: SlidingWindow(sm.Accuracy(), width=10),
+        lambda: Decayed(sm.Accuracy(), half_life=10),
+    ],
+)
+def test_timestamps_that_are_not_numbers_are_refused(make: Any, stamps: Any) -> None:
+    # 0.8.2 read "5" as 5.0 and dropped the imaginary part, as scores never did.
+    m = make().update([1], [1], timestamps=[1])
+    refused(m, [1, 0], [1, 1], timestamps=stamps, match="timestamps")
+
+
+def test_decayed_refuses_a_time_whose_epoch_would_not_encode() -> None:
+    # 0.8.2 accepted 1e22 (epoch past 2**64); to_bytes then raised OverflowError forever.
+    m = Decayed(sm.Accuracy(), half_life=1.0).update([1, 0], [1, 1], timestamps=[0.0, 1.0])
+    refused(m, [1], [1], timestamps=[1e22], match="timestamps")
+    assert sm.loads(m.to_bytes()) == m
+
+
+@pytest.mark.parametrize("metric", [BLEU, CHRF])
+def test_text_columns_must_be_ordered_sequences(metric: Any) -> None:
+    # A set paired hypotheses with references in hash-seed order (BLEU 4.83 or 100 by seed).
+    m = metric().update(["a b c"], [["a b c"]])
+    refused(m, {"a b c", "d e f"}, ["a b c", "d e f"], match="hypotheses")
+    refused(m, {"a b c": 1}, ["a b c"], match="hypotheses")
+    refused(m, (h for h in ["a b c"]), ["a b c"], match="hypotheses")
+    refused(m, ["a b c", "d e"], {"x", "y"}, match="references")
+    m.update(("d e f",), (["d e f"],))  # tuples are ordered: fine
+
+
+@pytest.mark.parametrize(
+    "make, args",
+    [
+        (lambda: sm.ROCAUC(exact=True), ([0, 1], [0.2, 0.8])),
+        (lambda: sm.ROCAUC(score_type="real"), ([0, 1], [0.2, 0.8])),
+        (lambda: sm.AveragePrecision(exact=True), ([0, 1], [0.2, 0.8])),
+        (lambda: sm.GAUC(), ([0, 1], [0.2, 0.8], [7, 7])),
+        (lambda: sm.GAUC(exact=True), ([0, 1], [0.2, 0.8], [7, 7])),
+    ],
+)
+def test_weights_past_the_bound_are_refused_by_the_sparse_stores(make: Any, args: Any) -> None:
+    # 0.8.2 took them, and then refused its own bytes at loads (the grids checked already).
+    m = make()
+    for _ in range(2):
+        m.update(*args, sample_weight=[2.0**99, 1.0])
+    before = m.to_bytes()
+    with pytest.raises(sm.CountOverflowError):
+        m.update(*args, sample_weight=[2.0**99, 1.0])
+    assert m.to_bytes() == before
+    assert sm.loads(before) == m
