@@ -64,6 +64,8 @@ class GroupedScores(StateBlock):
         self._total = 0  # rows held, queue included
         self._main = self._empty_table(np.dtype(np.int64))
         self._pending: list[_Table] = []
+        #: The main table's total weight, remembered with the table (see _weight_held).
+        self._main_held: tuple[_Table, float] | None = None
 
     @property
     def groups(self) -> np.ndarray:
@@ -183,19 +185,20 @@ class GroupedScores(StateBlock):
         out.mapping, out.max_exact = self.mapping, self.max_exact
         out._groups, out._rows, out._total = self._groups, self._rows, self._total
         out._main, out._pending = self._main, list(self._pending)
-        out._main_held = getattr(self, "_main_held", None)
+        out._main_held = self._main_held
         return out
 
     def _weight_held(self) -> float:
         """:meth:`_held` with the main table's total remembered with the table (tables are
         replaced, never changed in place): an update pays for the queued tables only."""
-        cached = getattr(self, "_main_held", None)
+        cached = self._main_held
         if cached is not None and cached[0] is self._main:
             main = cached[1]
         else:
             main = held_total(self._main.pos) + held_total(self._main.neg)
             self._main_held = (self._main, main)
-        return main + sum(held_total(t.pos) + held_total(t.neg) for t in self._pending)
+        queued: float = sum(held_total(t.pos) + held_total(t.neg) for t in self._pending)
+        return main + queued
 
     # -- canonical form ------------------------------------------------------------------------
 
