@@ -310,9 +310,12 @@ def test_sliding_window_whose_slots_pass_the_count_bound_does_not_decode():
         m.update([0, 1], [0, 1], timestamps=[t, t])
     name, schema, config, state = _codec.unpack_envelope(m.to_bytes())
     assert len(state["slots"]) >= 2
-    for slot in state["slots"].values():
+    for slot in state["slots"].values():  # each slot as if it had counted 2**52 + 2**51 rows
         table = slot["state"]["counts"]["table"]
-        table[0, 0] = 2**52 + 2**51  # any two of them total past 2**53
+        table[0, 0] = 2**52 + 2**51 - int(table.sum() - table[0, 0])
+        slot["state"]["count"] = 2**52 + 2**51  # any two of them total past 2**53
+        slot["state"]["weight_sq"] = float(2**52 + 2**51)
+    state["count"] = state["dropped"] + sum(v["state"]["count"] for v in state["slots"].values())
     with pytest.raises(sm.StateDecodeError, match="merge"):
         sm.loads(_codec.pack_envelope(name, schema, config, state))
 
