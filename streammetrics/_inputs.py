@@ -321,6 +321,16 @@ def config_int(value: Any, name: str, minimum: int = 1, maximum: int | None = No
     return int(value)
 
 
+def config_flag(value: Any, name: str) -> bool:
+    """A yes/no configuration value: a bool (numpy's too), or the integers 0 and 1. Anything
+    else (``"no"``, which ``bool()`` reads as True) is an ``InputError``."""
+    if isinstance(value, (bool, np.bool_)) or (
+        isinstance(value, (int, np.integer)) and value in (0, 1)
+    ):
+        return bool(value)
+    raise InputError(f"{name}: must be True or False; got {value!r}")
+
+
 def config_number(value: Any, name: str, minimum: float = 0.0, finite: bool = True) -> float:
     """A numeric configuration value of at least ``minimum``, as a Python float."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):

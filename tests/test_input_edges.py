@@ -117,3 +117,21 @@ def test_weights_past_the_bound_are_refused_by_the_sparse_stores(make: Any, args
         m.update(*args, sample_weight=[2.0**99, 1.0])
     assert m.to_bytes() == before
     assert sm.loads(before) == m
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda v: BLEU(lowercase=v),
+        lambda v: BLEU(effective_order=v),
+        lambda v: CHRF(whitespace=v),
+        lambda v: CHRF(eps_smoothing=v),
+        lambda v: sm.R2Score(force_finite=v),
+    ],
+)
+def test_yes_no_options_take_booleans_only(make: Any) -> None:
+    # bool("no") is True: 0.8.2 took lowercase="no" as lowercase=True, and a map from a blob.
+    for bad in ("no", {}, 2, None):
+        with pytest.raises(sm.InputError, match="must be True or False"):
+            make(bad)
+    assert make(np.bool_(True)) == make(1) and make(False) == make(0)

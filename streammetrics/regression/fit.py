@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from .._inputs import config_flag
 from ..uncertainty import (
     NAN_INTERVAL,
     check_level,
@@ -45,7 +46,7 @@ class R2Score(_RegressionMetric):
 
     def __init__(self, multioutput: Any = "uniform_average", force_finite: bool = True) -> None:
         super().__init__(multioutput)
-        self._add_config(force_finite=bool(force_finite))
+        self._add_config(force_finite=config_flag(force_finite, "force_finite"))
 
     def _compute(self) -> Any:
         if self.count < 2:
@@ -89,7 +90,7 @@ class ExplainedVariance(_RegressionMetric):
 
     def __init__(self, multioutput: Any = "uniform_average", force_finite: bool = True) -> None:
         super().__init__(multioutput)
-        self._add_config(force_finite=bool(force_finite))
+        self._add_config(force_finite=config_flag(force_finite, "force_finite"))
 
     def _compute(self) -> Any:
         return self._average(self._ev(self._config["force_finite"]))
@@ -162,7 +163,7 @@ class RegressionReport(_RegressionMetric):
 
     def __init__(self, multioutput: Any = "uniform_average", force_finite: bool = True) -> None:
         super().__init__(multioutput)
-        self._add_config(force_finite=bool(force_finite))
+        self._add_config(force_finite=config_flag(force_finite, "force_finite"))
 
     def _compute(self) -> dict[str, Any]:
         ff = self._config["force_finite"]

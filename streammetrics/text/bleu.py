@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._codec import check_counts, check_sum, held_total
-from .._inputs import config_int
+from .._inputs import config_flag, config_int
 from ..base import Metric
 from ..errors import InputError
 from ._inputs import as_texts
@@ -171,9 +171,9 @@ class BLEU(Metric):
             max_ngram_order=max_ngram_order,
             smooth_method=smooth_method,
             tokenize=tokenize,
-            lowercase=bool(lowercase),
+            lowercase=config_flag(lowercase, "lowercase"),
             smooth_value=smooth_value,
-            effective_order=bool(effective_order),
+            effective_order=config_flag(effective_order, "effective_order"),
         )
         self._add_state("stats", np.zeros(2 + 2 * max_ngram_order, dtype=np.int64))
 

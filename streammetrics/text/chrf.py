@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._codec import check_counts, check_sum, held_total
+from .._inputs import config_flag
 from ..base import Metric
 from ..errors import InputError
 from ._inputs import as_texts
@@ -184,9 +185,9 @@ class CHRF(Metric):
             char_order=char_order,
             word_order=word_order,
             beta=beta,
-            lowercase=bool(lowercase),
-            whitespace=bool(whitespace),
-            eps_smoothing=bool(eps_smoothing),
+            lowercase=config_flag(lowercase, "lowercase"),
+            whitespace=config_flag(whitespace, "whitespace"),
+            eps_smoothing=config_flag(eps_smoothing, "eps_smoothing"),
         )
         self._add_state("stats", np.zeros(3 * (char_order + word_order), dtype=np.int64))
 
