@@ -207,8 +207,18 @@ class ScoreBuckets(StateBlock):
         if not self._pending:
             return
         parts = [self, *self._pending]
+        known = [p._remembered() for p in parts]
         self._pending = []
         self._reduce_parts(parts, np.result_type(*(p._pos.dtype for p in parts)))
+        if all(t is not None for t in known):  # the same rows: the same total
+            self._total = (self._pos, self._neg, sum(known))  # type: ignore[arg-type]
+
+    def _remembered(self) -> float | None:
+        """The main arrays' total if remembered (see :meth:`_held`), else None."""
+        cached = self._total
+        if cached is not None and cached[0] is self._pos and cached[1] is self._neg:
+            return cached[2]
+        return None
 
     def _reduce_parts(self, parts: list[ScoreBuckets], dtype: Any) -> None:
         """Set this store to the entries of ``parts``, sorted and folded by key (``"real"``:
@@ -327,9 +337,11 @@ class ScoreBuckets(StateBlock):
             kind = "f" if weights is not None or self._pos.dtype == _F64 else "i"
             check_sum("score buckets", kind, self._held(), total)
             return self.batch(scores, positive, weights, keys=keys, base=self)
+        total = float(len(scores)) if weights is None else float(np.sum(weights))
         if weights is not None:  # weights past 2**100 would make the bytes unreadable
-            check_sum("score buckets", "f", self._held(), float(np.sum(weights)))
+            check_sum("score buckets", "f", self._held(), total)
         batch = self.batch(scores, positive, weights)
+        batch._total = (batch._pos, batch._neg, total)  # its rows' total, known: remembered
         out = self._empty_like()
         out._bits = self._bits
         out._keys, out._pos, out._neg, out._lo, out._hi = (
@@ -339,6 +351,7 @@ class ScoreBuckets(StateBlock):
             self._lo,
             self._hi,
         )
+        out._total = self._total  # the same main arrays: their remembered total holds
         out._pending = [*self._pending, batch]
         if queue_full(sum(len(p._keys) for p in out._pending), len(out._keys)):
             out._flush()
@@ -387,7 +400,8 @@ class ScoreBuckets(StateBlock):
         else:
             main = held_total(self._pos) + held_total(self._neg)
             self._total = (self._pos, self._neg, main)
-        return main + sum(held_total(p._pos) + held_total(p._neg) for p in self._pending)
+        # (Each queued batch remembers its own total too: an update pays once per batch.)
+        return main + sum(p._held() for p in self._pending)
 
     def merged(self, other: ScoreBuckets) -> ScoreBuckets:
         """A new store with the entries of both; neither input changes."""

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from .._codec import check_counts, check_sum, held_total
+from .._codec import WEIGHT_LIMIT, check_counts, check_sum, held_total
 from ..base import StateBlock
 from ..errors import IncompatibleStateError
 from ._fold import queue_full
@@ -64,8 +64,9 @@ class GroupedScores(StateBlock):
         self._total = 0  # rows held, queue included
         self._main = self._empty_table(np.dtype(np.int64))
         self._pending: list[_Table] = []
-        #: The main table's total weight, remembered with the table (see _weight_held).
-        self._main_held: tuple[_Table, float] | None = None
+        #: The total weight held as :meth:`add` keeps it, or None where unknown (a new block,
+        #: which may be given tables, or one merged into): the next weighted add sums it.
+        self._held_bound: float | None = None
 
     @property
     def groups(self) -> np.ndarray:
@@ -127,10 +128,17 @@ class GroupedScores(StateBlock):
         """
         check_kinds(self._some_labels(), groups, "groups")
         check_sum("grouped scores", "i", float(self._total), len(groups))
-        if weights is not None:  # weights past 2**100 would make the bytes unreadable
-            check_sum("grouped scores", "f", self._weight_held(), float(np.sum(weights)))
         out = self._shallow()
         out._total = self._total + len(groups)
+        # Weights past 2**100 would make the bytes unreadable: checked against a running bound
+        # of the weight held (exact sums added), recomputed only where it is unknown.
+        added = float(len(groups)) if weights is None else float(np.sum(weights))
+        held = self._held_bound
+        if weights is not None:
+            if held is None or held + added > WEIGHT_LIMIT:
+                held = self._held()
+            check_sum("grouped scores", "f", held, added)
+        out._held_bound = None if held is None else held + added
         # A long batch in pieces that sort in cache; the fold merges their sorted tables.
         for a in range(0, len(groups), _SLICE):
             w = None if weights is None else weights[a : a + _SLICE]
@@ -185,20 +193,8 @@ class GroupedScores(StateBlock):
         out.mapping, out.max_exact = self.mapping, self.max_exact
         out._groups, out._rows, out._total = self._groups, self._rows, self._total
         out._main, out._pending = self._main, list(self._pending)
-        out._main_held = self._main_held
+        out._held_bound = self._held_bound
         return out
-
-    def _weight_held(self) -> float:
-        """:meth:`_held` with the main table's total remembered with the table (tables are
-        replaced, never changed in place): an update pays for the queued tables only."""
-        cached = self._main_held
-        if cached is not None and cached[0] is self._main:
-            main = cached[1]
-        else:
-            main = held_total(self._main.pos) + held_total(self._main.neg)
-            self._main_held = (self._main, main)
-        queued: float = sum(held_total(t.pos) + held_total(t.neg) for t in self._pending)
-        return main + queued
 
     # -- canonical form ------------------------------------------------------------------------
 
@@ -300,6 +296,7 @@ class GroupedScores(StateBlock):
         self.check_mergeable(other)
         self._pending.append(other.table())  # its groups join this block's at the fold
         self._total += other._total
+        self._held_bound = None
         self._consolidate_if_large()
 
     def merge_many(self, others: list[Any]) -> None:
@@ -312,6 +309,7 @@ class GroupedScores(StateBlock):
         for other in others:
             self._pending.append(other.table())  # its groups join this block's at the fold
             self._total += other._total
+        self._held_bound = None
         self._consolidate_if_large()
 
     def join_many(self, others: list[Any]) -> None:
@@ -354,6 +352,7 @@ class GroupedScores(StateBlock):
         rows = np.concatenate([p.rows for p in parts])[order]
         self._groups, self._rows = groups, rows
         self._total = sum(p._total for p in parts)
+        self._held_bound = None
         self._main = _Table(
             groups,
             rows,
