@@ -7,6 +7,8 @@ Prints markdown tables of update throughput (rows/s) and ratios:
   ``BootStrapper(num_bootstraps=200)`` (its default Poisson sampling) on the same batches, and a
   bare-numpy Poisson bootstrap floor (``rng.poisson`` weights and one matrix product per batch,
   accuracy only: it keeps no mergeable state);
+* ``Bootstrap(AdjustedRandIndex(), 200)`` (resampled rows: the metric takes no weights)
+  against torchmetrics' ``BootStrapper(AdjustedRandScore(), 200)`` with Poisson sampling;
 * ``Sliced(ROCAUC())`` at 10, 100 (in batches of 200 k and of 1 M rows), 1,000 and 100,000
   slices (the last timed once, on one batch of 1 M rows; ``compute()`` of every slice is inside
   every timing) against a bare-numpy floor (one
@@ -239,18 +241,64 @@ def bench_sliced_parts(k: int, n: int, repeats: int) -> None:
     )
 
 
+def bench_bootstrap_rows(n: int, batch: int, repeats: int) -> None:
+    """``Bootstrap(AdjustedRandIndex(), 200)`` (no sample_weight: rows repeated by their
+    Poisson counts) against torchmetrics' ``BootStrapper(AdjustedRandScore(), 200)`` with
+    Poisson sampling, on the same batches of cluster labels."""
+    rng = np.random.default_rng(1)
+    truth = rng.integers(0, 5, n)
+    found = np.where(rng.random(n) < 0.7, truth, rng.integers(0, 5, n))
+    ids = np.arange(n)
+    parts = _batches(n, batch)
+
+    def ours() -> None:
+        m = sm.Bootstrap(sm.AdjustedRandIndex(), replicates=200, seed=0)
+        for s in parts:
+            m.update(truth[s], found[s], ids=ids[s])
+        m.interval()
+
+    fns: dict[str, Callable[[], object]] = {"streammetrics": ours}
+    try:
+        import torch
+        from torchmetrics.clustering import AdjustedRandScore
+        from torchmetrics.wrappers import BootStrapper
+    except ImportError:
+        torch = None
+    if torch is not None:
+        t_truth, t_found = torch.from_numpy(truth), torch.from_numpy(found)
+
+        def theirs() -> None:
+            m = BootStrapper(AdjustedRandScore(), num_bootstraps=200, sampling_strategy="poisson")
+            for s in parts:
+                m.update(t_found[s], t_truth[s])
+            m.compute()
+
+        fns["torchmetrics"] = theirs
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torchmetrics' sparse-tensor notice
+        best = best_of(fns, repeats)
+    print(f"\nBootstrap by rows, ARI, 200 replicates, {n:,} rows in batches of {batch:,}\n")
+    print("| side | rows/s | ratio to streammetrics |\n| --- | ---: | ---: |")
+    for name, t in best.items():
+        print(f"| {name} | {n / t / 1e3:,.1f} k | {best['streammetrics'] / t:.3f} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="a smoke run of a few seconds")
     args = parser.parse_args()
     if args.quick:
         bench_bootstrap(20_000, 10_000, 1)
+        bench_bootstrap_rows(10_000, 5_000, 1)
         bench_sliced(
             [(10, 200_000, 100_000), (100, 200_000, 100_000), (1_000, 200_000, 100_000)], 1
         )
         bench_sliced_labels([(100, 200_000, 100_000), (1_000, 200_000, 100_000)], 1)
     else:
         bench_bootstrap(200_000, 10_000, 3)
+        bench_bootstrap_rows(50_000, 10_000, 3)
         bench_sliced(
             [
                 (10, 2_000_000, 200_000),
