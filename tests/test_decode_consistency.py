@@ -69,15 +69,17 @@ def test_gauc_count_is_the_rows_its_groups_hold(count: int) -> None:
 
 @pytest.mark.parametrize("others", [1, 2])
 def test_a_sliced_merge_refused_by_one_slice_changes_nothing(others: int) -> None:
-    """Slice ``b`` at the count bound: its merge is refused after slice ``a``'s went through,
-    which stayed merged (the state half-changed)."""
+    """Slice ``b`` near the count bound: its merge was refused after slice ``a``'s went
+    through, which stayed merged (the state half-changed). Now refused before any slice
+    changes (the slices' rows add up to the state's count, checked on decode)."""
     s = sm.Sliced(sm.Accuracy()).update([1, 0, 1, 1], [1, 1, 1, 0], by=["a", "a", "b", "b"])
 
-    def change(state: dict) -> None:  # slice b as if it had counted 2**53 - 1 rows
+    def change(state: dict) -> None:  # slice b as if it had counted 2**53 - 2 rows
         inner = state["slices"][1][1]["state"]
-        inner["count"] = COUNT_LIMIT - 1
-        inner["counts"]["table"][1, 1] = COUNT_LIMIT - 2
-        inner["weight_sq"] = float(COUNT_LIMIT - 1)
+        inner["count"] = COUNT_LIMIT - 2
+        inner["counts"]["table"][1, 1] = COUNT_LIMIT - 3
+        inner["weight_sq"] = float(COUNT_LIMIT - 2)
+        state["count"] = COUNT_LIMIT  # slice a's 2 rows and b's
 
     m = sm.loads(_forged(s, change))
     before = m.to_bytes()
@@ -86,7 +88,10 @@ def test_a_sliced_merge_refused_by_one_slice_changes_nothing(others: int) -> Non
     assert m.to_bytes() == before
     assert m["a"].count == 2
     small = sm.Sliced(sm.Accuracy()).update([1, 1], [1, 0], by=["a", "c"])
-    assert m.merge(small).keys() == ["a", "b", "c"] and m["a"].count == 3
+    with pytest.raises(CountOverflowError):
+        m.merge(small)  # the whole is at the bound too
+    assert m.to_bytes() == before
+    assert (small + sm.loads(_forged(s, lambda state: None))).keys() == ["a", "b", "c"]
 
 
 def test_a_cut_off_past_the_count_bound_is_refused() -> None:

@@ -118,3 +118,19 @@ def test_configurations_that_would_not_read_back_are_refused() -> None:
     f = sm.FBeta(beta=2.0).update([0, 1], [0, 1])
     with pytest.raises(sm.StateDecodeError):
         sm.loads(forge(f, {"beta": None}))
+
+
+def test_a_sliced_count_must_be_its_slices_rows() -> None:
+    # 0.8.2 checked only that both were empty or not: a count of 1 over 4 rows loaded, and so
+    # did a blob with a slice dropped.
+    from streammetrics import _codec
+
+    s = sm.Sliced(sm.Accuracy()).update([1, 0, 1, 1], [1, 1, 1, 0], by=["a", "a", "b", "b"])
+    tree = _codec.decode(s.to_bytes())
+    tree["state"]["count"] = 1
+    with pytest.raises(sm.StateDecodeError, match="slices hold 4 rows"):
+        sm.loads(_codec.encode(tree))
+    tree = _codec.decode(s.to_bytes())
+    tree["state"]["slices"] = tree["state"]["slices"][:1]
+    with pytest.raises(sm.StateDecodeError, match="slices hold 2 rows"):
+        sm.loads(_codec.encode(tree))

@@ -115,6 +115,12 @@ class SliceTable(StateBlock):
     def __len__(self) -> int:
         return len(self._pack) if self._pack is not None else len(self.view())
 
+    def rows(self) -> int:
+        """The rows every slice counted, together (a packed table's from its counts)."""
+        if self._pack is not None:
+            return int(self._pack.counts.sum())
+        return sum(m.count for m in self.view().values())
+
     def kind(self) -> Any:
         if self._pack is not None:
             return slice_kind(self._pack.keys[0]) if len(self._pack) else None

@@ -246,6 +246,8 @@ class Sliced(Metric):
             raise ValueError(f"{len(self.slices)} slices, past max_slices={limit}")
         if (self._count == 0) != (len(self.slices) == 0):
             raise ValueError("slices and count disagree about emptiness")
+        if self.slices.rows() != self._count:  # each row goes to one slice
+            raise ValueError(f"the slices hold {self.slices.rows()} rows, the state {self._count}")
 
     # -- results ---------------------------------------------------------------------------------
 
