@@ -59,8 +59,9 @@ def test_a_huge_replicate_count_is_refused_without_allocating() -> None:
     ids=["bootstrap-drawn", "sliding-count", "multiclass-count"],
 )
 def test_counters_past_two_to_the_53_are_refused(make: Any, state: dict[str, Any]) -> None:
-    # These classes load their own state; the count bound is now checked for every class.
-    with pytest.raises(sm.StateDecodeError, match="2\\*\\*53"):
+    # These classes load their own state; the count bound is now checked for every class
+    # (MulticlassROCAUC's count is also tied to its columns now, which refuses it first).
+    with pytest.raises(sm.StateDecodeError, match=r"2\*\*53|add up"):
         sm.loads(forge(make(), **state))
 
 
@@ -134,3 +135,15 @@ def test_a_sliced_count_must_be_its_slices_rows() -> None:
     tree["state"]["slices"] = tree["state"]["slices"][:1]
     with pytest.raises(sm.StateDecodeError, match="slices hold 2 rows"):
         sm.loads(_codec.encode(tree))
+
+
+@pytest.mark.parametrize("exact", [False, True])
+def test_multiclass_auc_columns_must_count_the_rows(exact: bool) -> None:
+    from streammetrics import _codec
+
+    m = sm.MulticlassROCAUC(exact=exact).update([0, 1, 2, 1], np.eye(4, 3) * 0.7 + 0.1)
+    tree = _codec.decode(m.to_bytes())
+    tree["state"]["count"] = 7  # 0.8.2 loaded it: count is not tied to the columns
+    with pytest.raises(sm.StateDecodeError, match="do not add up to count 7"):
+        sm.loads(_codec.encode(tree))
+    assert sm.loads(m.to_bytes()) == m

@@ -149,6 +149,13 @@ class MulticlassROCAUC(Metric):
             self._check_pooled("pooled classes", self.columns)
         except (TypeError, ValueError, CountOverflowError) as exc:
             raise StateDecodeError(f"MulticlassROCAUC column: {exc}") from exc
+        if self.columns and not any(c.weighted for c in self.columns):
+            # Unweighted rows: each counts once in every column, positive in exactly one.
+            totals = [c.totals() for c in self.columns]
+            if any(p + n != count for p, n in totals) or sum(p for p, _ in totals) != count:
+                raise StateDecodeError(
+                    f"MulticlassROCAUC: the columns' counts do not add up to count {count}"
+                )
         self._count = count
 
     def _per_class(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
