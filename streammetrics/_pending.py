@@ -77,6 +77,49 @@ class Pending:
         for c in cols:
             self.chunk_bytes += c.nbytes
 
+    def batches(self, bfloat16: bool = False) -> list[list[np.ndarray]]:
+        """The buffered rows as update batches: one (:meth:`arrays`) when every column joins
+        without changing a value; else each small batch, then each row, on its own, as the
+        calls gave them. A join changes values when it turns integers beyond 2**53 into floats
+        (labels of uint64 with int64 chunks, or a row's ``1.0`` among large Python ints)."""
+        if self._exact():
+            return [self.arrays(bfloat16)]
+        out = [_part(chunk, bfloat16) for chunk in self.chunks]
+        out += [[np.asarray([v]) for v in row] for row in self.rows]
+        return out
+
+    def _exact(self) -> bool:
+        parts = list(self.chunks)
+        for column in zip(*self.rows, strict=True):
+            if any(type(v) is int and abs(v) > _EXACT_INT for v in column) and any(
+                type(v) is not int for v in column
+            ):
+                return False  # a Python int that the row column's array would round
+        if self.rows:
+            parts.append(tuple(np.asarray(c) for c in zip(*self.rows, strict=True)))
+        if len(parts) < 2:
+            return True
+        for col in zip(*parts, strict=True):
+            kinds = {c.dtype.kind for c in col}
+            if len(kinds) == 1 and len({c.dtype for c in col}) == 1:
+                continue
+            if not kinds & {"i", "u"}:
+                continue
+            try:
+                joined = np.result_type(*col)
+            except TypeError:
+                return False
+            if joined.kind in "iu":
+                continue
+            for c in col:
+                if (
+                    c.dtype.kind in "iu"
+                    and c.size
+                    and not (-_EXACT_INT <= int(c.min()) and int(c.max()) <= _EXACT_INT)
+                ):
+                    return False
+        return True
+
     def arrays(self, bfloat16: bool = False) -> list[np.ndarray]:
         """Every buffered row, one array per column (weights last when weighted).
 
@@ -103,6 +146,15 @@ class Pending:
         return out
 
 
+#: Integers up to this magnitude survive a float64 join exactly.
+_EXACT_INT = 2**53
+
+
+def _part(chunk: tuple[np.ndarray, ...], bfloat16: bool) -> list[np.ndarray]:
+    """One buffered small batch as update columns (bfloat16 bits widened unless read)."""
+    return [c if c.dtype is not BFLOAT16_BITS or bfloat16 else widen_bfloat16(c) for c in chunk]
+
+
 class StateAttr:
     """A declared state field, read through the class only while rows are pending.
 
@@ -120,11 +172,14 @@ class StateAttr:
     def __get__(self, obj: Any, objtype: Any = None) -> Any:
         if obj is None:
             return self
-        obj._fold_locked()
-        try:
-            return obj.__dict__[self.name]
-        except KeyError:
-            raise AttributeError(self.name) from None
+        # Fold and read under one hold of the lock: between the two, another thread's one-row
+        # update could start a new buffer and take the field out again (AttributeError).
+        with obj._lock:
+            obj._fold()
+            try:
+                return obj.__dict__[self.name]
+            except KeyError:
+                raise AttributeError(self.name) from None
 
 
 def _reading(fn: Callable[..., Any]) -> Callable[..., Any]:
@@ -389,17 +444,17 @@ class PerRequest:
         self._pending = self._buffer = None
         # A metric may fold rows the checks above passed without checking them again, and
         # read bfloat16 scores as raw bits (``_fold_bfloat16``).
-        cols = pending.arrays(getattr(self, "_fold_bfloat16", False))
         raw = getattr(type(self), "_fold_rows", None)
         if raw is None:
             raw = type(self).update.__sm_raw__  # type: ignore[attr-defined]
-        extra: dict[str, Any] = {}
-        if pending.weighted:
-            cols, extra["sample_weight"] = cols[:-1], cols[-1]
         keyword = None if self._rows is None else self._rows.keyword
-        if keyword is not None:
-            cols, extra[keyword] = cols[:-1], cols[-1]
-        raw(self, *cols, **extra)
+        for cols in pending.batches(getattr(self, "_fold_bfloat16", False)):
+            extra: dict[str, Any] = {}
+            if pending.weighted:
+                cols, extra["sample_weight"] = cols[:-1], cols[-1]
+            if keyword is not None:
+                cols, extra[keyword] = cols[:-1], cols[-1]
+            raw(self, *cols, **extra)
         if self._rows is not None and self._near_bound():
             self._rows.forget()
 

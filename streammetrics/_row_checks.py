@@ -98,7 +98,8 @@ def _is_probability(v: Any) -> bool:
 
 
 def _is_number(v: Any) -> bool:
-    return type(v) in _REAL_TYPES and -NUMBER_LIMIT <= v <= NUMBER_LIMIT  # False for nan
+    # float(v): a float16 compared with 2**200 itself would warn of an overflow in the cast.
+    return type(v) in _REAL_TYPES and -NUMBER_LIMIT <= float(v) <= NUMBER_LIMIT  # False: nan
 
 
 def _scalar_check(kind: str, seen: set[Any]) -> Any:

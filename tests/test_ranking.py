@@ -226,3 +226,22 @@ def test_query_buffers_block():
         b2.from_wire(
             {"query": np.array([1]), "relevance": np.array([-1.0]), "score": np.array([0.0])}
         )
+
+
+def test_hit_rate_keeps_its_precision_on_a_huge_tie() -> None:
+    # One relevant item among g tied ones, k = 1: the hit chance is exactly 1 / g. 0.8.2 took
+    # it as 1 - exp(a difference of log-gammas near 1e8): 10.6% off at g = 1e7.
+    from streammetrics.ranking import HitRate
+
+    for g in (10**5, 10**6, 10**7):
+        rel = np.zeros(g)
+        rel[0] = 1
+        v = HitRate(k=1).update(np.zeros(g, dtype=int), rel, np.zeros(g)).compute()
+        assert v == pytest.approx(1 / g, rel=1e-12)
+    # A tie with 3 relevant among 1,000 and 5 places left: 1 - C(997, 5) / C(1000, 5).
+    from math import comb
+
+    rel = np.zeros(1000)
+    rel[:3] = 1
+    v = HitRate(k=5).update(np.zeros(1000, dtype=int), rel, np.zeros(1000)).compute()
+    assert v == pytest.approx(1 - comb(997, 5) / comb(1000, 5), rel=1e-13)

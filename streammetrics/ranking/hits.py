@@ -93,15 +93,43 @@ class HitRate(_RankingMetric):
         cut = (ranked.g_start < k) & ~full
         g, r = ranked.g_size[cut].astype(np.float64), ranked.g_rel[cut]
         m = (k - ranked.g_start[cut]).astype(np.float64)
-        miss = np.zeros(len(g))
+        hit = np.ones(len(g))
         possible = g - r >= m
-        miss[possible] = np.exp(
-            _log_comb(g[possible] - r[possible], m[possible]) - _log_comb(g[possible], m[possible])
-        )
-        miss[r == 0] = 1.0
+        hit[possible] = _hit_chance(g[possible], r[possible], m[possible])
+        hit[r == 0] = 0.0
         prob = np.zeros(ranked.n_queries)
-        prob[ranked.g_query[cut]] = 1.0 - miss
+        prob[ranked.g_query[cut]] = hit
         return np.where(hits_full > 0, 1.0, prob), np.ones(ranked.n_queries, dtype=bool)
+
+
+#: Up to this many factors, the miss probability is taken as a product (see _hit_chance).
+_PRODUCT_TERMS = 64
+
+
+def _hit_chance(g: np.ndarray, r: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """P(at least one of ``r`` relevant items among ``g`` tied ones lands in the ``m`` places
+    left in the top k): ``1 - C(g - r, m) / C(g, m)``.
+
+    The miss probability is ``prod_{i < a} (1 - b / (g - i))`` with ``a, b`` the smaller and
+    larger of ``r, m``: summed as ``log1p`` terms and turned into the hit by ``-expm1``, it keeps
+    full precision when the hit is tiny (one relevant item in a tie of ten million: 1e-7, where
+    ``1 - exp`` of log-gamma differences of size 1e8 kept one digit). Beyond
+    ``_PRODUCT_TERMS`` factors the log-gamma form (the hit is then far from 0)."""
+    a, b = np.minimum(r, m), np.maximum(r, m)
+    hit = np.empty(len(g))
+    few = a <= _PRODUCT_TERMS
+    if few.any():
+        ga, aa, bb = g[few], a[few], b[few]
+        log_miss = np.zeros(len(ga))
+        for i in range(int(aa.max())):
+            on = aa > i
+            log_miss[on] += np.log1p(-bb[on] / (ga[on] - i))
+        hit[few] = -np.expm1(log_miss)
+    many = ~few
+    if many.any():
+        gm, rm, mm = g[many], r[many], m[many]
+        hit[many] = -np.expm1(_log_comb(gm - rm, mm) - _log_comb(gm, mm))
+    return hit
 
 
 class MRR(_RankingMetric):
