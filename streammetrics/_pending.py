@@ -28,6 +28,7 @@ import numpy as np
 
 from ._codec import COUNT_LIMIT
 from ._inputs import BFLOAT16_BITS, widen_bfloat16
+from ._row_checks import KEY, LABEL
 from ._rows import _SCALAR_TYPES, SMALL_BATCH, Rows
 
 __all__ = ["FOLD_ROWS", "Pending", "PerRequest", "StateAttr", "wrap_class"]
@@ -77,33 +78,40 @@ class Pending:
         for c in cols:
             self.chunk_bytes += c.nbytes
 
-    def batches(self, bfloat16: bool = False) -> list[list[np.ndarray]]:
+    def batches(
+        self, bfloat16: bool = False, exact: tuple[bool, ...] | None = None
+    ) -> list[list[np.ndarray]]:
         """The buffered rows as update batches: one (:meth:`arrays`) when every column joins
         without changing a value; else each small batch, then each row, on its own, as the
         calls gave them. A join changes values when it turns integers beyond 2**53 into floats
-        (labels of uint64 with int64 chunks, or a row's ``1.0`` among large Python ints)."""
-        if self._exact():
-            return [self.arrays(bfloat16)]
+        (labels of uint64 with int64 chunks, or a row's ``1.0`` among large Python ints).
+        ``exact``: which columns must join exactly (labels and keys; a number column becomes
+        float64 in any update anyway); all when None."""
+        row_cols = [np.asarray(c) for c in zip(*self.rows, strict=True)] if self.rows else []
+        if self._exact(row_cols, exact):
+            return [self.arrays(bfloat16, row_cols)]
         out = [_part(chunk, bfloat16) for chunk in self.chunks]
         out += [[np.asarray([v]) for v in row] for row in self.rows]
         return out
 
-    def _exact(self) -> bool:
-        parts = list(self.chunks)
-        for column in zip(*self.rows, strict=True):
-            if any(type(v) is int and abs(v) > _EXACT_INT for v in column) and any(
-                type(v) is not int for v in column
-            ):
-                return False  # a Python int that the row column's array would round
+    def _exact(self, row_cols: list[np.ndarray], exact: tuple[bool, ...] | None) -> bool:
         if self.rows:
-            parts.append(tuple(np.asarray(c) for c in zip(*self.rows, strict=True)))
+            columns = zip(zip(*self.rows, strict=True), row_cols, strict=True)
+            for j, (column, arr) in enumerate(columns):
+                if exact is not None and not exact[j]:
+                    continue
+                if arr.dtype.kind in "fO" and any(
+                    type(v) is int and abs(v) > _EXACT_INT for v in column
+                ):
+                    return False  # a Python int that the row column's array rounds
+        parts = [*self.chunks, tuple(row_cols)] if self.rows else list(self.chunks)
         if len(parts) < 2:
             return True
-        for col in zip(*parts, strict=True):
-            kinds = {c.dtype.kind for c in col}
-            if len(kinds) == 1 and len({c.dtype for c in col}) == 1:
+        for j, col in enumerate(zip(*parts, strict=True)):
+            if exact is not None and not exact[j]:
                 continue
-            if not kinds & {"i", "u"}:
+            kinds = {c.dtype.kind for c in col}
+            if len({c.dtype for c in col}) == 1 or not kinds & {"i", "u"}:
                 continue
             try:
                 joined = np.result_type(*col)
@@ -120,7 +128,9 @@ class Pending:
                     return False
         return True
 
-    def arrays(self, bfloat16: bool = False) -> list[np.ndarray]:
+    def arrays(
+        self, bfloat16: bool = False, row_cols: list[np.ndarray] | None = None
+    ) -> list[np.ndarray]:
         """Every buffered row, one array per column (weights last when weighted).
 
         A column of bfloat16 tensors is buffered as raw bits (``BFLOAT16_BITS``); it is widened
@@ -129,7 +139,9 @@ class Pending:
         """
         parts = list(self.chunks)
         if self.rows:
-            parts.append(tuple(np.asarray(c) for c in zip(*self.rows, strict=True)))
+            if row_cols is None:
+                row_cols = [np.asarray(c) for c in zip(*self.rows, strict=True)]
+            parts.append(tuple(row_cols))
         out = []
         for col in zip(*parts, strict=True):
             bits = [c.dtype is BFLOAT16_BITS for c in col]
@@ -448,7 +460,11 @@ class PerRequest:
         if raw is None:
             raw = type(self).update.__sm_raw__  # type: ignore[attr-defined]
         keyword = None if self._rows is None else self._rows.keyword
-        for cols in pending.batches(getattr(self, "_fold_bfloat16", False)):
+        exact = None
+        if self._rows is not None:  # labels and keys join exactly; numbers become float anyway
+            exact = tuple(kind in (LABEL, KEY) for kind in self._rows.kinds)
+            exact += (False,) * pending.weighted
+        for cols in pending.batches(getattr(self, "_fold_bfloat16", False), exact):
             extra: dict[str, Any] = {}
             if pending.weighted:
                 cols, extra["sample_weight"] = cols[:-1], cols[-1]
