@@ -95,15 +95,11 @@ class Pending:
         return out
 
     def _exact(self, row_cols: list[np.ndarray], exact: tuple[bool, ...] | None) -> bool:
-        if self.rows:
-            columns = zip(zip(*self.rows, strict=True), row_cols, strict=True)
-            for j, (column, arr) in enumerate(columns):
-                if exact is not None and not exact[j]:
-                    continue
-                if arr.dtype.kind in "fO" and any(
-                    type(v) is int and abs(v) > _EXACT_INT for v in column
-                ):
-                    return False  # a Python int that the row column's array rounds
+        for j, arr in enumerate(row_cols):
+            if arr.dtype.kind not in "fO" or (exact is not None and not exact[j]):
+                continue  # (integer and string columns hold their values exactly)
+            if any(type(row[j]) is int and abs(row[j]) > _EXACT_INT for row in self.rows):
+                return False  # a Python int that the row column's array rounds
         parts = [*self.chunks, tuple(row_cols)] if self.rows else list(self.chunks)
         if len(parts) < 2:
             return True

@@ -98,8 +98,11 @@ def _is_probability(v: Any) -> bool:
 
 
 def _is_number(v: Any) -> bool:
+    t = type(v)
+    if t is float or t is int:  # the common case first (False for nan)
+        return bool(-NUMBER_LIMIT <= v <= NUMBER_LIMIT)
     # float(v): a float16 compared with 2**200 itself would warn of an overflow in the cast.
-    return type(v) in _REAL_TYPES and -NUMBER_LIMIT <= float(v) <= NUMBER_LIMIT  # False: nan
+    return t in _REAL_TYPES and -NUMBER_LIMIT <= float(v) <= NUMBER_LIMIT
 
 
 def _scalar_check(kind: str, seen: set[Any]) -> Any:
