@@ -374,12 +374,16 @@ def test_micro_multiclass_auc_pooled_counts_are_bounded():
     for average, refused in (("micro", True), ("macro", False)):
         m = sm.MulticlassROCAUC(average=average).update(y, p)
         name, schema, config, state = _codec.unpack_envelope(m.to_bytes())
+        # 2**52 more rows, positive in class 0: each column counts every row (within 2**53),
+        # the three pooled together pass it.
         columns = []
-        for col in state["columns"]:
-            pos = col["pos"].copy()
-            pos[0] += 2**52  # each class within 2**53, all three together past it
-            columns.append({**col, "pos": pos})
-        blob = _codec.pack_envelope(name, schema, config, {**state, "columns": columns})
+        for j, col in enumerate(state["columns"]):
+            side = "pos" if j == 0 else "neg"
+            counts = col[side].copy()
+            counts[0] += 2**52
+            columns.append({**col, side: counts})
+        more = {**state, "columns": columns, "count": state["count"] + 2**52}
+        blob = _codec.pack_envelope(name, schema, config, more)
         if refused:
             with pytest.raises(sm.StateDecodeError):
                 sm.loads(blob)
