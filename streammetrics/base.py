@@ -66,11 +66,23 @@ __all__ = [
 _M = TypeVar("_M", bound="Metric")
 
 Merge = Callable[[Any, Any], Any]
-_MERGES: dict[str, Merge] = {
-    "sum": lambda a, b: a + b,
-    "max": lambda a, b: np.maximum(a, b) if isinstance(a, np.ndarray) else max(a, b),
-    "min": lambda a, b: np.minimum(a, b) if isinstance(a, np.ndarray) else min(a, b),
-}
+
+
+def _merge_sum(a: Any, b: Any) -> Any:
+    return a + b
+
+
+def _merge_max(a: Any, b: Any) -> Any:
+    return np.maximum(a, b) if isinstance(a, np.ndarray) else max(a, b)
+
+
+def _merge_min(a: Any, b: Any) -> Any:
+    return np.minimum(a, b) if isinstance(a, np.ndarray) else min(a, b)
+
+
+# Named functions, not lambdas: a metric's fields hold them, and pickle (multiprocessing,
+# joblib) finds functions by name.
+_MERGES: dict[str, Merge] = {"sum": _merge_sum, "max": _merge_max, "min": _merge_min}
 
 
 class _Field:
