@@ -50,6 +50,7 @@ import numpy as np
 
 from . import _codec
 from ._block import StateBlock
+from ._merges import MERGES
 from ._pending import PerRequest, StateAttr, wrap_class
 from ._serialised import Serialised
 from .errors import IncompatibleStateError, NoIntervalError
@@ -68,21 +69,7 @@ _M = TypeVar("_M", bound="Metric")
 Merge = Callable[[Any, Any], Any]
 
 
-def _merge_sum(a: Any, b: Any) -> Any:
-    return a + b
-
-
-def _merge_max(a: Any, b: Any) -> Any:
-    return np.maximum(a, b) if isinstance(a, np.ndarray) else max(a, b)
-
-
-def _merge_min(a: Any, b: Any) -> Any:
-    return np.minimum(a, b) if isinstance(a, np.ndarray) else min(a, b)
-
-
-# Named functions, not lambdas: a metric's fields hold them, and pickle (multiprocessing,
-# joblib) finds functions by name.
-_MERGES: dict[str, Merge] = {"sum": _merge_sum, "max": _merge_max, "min": _merge_min}
+_MERGES: dict[str, Merge] = MERGES
 
 
 class _Field:
