@@ -187,9 +187,7 @@ def as_scores(x: Any, name: str, *, ndim: int = 1, finite: bool = True) -> np.nd
     if arr.ndim != ndim:
         raise InputError(f"{name}: expected a {ndim}-D array, got shape {arr.shape}")
     kind = arr.dtype.kind
-    if kind in "USc" or (
-        kind == "O" and any(isinstance(v, (str, bytes, complex)) for v in arr.flat)
-    ):
+    if not_real(arr):
         # As scikit-learn: strings are not numbers, even "0.5", and a complex is not a real.
         raise InputError(f"{name}: expected real numbers, got {_describe(arr)}")
     if kind not in "biuf":
@@ -203,6 +201,18 @@ def as_scores(x: Any, name: str, *, ndim: int = 1, finite: bool = True) -> np.nd
     if finite:
         _finite(arr, name, "values")
     return arr
+
+
+def not_real(arr: np.ndarray, booleans: bool = False) -> bool:
+    """Whether ``arr`` holds strings, bytes or complex numbers (as an array, or as values of an
+    object array), or, with ``booleans``, booleans or timedeltas: values no conversion to
+    float64 should read as real numbers."""
+    kinds = "USc"
+    types: tuple[type, ...] = (str, bytes, complex)
+    if booleans:
+        kinds, types = kinds + "bm", (*types, bool)
+    kind = arr.dtype.kind
+    return kind in kinds or (kind == "O" and any(isinstance(v, types) for v in arr.flat))
 
 
 def check_finite(arr: np.ndarray, name: str) -> None:

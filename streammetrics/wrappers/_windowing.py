@@ -20,7 +20,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .. import _codec
-from .._inputs import as_array
+from .._inputs import as_array, not_real
 from .._loading import _from_tree
 from ..base import Metric, metric_from_spec
 from ..errors import IncompatibleStateError, InputError, StateDecodeError
@@ -70,10 +70,8 @@ def times(timestamps: Any) -> np.ndarray:
         if kind == "u" and arr.size and arr.max() > np.iinfo(np.int64).max:
             raise InputError("timestamps: values above 2**63 - 1 are not supported")
         return arr.astype(np.int64, copy=False)
-    if kind in "bUSmc" or (
-        kind == "O" and any(isinstance(v, (str, bytes, complex, bool)) for v in arr.flat)
-    ):
-        # Strings, even "5", are not times, nor is a complex number (as for scores).
+    if not_real(arr, booleans=True):
+        # Strings, even "5", are not times, nor is a complex number or a boolean.
         raise InputError(f"timestamps: expected numbers or datetime64, got {arr.dtype}")
     if kind != "f":
         try:
