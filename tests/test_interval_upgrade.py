@@ -185,7 +185,7 @@ KNOWN = {"Accuracy", "F1_macro", "NDCG_buffered"}
 def test_old_blob_loads_with_its_value(name: str) -> None:
     value, blob = GOLDEN_V010[name]
     metric = sm.loads(blob)
-    assert metric._schema == (3 if name == "R2Score" else 2)
+    assert metric._schema == (3 if name in ("R2Score", "NDCG_folded", "NDCG_buffered") else 2)
     assert metric.compute() == pytest.approx(value, rel=1e-12)
     again = sm.loads(metric.to_bytes())
     assert again == metric
@@ -204,3 +204,43 @@ def test_old_blob_merges_with_a_new_state() -> None:
     assert merged.count == old.count + 3
     low, high = merged.interval()
     assert low < merged.compute() < high
+
+
+# Ranking states of schema 2 (0.2.0 to 0.8.3) kept ``total_sq``, the sum of squared per-query
+# values; schema 3 keeps the spread around the mean. Blobs written by 0.8.3 (d9d8187), with the
+# value and the interval that version gave.
+GOLDEN_RANKING_V2 = {
+    "DCG": (
+        1.847609706682976,
+        (1.3295263833614333, 2.3656930300045187),
+        "86a5636c617373a3444347a6636f6e66696782a46761696ea66c696e656172a16bc0a6666f726d6174ad7374"
+        "7265616d6d657472696373a6736368656d6102a5737461746586a662756666657283a57175657279c7090193"
+        "a33c69389100c400a972656c6576616e6365c7090193a33c66389100c400a573636f7265c7090193a33c6638"
+        "9100c400a5636f756e743ba7717565726965730aa7736b697070656400a5746f74616ccb403279e17f53c15e"
+        "a8746f74616c5f7371cb40436db8e6cff48ea776657273696f6e01",
+    ),
+    "MRR": (
+        0.6458333333333334,
+        (0.49513562764553976, 0.796531039021127),
+        "86a5636c617373a34d5252a6636f6e66696780a6666f726d6174ad73747265616d6d657472696373a6736368"
+        "656d6102a5737461746586a662756666657283a57175657279c7090193a33c69389100c400a972656c657661"
+        "6e6365c7090193a33c66389100c400a573636f7265c7090193a33c66389100c400a5636f756e743ba7717565"
+        "726965730aa7736b697070656400a5746f74616ccb4019d55555555556a8746f74616c5f7371cb4012481948"
+        "b0fcd7a776657273696f6e01",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GOLDEN_RANKING_V2))
+def test_ranking_schema_2_loads_with_its_value_and_interval(name: str) -> None:
+    value, interval, blob = GOLDEN_RANKING_V2[name]
+    metric = sm.loads(bytes.fromhex(blob))
+    assert metric._schema == 3 and metric.queries == 10
+    assert metric.compute() == pytest.approx(value, rel=1e-12)
+    assert metric.interval() == pytest.approx(interval, rel=1e-9)
+    again = sm.loads(metric.to_bytes())
+    assert again == metric and again.interval() == metric.interval()
+    merged = metric + metric
+    assert merged.compute() == pytest.approx(value, rel=1e-12)
+    low, high = merged.interval()
+    assert interval[0] < low < value < high < interval[1]

@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 import pytest
+from scipy import stats
 from sklearn.metrics import average_precision_score, dcg_score, ndcg_score
 
 import streammetrics as sm
@@ -245,3 +246,28 @@ def test_hit_rate_keeps_its_precision_on_a_huge_tie() -> None:
     rel[:3] = 1
     v = HitRate(k=5).update(np.zeros(1000, dtype=int), rel, np.zeros(1000)).compute()
     assert v == pytest.approx(1 - comb(997, 5) / comb(1000, 5), rel=1e-13)
+
+
+def test_interval_keeps_the_spread_of_large_close_values() -> None:
+    # DCGs of high grades are large and close: ~2**40, a few tens apart. A sum of squares minus
+    # the squared mean (0.8.3) lost every digit of the spread; the folded spread, merged with
+    # Chan's formula, keeps it, folded or buffered, split and merged in any order.
+    rng = np.random.default_rng(5)
+    n = 400
+    grade = 40.0 + rng.integers(0, 2, n) * 1e-7  # one item per query: DCG@1 = 2**grade - 1
+    values = np.exp2(grade) - 1.0
+    half = stats.t.ppf(0.975, n - 1) * values.std(ddof=1) / np.sqrt(n)  # about 3.7
+    q, ones = np.arange(n), np.ones(n)
+
+    def check(metric: K.DCG) -> None:
+        low, high = metric.interval()
+        assert (high - low) / 2 == pytest.approx(half, rel=1e-3)
+        assert (high + low) / 2 == pytest.approx(values.mean(), abs=1e-3 * half)
+
+    check(K.DCG(k=1).update(q, grade, ones, complete=True))
+    check(K.DCG(k=1).update(q, grade, ones))  # buffered
+    parts = [K.DCG(k=1).update(q[i::7], grade[i::7], ones[i::7], complete=True) for i in range(7)]
+    merged = parts[3].copy().merge(*parts[:3], *parts[4:])
+    check(merged)
+    check(sm.loads(merged.to_bytes()))
+    check(sum(parts[1:], parts[0]))

@@ -17,7 +17,7 @@ from ..errors import InputError
 from ..states._order import lex_order
 from ..states.labels import key_hash, unique_codes
 from ..states.queries import QueryBuffers
-from ..uncertainty import NAN_INTERVAL, check_level, mean_interval
+from ..uncertainty import NAN_INTERVAL, check_level, t_interval
 
 _GAINS = ("exponential", "linear")
 # Relevance bounds, so that gains summed over any rows a state can hold (2**53) stay finite:
@@ -103,18 +103,31 @@ def _check_k(k: Any, optional: bool) -> int | None:
     return int(k)
 
 
+def _chan(n_a: int, total_a: float, m2_a: float, n_b: int, total_b: float, m2_b: float) -> float:
+    """The sum of squared deviations of two groups of values together, from each group's size,
+    sum and own sum of squared deviations (Chan, Golub and LeVeque, 1979): every term is of the
+    size of the spread, never of the mean."""
+    if n_a == 0 or n_b == 0:
+        return m2_b if n_a == 0 else m2_a
+    delta = total_b / n_b - total_a / n_a
+    return m2_a + m2_b + delta * delta * (n_a * n_b / (n_a + n_b))
+
+
 class _RankingMetric(Keyed, Metric, register=False):
     """Per-query buffers, the folded sums, and the update/compute protocol of every ranking
     metric. Subclasses define ``_values(ranked) -> (per-query values, scored mask)``."""
 
     #: 2: the state gained ``total_sq``, the sum of squared per-query values (for ``interval``).
-    _schema: ClassVar[int] = 2
+    #: 3: ``spread`` replaces it: the sum of squared deviations of the folded per-query values
+    #: from their mean, merged with Chan's formula (a sum of squares minus the squared mean lost
+    #: every digit of the spread when values are large and close, as DCGs of high grades are).
+    _schema: ClassVar[int] = 3
 
     buffer: QueryBuffers
     total: float
     queries: int
     skipped: int
-    total_sq: float
+    spread: float
     key_argument = 0  # query_ids
 
     def __init__(self) -> None:
@@ -123,7 +136,7 @@ class _RankingMetric(Keyed, Metric, register=False):
         self._add_state("total", 0.0)
         self._add_state("queries", 0)
         self._add_state("skipped", 0)
-        self._add_state("total_sq", 0.0)
+        self._add_state("spread", 0.0, merge=None)  # merged in _merge_many (Chan's formula)
         # Relevance grades are few: each is trusted once accepted, like a label.
         self._declare_rows("key", "label", "number", weights=False)
 
@@ -163,8 +176,8 @@ class _RankingMetric(Keyed, Metric, register=False):
         return self._commit(
             n,
             buffer=rest,
-            total_sq=self.total_sq + float(kept @ kept),
-            total=self.total + float(values[scored].sum()),
+            spread=self._spread_with(kept),
+            total=self.total + float(kept.sum()),
             queries=self.queries + int(scored.sum()),
             skipped=self.skipped + int((~scored).sum()),
         )
@@ -208,12 +221,40 @@ class _RankingMetric(Keyed, Metric, register=False):
             return math.nan
         return (self.total + float(values[scored].sum())) / n
 
+    def _spread_with(self, values: np.ndarray) -> float:
+        """``spread`` after folding per-query ``values`` into this state."""
+        if not len(values):
+            return self.spread
+        mean = float(values.mean())
+        dev = values - mean
+        m2 = float(dev @ dev) - float(dev.sum()) ** 2 / len(values)  # two-pass, corrected
+        return _chan(self.queries, self.total, self.spread, len(values), float(values.sum()), m2)
+
+    def _merge_many(self, others: list[Any], join: bool = False) -> None:
+        spread, queries, total = self.spread, self.queries, self.total
+        for o in others:
+            spread = _chan(queries, total, spread, o.queries, o.total, o.spread)
+            queries, total = queries + o.queries, total + o.total
+        super()._merge_many(others, join)
+        self.spread = spread
+
     @classmethod
     def _upgrade_state(cls, state: Any, schema: int) -> Any:
-        """Schema 1 (0.1.0) kept no ``total_sq``: zero when no query was folded, else unknown
-        (nan, so ``interval`` is nan); values and merges are unchanged."""
-        if schema < 2 and isinstance(state, dict) and "total_sq" not in state:
-            state = {**state, "total_sq": 0.0 if state.get("queries") == 0 else math.nan}
+        """Schema 1 (0.1.0) kept no second moment: zero when no query was folded, else unknown
+        (nan, so ``interval`` is nan). Schema 2 kept ``total_sq``, the sum of squares: the spread
+        is ``total_sq - total**2 / queries`` (as 0.8 computed it, with its cancellation). Values
+        and merges are unchanged."""
+        if not isinstance(state, dict) or schema >= 3:
+            return state
+        state = dict(state)
+        queries, total = state.get("queries"), state.get("total")
+        square = state.pop("total_sq", None) if schema == 2 else None
+        if queries == 0:
+            state["spread"] = 0.0
+        elif isinstance(square, float) and isinstance(total, float) and isinstance(queries, int):
+            state["spread"] = max(square - total * total / queries, 0.0)
+        else:
+            state["spread"] = math.nan
         return state
 
     def interval(self, level: float = 0.95) -> tuple[float, float]:
@@ -229,9 +270,10 @@ class _RankingMetric(Keyed, Metric, register=False):
         values, scored = self._open()
         kept = values[scored]
         q = self.queries + len(kept)
-        total = self.total + float(kept.sum())
-        square = self.total_sq + float(kept @ kept)
-        return mean_interval(float(q), total, square, float(q), level, self._bounds)
+        if q == 0:
+            return NAN_INTERVAL
+        mean = (self.total + float(kept.sum())) / q
+        return t_interval(mean, self._spread_with(kept) / q, float(q), level, self._bounds)
 
     #: The range of a per-query value, to clip intervals to.
     _bounds: ClassVar[tuple[float, float]] = (0.0, 1.0)
@@ -265,6 +307,10 @@ class _RankingMetric(Keyed, Metric, register=False):
             raise ValueError("more than 2**53 rows counted")
         if not (math.isfinite(self.total) and self.total >= 0):
             raise ValueError("the folded total must be finite and non-negative")
+        if not (math.isnan(self.spread) or (math.isfinite(self.spread) and self.spread >= 0)):
+            raise ValueError("the folded spread must be finite and non-negative (or nan)")
+        if self.queries == 0 and self.spread != 0 and not math.isnan(self.spread):
+            raise ValueError("a spread without folded queries")
         if self.count < len(self.buffer) + self.queries + self.skipped:
             raise ValueError("fewer rows counted than buffered rows and folded queries")
         self._check_relevance(self.buffer.rows()[1])
