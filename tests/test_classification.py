@@ -320,3 +320,14 @@ def test_a_merge_of_several_checks_the_label_set_of_them_all() -> None:
         assert target.to_bytes() == before
     with pytest.raises(sm.IncompatibleStateError, match="could not be scored"):
         sum([a, b, c])
+
+
+def test_per_label_result_of_an_empty_metric_is_an_array() -> None:
+    # average=None gives one value per label: before any row, an empty array without labels=
+    # (as ConfusionMatrix's 0x0 table) and nan per declared label, never a scalar nan (0.8.3).
+    for cls in (sm.Precision, sm.Recall, sm.F1):
+        empty = cls(average=None).compute()
+        assert isinstance(empty, np.ndarray) and empty.shape == (0,)
+        declared = cls(average=None, labels=[2, 0]).compute()
+        assert declared.shape == (2,) and np.isnan(declared).all()
+        assert sm.loads(cls(average=None).to_bytes()).compute().shape == (0,)

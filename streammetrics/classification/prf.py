@@ -161,8 +161,10 @@ class _PRF(_ConfusionMetric, register=False):
         return segment_nanaverage(value, support if average == "weighted" else None, edges)
 
     def _empty_result(self) -> Any:
-        if self._config["average"] is None and self._config["labels"] is not None:
-            return np.full(len(self._config["labels"]), np.nan)
+        # average=None: one value per label, nan for each declared label; no label seen yet
+        # without labels=, so an empty array (as ConfusionMatrix's 0x0), never a scalar.
+        if self._config["average"] is None:
+            return np.full(len(self._config["labels"] or ()), np.nan)
         return math.nan
 
     def interval(self, level: float = 0.95) -> tuple[float, float]:
