@@ -275,3 +275,52 @@ def test_bleu_is_bootstrapped_by_resampling_sentences() -> None:
     r0 = [i for i in range(200) for _ in range(int(counts[0, i]))]
     want = sacrebleu.corpus_bleu([hyps[i] for i in r0], [[refs[i] for i in r0]]).score
     assert b.replicates()[0] == pytest.approx(want, rel=1e-12)
+
+
+def test_a_replicate_that_drew_no_row_round_trips() -> None:
+    # Resampled by rows, a replicate can draw no row at all (one sentence: e**-1 of them). It
+    # is not stored, so the bytes load (0.8.3 wrote an empty slice, which loads refused) and it
+    # reads as the empty metric's value, left out of the interval.
+    from streammetrics.text import BLEU
+
+    b = sm.Bootstrap(BLEU(), replicates=200).update(["the cat sat on the mat"], ["the cat sat"])
+    values = b.replicates()
+    assert 40 < np.isnan(values).sum() < 110  # about 200 / e
+    back = sm.loads(b.to_bytes())
+    assert back == b and np.array_equal(back.replicates(), values, equal_nan=True)
+    more = back + sm.Bootstrap(BLEU(), replicates=200).update(["a dog ran"], ["a dog ran off"])
+    assert sm.loads(more.to_bytes()) == more
+    ari = sm.Bootstrap(sm.AdjustedRandIndex(), replicates=50).update([0], [1])
+    assert sm.loads(ari.to_bytes()) == ari
+
+
+def test_one_hypothesis_beside_its_references_is_one_sample() -> None:
+    # A hypothesis string with a list of two references: 0.8.3 took the references for two
+    # rows and resampled them, so replicates dropped or repeated references.
+    from streammetrics.text import BLEU
+
+    hyp = "the quick brown fox jumps over the lazy dog today"
+    refs = [hyp, "a fast brown fox leaps over a sleepy dog now"]
+    b = sm.Bootstrap(BLEU(), replicates=50, seed=3).update(hyp, refs)
+    whole = BLEU().update(hyp, refs).compute()
+    values = b.replicates()
+    assert np.all(np.isnan(values) | np.isclose(values, whole, rtol=1e-12, atol=0))
+    counts = poisson_weights(position_hashes(0, 1), 3, 50)[:, 0]
+    assert [b.reps.slices[r].count for r in sorted(b.reps.slices)] == [c for c in counts if c]
+
+
+def test_columns_given_by_keyword() -> None:
+    # aggregate(df, Bootstrap(m), {"y_true": ..., "ids": ...}) passes every column by keyword;
+    # 0.8.3 refused that ("give the wrapped metric's columns"), leaving the engines no way to
+    # pass ids.
+    rng = np.random.default_rng(2)
+    y, s, ids = rng.integers(0, 2, 300), rng.random(300), np.arange(300)
+    by_position = sm.Bootstrap(sm.ROCAUC(), replicates=30).update(y, s, ids=ids)
+    by_name = sm.Bootstrap(sm.ROCAUC(), replicates=30).update(y_true=y, y_score=s, ids=ids)
+    assert by_name.to_bytes() == by_position.to_bytes()
+    one = sm.Bootstrap(sm.Accuracy(), replicates=5).update(y_true=1, y_pred=np.array(1), ids=[7])
+    assert one.count == 1
+    sliced = sm.Sliced(sm.Bootstrap(sm.ROCAUC(), replicates=30))
+    sliced.update(y_true=y, y_score=s, by=ids % 3)
+    want = sm.Bootstrap(sm.ROCAUC(), replicates=30).update(y[ids % 3 == 1], s[ids % 3 == 1])
+    assert sliced[1].to_bytes() == want.to_bytes()

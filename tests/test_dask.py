@@ -116,3 +116,21 @@ def test_by_keys_missing_dates_and_nullable_integers(client) -> None:
         assert list(got) == list(want)
         assert all(type(k) is (pd.Timestamp if column == "t" else int) for k in got)
         assert all(got[k] == want[k] for k in want)
+
+
+def test_bootstrap_with_ids_and_small_partitions(client) -> None:
+    # Columns by keyword carry the ids: the split-invariant bootstrap, byte for byte; and a
+    # resampled-by-rows bootstrap over partitions of two sentences (whose replicates often draw
+    # no row) travels as bytes.
+    from streammetrics.text import BLEU
+
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame({"y": rng.integers(0, 2, 500), "s": rng.random(500), "i": np.arange(500)})
+    ddf = dd.from_pandas(df, npartitions=9)
+    cols = {"y_true": "y", "y_score": "s", "ids": "i"}
+    got = aggregate(ddf, sm.Bootstrap(sm.ROCAUC(), replicates=50), cols)
+    want = sm.Bootstrap(sm.ROCAUC(), replicates=50).update(df["y"], df["s"], ids=df["i"])
+    assert got.to_bytes() == want.to_bytes()
+    text = pd.DataFrame({"h": [f"the cat sat {i}" for i in range(20)], "r": ["the cat sat"] * 20})
+    bleu = aggregate(dd.from_pandas(text, npartitions=10), sm.Bootstrap(BLEU(), 50), ["h", "r"])
+    assert bleu.compute() == BLEU().update(text["h"].tolist(), text["r"].tolist()).compute()

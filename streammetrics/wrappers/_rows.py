@@ -101,12 +101,21 @@ def one_kind(arr: np.ndarray, refusal: str, raw: Any = None) -> np.ndarray:
 
 
 def batch_length(args: tuple[Any, ...], kwargs: dict[str, Any], what: str) -> int:
-    """Rows in a batch: the length of its first column (``InputError`` if it has none)."""
-    for i, x in enumerate(args):
-        if x is not None and not isinstance(x, (str, bytes, dict)) and hasattr(x, "__len__"):
-            return len(x) if isinstance(x, (list, tuple)) else len(as_array(x, f"argument {i + 1}"))
-        if x is not None and not hasattr(x, "__len__"):
-            return 1  # one sample given as scalars
+    """Rows in a batch: the length of its first column, given by position or else by keyword
+    (``InputError`` if it has none). A first value without a length (a scalar, a 0-d array, a
+    string such as one hypothesis beside its references) is one sample; ``None``, dicts and
+    yes/no flags given by keyword (``complete=True``) are no columns."""
+    named = [(f"argument {i + 1}", x) for i, x in enumerate(args)]
+    named += [(k, x) for k, x in kwargs.items() if not isinstance(x, (bool, np.bool_))]
+    for name, x in named:
+        if x is None or isinstance(x, dict):
+            continue
+        if isinstance(x, (str, bytes)) or not hasattr(x, "__len__"):
+            return 1
+        if isinstance(x, (list, tuple)):
+            return len(x)
+        arr = as_array(x, name)
+        return 1 if arr.ndim == 0 else len(arr)
     raise InputError(f"{what}: give the wrapped metric's columns")
 
 

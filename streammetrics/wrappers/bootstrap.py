@@ -262,21 +262,24 @@ class Bootstrap(Metric):
     ) -> SliceTable:
         """The replicates with this batch's rows, each repeated by its Poisson count in each
         replicate (``counts``, rows by replicates): the classic resampling bootstrap, for
-        metrics without ``sample_weight``. One update per replicate."""
-        rows = Rows(args, kwargs, n, "the batch")
-        # One sample, perhaps given as scalars (a hypothesis string beside a list of its
+        metrics without ``sample_weight``. One update per replicate. A replicate that has drawn
+        no row yet is not stored (an empty slice has no bytes; ``replicates()`` reads it as
+        the empty metric's value)."""
+        # One sample, perhaps given as scalars (a hypothesis string beside the list of its
         # references, which is no row column): repeat the call itself.
-        single = n == 1
+        rows = None if n == 1 else Rows(args, kwargs, n, "the batch")
         positions = np.arange(n)
         updated: dict[Any, Metric] = {}
         for r in range(self._config["replicates"]):
+            times = counts[:, r]
+            if not times.any():
+                continue
             base = self.reps.slices.get(r)
             metric = base.copy() if base is not None else self._template.copy()
-            times = counts[:, r]
-            if single:
+            if rows is None:
                 for _ in range(int(times[0])):
-                    metric = rows.feed(metric, None)
-            elif times.any():
+                    metric.update(*args, **kwargs)  # type: ignore[attr-defined]
+            else:
                 metric = rows.feed(metric, np.repeat(positions, times))
             updated[r] = metric
         return self.reps.updated(updated)
@@ -296,7 +299,10 @@ class Bootstrap(Metric):
         R = self._config["replicates"]
         if self._count == 0:
             return np.full(R, np.nan)
-        return np.asarray([self.reps.slices[r].compute() for r in range(R)], dtype=np.float64)
+        held = self.reps.slices
+        empty = self._template  # (a replicate resampled by rows that has drawn no row yet)
+        values = [held.get(r, empty).compute() for r in range(R)]
+        return np.asarray(values, dtype=np.float64)
 
     def std_error(self) -> float | np.ndarray:
         """The replicates' standard deviation: the bootstrap standard error of ``compute()``."""
@@ -328,10 +334,12 @@ class Bootstrap(Metric):
         if self.metric.count != self._count:
             raise ValueError("the metric's count differs from the bootstrap's")
         held = self.reps.slices
-        if len(held) != (R if self._count else 0):  # before any set of R keys is built
+        # Replicates by weights count every row: all R are held once a row is. Replicates by
+        # rows are held once they have drawn a row (any of them, none when empty).
+        full = R if self._count and not self._by_rows else 0
+        if not full <= len(held) <= (R if self._count else 0):  # before any set is built
             raise ValueError(f"replicates must be keyed 0..{R - 1} (none when empty)")
-        expected = set(range(R)) if self._count else set()
-        if set(held) != expected:
+        if not set(held) <= set(range(R)) or len(held) < full:
             raise ValueError(f"replicates must be keyed 0..{R - 1} (none when empty)")
         if not self._by_rows and any(m.count != self._count for m in self.reps.slices.values()):
             # (Resampled rows: a replicate counts each row as often as it was drawn.)
