@@ -277,59 +277,61 @@ class StateDirectory:
         ----------
         like : Metric, optional
             The class and configuration the states must have (its own state is not merged).
-            Without it, the class and configuration held by the most files win (then the most
-            rows; then a fixed order of the configurations), so one stray file cannot displace
-            the workers' states, whatever its name.
+            Without it, any class and configuration.
 
-        A file that is not a valid state, or that holds another class or configuration, is
-        skipped with a :class:`StateFileWarning` naming the file; it never makes the call fail.
-        The result does not depend on the order of the files (exactly for counting states, to
-        rounding for float sums).
+        The files whose states merge together (same class and configuration, and states that
+        accept each other: labels of one kind, say) form sets; the set of the most files wins
+        (then the most rows; then a fixed order), so one stray file cannot displace the
+        workers' states, whatever its name. A file that is not a valid state, or that is left
+        out of the winning set, is skipped with a :class:`StateFileWarning` naming the file; it
+        never makes the call fail. The result does not depend on the order of the files
+        (exactly for counting states, to rounding for float sums).
         """
         if like is not None and not isinstance(like, Metric):
             raise InputError(f"like must be a streammetrics Metric, got {type(like).__name__}")
-        if like is None:
-            return self._collect_most_common()
-        merged = like.copy().reset()
-        matched = 0
+        sets: list[tuple[bytes, Metric, list[str]]] = []  # (configuration, merged, files)
+        empty: list[tuple[bytes, Metric, str]] = []  # no rows: they merge with any set
         for path, metric in self.states():
-            try:
-                merged.merge(metric)  # checks class and configuration before changing anything
-            except IncompatibleStateError as exc:
-                _skip(path, f"does not match like={like!r} ({exc})")
-                continue
-            matched += 1
-        return merged if matched else None
-
-    def _collect_most_common(self) -> Metric | None:
-        """``collect()`` without ``like``: one merge per class and configuration met (one in
-        the normal case), the one of the most files kept and the others' files warned about."""
-        groups: dict[bytes, tuple[Metric, list[str]]] = {}
-        for path, metric in self.states():
+            if like is not None:
+                base = like.copy().reset()
+                try:
+                    base.merge(metric)  # checks class and configuration, changes nothing if not
+                except IncompatibleStateError as exc:
+                    _skip(path, f"does not match like={like!r} ({exc})")
+                    continue
+                metric = base
             key = _codec.encode(metric_spec(metric))
-            if key not in groups:
-                groups[key] = (metric, [path])
-                continue
-            merged, paths = groups[key]
-            try:
-                merged.merge(metric)  # same configuration: refused only by the state itself
-            except IncompatibleStateError as exc:
-                _skip(path, f"does not match {os.path.basename(paths[0])} ({exc})")
-                continue
-            paths.append(path)
-        if not groups:
+            if not metric.count:
+                empty.append((key, metric, path))
+            elif not any(_joined(metric, path, s) for s in sets if s[0] == key):
+                sets.append((key, metric, [path]))
+        if not sets and not empty:
             return None
-        best = max(groups, key=lambda k: (len(groups[k][1]), groups[k][0].count, -len(k), k))
-        kept, kept_paths = groups[best]
-        for key, (metric, paths) in groups.items():
-            if key != best:
-                for path in paths:
-                    _skip(
-                        path,
-                        f"holds {type(metric).__name__} {metric_spec(metric)['config']!r}, "
-                        f"while {len(kept_paths)} file(s) hold the one collected, "
-                        f"{type(kept).__name__} {metric_spec(kept)['config']!r}",
-                    )
+        if not sets:  # only empty states: the configuration of the most files
+            keys = [k for k, _, _ in empty]
+            best_key = max(set(keys), key=lambda k: (keys.count(k), -len(k), k))
+            sets.append(next((k, m, [p]) for k, m, p in empty if k == best_key))
+        best = max(sets, key=lambda s: (len(s[2]), s[1].count, -len(s[0]), s[0], min(s[2])))
+        key, kept, kept_paths = best
+        for other_key, metric, paths in sets:
+            if paths is kept_paths:
+                continue
+            why = (
+                "holds a state that does not merge with theirs"
+                if other_key == key
+                else f"holds {type(metric).__name__} {metric_spec(metric)['config']!r}, while "
+                f"they hold {type(kept).__name__} {metric_spec(kept)['config']!r}"
+            )
+            for path in paths:
+                _skip(path, f"{why}; {len(kept_paths)} file(s) were collected")
+        for other_key, metric, path in empty:
+            if path not in kept_paths and not (other_key == key and _joined(metric, path, best)):
+                _skip(
+                    path,
+                    f"holds {type(metric).__name__} {metric_spec(metric)['config']!r} "
+                    f"(no rows), while the {len(kept_paths)} file(s) collected hold "
+                    f"{type(kept).__name__} {metric_spec(kept)['config']!r}",
+                )
         return kept
 
     def prune(self, older_than: float | _dt.timedelta) -> list[str]:
@@ -364,6 +366,16 @@ class StateDirectory:
             except FileNotFoundError:
                 continue
         return removed
+
+
+def _joined(metric: Metric, path: str, found: tuple[bytes, Metric, list[str]]) -> bool:
+    """Merge ``metric`` into the set ``found`` if their states merge (and note its file)."""
+    try:
+        found[1].merge(metric)
+    except IncompatibleStateError:
+        return False
+    found[2].append(path)
+    return True
 
 
 def _replace(src: str, dst: str) -> None:

@@ -393,6 +393,31 @@ def test_a_stray_file_of_another_metric_does_not_displace_the_workers(tmp_path: 
         assert d.collect().count == 501  # two Accuracy files against one ROCAUC
 
 
+def test_a_stray_state_of_the_same_configuration_does_not_displace_the_workers(
+    tmp_path: Path,
+) -> None:
+    """A stray file of the workers' class and configuration whose state does not merge with
+    theirs (string labels beside integer ones) became the base when its name sorted first, and
+    the workers' files were skipped, with ``like=`` too (0.8.3). The states that merge together
+    form sets; the set of the most files wins, whatever the names."""
+    d = StateDirectory(tmp_path)
+    worker = sm.Accuracy().update([1, 0, 1], [1, 0, 0])
+    for pid in (101, 102, 103):
+        write_as(tmp_path, f"metrics.web.{pid}.aaaa.state", worker.to_bytes())
+    stray_blob = sm.Accuracy().update(["1"], ["1"]).to_bytes()
+    empty_blob = sm.Accuracy().to_bytes()
+    want = worker + worker + worker
+    for name in ("metrics.api.1.b.state", "metrics.zz.1.b.state"):
+        stray = write_as(tmp_path, name, stray_blob)
+        write_as(tmp_path, "metrics.a.0.e.state", empty_blob)  # no rows: merges with any set
+        for like in (None, sm.Accuracy()):
+            with pytest.warns(StateFileWarning, match="does not merge") as record:
+                assert d.collect(like) == want
+            assert [str(stray) in str(r.message) for r in record] == [True]
+        stray.unlink()
+    assert d.collect() == want
+
+
 def test_empty_or_missing_folder_collects_none(tmp_path: Path) -> None:
     assert StateDirectory(tmp_path / "not-yet").collect() is None
     assert StateDirectory(tmp_path / "not-yet").files() == []
