@@ -21,12 +21,19 @@ Served series (``namespace`` defaults to ``streammetrics``):
 * ``<namespace>_rows``: rows seen (``count``).
 * For :class:`~streammetrics.windows.TumblingWindows`, every value carries a ``window_start``
   label, one series per open window. For :class:`~streammetrics.windows.SlidingWindow`,
-  ``<namespace>_dropped`` counts the rows older than the window.
+  ``<namespace>_dropped`` counts the rows older than the window. Windows inside a
+  :class:`~streammetrics.MetricCollection` are served the same way: their values carry the
+  ``window_start`` label (the collection's other values carry it empty, which Prometheus reads as
+  no label), and ``<namespace>_dropped`` then has a ``metric`` label naming the window.
+
+A tuple result (``PRCurve``'s precision, recall and thresholds, of different lengths) is
+flattened item by item: ``pr.0.3`` is the fourth precision.
 """
 
 from __future__ import annotations
 
 import math
+import re
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -41,19 +48,37 @@ __all__ = ["DEFAULT_PORT", "MetricsCollector", "serve"]
 
 #: The labels the collector sets per series (a constant label may not take their names).
 _SERIES_LABELS = frozenset({"metric", "window_start"})
+#: Prometheus' grammar of metric names and of label names (names starting "__" are reserved).
+_METRIC_NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
+_LABEL_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
 
 
 def _flat(prefix: str, value: Any) -> Iterator[tuple[str, float]]:
     if isinstance(value, dict):
         for k, v in value.items():
             yield from _flat(f"{prefix}.{k}" if prefix else str(k), v)
-    elif isinstance(value, (np.ndarray, list, tuple)):
-        arr = np.asarray(value)
-        if arr.dtype.kind in "biuf":
-            for index in np.ndindex(arr.shape):
-                yield f"{prefix or 'value'}." + ".".join(map(str, index)), float(arr[index])
-    elif isinstance(value, (bool, int, float, np.generic)):
-        yield prefix or "value", float(value)
+    elif isinstance(value, np.ndarray):
+        if value.dtype.kind in "biuf":
+            for index in np.ndindex(value.shape):
+                yield f"{prefix or 'value'}." + ".".join(map(str, index)), float(value[index])
+    elif isinstance(value, (list, tuple)):  # item by item: a tuple's arrays may differ in length
+        for i, item in enumerate(value):
+            yield from _flat(f"{prefix or 'value'}.{i}", item)
+    elif isinstance(value, (bool, int, float, np.generic)) and not isinstance(value, np.str_):
+        if not isinstance(value, np.generic) or value.dtype.kind in "biuf":
+            yield prefix or "value", float(value)
+
+
+def _served(metric: Metric, name: str = "") -> Iterator[tuple[str, Metric]]:
+    """``(name, metric)`` of each metric computed apart: the metric itself, or the members of a
+    collection (nested ones too), so that windows inside a collection are recognised."""
+    from .wrappers.collection import MetricCollection
+
+    if isinstance(metric, MetricCollection):
+        for key in metric.keys():
+            yield from _served(metric[key], f"{name}.{key}" if name else key)
+    else:
+        yield name, metric
 
 
 class MetricsCollector:
@@ -103,8 +128,19 @@ class MetricsCollector:
                 "pip install 'streammetrics[prometheus]'"
             ) from None
         self._source = source
+        if not isinstance(namespace, str) or not _METRIC_NAME.fullmatch(namespace):
+            raise InputError(
+                f"namespace: {namespace!r} is not a Prometheus metric name "
+                "([a-zA-Z_:][a-zA-Z0-9_:]*)"
+            )
         self._namespace = namespace
         self._labels = dict(labels or {})
+        for key in self._labels:
+            if not isinstance(key, str) or not _LABEL_NAME.fullmatch(key) or key.startswith("__"):
+                raise InputError(
+                    f"labels: {key!r} is not a Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*, "
+                    "not starting with '__', which Prometheus reserves)"
+                )
         clash = sorted(_SERIES_LABELS & set(self._labels))
         if clash:
             raise InputError(
@@ -141,25 +177,34 @@ class MetricsCollector:
             return
         const = sorted(self._labels)
         ns = self._namespace
-        windowed = isinstance(metric, TumblingWindows)
+        parts = list(_served(metric))
+        windowed = any(isinstance(m, TumblingWindows) for _, m in parts)
         names = ["metric", *(["window_start"] if windowed else []), *const]
         values = GaugeMetricFamily(f"{ns}_value", "Metric values computed on scrape", labels=names)
-        if windowed:
-            for start, window_value in metric.compute().items():
-                for key, v in _flat("", window_value):
-                    values.add_metric([key, _number(start), *self._consts(const)], v)
-        else:
-            for key, v in _flat("", metric.compute()):
-                values.add_metric([key, *self._consts(const)], v)
+        unwindowed = [""] if windowed else []  # an empty label is no label to Prometheus
+        for name, part in parts:
+            if isinstance(part, TumblingWindows):
+                for start, window_value in part.compute().items():
+                    for key, v in _flat(name, window_value):
+                        values.add_metric([key, _number(start), *self._consts(const)], v)
+            else:
+                for key, v in _flat(name, part.compute()):
+                    values.add_metric([key, *unwindowed, *self._consts(const)], v)
         yield values
         rows = GaugeMetricFamily(f"{ns}_rows", "Rows in the state", labels=const)
         rows.add_metric(self._consts(const), float(metric.count))
         yield rows
-        if isinstance(metric, SlidingWindow):
+        sliding = [(name, m) for name, m in parts if isinstance(m, SlidingWindow)]
+        if sliding:
+            top = sliding[0][0] == ""  # the source itself: no metric label (as before 0.8.4)
             dropped = GaugeMetricFamily(
-                f"{ns}_dropped", "Rows older than the sliding window", labels=const
+                f"{ns}_dropped",
+                "Rows older than the sliding window",
+                labels=const if top else ["metric", *const],
             )
-            dropped.add_metric(self._consts(const), float(metric.dropped))
+            for name, window in sliding:
+                named = [] if top else [name]
+                dropped.add_metric([*named, *self._consts(const)], float(window.dropped))
             yield dropped
 
     def _consts(self, names: list[str]) -> list[str]:

@@ -178,3 +178,68 @@ def test_series_names_of_a_lone_array_and_constant_labels_that_would_merge_serie
     for name in ("metric", "window_start"):
         with pytest.raises(InputError, match=f"labels: '{name}'"):
             MetricsCollector(sm.Accuracy(), labels={name: "ranker"})
+
+
+def _families(source: sm.Metric | MetricsCollector) -> dict[str, list[tuple[dict, float]]]:
+    """Every sample of one scrape, parsed by prometheus_client's own parser (which refuses
+    text that is not valid exposition format)."""
+    from prometheus_client import CollectorRegistry, generate_latest
+    from prometheus_client.parser import text_string_to_metric_families
+
+    registry = CollectorRegistry()
+    registry.register(source if isinstance(source, MetricsCollector) else MetricsCollector(source))
+    text = generate_latest(registry).decode()
+    return {
+        f.name: [(s.labels, s.value) for s in f.samples]
+        for f in text_string_to_metric_families(text)
+    }
+
+
+def test_a_tuple_of_arrays_of_different_lengths_is_served_item_by_item() -> None:
+    # PRCurve's (precision, recall, thresholds): 0.8.3 made one array of them and every scrape
+    # failed with ValueError, losing the other series too.
+    y, s = [0, 1, 1, 0, 1], [0.2, 0.6, 0.9, 0.4, 0.6]
+    quality = sm.MetricCollection(auc=sm.ROCAUC(exact=True), pr=sm.PRCurve(exact=True))
+    quality.update(y, s)
+    served = {labels["metric"]: v for labels, v in _families(quality)["streammetrics_value"]}
+    precision, recall, thresholds = quality.pr.compute()
+    assert served["auc"] == quality.auc.compute()
+    for i, arrays in enumerate((precision, recall, thresholds)):
+        assert [served[f"pr.{i}.{j}"] for j in range(len(arrays))] == list(arrays)
+    assert len(served) == 1 + len(precision) + len(recall) + len(thresholds)
+
+
+def test_names_prometheus_refuses_are_refused_at_construction() -> None:
+    # A reserved ("__name__", "__x"), empty or malformed label name, or a namespace that is no
+    # metric name, made every scrape's text invalid (0.8.3); they are now InputErrors.
+    for bad in ("__name__", "__env", "", "1st", "a-b"):
+        with pytest.raises(InputError, match="labels"):
+            MetricsCollector(sm.Accuracy(), labels={bad: "x"})
+    for bad in ("", "9lives", "my-app"):
+        with pytest.raises(InputError, match="namespace"):
+            MetricsCollector(sm.Accuracy(), namespace=bad)
+    served = _families(MetricsCollector(sm.Accuracy().update([1], [1]), "app:x", {"_env": "a"}))
+    assert served["app:x_value"] == [({"metric": "value", "_env": "a"}, 1.0)]
+
+
+def test_windows_inside_a_collection_keep_their_labels_and_dropped_series() -> None:
+    w = sm.MetricCollection(
+        acc=TumblingWindows(sm.Accuracy(), width=10),
+        last=SlidingWindow(sm.Accuracy(), width=10, slots=2),
+    )
+    w.update([1, 0, 1], [1, 1, 1], timestamps=[1, 15, 40])
+    served = _families(w)
+    values = {
+        (lb["metric"], lb.get("window_start", "")): v for lb, v in served["streammetrics_value"]
+    }
+    assert values == {
+        ("acc", "0"): 1.0,
+        ("acc", "10"): 0.0,
+        ("acc", "40"): 1.0,
+        ("last", ""): 1.0,  # an empty window_start: no label, to Prometheus
+    }
+    assert served["streammetrics_dropped"] == [({"metric": "last"}, 2.0)]
+    alone = _families(
+        SlidingWindow(sm.Accuracy(), width=10, slots=2).update([1], [1], timestamps=[0])
+    )
+    assert alone["streammetrics_dropped"] == [({}, 0.0)]  # a lone window: no metric label
