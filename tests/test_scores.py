@@ -558,3 +558,26 @@ def test_queued_weighted_batches_take_the_weight_bound_in_merges(make) -> None:
     assert t + s == whole
     assert make().merge(s, t) == whole
     assert t + sm.loads(s.to_bytes()) == whole
+
+
+def test_brier_of_two_probability_columns_is_the_binary_brier() -> None:
+    # predict_proba of a binary model: scikit-learn halves the multiclass sum for two columns
+    # (scale_by_half="auto"); 0.8.3 gave twice its value. Three columns stay unhalved.
+    from sklearn.metrics import brier_score_loss
+
+    rng = np.random.default_rng(4)
+    y, p = rng.integers(0, 2, 200), rng.random(200)
+    w = rng.random(200)
+    two = np.column_stack([1 - p, p])
+    got = sm.BrierScore().update(y[:70], two[:70], w[:70]) + sm.BrierScore().update(
+        y[70:], two[70:], w[70:]
+    )
+    assert got.compute() == pytest.approx(brier_score_loss(y, two, sample_weight=w), rel=1e-12)
+    one = sm.BrierScore().update(y, p, w)
+    assert got.compute() == pytest.approx(one.compute(), rel=1e-12)
+    assert got.interval() == pytest.approx(one.interval(), rel=1e-9)
+    assert sm.loads(got.to_bytes()).compute() == got.compute()
+    three = rng.dirichlet([1, 1, 1], 200)
+    y3 = rng.integers(0, 3, 200)
+    want3 = brier_score_loss(y3, three, labels=[0, 1, 2])
+    assert sm.BrierScore().update(y3, three).compute() == pytest.approx(want3, rel=1e-12)

@@ -158,8 +158,12 @@ class _SumMetric(Metric, register=False):
         check_weight_sq(self.weight_sq, self.weight_sum, self._count)
         _validate_columns(self.columns, self._count, self._config["labels"])
 
+    def _scale(self) -> float:
+        """The factor between the mean of the per-row losses summed and the value."""
+        return 1.0
+
     def _compute(self) -> float:
-        return self.loss_sum / self.weight_sum if self.weight_sum > 0 else math.nan
+        return self.loss_sum / self.weight_sum * self._scale() if self.weight_sum > 0 else math.nan
 
     @classmethod
     def _upgrade_state(cls, state: Any, schema: int) -> Any:
@@ -177,9 +181,10 @@ class _SumMetric(Metric, register=False):
         level = check_level(level)
         if self.count == 0:
             return NAN_INTERVAL
-        return mean_interval(
+        low, high = mean_interval(
             self.weight_sum, self.loss_sum, self.loss_sq_sum, self.weight_sq, level, (0.0, math.inf)
         )
+        return low * self._scale(), high * self._scale()
 
 
 class LogLoss(_SumMetric):
@@ -238,8 +243,11 @@ class BrierScore(_SumMetric):
     scikit-learn's ``brier_score_loss``.
 
     1-D ``y_prob`` (probability of class 1, binary labels): ``mean((y - p)**2)``. A matrix of
-    class probabilities: ``mean(sum_c (onehot - p)**2)`` (scikit-learn's multiclass form, not
-    halved). State, memory and complexity as :class:`LogLoss`.
+    class probabilities: ``mean(sum_c (onehot - p)**2)``, scikit-learn's multiclass form, halved
+    when there are two columns (as its ``scale_by_half="auto"``: two columns are the binary
+    case, and give the 1-D form's value). State, memory and complexity as :class:`LogLoss`; the
+    state keeps the sum unhalved (as every version wrote it) and the halving is applied to the
+    value and the interval.
 
     Examples
     --------
@@ -270,6 +278,9 @@ class BrierScore(_SumMetric):
 
     def _max_loss(self) -> float:
         return 2.0  # all the mass on a wrong class: (1 - 0)**2 + 1**2
+
+    def _scale(self) -> float:
+        return 0.5 if self.columns == 2 else 1.0
 
 
 class CalibrationError(Metric):
