@@ -280,6 +280,11 @@ def as_labels(x: Any, name: str) -> np.ndarray:
         return arr.astype(np.int64, copy=False)
     if kind == "f":
         _finite(arr, name, "labels")
+        if arr.size and not np.abs(arr).max() < 2.0**63:  # (astype would wrap them)
+            raise InputError(
+                f"{name}: float labels must be within int64 (|label| < 2**63); found "
+                f"{np.abs(arr).max():g}: give labels this large as integers or strings"
+            )
         whole = arr.astype(np.int64)
         if not np.array_equal(whole, arr):
             raise InputError(

@@ -304,3 +304,26 @@ def test_bad_configuration() -> None:
         C.VMeasure(beta=-1.0)
     with pytest.raises(sm.InputError, match="labels_pred"):
         C.Purity().update([0, 1], [0, 1, 2])
+
+
+def test_ami_when_one_labelling_splits_the_other_into_singletons() -> None:
+    # MI, EMI and the "min" normaliser are then equal: 0/0, which left rounding noise anywhere
+    # in [-1, 2] (scikit-learn: -1.0 for the first case below; 0.8.3: 1.5). Now 1 with "min"
+    # (the limit: every other refinement scores exactly 1 under it) and 0 with the others.
+    rng = np.random.default_rng(11)
+    cases = [[0, 0, 1, 1, 2, 2], [0, 0, 0, 1, 1, 1, 1], [0, 0, 1, 1]]
+    cases += [rng.integers(0, rng.integers(2, 8), rng.integers(4, 60)) for _ in range(40)]
+    for truth in cases:
+        singletons = np.arange(len(truth))
+        for method in ("min", "arithmetic", "geometric", "max"):
+            for a, b in ((truth, singletons), (singletons, truth)):
+                got = C.AdjustedMutualInfo(average_method=method).update(a, b).compute()
+                if method == "min" and len(set(truth)) > 1:
+                    assert got == 1.0
+                else:
+                    want = skm.adjusted_mutual_info_score(a, b, average_method=method)
+                    assert got == pytest.approx(want, abs=1e-9)
+    refined = C.AdjustedMutualInfo(average_method="min").update(
+        [0, 0, 0, 1, 1, 1], [0, 0, 1, 2, 2, 3]
+    )
+    assert refined.compute() == pytest.approx(1.0, abs=1e-12)  # scikit-learn: 1.0 too

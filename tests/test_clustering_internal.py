@@ -379,3 +379,16 @@ def test_davies_bouldin_is_nan_with_as_many_clusters_as_rows() -> None:
     assert C.DaviesBouldin().update(x, np.array([0, 1, 1])).compute() == pytest.approx(
         skm.davies_bouldin_score(x, [0, 1, 1])
     )
+
+
+def test_dunn_of_singleton_clusters_agrees_between_the_index_and_the_geometry() -> None:
+    # k == n: silhouette is undefined (it needs k <= n - 1), Dunn is not; ClusterGeometry
+    # dropped Dunn with the silhouette (nan where DunnIndex gives inf, 0.8.3).
+    from streammetrics.clustering import ClusterGeometry, DunnIndex
+
+    for X, labels in (([[0.0], [1.0], [5.0]], [0, 1, 2]), ([[0.0], [0.0], [3.0]], [0, 0, 1])):
+        alone = DunnIndex().update(X, labels).compute()
+        both = ClusterGeometry().update(X, labels).compute()
+        assert both["dunn"] == alone
+    geometry = ClusterGeometry().update([[0.0], [1.0], [5.0]], [0, 1, 2]).compute()
+    assert geometry["dunn"] == math.inf and math.isnan(geometry["silhouette"])

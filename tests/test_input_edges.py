@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import streammetrics as sm
+from streammetrics.errors import InputError
 from streammetrics.text import BLEU, CHRF
 from streammetrics.windows import Decayed, SlidingWindow, TumblingWindows
 
@@ -135,3 +136,11 @@ def test_yes_no_options_take_booleans_only(make: Any) -> None:
         with pytest.raises(sm.InputError, match="must be True or False"):
             make(bad)
     assert make(np.bool_(True)) == make(1) and make(False) == make(0)
+
+
+def test_whole_float_labels_beyond_int64_are_named_as_such() -> None:
+    # 1e20 is whole: 0.8.3 called it "fractional" (astype wrapped it to -2**63).
+    for bad in ([1e20, 3e20], [-(2.0**63), 1.0]):
+        with pytest.raises(InputError, match=r"y_true: float labels must be within int64"):
+            sm.Accuracy().update(bad, [0, 1])
+    assert sm.Accuracy().update([2.0**62, 1.0], [2.0**62, 0.0]).compute() == 0.5

@@ -319,8 +319,13 @@ class _Geometry(Metric, register=False):
         k = len(m.keys)
         out: dict[str, float] = {}
         total = float(m.counts.sum())
-        if k < 2 or (silhouette and k > total - 1):
+        if k < 2:
             return {"silhouette": math.nan, "dunn": math.nan}
+        if silhouette and k > total - 1:  # silhouette needs k <= n - 1; Dunn does not
+            out["silhouette"] = math.nan
+            silhouette = False
+            if not dunn:
+                return out
         starts = s.segments()
         kept = np.bincount(s.codes, minlength=k).astype(np.float64)
         rows, codes, size = s.rows, s.codes, len(s.rows)

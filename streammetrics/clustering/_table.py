@@ -18,6 +18,8 @@ __all__ = ["expected_mutual_info"]
 
 _AVERAGE_METHODS = ("arithmetic", "geometric", "min", "max")
 _EPS = float(np.finfo(np.float64).eps)
+#: ``|MI - EMI|`` below this share of the entropies is rounding: the labellings agree at chance.
+_AMI_CHANCE = 1e-12
 # The expected-MI window keeps the cells where the hypergeometric mass can exceed exp(-90)
 # (~1e-39): see ``_half_window``.
 _TAIL_LOG = 90.0
@@ -252,10 +254,18 @@ class _Table:
             return 0.0
         mi = self.mutual_info()
         emi = expected_mutual_info(self.rows, self.cols)
-        den = _average(self.h_true(), self.h_pred(), method) - emi
-        den = min(den, -_EPS) if den < 0 else max(den, _EPS)
+        normaliser = _average(self.h_true(), self.h_pred(), method)
         num = mi - emi
-        num = min(num, -_EPS) if num < 0 else max(num, _EPS)
+        tolerance = _AMI_CHANCE * max(mi, emi, normaliser)
+        if abs(num) <= tolerance:
+            # The observed information is the expected one, to rounding: AMI is 0, unless the
+            # normaliser equals them too (0/0, whose rounding noise made scikit-learn's value,
+            # and 0.8.3's, anything in [-1, 2]). That happens when one labelling splits the
+            # other into singletons with average_method="min" (or both are singletons): every
+            # other refinement scores exactly 1 there (MI = the normaliser), so 1 is the limit.
+            return 1.0 if abs(normaliser - emi) <= tolerance else 0.0
+        den = normaliser - emi  # clamped away from 0 as scikit-learn clamps it
+        den = min(den, -_EPS) if den < 0 else max(den, _EPS)
         return num / den
 
     def homogeneity_completeness(self) -> tuple[float, float]:
