@@ -288,3 +288,31 @@ def test_sketch_bound_shrinks_with_resolution() -> None:
     ]
     assert bounds[0] > bounds[1] > bounds[2]
     assert MeanAveragePrecision().update(preds, targets).error_bound() == 0.0
+
+
+def test_recall_thresholds_in_any_order() -> None:
+    # COCOeval stops at the first threshold above the highest recall (map 0.0 for the shuffled
+    # list on these detections); each threshold is read on its own here: the sorted list's
+    # value, which is COCOeval's.
+    rng = np.random.default_rng(0)
+    preds, targets = [], []
+    for _ in range(20):
+        g = rng.random((5, 2)) * 50
+        boxes = np.hstack([g, g + rng.random((5, 2)) * 30 + 5])
+        labels = rng.integers(0, 3, 5)
+        noisy = boxes + rng.normal(0, 4, boxes.shape)
+        preds.append({"boxes": noisy, "scores": rng.random(5), "labels": labels.copy()})
+        targets.append({"boxes": boxes, "labels": labels, "iscrowd": np.zeros(5, int)})
+    ordered = [0.0, 0.25, 0.5, 0.75, 1.0]
+    _, _, ev = coco_eval(preds, targets)
+    ev.params.recThrs = np.array(ordered)
+    with contextlib.redirect_stdout(io.StringIO()):
+        ev.accumulate()
+        ev.summarize()
+    for exact in (True, False):
+        sorted_map = MeanAveragePrecision(rec_thresholds=ordered, exact=exact)
+        shuffled = MeanAveragePrecision(rec_thresholds=[1.0, 0.5, 0.0, 0.75, 0.25], exact=exact)
+        value = sorted_map.update(preds, targets).compute()["map"]
+        assert shuffled.update(preds, targets).compute()["map"] == pytest.approx(value, abs=1e-15)
+        if exact:
+            assert value == pytest.approx(ev.stats[0], abs=1e-12) and value > 0.1
