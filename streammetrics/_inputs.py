@@ -187,8 +187,9 @@ def as_scores(x: Any, name: str, *, ndim: int = 1, finite: bool = True) -> np.nd
     if arr.ndim != ndim:
         raise InputError(f"{name}: expected a {ndim}-D array, got shape {arr.shape}")
     kind = arr.dtype.kind
-    if not_real(arr):
-        # As scikit-learn: strings are not numbers, even "0.5", and a complex is not a real.
+    if not_real(arr) or kind in "mM":
+        # As scikit-learn: strings are not numbers, even "0.5", and a complex is not a real;
+        # nor are dates and durations, whose float value depends on their unit.
         raise InputError(f"{name}: expected real numbers, got {_describe(arr)}")
     if kind not in "biuf":
         try:
@@ -225,6 +226,8 @@ def _describe(arr: np.ndarray) -> str:
         return "strings"
     if arr.dtype.kind == "c":
         return "complex numbers"
+    if arr.dtype.kind in "mM":
+        return f"dates or durations ({arr.dtype}; convert them to numbers of a unit first)"
     return f"values of types {sorted({type(v).__name__ for v in arr.flat})}"
 
 

@@ -144,3 +144,19 @@ def test_whole_float_labels_beyond_int64_are_named_as_such() -> None:
         with pytest.raises(InputError, match=r"y_true: float labels must be within int64"):
             sm.Accuracy().update(bad, [0, 1])
     assert sm.Accuracy().update([2.0**62, 1.0], [2.0**62, 0.0]).compute() == 0.5
+
+
+@pytest.mark.parametrize("unit", ["datetime64[D]", "datetime64[ns]", "timedelta64[s]"])
+def test_dates_and_durations_are_not_scores(unit: str) -> None:
+    # Their float value is a count of their unit (0.8.3 read a day as 18263.0 and scored it).
+    values = np.array([1, 2, 3], dtype="int64").astype(unit)
+    for metric, call in (
+        (sm.ROCAUC(score_type="real"), lambda m, x: m.update([0, 1, 1], x)),
+        (sm.MeanSquaredError(), lambda m, x: m.update([1.0, 2.0, 3.0], x)),
+        (sm.MeanSquaredError(), lambda m, x: m.update(x[0], 1.0)),  # the one-row path
+        (sm.Silhouette(), lambda m, x: m.update(x.reshape(-1, 1), [0, 1, 1])),
+    ):
+        before = metric.to_bytes()
+        with pytest.raises(InputError, match="dates or durations"):
+            call(metric, values)
+        assert metric.to_bytes() == before
