@@ -281,3 +281,27 @@ def test_bad_data_gives_one_line_errors(tmp_path: Path) -> None:
     assert str(other) in err and "cannot be merged" in err
     usage = run("eval", str(DATA))
     assert usage.returncode == 2 and "Traceback" not in usage.stderr
+
+
+def test_show_prints_windows_and_slices_of_any_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A window state (int keys) and a slice state (int and tuple keys) raised TypeError."""
+    from streammetrics.cli import main
+
+    states = {
+        "w": sm.TumblingWindows(sm.Accuracy(), width=10).update([1, 0], [1, 1], timestamps=[0, 15]),
+        "s": sm.Sliced(sm.Accuracy()).update([1, 0, 1], [1, 1, 1], by=[3, 4, 3]),
+        "t": sm.Sliced(sm.Accuracy()).update([1, 0], [1, 1], by=([1, 2], ["a", "b/c"])),
+    }
+    rows = {"w": [["0", "1"], ["10", "0"]], "s": [["3", "1"], ["4", "0"]],
+            "t": [["1/a", "1"], ["2/b\\/c", "0"]]}  # fmt: skip
+    for name, metric in states.items():
+        path = tmp_path / f"{name}.state"
+        path.write_bytes(metric.to_bytes())
+        assert main(["show", str(path)]) == 0
+        out = capsys.readouterr().out.splitlines()
+        assert [ln.split() for ln in out[out.index("metric  value") + 1 : -1]] == rows[name]
+        assert main(["show", str(path), "--json"]) == 0
+        values = json.loads(capsys.readouterr().out)["values"]
+        assert list(values) == [k for k, _ in rows[name]]

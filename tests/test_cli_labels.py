@@ -86,3 +86,19 @@ def test_a_missing_label_as_text_is_refused(capsys, tmp_path) -> None:
     status, _, err = _eval(capsys, jsonl, *COLS, "--labels-as-text")
     assert status == 1
     assert "log.jsonl:2: column 'y_true': missing value" in err
+
+
+def test_labels_as_text_leaves_regression_values_numbers(capsys, tmp_path) -> None:
+    """A regression --y-true holds values: --labels-as-text reads the --by labels as text
+    (007 and 7 two slices) and y_true, y_pred as numbers (it refused them as strings)."""
+    path = _write(tmp_path, "y,p,zip\n1.5,1.2,007\n2,2.5,7\n3,2,007\n")
+    status, out, err = _eval(capsys, path, "--metric", "mse", "--y-true", "y", "--y-pred", "p",
+                             "--by", "zip", "--labels-as-text", "--json")  # fmt: skip
+    assert status == 0, err
+    assert json.loads(out)["metrics"]["mse"] == pytest.approx({"007": 0.545, "7": 0.25})
+    # beside a label metric the shared columns are labels read as numbers, not as text
+    path = _write(tmp_path, "y,p,zip\n1,1,007\n2,2,7\n3,2,007\n")
+    both = ("--metric", "mse", "--metric", "accuracy", "--y-true", "y", "--y-pred", "p")
+    status, out, err = _eval(capsys, path, *both, "--labels-as-text", "--json")
+    assert status == 0, err
+    assert json.loads(out)["metrics"] == pytest.approx({"mse": 1 / 3, "accuracy": 2 / 3})

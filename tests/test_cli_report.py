@@ -281,3 +281,38 @@ def test_report_of_a_metric_without_an_interval_writes_the_page(capsys, tmp_path
     page = out.read_text()
     assert re.search(r"<td>calibration_error</td><td>[0-9.e-]+</td><td></td>", page)
     assert "95% interval" in page  # accuracy's
+
+
+@pytest.mark.parametrize(
+    "metric", ["confusion_matrix", "classification_report", "regression_report"]
+)
+def test_report_by_slice_of_a_metric_whose_value_is_no_number(capsys, tmp_path, metric) -> None:
+    """The chart by slice needs a number per slice: for the others the page says so (it did
+    not stop the report with a TypeError), from a log and from a saved state."""
+    log = tmp_path / "s.csv"
+    log.write_text("y,p,c\n1,1,a\n0,1,a\n1,0,b\n0,0,b\n")
+    out, state = tmp_path / "s.html", tmp_path / "s.state"
+    status, _, err = run(
+        capsys, "report", str(log), "--metric", metric, "--metric", "accuracy", "--y-true", "y",
+        "--y-pred", "p", "--by", "c", "-o", str(out), "--save", str(state),
+    )  # fmt: skip
+    assert status == 0, err
+    page = out.read_text()
+    assert f"No picture of {metric}: metric: a chart by slice needs a number per slice" in page
+    assert "<figcaption>accuracy</figcaption>" in page  # the number's chart is still drawn
+    status, _, err = run(capsys, "report", str(state), "-o", str(out))
+    assert status == 0, err
+    assert f"No picture of {metric}" in out.read_text()
+
+
+def test_a_picture_that_fails_to_draw_is_a_note(capsys, tmp_path, monkeypatch) -> None:
+    import streammetrics.plot as plot
+
+    def broken(*_args: object, **_kwargs: object) -> None:
+        raise ValueError("cannot draw this")
+
+    monkeypatch.setattr(plot, "plot", broken)
+    out = tmp_path / "r.html"
+    status, _, err = run(capsys, "report", str(DATA), *METRICS, *BINARY, "-o", str(out))
+    assert status == 0, err
+    assert "No picture of roc_auc: ValueError: cannot draw this" in out.read_text()

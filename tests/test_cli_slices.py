@@ -83,3 +83,23 @@ def test_report_by_slice(tmp_path) -> None:
     html = page.read_text()
     assert "<svg" in html and "http://" not in html.replace("http://www.w3.org", "")
     assert np.isfinite(float(proc.stdout.splitlines()[1].split()[1]))
+
+
+def test_composite_slices_with_a_slash_stay_distinct(tmp_path) -> None:
+    """("x/y", "z") and ("x", "y/z") were both written "x/y/z": the JSON kept one of them."""
+    path = tmp_path / "col.csv"
+    path.write_text("y,p,a,b\n1,1,x/y,z\n1,0,x,y/z\n0,0,x,y/z\n1,1,c\\d,e\n")
+    args = ("--metric", "accuracy", "--y-true", "y", "--y-pred", "p", "--by", "a", "--by", "b")
+    proc = run("eval", str(path), *args, "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["metrics"]["accuracy"] == {
+        "x\\/y/z": 1.0,
+        "x/y\\/z": 0.5,
+        "c\\\\d/e": 1.0,
+    }
+    table = run("eval", str(path), *args)
+    assert [ln.split() for ln in table.stdout.splitlines()[1:-1]] == [
+        ["c\\\\d/e", "1"],
+        ["x/y\\/z", "0.5"],
+        ["x\\/y/z", "1"],
+    ]

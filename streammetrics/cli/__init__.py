@@ -24,8 +24,9 @@ self-contained HTML page (inline SVG pictures; needs the ``plot`` extra).
 Bad data ends the command with a one-line message naming the file, line and column, and exit
 status 1 (2 for a bad command line); never a traceback.
 
-The package: :mod:`.names` (metric names, the columns each reads), :mod:`.readers` (chunked
-readers and column conversion), :mod:`.output` (tables, progress bar), :mod:`.commands` (the
+The package: :mod:`.names` (metric names, the columns each reads), :mod:`.sources` (opening
+and decoding files, CSV records, the line of each row), :mod:`.readers` (chunked readers and
+column conversion), :mod:`.output` (tables, progress bar), :mod:`.commands` (the
 commands and the parser), :mod:`.page` (the HTML report).
 """
 

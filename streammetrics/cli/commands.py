@@ -13,6 +13,7 @@ import json
 import os
 import sys
 from collections.abc import Callable
+from contextlib import closing
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,13 +65,18 @@ class Plan:
         put(a.hypothesis, "text")
         put(a.y_score, "number")
         put(getattr(a, "time", None), "time")
-        if a.y_pred is not None and "pred" in kinds and families == {"regression"}:
+        if families == {"regression"}:  # values, not labels: numbers, --labels-as-text or not
+            put(a.y_true, "number")
             put(a.y_pred, "number")
         if "query" in kinds and kinds <= {"query", "score"}:
             put(a.y_true, "number")  # graded relevance
         for col in (a.y_true, a.y_pred, a.group, a.query, *by):
             put(col, "label")
         self.types = types
+        #: Columns a regression metric reads beside label metrics: labels, but never as text.
+        self.values = frozenset(
+            c for c in (a.y_true, a.y_pred) if c is not None and "regression" in families
+        )
 
     @property
     def wanted(self) -> list[str]:
@@ -123,13 +129,9 @@ def stream(
         raise CLIError(f"--ci: the level must be between 0 and 1 (exclusive); got {ci}")
     fmt = guess_format(args.data, args.format)
     as_text = getattr(args, "labels_as_text", False)
-    src = Source(
-        args.data,
-        fmt,
-        frozenset(c for c, kind in plan.types.items() if kind == "label")
-        if as_text
-        else frozenset(),
-    )
+    labels = {c for c, kind in plan.types.items() if kind == "label" and c not in plan.values}
+    texts = {c for c, kind in plan.types.items() if kind in ("text", "references")}
+    src = Source(args.data, fmt, frozenset(labels if as_text else ()), frozenset(texts))
     if args.data != "-" and not os.path.exists(args.data):
         raise src.fail(None, "no such file")
     reader = READERS[fmt]
@@ -140,36 +142,37 @@ def stream(
     progress = Progress(sys.stderr.isatty())
     rows, next_report = 0, args.every
     try:
-        for line, raw in reader(src, wanted, batch):
-            cols = convert(raw, plan.types, src, line)
-            n = len(cols[wanted[0]])
-            offset = 0
-            while offset < n:
-                # cut the chunk where a rolling report is due
-                stop = n if next_report is None else min(n, offset + next_report - rows)
-                part = (
-                    cols
-                    if (offset, stop) == (0, n)
-                    else {c: v[offset:stop] for c, v in cols.items()}
-                )
-                try:
-                    plan.update(part)
-                    for sink in sinks:
-                        sink(part)
-                except StreamMetricsError as exc:
-                    first, last = line + offset, line + stop - 1
-                    hint = ""
-                    if "labels, but this state holds" in str(exc) and not src.text:
-                        # Earlier chunks held numbers only, this one text only.
-                        hint = " (pass --labels-as-text to read every label as text)"
-                    raise src.fail(None, f"rows at lines {first}-{last}: {exc}{hint}") from None
-                rows += stop - offset
-                progress.add(stop - offset)
-                offset = stop
-                if next_report is not None and rows == next_report:
-                    if every is not None:
-                        every(rows)
-                    next_report += args.every
+        with closing(reader(src, wanted, batch)) as chunks:  # closes the file on every path
+            for row, raw in chunks:
+                cols = convert(raw, plan.types, src, row)
+                n = len(cols[wanted[0]])
+                offset = 0
+                while offset < n:
+                    # cut the chunk where a rolling report is due
+                    stop = n if next_report is None else min(n, offset + next_report - rows)
+                    part = (
+                        cols
+                        if (offset, stop) == (0, n)
+                        else {c: v[offset:stop] for c, v in cols.items()}
+                    )
+                    try:
+                        plan.update(part)
+                        for sink in sinks:
+                            sink(part)
+                    except StreamMetricsError as exc:
+                        lines = src.span(row + offset, row + stop - 1)
+                        hint = ""
+                        if "labels, but this state holds" in str(exc) and not src.text:
+                            # Earlier chunks held numbers only, this one text only.
+                            hint = " (pass --labels-as-text to read every label as text)"
+                        raise src.fail(None, f"rows at lines {lines}: {exc}{hint}") from None
+                    rows += stop - offset
+                    progress.add(stop - offset)
+                    offset = stop
+                    if next_report is not None and rows == next_report:
+                        if every is not None:
+                            every(rows)
+                        next_report += args.every
     finally:
         progress.close()
     return rows

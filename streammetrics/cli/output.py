@@ -27,11 +27,14 @@ def plain(value: Any) -> Any:
     return value
 
 
-def flatten(prefix: str, value: Any) -> list[tuple[str, str]]:
+def flatten(prefix: Any, value: Any) -> list[tuple[str, str]]:
+    """``(name, text)`` of every number in ``value``: dicts flattened with dots (``a.b``), keys
+    written as :func:`_key` writes them."""
+    prefix = _key(prefix)
     if isinstance(value, dict):
         rows: list[tuple[str, str]] = []
         for k, v in value.items():
-            rows += flatten(f"{prefix}.{k}", v)
+            rows += flatten(f"{prefix}.{_key(k)}", v)
         return rows
     if isinstance(value, float):
         return [(prefix, f"{value:.6g}")]
@@ -61,7 +64,11 @@ def table(values: dict[str, Any], rows: int, bounds: dict[str, Any] | None = Non
 
 
 def _key(key: Any) -> str:
-    return "/".join(str(k) for k in key) if isinstance(key, tuple) else str(key)
+    """A slice key (or window start) as text: a composite key's parts joined by ``/``, a ``/``
+    or ``\\`` inside a part escaped (``\\/``, ``\\\\``) so that distinct slices stay distinct."""
+    if not isinstance(key, tuple):
+        return str(key)
+    return "/".join(str(k).replace("\\", "\\\\").replace("/", "\\/") for k in key)
 
 
 def slice_table(

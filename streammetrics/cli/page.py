@@ -171,6 +171,9 @@ class Report:
         except StreamMetricsError as exc:
             self.notes.append(f"No picture of {title}: {exc}")
             return
+        except Exception as exc:  # any failure: one picture never stops the report
+            self.notes.append(f"No picture of {title}: {type(exc).__name__}: {exc}")
+            return
         self.sections.append((title, _svg(ax.figure)))
 
     def html(self) -> str:

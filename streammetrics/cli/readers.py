@@ -1,40 +1,29 @@
 """Readers of prediction logs: CSV, JSON Lines and Parquet, in chunks of columns.
 
-Each reader yields ``(line, {column: array})`` with the file line of the chunk's first row, for
-messages. :func:`convert` turns a chunk's raw columns into numbers, labels, text or times, and
-names the file, line and column of the first bad value.
+Each reader yields ``(row, {column: array})`` with the number of the chunk's first row (rows
+counted from 0 after the header) and records the file line of each row in the
+:class:`~.sources.Source`, for messages. :func:`convert` turns a chunk's raw columns into
+numbers, labels, text or times, and names the file, line and column of the first bad value.
 """
 
 from __future__ import annotations
 
-import csv
 import io
 import json
 import math
 import sys
-from collections.abc import Iterator
-from typing import Any, TextIO
+from collections.abc import Generator
+from typing import Any
 
 import numpy as np
 
 from .errors import CLIError
+from .sources import READ_ERRORS, Lines, Source, csv_records, first_problem, open_binary, row_lines
 
 __all__ = ["READERS", "Source", "convert", "guess_format"]
 
-
-class Source:
-    """Where rows come from, for messages: ``path`` and the line of a chunk's first row."""
-
-    def __init__(self, path: str, fmt: str, text: frozenset[str] = frozenset()) -> None:
-        self.path = "<stdin>" if path == "-" else path
-        self.raw = path
-        self.fmt = fmt
-        #: Columns read as text whatever they hold (``--labels-as-text``): no number parsing.
-        self.text = text
-
-    def fail(self, line: int | None, message: str) -> CLIError:
-        where = f"{self.path}:{line}" if line is not None else self.path
-        return CLIError(f"{where}: {message}")
+#: What a reader yields: ``(number of the chunk's first row, {column: values})``.
+Chunks = Generator[tuple[int, dict[str, Any]], None, None]
 
 
 def guess_format(path: str, fmt: str | None) -> str:
@@ -54,12 +43,11 @@ def guess_format(path: str, fmt: str | None) -> str:
 def _missing(src: Source, wanted: list[str], present: list[str], line: int | None) -> None:
     absent = [c for c in wanted if c not in present]
     if absent:
-        raise src.fail(
-            line, f"no column {absent[0]!r} (columns: {', '.join(map(str, present)) or 'none'})"
-        )
+        names = ", ".join(repr(c) if not c.isprintable() else c for c in map(str, present))
+        raise src.fail(line, f"no column {absent[0]!r} (columns: {names or 'none'})")
 
 
-def _read_csv(src: Source, wanted: list[str], batch: int) -> Iterator[tuple[int, dict[str, Any]]]:
+def _read_csv(src: Source, wanted: list[str], batch: int) -> Chunks:
     if src.raw != "-":
         try:
             import pandas as pd
@@ -68,62 +56,82 @@ def _read_csv(src: Source, wanted: list[str], batch: int) -> Iterator[tuple[int,
         if pd is not None:
             yield from _read_csv_pandas(pd, src, wanted, batch)
             return
-        with open(src.raw, newline="", encoding="utf-8") as fh:
-            yield from _read_csv_stdlib(src, fh, wanted, batch)
-        return
-    stream = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", newline="")
-    yield from _read_csv_stdlib(src, stream, wanted, batch)
+    with open_binary(src) as fh:
+        yield from _read_csv_stdlib(src, Lines(src, fh), wanted, batch)
 
 
-def _read_csv_pandas(
-    pd: Any, src: Source, wanted: list[str], batch: int
-) -> Iterator[tuple[int, dict[str, Any]]]:
+def _read_csv_pandas(pd: Any, src: Source, wanted: list[str], batch: int) -> Chunks:
+    """pandas' parser, on every column: with ``usecols`` it would take a row with more fields
+    than the header without a word. Problems are worded as the standard library path words
+    them (:func:`~.sources.first_problem`), and lines found by reading the file again."""
+
+    def problem(exc: BaseException) -> CLIError:
+        found = None if own else first_problem(src)
+        if found is not None:
+            return found
+        return src.fail(None, f"cannot parse CSV: {str(exc).splitlines()[0] if str(exc) else exc}")
+
+    # The header and the first record through the csv module: pandas takes the extra fields of
+    # a first row for an index (shifting every column) and reports undecodable bytes without
+    # their line.
+    own = src.raw.lower().endswith((".zip", ".tar", ".tgz"))  # archives only pandas opens
+    if not own:
+        with open_binary(src) as fh:
+            records = csv_records(src, Lines(src, fh))
+            for _ in zip(range(2), records, strict=False):
+                pass
     try:
-        header = pd.read_csv(src.raw, nrows=0).columns.tolist()
+        header = pd.read_csv(src.raw, nrows=0, encoding="utf-8").columns.tolist()
     except pd.errors.EmptyDataError:
         raise src.fail(1, "the file is empty (no header line)") from None
-    _missing(src, wanted, header, 1)
-    line = 2
-    reader = pd.read_csv(
-        src.raw,
-        usecols=wanted,
-        chunksize=batch,
-        keep_default_na=False,
-        na_values=[""],
-        dtype=dict.fromkeys(src.text, str) or None,
-    )
-    try:
-        for chunk in reader:
-            yield line, {c: chunk[c].to_numpy() for c in wanted}
-            line += len(chunk)
     except (pd.errors.ParserError, ValueError) as exc:
-        raise src.fail(line, f"cannot parse CSV: {str(exc).splitlines()[0]}") from None
-
-
-def _read_csv_stdlib(
-    src: Source, fh: TextIO, wanted: list[str], batch: int
-) -> Iterator[tuple[int, dict[str, Any]]]:
-    reader = csv.reader(fh)
+        raise problem(exc) from None
+    except READ_ERRORS as exc:
+        raise src.fail(None, f"cannot read ({exc})") from None
+    _missing(src, wanted, header, 1)
+    src.resolve = None if own else row_lines(src)
+    dtype = {c: str for c in wanted if c in src.verbatim}
+    row = 0
     try:
-        header = next(reader)
+        with pd.read_csv(
+            src.raw,
+            chunksize=batch,
+            keep_default_na=False,
+            na_values=[""],
+            dtype=dtype or None,
+            index_col=False,
+            encoding="utf-8",
+        ) as reader:
+            for chunk in reader:
+                yield row, {c: chunk[c].to_numpy() for c in wanted}
+                row += len(chunk)
+    except (pd.errors.ParserError, ValueError) as exc:  # UnicodeDecodeError is a ValueError
+        raise problem(exc) from None
+    except READ_ERRORS as exc:
+        raise src.fail(None, f"cannot read ({exc})") from None
+
+
+def _read_csv_stdlib(src: Source, lines: Lines, wanted: list[str], batch: int) -> Chunks:
+    records = csv_records(src, lines)
+    try:
+        _, header = next(records)
     except StopIteration:
         raise src.fail(1, "the input is empty (no header line)") from None
     _missing(src, wanted, header, 1)
     index = [header.index(c) for c in wanted]
     rows: list[list[str]] = []
+    at: list[int] = []
     first = 0
-    for row in reader:
-        if not row:
-            continue
-        if len(row) != len(header):
-            raise src.fail(reader.line_num, f"{len(row)} fields, the header has {len(header)}")
-        if not rows:
-            first = reader.line_num
-        rows.append([row[i] for i in index])
+    for line, fields in records:
+        rows.append([fields[i] for i in index])
+        at.append(line)
         if len(rows) == batch:
+            src.chunk(first, at)
             yield first, _transpose(rows, wanted)
-            rows = []
+            first += len(rows)
+            rows, at = [], []
     if rows:
+        src.chunk(first, at)
         yield first, _transpose(rows, wanted)
 
 
@@ -132,16 +140,14 @@ def _transpose(rows: list[list[str]], wanted: list[str]) -> dict[str, np.ndarray
     return {c: table[:, i] for i, c in enumerate(wanted)}
 
 
-def _read_jsonl(src: Source, wanted: list[str], batch: int) -> Iterator[tuple[int, dict[str, Any]]]:
-    fh: TextIO
-    if src.raw == "-":
-        fh = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8")
-    else:
-        fh = open(src.raw, encoding="utf-8")
-    with fh:
+def _read_jsonl(src: Source, wanted: list[str], batch: int) -> Chunks:
+    with open_binary(src) as fh:
+        lines = Lines(src, fh)
         cols: dict[str, list[Any]] = {c: [] for c in wanted}
-        start = 1
-        for number, text in enumerate(fh, start=1):
+        at: list[int] = []
+        first = 0
+        for text in lines:
+            number = lines.number
             if not text.strip():
                 continue
             try:
@@ -154,12 +160,15 @@ def _read_jsonl(src: Source, wanted: list[str], batch: int) -> Iterator[tuple[in
                 if c not in record:
                     raise src.fail(number, f"no column {c!r} in this record")
                 cols[c].append(record[c])
-            if len(cols[wanted[0]]) == batch:
-                yield start, {c: _json_column(v) for c, v in cols.items()}
-                cols = {c: [] for c in wanted}
-                start = number + 1
-        if cols[wanted[0]]:
-            yield start, {c: _json_column(v) for c, v in cols.items()}
+            at.append(number)
+            if len(at) == batch:
+                src.chunk(first, at)
+                yield first, {c: _json_column(v) for c, v in cols.items()}
+                first += len(at)
+                cols, at = {c: [] for c in wanted}, []
+        if at:
+            src.chunk(first, at)
+            yield first, {c: _json_column(v) for c, v in cols.items()}
 
 
 def _json_column(values: list[Any]) -> np.ndarray:
@@ -172,10 +181,9 @@ def _json_column(values: list[Any]) -> np.ndarray:
     return arr
 
 
-def _read_parquet(
-    src: Source, wanted: list[str], batch: int
-) -> Iterator[tuple[int, dict[str, Any]]]:
+def _read_parquet(src: Source, wanted: list[str], batch: int) -> Chunks:
     try:
+        import pyarrow as pa
         import pyarrow.parquet as pq
     except ImportError:
         raise CLIError(
@@ -190,10 +198,14 @@ def _read_parquet(
     except Exception as exc:
         raise src.fail(None, f"not a Parquet file ({type(exc).__name__}: {exc})") from None
     _missing(src, wanted, pf.schema_arrow.names, None)
+    src.resolve = lambda row: row + 1  # a Parquet file has rows, not lines: the row's number
     row = 0
-    for rb in pf.iter_batches(batch_size=batch, columns=wanted):
-        yield row + 1, {c: rb.column(c).to_numpy(zero_copy_only=False) for c in wanted}
-        row += rb.num_rows
+    try:
+        for rb in pf.iter_batches(batch_size=batch, columns=wanted):
+            yield row, {c: rb.column(c).to_numpy(zero_copy_only=False) for c in wanted}
+            row += rb.num_rows
+    except (pa.ArrowException, *READ_ERRORS) as exc:
+        raise src.fail(None, f"cannot read ({type(exc).__name__}: {exc})") from None
 
 
 # -- column conversion -------------------------------------------------------------------------
@@ -219,41 +231,41 @@ def _plain(value: Any) -> Any:
     return value.item() if isinstance(value, np.generic) else value
 
 
-def _numbers(values: np.ndarray, name: str, src: Source, line: int) -> np.ndarray:
+def _numbers(values: np.ndarray, name: str, src: Source, row: int) -> np.ndarray:
     try:
         out = values.astype(np.float64)
     except (TypeError, ValueError):
         i = _first_bad(values, _is_number)
-        raise src.fail(
-            line + i, f"column {name!r}: {_plain(values[i])!r} is not a number"
+        raise src.fail_row(
+            row + i, f"column {name!r}: {_plain(values[i])!r} is not a number"
         ) from None
     finite = np.isfinite(out)
     if not finite.all():
         i = int(np.flatnonzero(~finite)[0])
-        raise src.fail(
-            line + i, f"column {name!r}: missing or non-finite value {_plain(values[i])!r}"
+        raise src.fail_row(
+            row + i, f"column {name!r}: missing or non-finite value {_plain(values[i])!r}"
         )
     return out
 
 
-def _labels(values: np.ndarray, name: str, src: Source, line: int) -> np.ndarray:
+def _labels(values: np.ndarray, name: str, src: Source, row: int) -> np.ndarray:
     kind = values.dtype.kind
     as_text = name in src.text
     if kind in "biu" and not as_text:
         return values
     if kind == "f" and not as_text:
-        return _numbers(values, name, src, line)
+        return _numbers(values, name, src, row)
     if kind == "f" and np.isnan(values).any():
-        raise src.fail(
-            line + int(np.flatnonzero(np.isnan(values))[0]), f"column {name!r}: missing value"
+        raise src.fail_row(
+            row + int(np.flatnonzero(np.isnan(values))[0]), f"column {name!r}: missing value"
         )
     if kind == "O" and any(v is None or (isinstance(v, float) and v != v) for v in values):
         i = _first_bad(values, lambda v: v is not None and v == v)
-        raise src.fail(line + i, f"column {name!r}: missing value")
+        raise src.fail_row(row + i, f"column {name!r}: missing value")
     text = values.astype(str)
     if text.size and (text == "").any():
         i = int(np.flatnonzero(text == "")[0])
-        raise src.fail(line + i, f"column {name!r}: missing value")
+        raise src.fail_row(row + i, f"column {name!r}: missing value")
     if name in src.text:
         return text
     for dtype in (np.int64, np.float64):
@@ -267,9 +279,10 @@ def _labels(values: np.ndarray, name: str, src: Source, line: int) -> np.ndarray
     numeric = _numeric(text)
     if numeric.any():
         i, j = int(np.argmax(numeric)), int(np.argmin(numeric))
-        raise src.fail(
-            line + j,
-            f"column {name!r}: {str(text[j])!r} is text, but {str(text[i])!r} (at {line + i}) "
+        raise src.fail_row(
+            row + j,
+            f"column {name!r}: {str(text[j])!r} is text, but {str(text[i])!r} "
+            f"(at {src.line(row + i)}) "
             "is a number; "
             "a label column holds labels of one kind (pass --labels-as-text to read every "
             "label as text)",
@@ -291,10 +304,12 @@ def _numeric(text: np.ndarray) -> np.ndarray:
 
 
 def _texts(values: np.ndarray, required: bool) -> np.ndarray:
+    """Text as the file holds it. A missing or empty hypothesis is the empty string; a missing
+    or empty reference is None (dropped, as sacrebleu drops None), whatever the format."""
     out = np.empty(len(values), dtype=object)
     for i, v in enumerate(values.tolist()):
-        if v is None or (isinstance(v, float) and v != v):
-            v = "" if required else None  # an empty hypothesis; a missing reference
+        if v is None or (isinstance(v, float) and v != v) or v == "":
+            v = "" if required else None
         out[i] = v if v is None or isinstance(v, str) else str(v)
     return out
 
@@ -316,22 +331,41 @@ def parse_width(text: str) -> float:
     return int(width) if width == int(width) else width
 
 
-def _times(values: np.ndarray, name: str, src: Source, line: int) -> np.ndarray:
-    """Numbers as they are; date-times (ISO 8601 text) as seconds since the epoch."""
-    if values.dtype.kind in "biuf":
-        return _numbers(values, name, src, line)
+def _times(values: np.ndarray, name: str, src: Source, row: int) -> np.ndarray:
+    """Numbers as they are; date-times (ISO 8601 text, or a date-time column of any unit or
+    time zone, such as Parquet's timestamps) as seconds since the epoch; durations as seconds."""
+    kind = values.dtype.kind
+    if kind in "Mm":
+        missing = np.isnat(values)
+        if missing.any():
+            raise src.fail_row(
+                row + int(np.flatnonzero(missing)[0]), f"column {name!r}: missing time"
+            )
+        if kind == "M":
+            if np.datetime_data(values.dtype)[0] in ("Y", "M"):  # no fixed length: as days
+                values = values.astype("datetime64[D]")
+            values = values - np.datetime64(0, "s")
+        try:
+            seconds: np.ndarray = values / np.timedelta64(1, "s")
+        except TypeError:  # durations in years or months
+            raise src.fail_row(
+                row, f"column {name!r}: durations of {values.dtype} have no length in seconds"
+            ) from None
+        return seconds.astype(np.float64)
+    if kind in "biuf":
+        return _numbers(values, name, src, row)
     try:
-        return _numbers(values, name, src, line)
+        return _numbers(values, name, src, row)
     except CLIError:
         pass
     try:
         stamps = values.astype("datetime64[ms]")
     except (TypeError, ValueError):
         i = _first_bad(values, lambda v: _is_time(v))
-        raise src.fail(line + i, f"column {name!r}: {values[i]!r} is not a time") from None
+        raise src.fail_row(row + i, f"column {name!r}: {values[i]!r} is not a time") from None
     if np.isnat(stamps).any():
         i = int(np.flatnonzero(np.isnat(stamps))[0])
-        raise src.fail(line + i, f"column {name!r}: missing time")
+        raise src.fail_row(row + i, f"column {name!r}: missing time")
     return stamps.astype(np.int64) / 1000.0
 
 
@@ -344,22 +378,32 @@ def _is_time(v: Any) -> bool:
 
 
 def convert(
-    cols: dict[str, Any], types: dict[str, str], src: Source, line: int
+    cols: dict[str, Any], types: dict[str, str], src: Source, row: int
 ) -> dict[str, np.ndarray]:
     """Each raw column as its type: ``"number"``, ``"label"``, ``"text"`` (missing -> ""),
-    ``"references"`` (missing -> None, dropped) or ``"time"``."""
+    ``"references"`` (missing or empty -> None, dropped) or ``"time"``; ``row`` is the number of
+    the chunk's first row."""
     out = {}
     for name, values in cols.items():
         values = np.asarray(values)
         kind = types.get(name, "label")
         if kind == "number":
-            out[name] = _numbers(values, name, src, line)
+            out[name] = _numbers(values, name, src, row)
         elif kind == "time":
-            out[name] = _times(values, name, src, line)
+            out[name] = _times(values, name, src, row)
         elif kind in ("text", "references"):
             out[name] = _texts(values, required=kind == "text")
         else:
-            out[name] = _labels(values, name, src, line)
+            out[name] = _labels(values, name, src, row)
+    refs = [out[c] for c, kind in types.items() if kind == "references" and c in out]
+    if refs:
+        none = np.logical_and.reduce([r == None for r in refs])  # noqa: E711 (elementwise)
+        if none.any():
+            names = [repr(c) for c, kind in types.items() if kind == "references"]
+            where = (
+                f"column {names[0]} is" if len(names) == 1 else f"columns {', '.join(names)} are"
+            )
+            raise src.fail_row(row + int(np.flatnonzero(none)[0]), f"no reference: {where} empty")
     return out
 
 

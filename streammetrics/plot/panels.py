@@ -138,6 +138,13 @@ def is_sliced(metric: Any) -> bool:
 
 def sliced(metric: Any, ax: Any, *, level: float, **_: Any) -> None:
     values = metric.compute()
+    inner = type(getattr(metric, "_template", metric)).__name__
+    for k, v in values.items():
+        if not isinstance(v, (int, float, np.integer, np.floating)) or isinstance(v, bool):
+            raise InputError(
+                "metric: a chart by slice needs a number per slice; slice "
+                f"{k!r} holds a {type(v).__name__} ({inner})"
+            )
     intervals = interval_or_none(metric, level, many=True)  # None: no closed form, no bars
     order = sorted(values, key=lambda k: (not math.isfinite(values[k]), values[k]))
     keys = [" / ".join(map(str, k)) if isinstance(k, tuple) else str(k) for k in order]

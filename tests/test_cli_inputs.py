@@ -1,0 +1,205 @@
+"""Reading logs: a file and the same bytes on standard input read alike, malformed input is a
+one-line error at the right line, text is read verbatim, Parquet timestamps are seconds."""
+
+from __future__ import annotations
+
+import gc
+import gzip
+import io
+import json
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+
+from streammetrics.cli import main
+
+AUC = ["--metric", "roc_auc", "--y-true", "y", "--y-score", "s"]
+
+
+def _run(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    *args: str,
+    stdin: bytes | None = None,
+) -> tuple[int, str, str]:
+    if stdin is not None:
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin)))
+    status = main(list(args))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def _both(
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    data: bytes,
+    *args: str,
+) -> list[tuple[int, str, str]]:
+    """The command on ``data`` as a file, then on standard input."""
+    path = tmp_path / "log.csv"
+    path.write_bytes(data)
+    return [
+        _run(capsys, monkeypatch, "eval", str(path), *args),
+        _run(capsys, monkeypatch, "eval", "-", *args, stdin=data),
+    ]
+
+
+def _one_line(err: str) -> str:
+    assert "Traceback" not in err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    return lines[0]
+
+
+@pytest.mark.parametrize(
+    ("data", "line"),
+    [
+        (b"y,s\n1,0.5\n\n0,bad\n", 4),
+        (b"y,s\n\n1,0.5\n\n\n0,bad\n", 6),
+        (b'y,h,s\n1,"a\nb",0.5\n\n0,c,bad\n', 5),  # a quoted field over two lines
+    ],
+)
+def test_errors_name_the_line_of_the_file_after_blank_lines(
+    capsys, monkeypatch, tmp_path, data, line
+) -> None:
+    for status, _, err in _both(capsys, monkeypatch, tmp_path, data, *AUC, "--batch-size", "1"):
+        assert status == 1
+        assert _one_line(err).split(": ")[2].endswith(f":{line}"), err
+    jsonl = tmp_path / "log.jsonl"
+    jsonl.write_text('{"y":1,"s":0.5}\n\n{"y":0,"s":"bad"}\n')
+    status, _, err = _run(capsys, monkeypatch, "eval", str(jsonl), *AUC)
+    assert status == 1 and "log.jsonl:3: column 's'" in _one_line(err)
+
+
+def test_a_chunk_error_names_the_lines_of_the_chunk(capsys, monkeypatch, tmp_path) -> None:
+    for status, _, err in _both(
+        capsys, monkeypatch, tmp_path, b"y,p\n1,1\n\n0,1\n1,x\n\n0,y\n", "--metric", "accuracy",
+        "--y-true", "y", "--y-pred", "p", "--batch-size", "2",
+    ):  # fmt: skip
+        assert status == 1 and "rows at lines 5-7:" in _one_line(err), err
+
+
+@pytest.mark.parametrize(
+    ("data", "where", "says"),
+    [
+        (b"y,s\xe9\n1,0.5\n", 1, "not UTF-8 text (byte 0xe9"),
+        (b"y,s\n1,0.5\n0,0.\xe92\n", 3, "not UTF-8 text (byte 0xe9"),
+        (b'"y,s\n1,0.5\n', 1, "quoted field is never closed"),
+        (b'y,s\n1,0.5\n0,"0.2\n1,0.3\n', 3, "quoted field is never closed"),
+        (b"y,s\n1,0.5\n0,0.2,x\n", 3, "3 fields, the header has 2"),
+        (b"y,s\n1,0.5,x\n0,0.2\n", 2, "3 fields, the header has 2"),  # pandas: an index
+    ],
+)
+def test_malformed_csv_is_one_line_at_its_line_from_a_file_and_stdin(
+    capsys, monkeypatch, tmp_path, data, where, says
+) -> None:
+    for (status, _, err), name in zip(
+        _both(capsys, monkeypatch, tmp_path, data, *AUC), ("log.csv", "<stdin>"), strict=True
+    ):
+        assert status == 1
+        line = _one_line(err)
+        assert f"{name}:{where}: " in line and says in line, err
+
+
+def test_a_bom_and_a_short_row_read_alike_from_a_file_and_stdin(
+    capsys, monkeypatch, tmp_path
+) -> None:
+    bom = b"\xef\xbb\xbfy,s,z\n1,0.9,a\n0,0.2\n"  # the last row lacks z, which is not read
+    results = _both(capsys, monkeypatch, tmp_path, bom, *AUC, "--json")
+    assert [r[0] for r in results] == [0, 0], results
+    assert [json.loads(r[1])["metrics"]["roc_auc"] for r in results] == [1.0, 1.0]
+
+
+def test_undecodable_jsonl_gzip_and_a_parquet_file_read_as_csv(
+    capsys, monkeypatch, tmp_path
+) -> None:
+    (tmp_path / "a.jsonl").write_bytes(b'{"y":1,"s":0.5}\n{"y":0,"s":"\xe9"}\n')
+    status, _, err = _run(capsys, monkeypatch, "eval", str(tmp_path / "a.jsonl"), *AUC)
+    assert status == 1 and "a.jsonl:2: not UTF-8 text" in _one_line(err)
+    status, _, err = _run(
+        capsys, monkeypatch, "eval", "-", "--format", "jsonl", *AUC,
+        stdin=b'{"y":1,"s":0.5}\n{"y":0,"s":"\xe9"}\n',
+    )  # fmt: skip
+    assert status == 1 and "<stdin>:2: not UTF-8 text" in _one_line(err)
+    rows = [{"y": i % 2, "s": (i % 7) / 7} for i in range(20)]
+    text = "".join(json.dumps(r) + "\n" for r in rows)
+    (tmp_path / "b.jsonl").write_text(text)
+    (tmp_path / "b.jsonl.gz").write_bytes(gzip.compress(text.encode()))
+    plain = _run(capsys, monkeypatch, "eval", str(tmp_path / "b.jsonl"), *AUC, "--json")
+    packed = _run(capsys, monkeypatch, "eval", str(tmp_path / "b.jsonl.gz"), *AUC, "--json")
+    assert packed[0] == 0 and packed[1] == plain[1], packed
+    (tmp_path / "bad.jsonl.gz").write_bytes(b"not gzip at all")
+    status, _, err = _run(capsys, monkeypatch, "eval", str(tmp_path / "bad.jsonl.gz"), *AUC)
+    assert status == 1 and "bad.jsonl.gz:1: cannot read" in _one_line(err)
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    pd.DataFrame(rows).to_parquet(tmp_path / "c.parquet")
+    status, _, err = _run(
+        capsys, monkeypatch, "eval", str(tmp_path / "c.parquet"), "--format", "csv", *AUC
+    )
+    assert status == 1 and "c.parquet:1: a Parquet file" in _one_line(err)
+
+
+def test_text_columns_are_read_verbatim_as_on_stdin(capsys, monkeypatch, tmp_path) -> None:
+    sacrebleu = pytest.importorskip("sacrebleu")
+    args = ("--metric", "chrf", "--hypothesis", "h", "--reference", "r", "--json")
+    results = _both(capsys, monkeypatch, tmp_path, b"h,r\n007,007\n12,12\n,x\nNA,NA\n", *args)
+    want = sacrebleu.corpus_chrf(["007", "12", "", "NA"], [["007", "12", "x", "NA"]]).score
+    for status, out, err in results:
+        assert status == 0, err
+        assert json.loads(out)["metrics"]["chrf"] == pytest.approx(want, abs=1e-9)
+    # an empty reference cell is dropped on both paths: with none left, the row is refused
+    for (status, _, err), name in zip(
+        _both(capsys, monkeypatch, tmp_path, b"h,r\na b,a b\nc,\n", *args),
+        ("log.csv", "<stdin>"),
+        strict=True,
+    ):
+        assert status == 1 and f"{name}:3: no reference" in _one_line(err), err
+
+
+def test_parquet_timestamps_are_seconds_since_the_epoch(capsys, tmp_path) -> None:
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    pytest.importorskip("matplotlib")
+    from streammetrics.cli.commands import build, parser, stream
+    from streammetrics.cli.page import Report
+
+    stamps = pd.to_datetime(["2024-01-01T00:00:00", "2024-01-01T00:30:00", "2024-01-01T01:10:00"])
+    frames = {
+        "us": stamps.as_unit("us"),
+        "ns": stamps.as_unit("ns"),
+        "s": stamps.as_unit("s"),
+        "tz": stamps.tz_localize("UTC").tz_convert("Europe/Paris"),
+    }
+    for name, t in frames.items():
+        path = tmp_path / f"{name}.parquet"
+        pd.DataFrame({"y": [1, 0, 1], "s": [0.9, 0.2, 0.4], "t": t}).to_parquet(path)
+        args = parser().parse_args(
+            ["report", str(path), *AUC, "--window", "1h", "--time", "t", "-o", "x.html"]
+        )
+        args.data = args.inputs[0]
+        plan = build(args.metric, args)
+        report = Report.for_data(plan, args)
+        stream(args, plan, sinks=report.sinks())
+        windows = report.windows["roc_auc"][0].windows
+        assert {k: w.count for k, w in windows.items()} == {1704067200: 2, 1704070800: 1}, name
+    path = tmp_path / "nat.parquet"
+    pd.DataFrame({"y": [1, 0], "s": [0.9, 0.2], "t": [stamps[0], pd.NaT]}).to_parquet(path)
+    status = main(["report", str(path), *AUC, "--window", "1h", "--time", "t", "-o", "x.html"])
+    assert status == 1
+    assert "nat.parquet:2: column 't': missing time" in _one_line(capsys.readouterr().err)
+
+
+def test_a_failed_run_closes_the_file(capsys, tmp_path) -> None:
+    path = tmp_path / "mix.csv"
+    path.write_text("y,p\n1,1\n0,1\n1,x\n0,0\n")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", ResourceWarning)
+        status = main(["eval", str(path), "--metric", "accuracy", "--y-true", "y", "--y-pred", "p",
+                       "--batch-size", "2"])  # fmt: skip
+        gc.collect()
+    assert status == 1
+    assert not [w for w in caught if issubclass(w.category, ResourceWarning)], caught
