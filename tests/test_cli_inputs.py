@@ -203,3 +203,19 @@ def test_a_failed_run_closes_the_file(capsys, tmp_path) -> None:
         gc.collect()
     assert status == 1
     assert not [w for w in caught if issubclass(w.category, ResourceWarning)], caught
+
+
+def test_a_reader_that_leaves_ends_the_run_quietly(capsys, monkeypatch, tmp_path) -> None:
+    # `streammetrics eval log.csv | head -1`: printing to a closed pipe raised BrokenPipeError,
+    # reported as "error: [Errno 32] Broken pipe". It now ends quietly (status 1, no message).
+    data = tmp_path / "log.csv"
+    data.write_text("y,p\n1,1\n0,1\n")
+
+    class Closed(io.StringIO):
+        def write(self, text: str) -> int:
+            raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr(sys, "stdout", Closed())
+    status = main(["eval", str(data), "--metric", "accuracy", "--y-true", "y", "--y-pred", "p"])
+    assert status == 1
+    assert capsys.readouterr().err == ""

@@ -465,6 +465,12 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
         status = COMMANDS[args.command](args)
+    except BrokenPipeError:  # the reader of the output left (`| head`): stop quietly
+        try:  # (and let the interpreter's final flush of stdout write nowhere)
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        except (OSError, ValueError, AttributeError):
+            pass
+        return 1
     except (CLIError, StreamMetricsError, OSError) as exc:
         print(f"streammetrics: error: {exc}", file=sys.stderr)
         return 1
