@@ -581,3 +581,40 @@ def test_brier_of_two_probability_columns_is_the_binary_brier() -> None:
     y3 = rng.integers(0, 3, 200)
     want3 = brier_score_loss(y3, three, labels=[0, 1, 2])
     assert sm.BrierScore().update(y3, three).compute() == pytest.approx(want3, rel=1e-12)
+
+
+def test_multiclass_auc_weighted_leaves_out_classes_not_seen_yet() -> None:
+    # A class absent from y_true (or only in rows of weight 0) weighs 0 in the weighted mean,
+    # as scikit-learn zeroes its nan; 0.8.3 spread the nan to the value and the interval.
+    from sklearn.metrics import roc_auc_score
+
+    p = np.array([[0.7, 0.2, 0.1], [0.2, 0.5, 0.3], [0.1, 0.2, 0.7], [0.3, 0.3, 0.4]])
+    for y, w in (([0, 1, 1, 0], None), ([0, 1, 1, 2], [1, 1, 1, 0])):
+        kw = {} if w is None else {"sample_weight": w}
+        want = roc_auc_score(y, p, multi_class="ovr", average="weighted", labels=[0, 1, 2], **kw)
+        for exact in (True, False):
+            m = sm.MulticlassROCAUC(average="weighted", exact=exact).update(y, p, **kw)
+            assert abs(m.compute() - want) <= (1e-12 if exact else m.error_bound() + 1e-12)
+            low, high = m.interval()
+            if w is None:  # (weighted: class 0 has one positive, too few for DeLong: nan)
+                assert low <= m.compute() <= high
+
+
+def test_multiclass_probabilities_one_sample_and_empty_per_class() -> None:
+    # A scalar label beside its row of class probabilities is one sample (as TopKAccuracy
+    # takes it; 0.8.3: "columns differ in length"); an empty per-class result with labels=
+    # is nan per label, as F1(average=None, labels=...).
+    from sklearn.metrics import log_loss
+
+    row = [0.2, 0.5, 0.3]
+    for cls in (sm.MulticlassROCAUC, sm.LogLoss, sm.BrierScore, sm.CalibrationError):
+        one, batch = cls().update(1, row), cls().update([1], [row])
+        assert one.to_bytes() == batch.to_bytes()
+    assert sm.LogLoss().update(1, row).compute() == pytest.approx(
+        log_loss([1], [row], labels=[0, 1, 2])
+    )
+    assert sm.LogLoss().update(1, [0.7]).count == 1  # a one-value row stays a binary sample
+    empty = sm.MulticlassROCAUC(average=None, labels=["a", "b", "c"])
+    for got in (empty.compute(), empty.error_bound(), *empty.interval()):
+        assert got.shape == (3,) and np.isnan(got).all()
+    assert sm.MulticlassROCAUC(average=None).compute().shape == (0,)

@@ -28,8 +28,10 @@ from ._checks import binary_labels, class_columns, column_labels
 __all__ = ["BrierScore", "CalibrationError", "LogLoss"]
 
 
-def _probabilities(y_prob: Any, name: str = "y_prob") -> np.ndarray:
+def _probabilities(y_prob: Any, y_true: Any, name: str = "y_prob") -> np.ndarray:
     arr = as_array(y_prob, name)
+    if np.ndim(y_true) == 0 and arr.ndim == 1 and arr.size > 1:
+        arr = arr.reshape(1, -1)  # one sample: a label and its row of class probabilities
     if arr.ndim not in (1, 2):
         raise InputError(f"{name}: expected a 1-D (binary) or 2-D (n, classes) array")
     x = as_scores(arr, name, ndim=arr.ndim)
@@ -110,7 +112,7 @@ class _SumMetric(Metric, register=False):
 
     def update(self, y_true: Any, y_prob: Any, sample_weight: Any = None) -> Any:
         """Add a batch of (label, probability) rows, optionally weighted. Complexity O(n k)."""
-        x = _probabilities(y_prob)
+        x = _probabilities(y_prob, y_true)
         n = len(x)
         k = 0 if x.ndim == 1 else x.shape[1]
         if n:
@@ -341,7 +343,7 @@ class CalibrationError(Metric):
 
     def update(self, y_true: Any, y_prob: Any, sample_weight: Any = None) -> Any:
         """Add a batch of (label, probability) rows, optionally weighted."""
-        x = _probabilities(y_prob)
+        x = _probabilities(y_prob, y_true)
         if x.ndim == 1:
             y = binary_labels(y_true)
             check_same_length(y_true=y, y_prob=x)

@@ -91,6 +91,8 @@ class MulticlassROCAUC(Metric):
     def update(self, y_true: Any, y_prob: Any, sample_weight: Any = None) -> Any:
         """Add a batch of (class, score row) pairs. Complexity O(n C)."""
         y = as_labels(y_true, "y_true")
+        if np.ndim(y_true) == 0 and np.ndim(y_prob) == 1:  # one sample: a label and its row
+            y_prob = np.reshape(np.asarray(y_prob), (1, -1))
         x = as_matrix(y_prob, "y_prob")
         n = check_same_length(y_true=y, y_prob=x)
         w = as_weights(sample_weight, n)
@@ -179,16 +181,22 @@ class MulticlassROCAUC(Metric):
         if average is None:
             return values, bounds
         if average == "weighted":
-            if support.sum() == 0:
+            # A class without positives weighs 0: it adds nothing (as scikit-learn, which
+            # zeroes such a class's nan), where np.average would spread its nan.
+            seen = support > 0
+            if not seen.any():
                 return math.nan, math.nan
             return (
-                float(np.average(values, weights=support)),
-                float(np.average(bounds, weights=support)),
+                float(np.average(values[seen], weights=support[seen])),
+                float(np.average(bounds[seen], weights=support[seen])),
             )
         return float(np.mean(values)), float(np.mean(bounds))
 
     def _empty_result(self) -> Any:
-        return np.empty(0) if self._config["average"] is None else math.nan
+        # Per class: nan for each declared label (as F1(average=None, labels=...)), else none.
+        if self._config["average"] is None:
+            return np.full(len(self._config["labels"] or ()), np.nan)
+        return math.nan
 
     def _compute(self) -> Any:
         return self._result()[0]
@@ -225,7 +233,7 @@ class MulticlassROCAUC(Metric):
                 "independent and the table does not say which share a row",
             )
         if self.count == 0:
-            empty = np.empty(0)
+            empty = self._empty_result()
             return (empty, empty.copy()) if average is None else NAN_INTERVAL
         values, bounds, support = self._per_class()
         se = np.array([math.sqrt(max(delong(c.pos, c.neg)[1], 0.0)) for c in self.columns])
@@ -234,6 +242,8 @@ class MulticlassROCAUC(Metric):
             half = z * se + bounds
             return np.clip(values - half, 0.0, 1.0), np.clip(values + half, 0.0, 1.0)
         weights = support if average == "weighted" else np.ones(len(values))
+        if average == "weighted":  # classes without positives weigh 0 (as in compute)
+            values, se, bounds, weights = (a[support > 0] for a in (values, se, bounds, weights))
         if not weights.sum() > 0:
             return NAN_INTERVAL
         share = weights / weights.sum()
