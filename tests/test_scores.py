@@ -583,6 +583,7 @@ def test_brier_of_two_probability_columns_is_the_binary_brier() -> None:
     assert sm.BrierScore().update(y3, three).compute() == pytest.approx(want3, rel=1e-12)
 
 
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.UndefinedMetricWarning")
 def test_multiclass_auc_weighted_leaves_out_classes_not_seen_yet() -> None:
     # A class absent from y_true (or only in rows of weight 0) weighs 0 in the weighted mean,
     # as scikit-learn zeroes its nan; 0.8.3 spread the nan to the value and the interval.
