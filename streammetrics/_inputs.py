@@ -204,6 +204,14 @@ def as_scores(x: Any, name: str, *, ndim: int = 1, finite: bool = True) -> np.nd
     return arr
 
 
+def one_value(x: Any) -> bool:
+    """Whether ``x`` is one value (a scalar or a 0-d array), never raising (a ragged list is
+    not one value; the column's own check names what is wrong with it)."""
+    if isinstance(x, np.ndarray):
+        return x.ndim == 0
+    return x is not None and not isinstance(x, (str, bytes)) and not hasattr(x, "__len__")
+
+
 def not_real(arr: np.ndarray, booleans: bool = False) -> bool:
     """Whether ``arr`` holds strings, bytes or complex numbers (as an array, or as values of an
     object array), or, with ``booleans``, booleans or timedeltas: values no conversion to

@@ -19,6 +19,9 @@ from ._inputs import config_int
 
 __all__ = ["Keyed"]
 
+#: The most parts ``split`` makes (each is a metric; past this, memory, not keys, runs out).
+MAX_PARTS = 1 << 20
+
 
 class Keyed:
     """Mixin of metrics whose state is keyed: :meth:`split` by key, :meth:`join` disjoint keys."""
@@ -47,7 +50,7 @@ class Keyed:
         equals this metric. Rows no longer tied to a key (ranking queries already folded into
         sums) stay with part 0.
         """
-        n = config_int(parts, "parts")
+        n = config_int(parts, "parts", maximum=MAX_PARTS)
         with self._lock:
             if self._pending is not None:
                 self._fold()

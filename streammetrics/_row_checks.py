@@ -351,7 +351,10 @@ def _weight_column(weight: Any, n: int) -> np.ndarray | None:
     if isinstance(weight, np.ndarray):
         w = weight.copy()
     elif isinstance(weight, list):
-        w = np.array(weight)
+        try:
+            w = np.array(weight)
+        except (TypeError, ValueError, OverflowError):  # ragged: the full check names it
+            return None
     else:
         return None
     if w.ndim != 1 or len(w) != n or w.dtype.kind not in "biuf":

@@ -324,3 +324,21 @@ def test_columns_given_by_keyword() -> None:
     sliced.update(y_true=y, y_score=s, by=ids % 3)
     want = sm.Bootstrap(sm.ROCAUC(), replicates=30).update(y[ids % 3 == 1], s[ids % 3 == 1])
     assert sliced[1].to_bytes() == want.to_bytes()
+
+
+def test_replicates_that_would_pass_the_weight_bound_are_refused_at_update() -> None:
+    # A weight of 1e30 is within 2**100, but Poisson counts of 2 or more take a replicate
+    # past it: 0.8.3 accepted the row and wrote bytes its loads refused.
+    from streammetrics import CountOverflowError
+
+    b = sm.Bootstrap(sm.Accuracy(), replicates=20).update([1], [1], ids=[3])
+    before = b.to_bytes()
+    for call in (
+        lambda: b.update([1], [1], ids=[7], sample_weight=[10**30]),
+        lambda: b.update(1, 1, ids=7, sample_weight=10**30),
+    ):
+        with pytest.raises(CountOverflowError, match="sample_weight"):
+            call()
+        assert b.to_bytes() == before
+    b.update([1], [1], ids=[7], sample_weight=[1e20])
+    assert sm.loads(b.to_bytes()) == b

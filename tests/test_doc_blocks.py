@@ -61,3 +61,18 @@ def test_the_pages_blocks_run(page: str) -> None:
             wide = m.interval(0.99)
             assert wide[0] < low < m.compute() < high < wide[1]
             assert isinstance(m, sm.ROCAUC)
+
+
+def test_the_training_loop_of_the_training_page_runs_and_its_state_loads() -> None:
+    # Its loop once updated the collection's members directly, which left the collection's
+    # row count at 0: its bytes did not load, and a merge dropped it.
+    pytest.importorskip("torch")
+    loop = [b for b in blocks("training.md") if "history" in b and "update_each" in b]
+    assert len(loop) == 1
+    space: dict[str, Any] = {}
+    exec(compile(loop[0], "docs/training.md", "exec"), space)
+    metrics = space["metrics"]
+    x, y = space["x"], space["y"]
+    metrics.update_each({"auc": ((y, x[:, 0].sigmoid()), {}), "f1": ((y, x[:, 0] > 0), {})})
+    assert metrics.count == len(y)
+    assert sm.loads(metrics.to_bytes()) == metrics

@@ -160,3 +160,61 @@ def test_dates_and_durations_are_not_scores(unit: str) -> None:
         with pytest.raises(InputError, match="dates or durations"):
             call(metric, values)
         assert metric.to_bytes() == before
+
+
+def test_one_sample_beside_several_wrapper_keys_is_refused() -> None:
+    # One sample as values with two timestamps or slice keys: 0.8.3 counted two rows for one
+    # sample fed to each group, and the windows then wrote bytes their loads refused.
+    calls = (
+        (TumblingWindows(sm.Accuracy(), width=60), {"timestamps": [1, 2]}),
+        (SlidingWindow(sm.Accuracy(), width=60, slots=6), {"timestamps": [5, 10]}),
+        (sm.Sliced(sm.Accuracy()), {"by": ["a", "b"]}),
+        (Decayed(sm.Accuracy(), half_life=10), {"timestamps": [1, 2]}),
+    )
+    for metric, keys in calls:
+        before = metric.to_bytes()
+        with pytest.raises(InputError, match="argument 1: one sample"):
+            metric.update(1, 0, **keys)
+        assert metric.to_bytes() == before
+        metric.update(1, 0, **{k: v[0] for k, v in keys.items()})  # one key: one sample
+        assert sm.loads(metric.to_bytes()) == metric and metric.count == 1
+
+
+def test_decayed_names_the_short_column_and_now() -> None:
+    d = Decayed(sm.Accuracy(), half_life=10)
+    with pytest.raises(InputError, match="timestamps has 1"):  # 0.8.3 blamed sample_weight
+        d.update([1, 0], [1, 1], timestamps=[5])
+    d.update([1], [1], timestamps=[1])
+    for bad in (float("nan"), "x"):
+        with pytest.raises(InputError, match=r"^now: "):
+            d.at(bad)
+
+
+def test_ragged_columns_after_weighted_rows_are_input_errors() -> None:
+    # With weights already seen, the one-row buffer's check read a ragged weight list with
+    # numpy and leaked its ValueError; probability metrics did the same with a ragged y_true.
+    m = sm.Accuracy().update([0, 0], [0, 0], sample_weight=[1.0, 1.0])
+    with pytest.raises(InputError, match="sample_weight"):
+        m.update([0, 0, 0], [0, 0, 0], sample_weight=[[1], [1, 2], [1]])
+    for cls in (sm.LogLoss, sm.BrierScore, sm.CalibrationError, sm.MulticlassROCAUC):
+        with pytest.raises(InputError, match="y_true"):
+            cls().update([[1], [1, 2], [1]], [0.2, 0.5, 0.7])
+
+
+def test_brier_rows_that_do_not_sum_to_one_round_trip() -> None:
+    # Rows need not sum to 1 (as in scikit-learn): a row's loss reaches the number of columns,
+    # which the decoder's bound (2 in 0.8.3) refused.
+    from sklearn.metrics import brier_score_loss
+
+    rows = np.ones((4, 4))
+    b = sm.BrierScore().update([0, 1, 2, 3], rows)
+    assert b.compute() == pytest.approx(brier_score_loss([0, 1, 2, 3], rows, labels=[0, 1, 2, 3]))
+    assert sm.loads(b.to_bytes()) == b
+    assert sm.loads(sm.BrierScore().update([0, 1, 2], np.ones((3, 3), bool)).to_bytes()).count == 3
+
+
+def test_split_refuses_more_parts_than_it_can_make() -> None:
+    m = sm.GAUC().update([0, 1], [0.1, 0.2], [1, 1])
+    for bad in (2**40, 2**64 + 1):
+        with pytest.raises(InputError, match="parts"):
+            m.split(bad)

@@ -619,3 +619,34 @@ def test_multiclass_probabilities_one_sample_and_empty_per_class() -> None:
     for got in (empty.compute(), empty.error_bound(), *empty.interval()):
         assert got.shape == (3,) and np.isnan(got).all()
     assert sm.MulticlassROCAUC(average=None).compute().shape == (0,)
+
+
+def test_tiny_weights_give_the_ratios_of_any_scale() -> None:
+    # Weights of 1e-170 (or rows decayed over 540 half-lives): products of two weights
+    # underflowed, so ROCAUC raised ZeroDivisionError, AveragePrecision gave 0.0 and GAUC
+    # dropped the group. Weights are scaled by an exact power of two first.
+    from streammetrics.windows import Decayed
+
+    y, s = [0, 1, 0, 1, 1, 0], [0.1, 0.4, 0.35, 0.8, 0.2, 0.5]
+    ones = np.ones(6)
+    for tiny in (1e-170, 1e-300, 2.0**-1060):
+        w = np.full(6, tiny)
+        for make in (
+            lambda: sm.ROCAUC(exact=True),
+            sm.ROCAUC,
+            lambda: sm.AveragePrecision(exact=True),
+        ):
+            assert make().update(y, s, sample_weight=w).compute() == pytest.approx(
+                make().update(y, s, sample_weight=ones).compute(), rel=1e-12
+            )
+        g = sm.GAUC(exact=True).update(y, s, [1, 1, 1, 2, 2, 2], sample_weight=w).compute()
+        assert g == pytest.approx(sm.GAUC(exact=True).update(y, s, [1, 1, 1, 2, 2, 2]).compute())
+    for cls in (sm.ROCAUC, sm.AveragePrecision):
+        decayed = Decayed(cls(), half_life=1.0).update(y, s, timestamps=[0] * 6).at(560)
+        assert decayed.compute() == pytest.approx(cls().update(y, s).compute(), rel=1e-12)
+    # AveragePrecision's interval: nan unless both classes weigh more than 1 (as ROCAUC's),
+    # where 0.8.3 gave (2e-36, 1.0) or raised OverflowError.
+    for tiny in (1e-3, 1e-5):
+        assert np.isnan(
+            sm.AveragePrecision(exact=True).update(y, s, sample_weight=np.full(6, tiny)).interval()
+        ).all()

@@ -19,6 +19,7 @@ from .._inputs import (
     as_weights,
     check_same_length,
     config_int,
+    one_value,
 )
 from ..base import Metric
 from ..errors import IncompatibleStateError, InputError
@@ -30,7 +31,7 @@ __all__ = ["BrierScore", "CalibrationError", "LogLoss"]
 
 def _probabilities(y_prob: Any, y_true: Any, name: str = "y_prob") -> np.ndarray:
     arr = as_array(y_prob, name)
-    if np.ndim(y_true) == 0 and arr.ndim == 1 and arr.size > 1:
+    if one_value(y_true) and arr.ndim == 1 and arr.size > 1:
         arr = arr.reshape(1, -1)  # one sample: a label and its row of class probabilities
     if arr.ndim not in (1, 2):
         raise InputError(f"{name}: expected a 1-D (binary) or 2-D (n, classes) array")
@@ -279,7 +280,9 @@ class BrierScore(_SumMetric):
         return out
 
     def _max_loss(self) -> float:
-        return 2.0  # all the mass on a wrong class: (1 - 0)**2 + 1**2
+        # Rows need not sum to 1 (as in scikit-learn): each of k columns adds at most 1, so a
+        # row's loss is at most k (2 for a row that sums to 1: all the mass on a wrong class).
+        return max(2.0, float(self.columns))
 
     def _scale(self) -> float:
         return 0.5 if self.columns == 2 else 1.0

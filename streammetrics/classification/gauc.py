@@ -24,6 +24,7 @@ from ..states.grouped import GroupedScores
 from ..states.labels import (
     key_hash,
 )
+from ..states.score_tables import TINY_WEIGHT, unscaled
 from ..uncertainty import NAN_INTERVAL, check_level, normal_interval
 from ._checks import binary_labels, check_mode, checked_scores
 
@@ -139,22 +140,27 @@ class GAUC(Keyed, Metric):
         # the running total minus the total of the earlier groups.
         starts = np.flatnonzero(np.concatenate(([True], t.g[1:] != t.g[:-1])))
         ends = np.append(starts[1:], len(t.g)) - 1
-        big_p, big_n, num = _group_sums(t.pos, t.neg, starts, ends)
+        pos, neg, shift = t.pos, t.neg, 0
+        if pos.dtype.kind == "f":  # tiny (decayed) weights: products of two would underflow
+            pos, neg = unscaled(pos, neg)
+            top = max(float(t.pos.max()), float(t.neg.max()))
+            shift = -math.frexp(top)[1] if 0.0 < top < TINY_WEIGHT else 0
+        big_p, big_n, num = _group_sums(pos, neg, starts, ends)
         spread = np.flatnonzero(np.isnan(t.value))  # buckets holding several scores
         slack: np.ndarray = np.zeros(len(starts))
         if len(spread):
             run = np.searchsorted(starts, spread, side="right") - 1
-            slack = np.bincount(
-                run, weights=0.5 * t.pos[spread] * t.neg[spread], minlength=len(starts)
-            )
+            slack = np.bincount(run, weights=0.5 * pos[spread] * neg[spread], minlength=len(starts))
         if len(starts) != size:  # groups without entries (not in a canonical table)
             at = t.g[starts]
             big_p, big_n, num, slack = (_scatter(x, at, size) for x in (big_p, big_n, num, slack))
         scale = big_p * big_n
-        ok = scale > 0
+        ok = scale > 0  # (after the rescaling, only for weights 2**500 apart)
         safe = np.where(ok, scale, 1.0)
         auc = np.where(ok, np.clip(num / safe, 0.0, 1.0), np.nan)
         bound = np.where(ok, slack / safe, np.nan)
+        if shift:  # the groups' weights as the state holds them
+            big_p, big_n = np.ldexp(big_p, -shift), np.ldexp(big_n, -shift)
         return auc, bound, big_p, big_n
 
     def _weights(self, big_p: np.ndarray, big_n: np.ndarray) -> np.ndarray:

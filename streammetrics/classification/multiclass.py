@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._codec import CountOverflowError, check_sum
-from .._inputs import as_labels, as_matrix, as_weights, check_same_length
+from .._inputs import as_labels, as_matrix, as_weights, check_same_length, one_value
 from ..base import Metric
 from ..errors import IncompatibleStateError, InputError, StateDecodeError
 from ..states.buckets import (
@@ -91,9 +91,9 @@ class MulticlassROCAUC(Metric):
     def update(self, y_true: Any, y_prob: Any, sample_weight: Any = None) -> Any:
         """Add a batch of (class, score row) pairs. Complexity O(n C)."""
         y = as_labels(y_true, "y_true")
-        if np.ndim(y_true) == 0 and np.ndim(y_prob) == 1:  # one sample: a label and its row
-            y_prob = np.reshape(np.asarray(y_prob), (1, -1))
         x = as_matrix(y_prob, "y_prob")
+        if one_value(y_true) and x.shape[1] == 1 and len(x) > 1:  # one label and its row
+            x = np.ascontiguousarray(x.reshape(1, -1))
         n = check_same_length(y_true=y, y_prob=x)
         w = as_weights(sample_weight, n)
         if n == 0:

@@ -258,16 +258,16 @@ class AveragePrecision(_BinaryScoreMetric):
         logit interval ``expit(logit(AP) -/+ z / sqrt(P AP (1 - AP)))`` with ``P`` the positive
         weight (frequency weights), which they found to cover best among the closed forms. In
         sketch mode it is widened by ``error_bound()`` on each side; clipped to [0, 1]. ``nan,
-        nan`` without positives; an AP of exactly 0 or 1 gives a degenerate interval. O(1)
-        after the value.
+        nan`` unless the positives and the negatives each weigh more than 1; an AP of exactly 0
+        or 1 gives a degenerate interval. O(1) after the value.
         """
         level = check_level(level)
         if self.count == 0:
             return NAN_INTERVAL
         ap = self._compute()
-        big_p = float(self.hist.pos.sum())
+        big_p, big_n = float(self.hist.pos.sum()), float(self.hist.neg.sum())
         widen = 0.0 if self.hist.exact else self.error_bound()
-        if not (math.isfinite(ap) and big_p > 0):
+        if not (math.isfinite(ap) and big_p > 1 and big_n > 1):  # as ROCAUC (weights as counts)
             return NAN_INTERVAL
         if ap <= 0.0 or ap >= 1.0:
             return normal_interval(ap, 0.0, level, (0.0, 1.0), widen)

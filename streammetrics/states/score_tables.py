@@ -30,11 +30,27 @@ def auc_from_table(
         return _auc_from_table(lo, hi, pos, neg)
 
 
+#: Weights whose largest is below this are scaled up by a power of two before the products of
+#: two weights are taken (they would underflow: 2**-540 squared is 0); the scaling is exact, so
+#: the ratios are those of the unscaled weights.
+TINY_WEIGHT = 2.0**-200
+
+
+def unscaled(*weights: np.ndarray) -> tuple[np.ndarray, ...]:
+    """``weights`` (float64) multiplied by one power of two that brings the largest to [0.5, 1)
+    when it is below :data:`TINY_WEIGHT` (decayed or tiny sample weights), else unchanged."""
+    out = tuple(w.astype(np.float64) for w in weights)
+    top = max((float(w.max()) for w in out if w.size), default=0.0)
+    if 0.0 < top < TINY_WEIGHT:
+        shift = -math.frexp(top)[1]
+        out = tuple(np.ldexp(w, shift) for w in out)
+    return out
+
+
 def _auc_from_table(
     lo: np.ndarray, hi: np.ndarray, pos: np.ndarray, neg: np.ndarray
 ) -> tuple[float, float]:
-    p = pos.astype(np.float64)
-    n = neg.astype(np.float64)
+    p, n = unscaled(pos, neg)
     total_p, total_n = float(p.sum()), float(n.sum())
     if not (total_p > 0 and total_n > 0):
         return math.nan, math.nan
@@ -72,8 +88,7 @@ def ap_from_table(
 def _ap_from_table(
     lo: np.ndarray, hi: np.ndarray, pos: np.ndarray, neg: np.ndarray
 ) -> tuple[float, float]:
-    p = pos[::-1].astype(np.float64)
-    n = neg[::-1].astype(np.float64)
+    p, n = unscaled(pos[::-1], neg[::-1])
     total_p = float(p.sum())
     if not total_p > 0:
         return math.nan, math.nan

@@ -33,6 +33,13 @@ class Rows:
         self.what = what
         self.args = [self._column(a, f"argument {i + 1}") for i, a in enumerate(args)]
         self.kwargs = {k: self._column(v, k) for k, v in kwargs.items()}
+        given = [col for col in self.args if col[1] is not None]
+        if n != 1 and given and not any(is_row for is_row, _ in given):
+            # One sample given as values, beside n != 1 wrapper keys: it would be fed to every
+            # group while n rows are counted.
+            raise InputError(
+                f"argument 1: one sample (values without a length), but {self.what} has {n} rows"
+            )
 
     def _column(self, x: Any, name: str) -> tuple[bool, Any]:
         if x is None or isinstance(x, (str, bytes, dict)) or not hasattr(x, "__len__"):

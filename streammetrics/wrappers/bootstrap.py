@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._codec import COUNT_LIMIT
+from .._codec import COUNT_LIMIT, WEIGHT_LIMIT, check_sum
 from .._inputs import as_array, as_weights, config_int
 from ..base import Metric, metric_from_spec, metric_spec
 from ..errors import IncompatibleStateError, InputError
@@ -221,6 +221,7 @@ class Bootstrap(Metric):
         if hashes is None:
             hashes = position_hashes(self.drawn, n)
         R, seed = self._config["replicates"], self._config["seed"]
+        self._check_replicate_totals(main, hashes, kwargs.get("sample_weight"), n)
         drawn = self.drawn + (n if ids is None else 0)
         table = self.reps
         reps = [table.slices.get(r) for r in range(R)]
@@ -256,6 +257,26 @@ class Bootstrap(Metric):
                 sample_weight=weights[r].astype(np.float64),
             )
         return self._commit(added, metric=main, reps=table.updated(updated), drawn=drawn)
+
+    def _check_replicate_totals(
+        self, main: Metric, hashes: np.ndarray, weight: Any, n: int
+    ) -> None:
+        """``CountOverflowError`` (before anything changes) if a replicate would pass the count
+        or weight bound: a replicate counts each row up to 255 times (its Poisson draw), so only
+        a metric within 1/255 of the bound needs each replicate's exact total."""
+        blocks = [getattr(main, name, None) for name in main._fields]
+        weighted = weight is not None or any(getattr(b, "weighted", False) for b in blocks)
+        kind = "f" if weighted else "i"
+        limit = WEIGHT_LIMIT if weighted else COUNT_LIMIT
+        if main._held_total() * 255.0 <= limit:
+            return
+        R, seed = self._config["replicates"], self._config["seed"]
+        counts = poisson_rows(hashes, seed, R, self._scheme)
+        w = as_weights(weight, n)
+        added = counts.sum(axis=0) if w is None else w @ counts
+        for r, more in enumerate(added.tolist()):
+            held = self.reps.slices.get(r)
+            check_sum("sample_weight", kind, 0.0 if held is None else held._held_total(), more)
 
     def _resampled(
         self, args: tuple[Any, ...], kwargs: dict[str, Any], n: int, counts: np.ndarray

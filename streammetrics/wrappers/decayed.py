@@ -159,6 +159,7 @@ class Decayed(Wrapper):
             raise InputError(
                 f"timestamps: {latest!r} lies more than 2**62 x 64 half-lives from time 0"
             )
+        Rows(args, kwargs, n, "timestamps")  # the columns' lengths, named, before the weights'
         inner = self.inner
         if self._count and epoch != self.epoch:
             inner = inner.copy()
@@ -191,7 +192,10 @@ class Decayed(Wrapper):
         if now is None or self._count == 0:
             now_t = self.latest
         else:
-            now_t = float(times(np.asarray([now]))[0])
+            try:
+                now_t = float(times(np.asarray([now]))[0])
+            except InputError as exc:  # (the message names timestamps, its usual argument)
+                raise InputError(f"now: {now!r} is not a time ({exc})") from None
             if now_t < self.latest:
                 raise InputError(f"now: {now!r} is before the latest timestamp {self.latest}")
         out = self.inner.copy()
