@@ -291,3 +291,29 @@ def test_mixed_lists_and_ints_beyond_int64_are_refused_as_keys_and_ids() -> None
     for call in huge:
         with pytest.raises(InputError, match="int64"):
             call()
+
+
+def test_composite_keys_as_columns_inside_windows_and_as_row_tuples() -> None:
+    # Inside a window a tuple of key columns was read as a list of rows: transposed when it had
+    # as many parts as rows (keys ('fr', 'de') and ('1', '2')), refused otherwise. A list of
+    # per-row key tuples turned their integer parts into strings.
+    want = sm.Sliced(sm.Accuracy()).update([1, 1, 0], [1, 0, 0], by=(["fr", "de", "fr"], [1, 2, 1]))
+    assert set(want.compute()) == {("fr", 1), ("de", 2)}
+    rows = sm.Sliced(sm.Accuracy()).update(
+        [1, 1, 0], [1, 0, 0], by=[("fr", 1), ("de", 2), ("fr", 1)]
+    )
+    assert rows.to_bytes() == want.to_bytes()
+    for make in (
+        lambda m: sm.TumblingWindows(m, width=60),
+        lambda m: sm.SlidingWindow(m, width=60, slots=2),
+    ):
+        for n in (2, 3):
+            y, p = [1, 1, 0][:n], [1, 0, 0][:n]
+            by = (["fr", "de", "fr"][:n], [1, 2, 1][:n])
+            w = make(sm.Sliced(sm.Accuracy())).update(y, p, by=by, timestamps=list(range(n)))
+            flat = sm.Sliced(sm.Accuracy()).update(y, p, by=by)
+            got = w.compute()
+            got = got[0] if 0 in got else got
+            assert got == flat.compute()
+        one = make(sm.Sliced(sm.Accuracy())).update(1, 1, by=("fr", 1), timestamps=0)
+        assert sm.loads(one.to_bytes()) == one

@@ -44,6 +44,10 @@ class Rows:
     def _column(self, x: Any, name: str) -> tuple[bool, Any]:
         if x is None or isinstance(x, (str, bytes, dict)) or not hasattr(x, "__len__"):
             return False, x
+        if name == "by" and isinstance(x, tuple):
+            # Sliced's composite keys: a tuple of key columns (not rows), each n long, taken
+            # part by part (as a list of rows it was transposed when it had n parts).
+            return True, _KeyColumns(self._column(part, "by") for part in x)
         if isinstance(x, (list, tuple)):
             try:
                 arr = np.asarray(x)
@@ -63,6 +67,8 @@ class Rows:
     @staticmethod
     def _take(col: tuple[bool, Any], idx: np.ndarray | None) -> Any:
         is_row, value = col
+        if isinstance(value, _KeyColumns):
+            return tuple(Rows._take(part, idx) for part in value)
         if not is_row or idx is None:
             return value
         if isinstance(value, list):
@@ -105,6 +111,12 @@ def one_kind(arr: np.ndarray, refusal: str, raw: Any = None) -> np.ndarray:
                 f"{refusal.split(':')[0]}: integers must lie within int64 (-2**63 to 2**63 - 1)"
             ) from None
     raise InputError(refusal)
+
+
+class _KeyColumns(tuple):  # type: ignore[type-arg]
+    """The parts of a composite ``by=`` key: ``(is_row, value)`` each, as ``Rows._column``."""
+
+    __slots__ = ()
 
 
 def batch_length(args: tuple[Any, ...], kwargs: dict[str, Any], what: str) -> int:

@@ -50,6 +50,12 @@ def slice_keys(by: Any) -> tuple[np.ndarray, list[Key]]:
         raise InputError("by: required (one slice key per row, beside the metric's columns)")
     if isinstance(by, tuple):
         parts = list(by)
+    elif isinstance(by, list) and by and all(isinstance(k, tuple) for k in by):
+        # One key tuple per row: its parts as columns of the Python values (numpy would read
+        # ("fr", 1) as two strings, and the integer part would become "1").
+        if len({len(k) for k in by}) != 1:
+            raise InputError("by: composite keys must all have the same number of parts")
+        parts = [list(column) for column in zip(*by, strict=True)]
     else:
         arr = as_array(by, "by")
         if arr.ndim == 2:
