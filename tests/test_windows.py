@@ -396,3 +396,26 @@ def test_wrappers_taking_different_keywords_nest() -> None:
     w = SlidingWindow(Sliced(sm.Accuracy()), width=10)
     w.update([1, 0], [1, 1], by=["a", "b"], timestamps=[1, 2])
     assert w.compute() == {"a": 1.0, "b": 0.0}
+
+
+def test_a_time_on_a_slot_boundary_falls_in_the_slot_it_begins() -> None:
+    # width 7 over 3 slots: 35 begins slot 15 (35 * 3 / 7), but 35 / (7 / 3) is
+    # 14.999999999999998, so 0.8.3 put the row in slot 14 and dropped it, 5 units old.
+    for times in ([35, 40], [35.0, 40.0]):
+        w = SlidingWindow(sm.Accuracy(), width=7, slots=3).update([1, 1], [1, 0], timestamps=times)
+        assert (w.compute(), w.dropped, w.span) == (0.5, 0, (35.0, 42.0))
+        one = SlidingWindow(sm.Accuracy(), width=7, slots=3)
+        for t, p in zip(times, [1, 0], strict=True):
+            one.update(1, p, timestamps=t)  # the one-row path keys alike
+        assert one.to_bytes() == w.to_bytes()
+    # every integer time: the slot is floor(t * slots / width), exactly
+    t = np.arange(-20_000, 20_000)
+    for width, slots in ((7, 3), (100, 3), (3600, 7)):
+        w = SlidingWindow(sm.Accuracy(), width=width, slots=slots)
+        w.update(np.ones(len(t), int), np.ones(len(t), int), timestamps=t)
+        assert w.span == (
+            (t.max() * slots // width - slots + 1) * width / slots,
+            (t.max() * slots // width + 1) * width / slots,
+        )
+        want = int(((t * slots) // width > t.max() * slots // width - slots).sum())
+        assert w.window().count == want

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
+from fractions import Fraction
 from typing import Any, ClassVar
 
 import numpy as np
@@ -112,6 +113,8 @@ def one_row_key(
             return None
         if isinstance(unit, int) and isinstance(origin, int):
             return (t - origin) // unit
+        if isinstance(unit, Fraction) and isinstance(origin, int):
+            return (t - origin) * unit.denominator // unit.numerator
         # As numpy reads an int64 column: int64 minus an int origin stays int64, minus a float
         # origin becomes float64 first.
         diff = float(t - origin) if isinstance(origin, int) else float(t) - origin
@@ -119,7 +122,10 @@ def one_row_key(
         diff = t - origin
     else:
         return None
-    q = math.floor(diff / unit)
+    if isinstance(unit, Fraction):  # width / slots, not exact in binary: scale, then divide
+        q = math.floor(diff * unit.denominator / unit.numerator)
+    else:
+        q = math.floor(diff / unit)
     return q if abs(q) < MAX_KEY else None
 
 
@@ -131,8 +137,25 @@ def settle(metrics: Any) -> None:
             metric._fold_locked()
 
 
-def keys_of(t: np.ndarray, unit: int | float, origin: int | float) -> np.ndarray:
-    """The index of the period of length ``unit`` (from ``origin``) each time falls in."""
+def keys_of(t: np.ndarray, unit: int | float | Fraction, origin: int | float) -> np.ndarray:
+    """The index of the period of length ``unit`` (from ``origin``) each time falls in.
+
+    A :class:`~fractions.Fraction` unit (an integer width over a number of slots that does not
+    divide it) keys integer times exactly, and others by ``t * slots / width``: a time on a slot
+    boundary falls in the slot it begins (``35 / (7 / 3)`` is 14.999999999999998)."""
+    if isinstance(unit, Fraction):
+        num, den = unit.numerator, unit.denominator
+        if t.dtype.kind == "i" and isinstance(origin, int):
+            lo, hi = (int(t.min()) - origin, int(t.max()) - origin) if t.size else (0, 0)
+            if not -MAX_KEY <= lo and hi < MAX_KEY:
+                raise InputError("timestamps: too far from origin for this width")
+            if max(-lo, hi) * den < 2**62 and -(2**62) <= origin < 2**62:  # int64 cannot wrap
+                return (t - origin) * den // num
+            return np.asarray((t.astype(object) - origin) * den // num, dtype=np.int64)
+        q = np.floor((t - origin) * den / num)
+        if q.size and np.abs(q).max() >= MAX_KEY:
+            raise InputError("timestamps: too far from origin for this width")
+        return q.astype(np.int64)
     if t.dtype.kind == "i" and isinstance(unit, int) and isinstance(origin, int):
         # As one_row_key: within 2**62 of the origin (int64 arithmetic cannot wrap, and the
         # key is within the bound loads checks); beyond, refused as the float path refuses.

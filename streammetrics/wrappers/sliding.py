@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -75,8 +76,11 @@ class SlidingWindow(Wrapper):
         self._add_config(
             metric=metric_spec(self._template), width=width, slots=slots, origin=origin
         )
-        self._unit: int | float = (
-            width // slots if isinstance(width, int) and width % slots == 0 else width / slots
+        # An integer width that the slots do not divide: the exact fraction (keys_of).
+        self._unit: int | float | Fraction = (
+            (width // slots if width % slots == 0 else Fraction(width, slots))
+            if isinstance(width, int)
+            else width / slots
         )
         self._slots: dict[int, Metric] = {}
         self._head: int | None = None
@@ -94,8 +98,8 @@ class SlidingWindow(Wrapper):
             return (math.nan, math.nan)
         origin, slots = self._config["origin"], self._config["slots"]
         return (
-            origin + (self._head - slots + 1) * self._unit,
-            origin + (self._head + 1) * self._unit,
+            float(origin + (self._head - slots + 1) * self._unit),
+            float(origin + (self._head + 1) * self._unit),
         )
 
     def window(self) -> Metric:
