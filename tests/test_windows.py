@@ -419,3 +419,12 @@ def test_a_time_on_a_slot_boundary_falls_in_the_slot_it_begins() -> None:
         )
         want = int(((t * slots) // width > t.max() * slots // width - slots).sum())
         assert w.window().count == want
+
+
+def test_a_sliding_window_takes_its_metric_direction() -> None:
+    # Sliced(SlidingWindow(m)).worst() was refused ("declares no direction"), as a window's
+    # value is its metric's; Decayed already took the direction.
+    s = Sliced(SlidingWindow(sm.Accuracy(), width=10))
+    s.update([1, 0, 1], [1, 1, 1], by=["a", "b", "a"], timestamps=[1, 2, 3])
+    assert s.worst(1) == [("b", 0.0)] and sm.loads(s.to_bytes()).worst(1) == [("b", 0.0)]
+    assert SlidingWindow(sm.MeanSquaredError(), width=5).higher_is_better is False

@@ -62,7 +62,8 @@ class SlidingWindow(Wrapper):
     1
     """
 
-    #: A wrapper's values are its wrapped metric's (or a dict of them): no direction of its own.
+    #: None on the class; each instance takes the wrapped metric's direction (its value is the
+    #: wrapped metric's over the window), as Decayed does.
     higher_is_better = None
 
     def __init__(
@@ -70,6 +71,7 @@ class SlidingWindow(Wrapper):
     ) -> None:
         super().__init__()
         self._template = template(metric, "its windows", takes="timestamps")
+        self.higher_is_better = getattr(self._template, "higher_is_better", None)
         width = positive(width, "width")
         origin = number(origin, "origin")
         slots = config_int(slots, "slots", maximum=1_000_000)
