@@ -212,6 +212,14 @@ def one_value(x: Any) -> bool:
     return x is not None and not isinstance(x, (str, bytes)) and not hasattr(x, "__len__")
 
 
+def one_sample_row(y_true: Any, arr: np.ndarray) -> np.ndarray:
+    """``arr`` as one row ``(1, k)`` when it is a 1-D row of k > 1 class scores beside one
+    label (one sample given as a scalar label and its row); else unchanged."""
+    if one_value(y_true) and arr.ndim == 1 and arr.size > 1:
+        return arr.reshape(1, -1)
+    return arr
+
+
 def not_real(arr: np.ndarray, booleans: bool = False) -> bool:
     """Whether ``arr`` holds strings, bytes or complex numbers (as an array, or as values of an
     object array), or, with ``booleans``, booleans or timedeltas: values no conversion to

@@ -319,8 +319,7 @@ class StateDirectory:
             why = (
                 "holds a state that does not merge with theirs"
                 if other_key == key
-                else f"holds {type(metric).__name__} {metric_spec(metric)['config']!r}, while "
-                f"they hold {type(kept).__name__} {metric_spec(kept)['config']!r}"
+                else f"holds {_described(metric)}, while they hold {_described(kept)}"
             )
             for path in paths:
                 _skip(path, f"{why}; {len(kept_paths)} file(s) were collected")
@@ -328,9 +327,8 @@ class StateDirectory:
             if path not in kept_paths and not (other_key == key and _joined(metric, path, best)):
                 _skip(
                     path,
-                    f"holds {type(metric).__name__} {metric_spec(metric)['config']!r} "
-                    f"(no rows), while the {len(kept_paths)} file(s) collected hold "
-                    f"{type(kept).__name__} {metric_spec(kept)['config']!r}",
+                    f"holds {_described(metric)} (no rows), while the {len(kept_paths)} "
+                    f"file(s) collected hold {_described(kept)}",
                 )
         return kept
 
@@ -366,6 +364,11 @@ class StateDirectory:
             except FileNotFoundError:
                 continue
         return removed
+
+
+def _described(metric: Metric) -> str:
+    """A metric's class and configuration, for messages."""
+    return f"{type(metric).__name__} {metric_spec(metric)['config']!r}"
 
 
 def _joined(metric: Metric, path: str, found: tuple[bytes, Metric, list[str]]) -> bool:

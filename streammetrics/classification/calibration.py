@@ -19,7 +19,7 @@ from .._inputs import (
     as_weights,
     check_same_length,
     config_int,
-    one_value,
+    one_sample_row,
 )
 from ..base import Metric
 from ..errors import IncompatibleStateError, InputError
@@ -30,9 +30,7 @@ __all__ = ["BrierScore", "CalibrationError", "LogLoss"]
 
 
 def _probabilities(y_prob: Any, y_true: Any, name: str = "y_prob") -> np.ndarray:
-    arr = as_array(y_prob, name)
-    if one_value(y_true) and arr.ndim == 1 and arr.size > 1:
-        arr = arr.reshape(1, -1)  # one sample: a label and its row of class probabilities
+    arr = one_sample_row(y_true, as_array(y_prob, name))
     if arr.ndim not in (1, 2):
         raise InputError(f"{name}: expected a 1-D (binary) or 2-D (n, classes) array")
     x = as_scores(arr, name, ndim=arr.ndim)

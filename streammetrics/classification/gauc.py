@@ -24,7 +24,7 @@ from ..states.grouped import GroupedScores
 from ..states.labels import (
     key_hash,
 )
-from ..states.score_tables import TINY_WEIGHT, unscaled
+from ..states.score_tables import unscaled
 from ..uncertainty import NAN_INTERVAL, check_level, normal_interval
 from ._checks import binary_labels, check_mode, checked_scores
 
@@ -142,9 +142,7 @@ class GAUC(Keyed, Metric):
         ends = np.append(starts[1:], len(t.g)) - 1
         pos, neg, shift = t.pos, t.neg, 0
         if pos.dtype.kind == "f":  # tiny (decayed) weights: products of two would underflow
-            pos, neg = unscaled(pos, neg)
-            top = max(float(t.pos.max()), float(t.neg.max()))
-            shift = -math.frexp(top)[1] if 0.0 < top < TINY_WEIGHT else 0
+            (pos, neg), shift = unscaled(pos, neg)
         big_p, big_n, num = _group_sums(pos, neg, starts, ends)
         spread = np.flatnonzero(np.isnan(t.value))  # buckets holding several scores
         slack: np.ndarray = np.zeros(len(starts))

@@ -9,7 +9,14 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._codec import CountOverflowError, check_sum
-from .._inputs import as_labels, as_matrix, as_weights, check_same_length, one_value
+from .._inputs import (
+    as_array,
+    as_labels,
+    as_matrix,
+    as_weights,
+    check_same_length,
+    one_sample_row,
+)
 from ..base import Metric
 from ..errors import IncompatibleStateError, InputError, StateDecodeError
 from ..states.buckets import (
@@ -91,9 +98,7 @@ class MulticlassROCAUC(Metric):
     def update(self, y_true: Any, y_prob: Any, sample_weight: Any = None) -> Any:
         """Add a batch of (class, score row) pairs. Complexity O(n C)."""
         y = as_labels(y_true, "y_true")
-        x = as_matrix(y_prob, "y_prob")
-        if one_value(y_true) and x.shape[1] == 1 and len(x) > 1:  # one label and its row
-            x = np.ascontiguousarray(x.reshape(1, -1))
+        x = as_matrix(one_sample_row(y_true, as_array(y_prob, "y_prob")), "y_prob")
         n = check_same_length(y_true=y, y_prob=x)
         w = as_weights(sample_weight, n)
         if n == 0:

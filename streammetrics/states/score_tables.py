@@ -36,21 +36,22 @@ def auc_from_table(
 TINY_WEIGHT = 2.0**-200
 
 
-def unscaled(*weights: np.ndarray) -> tuple[np.ndarray, ...]:
-    """``weights`` (float64) multiplied by one power of two that brings the largest to [0.5, 1)
-    when it is below :data:`TINY_WEIGHT` (decayed or tiny sample weights), else unchanged."""
-    out = tuple(w.astype(np.float64) for w in weights)
+def unscaled(*weights: np.ndarray) -> tuple[list[np.ndarray], int]:
+    """``weights`` (float64) multiplied by ``2**shift``, and ``shift``: the power of two that
+    brings the largest to [0.5, 1) when it is below :data:`TINY_WEIGHT` (decayed or tiny
+    sample weights), else 0 (unchanged)."""
+    out = [w.astype(np.float64) for w in weights]
     top = max((float(w.max()) for w in out if w.size), default=0.0)
-    if 0.0 < top < TINY_WEIGHT:
-        shift = -math.frexp(top)[1]
-        out = tuple(np.ldexp(w, shift) for w in out)
-    return out
+    if not 0.0 < top < TINY_WEIGHT:
+        return out, 0
+    shift = -math.frexp(top)[1]
+    return [np.ldexp(w, shift) for w in out], shift
 
 
 def _auc_from_table(
     lo: np.ndarray, hi: np.ndarray, pos: np.ndarray, neg: np.ndarray
 ) -> tuple[float, float]:
-    p, n = unscaled(pos, neg)
+    (p, n), _ = unscaled(pos, neg)
     total_p, total_n = float(p.sum()), float(n.sum())
     if not (total_p > 0 and total_n > 0):
         return math.nan, math.nan
@@ -88,7 +89,7 @@ def ap_from_table(
 def _ap_from_table(
     lo: np.ndarray, hi: np.ndarray, pos: np.ndarray, neg: np.ndarray
 ) -> tuple[float, float]:
-    p, n = unscaled(pos[::-1], neg[::-1])
+    (p, n), _ = unscaled(pos[::-1], neg[::-1])
     total_p = float(p.sum())
     if not total_p > 0:
         return math.nan, math.nan

@@ -111,9 +111,7 @@ def one_row_key(
     if isinstance(t, int):
         if not -(2**63) <= t < 2**63 or not -(2**62) <= t - origin < 2**62:
             return None
-        if isinstance(unit, int) and isinstance(origin, int):
-            return (t - origin) // unit
-        if isinstance(unit, Fraction) and isinstance(origin, int):
+        if isinstance(unit, (int, Fraction)) and isinstance(origin, int):
             return (t - origin) * unit.denominator // unit.numerator
         # As numpy reads an int64 column: int64 minus an int origin stays int64, minus a float
         # origin becomes float64 first.
@@ -122,10 +120,8 @@ def one_row_key(
         diff = t - origin
     else:
         return None
-    if isinstance(unit, Fraction):  # width / slots, not exact in binary: scale, then divide
-        q = math.floor(diff * unit.denominator / unit.numerator)
-    else:
-        q = math.floor(diff / unit)
+    num, den = _ratio(unit)  # (a fraction: scale, then divide, as keys_of)
+    q = math.floor(diff / num) if den == 1 else math.floor(diff * den / num)
     return q if abs(q) < MAX_KEY else None
 
 
@@ -137,34 +133,31 @@ def settle(metrics: Any) -> None:
             metric._fold_locked()
 
 
+def _ratio(unit: int | float | Fraction) -> tuple[int | float, int]:
+    """``(numerator, denominator)`` of a period: exact for an int or a Fraction (an integer
+    width over slots that do not divide it), ``(unit, 1)`` for a float."""
+    if isinstance(unit, (int, Fraction)):
+        return unit.numerator, unit.denominator
+    return unit, 1
+
+
 def keys_of(t: np.ndarray, unit: int | float | Fraction, origin: int | float) -> np.ndarray:
     """The index of the period of length ``unit`` (from ``origin``) each time falls in.
 
-    A :class:`~fractions.Fraction` unit (an integer width over a number of slots that does not
-    divide it) keys integer times exactly, and others by ``t * slots / width``: a time on a slot
-    boundary falls in the slot it begins (``35 / (7 / 3)`` is 14.999999999999998)."""
-    if isinstance(unit, Fraction):
-        num, den = unit.numerator, unit.denominator
-        if t.dtype.kind == "i" and isinstance(origin, int):
-            lo, hi = (int(t.min()) - origin, int(t.max()) - origin) if t.size else (0, 0)
-            if not -MAX_KEY <= lo and hi < MAX_KEY:
-                raise InputError("timestamps: too far from origin for this width")
-            if max(-lo, hi) * den < 2**62 and -(2**62) <= origin < 2**62:  # int64 cannot wrap
-                return (t - origin) * den // num
-            return np.asarray((t.astype(object) - origin) * den // num, dtype=np.int64)
-        q = np.floor((t - origin) * den / num)
-        if q.size and np.abs(q).max() >= MAX_KEY:
+    An integer or :class:`~fractions.Fraction` unit keys integer times exactly, and a fraction
+    keys others by ``t * slots / width``: a time on a slot boundary falls in the slot it begins
+    (``35 / (7 / 3)`` is 14.999999999999998)."""
+    num, den = _ratio(unit)
+    if t.dtype.kind == "i" and isinstance(num, int) and isinstance(origin, int):
+        # As one_row_key: within 2**62 of the origin (the key is within the bound loads
+        # checks); beyond, refused as the float path refuses.
+        lo, hi = (int(t.min()) - origin, int(t.max()) - origin) if t.size else (0, 0)
+        if not (-MAX_KEY <= lo and hi < MAX_KEY):
             raise InputError("timestamps: too far from origin for this width")
-        return q.astype(np.int64)
-    if t.dtype.kind == "i" and isinstance(unit, int) and isinstance(origin, int):
-        # As one_row_key: within 2**62 of the origin (int64 arithmetic cannot wrap, and the
-        # key is within the bound loads checks); beyond, refused as the float path refuses.
-        if t.size and not (-MAX_KEY <= int(t.min()) - origin and int(t.max()) - origin < MAX_KEY):
-            raise InputError("timestamps: too far from origin for this width")
-        if t.size and not -(2**63) <= origin < 2**63:
-            return np.asarray((t.astype(object) - origin) // unit, dtype=np.int64)
-        return (t - origin) // unit
-    q = np.floor((t - origin) / unit)
+        if max(-lo, hi) * den < 2**62 and -(2**62) <= origin < 2**62:  # int64 cannot wrap
+            return (t - origin) // num if den == 1 else (t - origin) * den // num
+        return np.asarray((t.astype(object) - origin) * den // num, dtype=np.int64)
+    q = np.floor((t - origin) / num) if den == 1 else np.floor((t - origin) * den / num)
     if q.size and np.abs(q).max() >= MAX_KEY:
         raise InputError("timestamps: too far from origin for this width")
     return q.astype(np.int64)
