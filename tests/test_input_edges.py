@@ -173,7 +173,7 @@ def test_one_sample_beside_several_wrapper_keys_is_refused() -> None:
     )
     for metric, keys in calls:
         before = metric.to_bytes()
-        with pytest.raises(InputError, match="argument 1: one sample"):
+        with pytest.raises(InputError, match="y_true: one sample"):
             metric.update(1, 0, **keys)
         assert metric.to_bytes() == before
         metric.update(1, 0, **{k: v[0] for k, v in keys.items()})  # one key: one sample
@@ -218,3 +218,23 @@ def test_split_refuses_more_parts_than_it_can_make() -> None:
     for bad in (2**40, 2**64 + 1):
         with pytest.raises(InputError, match="parts"):
             m.split(bad)
+
+
+@pytest.mark.parametrize(
+    "metric, keys",
+    [
+        (lambda: sm.Sliced(sm.ROCAUC()), {"by": [1, 2, 3]}),
+        (lambda: SlidingWindow(sm.ROCAUC(), width=10), {"timestamps": [1, 2, 3]}),
+        (lambda: TumblingWindows(sm.ROCAUC(), width=10), {"timestamps": [1, 2, 3]}),
+        (lambda: Decayed(sm.ROCAUC(), half_life=10), {"timestamps": [1, 2, 3]}),
+        (
+            lambda: sm.Sliced(SlidingWindow(sm.ROCAUC(), width=10)),
+            {"by": [1, 2, 3], "timestamps": [1, 2, 3]},
+        ),
+    ],
+)
+def test_wrappers_name_the_wrapped_metrics_columns(metric: Any, keys: dict[str, Any]) -> None:
+    # 0.8.4 said "argument 2" for the wrapped metric's y_score.
+    m = metric()
+    refused(m, [0, 1, 1], [0.1, 0.2], match=r"^y_score: has 2 rows", **keys)
+    refused(m, [0, 1, 1], [0.1, 0.2, 0.3], [1.0, 1.0], match=r"^sample_weight: has 2", **keys)

@@ -9,6 +9,8 @@ metric per group touched, never one per row.
 
 from __future__ import annotations
 
+import inspect
+from functools import cache
 from operator import itemgetter
 from typing import Any
 
@@ -18,7 +20,7 @@ from .._inputs import as_array
 from ..base import Metric
 from ..errors import InputError
 
-__all__ = ["Rows", "batch_length", "groups", "joint_codes", "one_kind"]
+__all__ = ["Rows", "batch_length", "column_names", "groups", "joint_codes", "one_kind"]
 
 
 class Rows:
@@ -26,19 +28,32 @@ class Rows:
 
     A value with a length (array, list, Series, tensor) is a row column and must have ``n``
     entries; anything else (``None``, a scalar, a string) goes unchanged to every sub-update.
+    ``names``: the wrapped metric's positional column names, for messages (see
+    :func:`column_names`); columns past them are called "argument i".
     """
 
-    def __init__(self, args: tuple[Any, ...], kwargs: dict[str, Any], n: int, what: str) -> None:
+    def __init__(
+        self,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        n: int,
+        what: str,
+        names: tuple[str, ...] = (),
+    ) -> None:
         self.n = n
         self.what = what
-        self.args = [self._column(a, f"argument {i + 1}") for i, a in enumerate(args)]
+        self.args = [
+            self._column(a, names[i] if i < len(names) else f"argument {i + 1}")
+            for i, a in enumerate(args)
+        ]
         self.kwargs = {k: self._column(v, k) for k, v in kwargs.items()}
         given = [col for col in self.args if col[1] is not None]
         if n != 1 and given and not any(is_row for is_row, _ in given):
             # One sample given as values, beside n != 1 wrapper keys: it would be fed to every
             # group while n rows are counted.
+            first = names[0] if names else "argument 1"
             raise InputError(
-                f"argument 1: one sample (values without a length), but {self.what} has {n} rows"
+                f"{first}: one sample (values without a length), but {self.what} has {n} rows"
             )
 
     def _column(self, x: Any, name: str) -> tuple[bool, Any]:
@@ -119,12 +134,33 @@ class _KeyColumns(tuple):  # type: ignore[type-arg]
     __slots__ = ()
 
 
-def batch_length(args: tuple[Any, ...], kwargs: dict[str, Any], what: str) -> int:
+def column_names(metric: Metric) -> tuple[str, ...]:
+    """The positional column names of the metric a wrapper feeds (``("y_true", "y_pred",
+    "sample_weight")``), looked through nested wrappers; ``()`` when its ``update`` takes
+    ``*args`` (a collection)."""
+    inner = getattr(metric, "_template", None)
+    if inner is None:
+        inner = getattr(metric, "metric", None)  # Bootstrap
+    if isinstance(inner, Metric) and inner is not metric:
+        return column_names(inner)
+    return _update_parameters(type(metric))
+
+
+@cache
+def _update_parameters(cls: type) -> tuple[str, ...]:
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    params = list(inspect.signature(cls.update).parameters.values())[1:]  # without self
+    return tuple(p.name for p in params if p.kind in kinds)
+
+
+def batch_length(
+    args: tuple[Any, ...], kwargs: dict[str, Any], what: str, names: tuple[str, ...] = ()
+) -> int:
     """Rows in a batch: the length of its first column, given by position or else by keyword
     (``InputError`` if it has none). A first value without a length (a scalar, a 0-d array, a
     string such as one hypothesis beside its references) is one sample; ``None``, dicts and
     yes/no flags given by keyword (``complete=True``) are no columns."""
-    named = [(f"argument {i + 1}", x) for i, x in enumerate(args)]
+    named = [(names[i] if i < len(names) else f"argument {i + 1}", x) for i, x in enumerate(args)]
     named += [(k, x) for k, x in kwargs.items() if not isinstance(x, (bool, np.bool_))]
     for name, x in named:
         if x is None or isinstance(x, dict):

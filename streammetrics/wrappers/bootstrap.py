@@ -24,7 +24,7 @@ from ..errors import IncompatibleStateError, InputError
 from ..states.labels import fnv1a, splitmix64
 from ..states.stacked import Stacked, blanks, stacked_batch
 from ._poisson import SCHEMES, poisson_rows, position_hashes
-from ._rows import Rows, batch_length, one_kind, template
+from ._rows import Rows, batch_length, column_names, one_kind, template
 from ._slice_table import SliceTable
 
 __all__ = ["MAX_REPLICATES", "Bootstrap", "poisson_weights"]
@@ -212,7 +212,7 @@ class Bootstrap(Metric):
 
         All or nothing: the batch is validated by the wrapped metric (on a copy) first.
         """
-        n = batch_length(args, kwargs, "update")
+        n = batch_length(args, kwargs, "update", column_names(self.metric))
         hashes = None if ids is None else _id_hashes(ids, n)
         main = self.metric.copy().update(*args, **kwargs)  # type: ignore[attr-defined]
         added = main.count - self.metric.count
@@ -247,7 +247,7 @@ class Bootstrap(Metric):
         rest = dict(kwargs)
         sample_weight = as_weights(rest.pop("sample_weight", None), n)
         weights = counts.T if sample_weight is None else counts.T * sample_weight
-        rows = Rows(args, rest, n, "the batch")
+        rows = Rows(args, rest, n, "the batch", column_names(self.metric))
         updated: dict[Any, Metric] = {}
         for r in range(R):
             base = reps[r]
@@ -288,7 +288,7 @@ class Bootstrap(Metric):
         the empty metric's value)."""
         # One sample, perhaps given as scalars (a hypothesis string beside the list of its
         # references, which is no row column): repeat the call itself.
-        rows = None if n == 1 else Rows(args, kwargs, n, "the batch")
+        rows = None if n == 1 else Rows(args, kwargs, n, "the batch", column_names(self.metric))
         positions = np.arange(n)
         updated: dict[Any, Metric] = {}
         for r in range(self._config["replicates"]):

@@ -109,15 +109,35 @@ class MetricCollection(Metric):
         """Update each member with its own columns: ``{name: (args, kwargs)}``, one batch of
         ``n`` rows for every member (a CLI feeding ``roc_auc`` scores and ``accuracy`` labels
         from one table). All or nothing, as :meth:`update`; members not named get nothing."""
+        if not isinstance(batches, dict):
+            raise InputError(f"batches: expected {{name: (args, kwargs)}}, got {batches!r:.80}")
         unknown = set(batches) - set(self._names)
         if unknown:
-            raise InputError(f"batches: no members called {sorted(unknown)}")
+            raise InputError(f"batches: no members called {sorted(unknown, key=repr)}")
+        for name, batch in batches.items():
+            if not (
+                isinstance(batch, tuple | list)
+                and len(batch) == 2
+                and isinstance(batch[0], tuple | list)
+                and isinstance(batch[1], dict)
+            ):
+                raise InputError(
+                    f"batches[{name!r}]: expected a pair (args, kwargs), a tuple of columns and "
+                    f"a dict of keyword columns, got {batch!r:.80}"
+                )
         updated = {
             name: getattr(self, name).copy().update(*args, **kwargs)
             for name, (args, kwargs) in batches.items()
         }
-        n = max((m.count - getattr(self, k).count for k, m in updated.items()), default=0)
-        return self._commit(n, **updated)
+        # One batch of n rows for every member: the collection counts n. Members given different
+        # numbers of samples would make the count depend on how calls pair the batches.
+        added = {k: m.count - getattr(self, k).count for k, m in updated.items()}
+        if len(set(added.values())) > 1:
+            raise InputError(
+                f"batches: every member takes the same number of samples, got {added}; "
+                "give the members one batch of rows each"
+            )
+        return self._commit(next(iter(added.values()), 0), **updated)
 
     def _check_compatible_together(self, others: tuple[Any, ...]) -> None:
         for name in self._fields:

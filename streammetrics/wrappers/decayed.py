@@ -10,7 +10,7 @@ import numpy as np
 from .._inputs import as_weights
 from ..base import _MERGES, Metric, StateBlock, metric_spec
 from ..errors import InputError
-from ._rows import Rows, template
+from ._rows import Rows, column_names, template
 from ._windowing import (
     EPOCH_HALVINGS,
     Wrapper,
@@ -151,7 +151,8 @@ class Decayed(Wrapper):
         n = len(t)
         weights = as_weights(sample_weight, n)
         if n == 0:
-            Rows(args, kwargs, 0, "timestamps").feed(self._template.copy(), None)
+            names = column_names(self)
+            Rows(args, kwargs, 0, "timestamps", names).feed(self._template.copy(), None)
             return self
         latest = max(self.latest, float(t.max()))
         epoch = self._epoch_of(latest)
@@ -159,7 +160,8 @@ class Decayed(Wrapper):
             raise InputError(
                 f"timestamps: {latest!r} lies more than 2**62 x 64 half-lives from time 0"
             )
-        Rows(args, kwargs, n, "timestamps")  # the columns' lengths, named, before the weights'
+        # The columns' lengths, named, before the weights'.
+        Rows(args, kwargs, n, "timestamps", column_names(self))
         inner = self.inner
         if self._count and epoch != self.epoch:
             inner = inner.copy()

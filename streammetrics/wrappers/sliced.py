@@ -17,7 +17,7 @@ from ..base import Metric, metric_from_spec, metric_spec
 from ..errors import IncompatibleStateError, InputError
 from ..states.labels import unique_codes
 from ..states.stacked import blanks, stacked_batch
-from ._rows import Rows, groups, joint_codes, one_kind, template
+from ._rows import Rows, column_names, groups, joint_codes, one_kind, template
 from ._slice_table import Key, SliceTable, slice_kind
 
 __all__ = ["Sliced", "SliceTable", "slice_keys"]
@@ -177,7 +177,7 @@ class Sliced(Metric):
         """
         codes, keys = slice_keys(by)
         n = len(codes)
-        rows = Rows(args, kwargs, n, "by")
+        rows = Rows(args, kwargs, n, "by", column_names(self))
         table = self.slices
         if n == 0:
             rows.feed(self._template.copy(), None)  # validates the (empty) columns

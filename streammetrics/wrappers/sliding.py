@@ -11,7 +11,7 @@ import numpy as np
 from .._inputs import config_int
 from ..base import Metric, metric_spec
 from ..errors import IncompatibleStateError
-from ._rows import Rows, template
+from ._rows import Rows, column_names, template
 from ._windowing import (
     Wrapper,
     check_joins,
@@ -136,7 +136,7 @@ class SlidingWindow(Wrapper):
             return self._commit(1)
         t = times(timestamps)
         n = len(t)
-        rows = Rows(args, kwargs, n, "timestamps")
+        rows = Rows(args, kwargs, n, "timestamps", column_names(self))
         if n == 0:
             rows.feed(self._template.copy(), None)
             return self

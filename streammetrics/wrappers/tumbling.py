@@ -7,7 +7,7 @@ from typing import Any
 from .._inputs import config_int
 from ..base import Metric, metric_spec
 from ..errors import IncompatibleStateError, InputError
-from ._rows import Rows, template
+from ._rows import Rows, column_names, template
 from ._windowing import (
     Wrapper,
     check_mergeable,
@@ -133,7 +133,7 @@ class TumblingWindows(Wrapper):
             return self._commit(1)
         t = times(timestamps)
         n = len(t)
-        rows = Rows(args, kwargs, n, "timestamps")
+        rows = Rows(args, kwargs, n, "timestamps", column_names(self))
         if n == 0:
             rows.feed(self._template.copy(), None)  # validates the (empty) columns
             return self
