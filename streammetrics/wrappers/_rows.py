@@ -143,11 +143,12 @@ def column_names(metric: Metric) -> tuple[str, ...]:
         inner = getattr(metric, "metric", None)  # Bootstrap
     if isinstance(inner, Metric) and inner is not metric:
         return column_names(inner)
-    return _update_parameters(type(metric))
+    cls: Any = type(metric)
+    return _update_parameters(cls)
 
 
 @cache
-def _update_parameters(cls: type) -> tuple[str, ...]:
+def _update_parameters(cls: Any) -> tuple[str, ...]:
     kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
     params = list(inspect.signature(cls.update).parameters.values())[1:]  # without self
     return tuple(p.name for p in params if p.kind in kinds)
