@@ -147,3 +147,27 @@ def test_multiclass_auc_columns_must_count_the_rows(exact: bool) -> None:
     with pytest.raises(sm.StateDecodeError, match="do not add up to count 7"):
         sm.loads(_codec.encode(tree))
     assert sm.loads(m.to_bytes()) == m
+
+
+@pytest.mark.parametrize(
+    "metric",
+    [
+        sm.ROCAUC(exact=True).update([0, 1, 1], [0.2, 0.5, 0.9]),
+        sm.AveragePrecision(exact=True).update([0, 1, 1], [0.2, 0.5, 0.9]),
+        sm.MulticlassROCAUC(exact=True).update([0, 1, 1], [[0.8, 0.2], [0.5, 0.5], [0.1, 0.9]]),
+    ],
+)
+@pytest.mark.parametrize("held, bad", [(0.9, 5.0), (0.2, -0.5)])
+def test_exact_probability_scores_outside_zero_one_are_refused(
+    metric: Any, held: float, bad: float
+) -> None:
+    # 0.8.4 loaded a probability of 5.0 into an exact store that no update could have made.
+    # The held score's 8 bytes (little-endian float64, the wire form of the scores) are swapped
+    # for the bad value; the scores stay sorted.
+    blob = metric.to_bytes()
+    assert np.float64(held).tobytes() in blob
+    forged = blob.replace(np.float64(held).tobytes(), np.float64(bad).tobytes(), 1)
+    with pytest.raises(sm.StateDecodeError, match=r"outside \[0, 1\]"):
+        sm.loads(forged)
+    # Logit scores are any finite values.
+    sm.loads(sm.ROCAUC(exact=True, score_type="logit").update([0, 1], [-7.0, 5.0]).to_bytes())

@@ -12,7 +12,14 @@ from ..errors import InputError
 from ..states.labels import codes_in, config_labels
 from ..states.mappings import check_mode
 
-__all__ = ["binary_labels", "check_mode", "checked_scores", "class_columns", "column_labels"]
+__all__ = [
+    "binary_labels",
+    "check_exact_probabilities",
+    "check_mode",
+    "checked_scores",
+    "class_columns",
+    "column_labels",
+]
 
 
 def binary_labels(y_true: Any, name: str = "y_true", keep_bool: bool = False) -> np.ndarray:
@@ -53,6 +60,13 @@ def checked_scores(y_score: Any, score_type: str, name: str = "y_score") -> np.n
                 'score_type="logit" for raw model outputs (or "real" for any scale)'
             )
     return x
+
+
+def check_exact_probabilities(scores: np.ndarray) -> None:
+    """Decoding: the sorted scores of an exact store of ``score_type="probability"`` lie in
+    [0, 1], as every update checked (``ValueError`` otherwise)."""
+    if len(scores) and not (scores[0] >= 0.0 and scores[-1] <= 1.0):
+        raise ValueError("an exact score lies outside [0, 1] (score_type='probability')")
 
 
 def column_labels(labels: Any, *, sort: bool = False) -> list[Any] | None:

@@ -33,7 +33,13 @@ from ..uncertainty import (
     normal_interval,
     normal_quantile,
 )
-from ._checks import check_mode, checked_scores, class_columns, column_labels
+from ._checks import (
+    check_exact_probabilities,
+    check_mode,
+    checked_scores,
+    class_columns,
+    column_labels,
+)
 
 __all__ = ["MulticlassROCAUC"]
 
@@ -154,6 +160,9 @@ class MulticlassROCAUC(Metric):
         try:
             self.columns = [ScoreBuckets(self._mapping).from_wire(c) for c in columns]
             self._check_pooled("pooled classes", self.columns)
+            if self._mapping is None and self._config["score_type"] == "probability":
+                for c in self.columns:
+                    check_exact_probabilities(c.keys)
         except (TypeError, ValueError, CountOverflowError) as exc:
             raise StateDecodeError(f"MulticlassROCAUC column: {exc}") from exc
         if self.columns and not any(c.weighted for c in self.columns):

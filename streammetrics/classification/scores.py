@@ -43,7 +43,7 @@ from ..uncertainty import (
     normal_interval,
     normal_quantile,
 )
-from ._checks import binary_labels, check_mode, checked_scores
+from ._checks import binary_labels, check_exact_probabilities, check_mode, checked_scores
 
 __all__ = [
     "AveragePrecision",
@@ -128,6 +128,10 @@ class _BinaryScoreMetric(Metric, register=False):
     def _table(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         h = self.hist
         return h.lo, h.hi, h.pos, h.neg
+
+    def _validate_state(self) -> None:
+        if self.hist.exact and self._config["score_type"] == "probability":
+            check_exact_probabilities(self.hist.keys)
 
 
 class ROCAUC(_BinaryScoreMetric):
