@@ -242,8 +242,20 @@ def test_decayed_refuses_states_that_cannot_be_scaled() -> None:
 
     with pytest.raises(sm.InputError, match="maximum"):
         Decayed(MaxScore(), half_life=1.0)
+
+    class OwnMerge(sm.Metric):
+        def __init__(self) -> None:
+            super().__init__()
+            self._add_state("total", 0.0, merge="sum")
+
+        def update(self, x, sample_weight=None):  # type: ignore[no-untyped-def]
+            return self._commit(len(x), total=self.total + float(np.sum(x)))
+
+        def _merge_from(self, other):  # type: ignore[no-untyped-def]
+            self.total += other.total
+
     with pytest.raises(sm.InputError, match="manages its own state"):
-        Decayed(sm.classification.MulticlassROCAUC(), half_life=1.0)
+        Decayed(OwnMerge(), half_life=1.0)
     with pytest.raises(sm.InputError, match=r"Bootstrap\.drawn is a sum of int values"):
         Decayed(Bootstrap(sm.Accuracy()), half_life=1.0)
     with pytest.raises(sm.InputError, match="half_life"):
@@ -267,6 +279,27 @@ def test_decayed_auc_equals_scikit_learn_with_decayed_weights() -> None:
     assert abs(exact.compute() - want) < 1e-12
     assert abs(sketch.compute() - want) <= sketch.inner.error_bound() + 1e-12
     assert sm.loads(sketch.to_bytes()) == sketch
+
+
+def test_decayed_multiclass_auc_equals_scikit_learn_with_decayed_weights() -> None:
+    # 0.8.4 refused MulticlassROCAUC ("manages its own state"); its per-class score stores are
+    # now one registered block that scales like any count state.
+    from sklearn.metrics import roc_auc_score
+
+    rng = np.random.default_rng(22)
+    ts = np.sort(rng.uniform(0, 100, 3000))
+    y = rng.integers(0, 3, 3000)
+    p = rng.dirichlet([1.0, 1.0, 1.0], 3000)
+    p[np.arange(3000), y] += 0.5
+    p /= p.sum(axis=1, keepdims=True)
+    w = 2.0 ** ((ts - ts.max()) / 10.0)
+    for average in ("macro", "weighted"):
+        want = roc_auc_score(y, p, multi_class="ovr", average=average, sample_weight=w)
+        m = sm.Decayed(sm.MulticlassROCAUC(average=average, exact=True), half_life=10.0)
+        for i in range(0, 3000, 700):
+            m.update(y[i : i + 700], p[i : i + 700], timestamps=ts[i : i + 700])
+        assert abs(m.compute() - want) < 1e-12
+        assert sm.loads(m.to_bytes()) == m
 
 
 def test_windows_carry_lists_of_references() -> None:

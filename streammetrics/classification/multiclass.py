@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._codec import CountOverflowError, check_sum
+from .._codec import check_sum
 from .._inputs import (
     as_array,
     as_labels,
@@ -18,13 +18,14 @@ from .._inputs import (
     one_sample_row,
 )
 from ..base import Metric
-from ..errors import IncompatibleStateError, InputError, StateDecodeError
+from ..errors import InputError
 from ..states.buckets import (
     DEFAULT_RESOLUTION,
     ScoreBuckets,
     auc_from_table,
     mapping_for,
 )
+from ..states.score_columns import ScoreColumns
 from ..uncertainty import (
     NAN_INTERVAL,
     check_level,
@@ -97,9 +98,9 @@ class MulticlassROCAUC(Metric):
             average=average, exact=exact, score_type=score_type, resolution=resolution, labels=fixed
         )
         self._mapping = None if exact else mapping_for(score_type, resolution)
-        self._add_state("columns", [], merge=None)
+        self._add_state("columns", ScoreColumns(self._mapping), merge=None)
 
-    columns: list[ScoreBuckets]
+    columns: ScoreColumns
 
     def update(self, y_true: Any, y_prob: Any, sample_weight: Any = None) -> Any:
         """Add a batch of (class, score row) pairs. Complexity O(n C)."""
@@ -115,9 +116,8 @@ class MulticlassROCAUC(Metric):
             raise InputError(f"y_prob: has {k} columns, earlier batches had {len(self.columns)}")
         if self._config["score_type"] == "probability":
             checked_scores(x.reshape(-1), "probability", "y_prob")
-        cols = self.columns or [ScoreBuckets(self._mapping) for _ in range(k)]
-        new = [cols[j].add(np.ascontiguousarray(x[:, j]), codes == j, w) for j in range(k)]
-        self._check_pooled("y_true", new)
+        new = self.columns.added(x, codes, w)
+        self._check_pooled("y_true", list(new))
         return self._commit(n, columns=new)
 
     def _check_pooled(self, what: str, columns: list[ScoreBuckets]) -> None:
@@ -127,52 +127,28 @@ class MulticlassROCAUC(Metric):
             kind = "f" if any(c.weighted for c in columns) else "i"
             check_sum(what, kind, *(c.held_total() for c in columns))
 
-    def _merge_from(self, other: Any) -> None:
-        if not self.columns:
-            self.columns = [c.copy() for c in other.columns]
-            return
-        self.columns = [a.merged(b) for a, b in zip(self.columns, other.columns, strict=True)]
-
     def _check_compatible(self, other: Any) -> None:
         super()._check_compatible(other)
-        if self.columns and other.columns and len(self.columns) != len(other.columns):
-            raise IncompatibleStateError(
-                f"cannot merge MulticlassROCAUC states of {len(self.columns)} and "
-                f"{len(other.columns)} classes"
-            )
         if self._config["average"] == "micro" and self.columns and other.columns:
             self._check_pooled("pooled classes", [*self.columns, *other.columns])
 
-    def _state_wire(self) -> dict[str, Any]:
-        return {"count": self._count, "columns": [c.to_wire() for c in self.columns]}
-
-    def _load_state(self, state: Any) -> None:
-        if not isinstance(state, dict) or set(state) != {"count", "columns"}:
-            raise StateDecodeError("MulticlassROCAUC state needs exactly count and columns")
-        count, columns = state["count"], state["columns"]
-        if type(count) is not int or count < 0 or not isinstance(columns, list):
-            raise StateDecodeError("MulticlassROCAUC: invalid count or columns")
+    def _validate_state(self) -> None:
+        """Decoding: the columns match the labels and the count, and hold valid scores."""
+        columns, count = self.columns, self._count
         labels = self._config["labels"]
         if labels is not None and columns and len(columns) != len(labels):
-            raise StateDecodeError("MulticlassROCAUC: columns differ from the labels")
+            raise ValueError("the columns differ from the labels")
         if (count == 0) != (not columns):
-            raise StateDecodeError("MulticlassROCAUC: count and columns disagree")
-        try:
-            self.columns = [ScoreBuckets(self._mapping).from_wire(c) for c in columns]
-            self._check_pooled("pooled classes", self.columns)
-            if self._mapping is None and self._config["score_type"] == "probability":
-                for c in self.columns:
-                    check_exact_probabilities(c.keys)
-        except (TypeError, ValueError, CountOverflowError) as exc:
-            raise StateDecodeError(f"MulticlassROCAUC column: {exc}") from exc
-        if self.columns and not any(c.weighted for c in self.columns):
+            raise ValueError("count and columns disagree")
+        self._check_pooled("pooled classes", list(columns))
+        if self._mapping is None and self._config["score_type"] == "probability":
+            for c in columns:
+                check_exact_probabilities(c.keys)
+        if columns and not any(c.weighted for c in columns):
             # Unweighted rows: each counts once in every column, positive in exactly one.
-            totals = [c.totals() for c in self.columns]
+            totals = [c.totals() for c in columns]
             if any(p + n != count for p, n in totals) or sum(p for p, _ in totals) != count:
-                raise StateDecodeError(
-                    f"MulticlassROCAUC: the columns' counts do not add up to count {count}"
-                )
-        self._count = count
+                raise ValueError(f"the columns' counts do not add up to count {count}")
 
     def _per_class(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         values, bounds, support = [], [], []
@@ -187,7 +163,7 @@ class MulticlassROCAUC(Metric):
         average = self._config["average"]
         if average == "micro":
             pooled = self.columns[0]
-            for c in self.columns[1:]:
+            for c in self.columns.stores[1:]:
                 pooled = pooled.merged(c)
             v, b = auc_from_table(pooled.lo, pooled.hi, pooled.pos, pooled.neg)
             return v, 0.0 if pooled.exact else b
