@@ -11,7 +11,8 @@
 - ``QueryBuffers``: rows of ranking queries not yet complete, sorted; byte-identical.
 
 Also here, imported from their modules: ``ScoreBuckets`` (``states.buckets``; its mappings in
-``states.mappings``), ``GroupedScores`` (``states.grouped``, the state of GAUC) and the label
+``states.mappings``), ``ScoreColumns`` (``states.score_columns``, one store per class column),
+``GroupedScores`` (``states.grouped``, the state of GAUC) and the label
 sets of ``states.labels``.
 """
 
