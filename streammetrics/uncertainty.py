@@ -255,15 +255,25 @@ _GRAD_BUDGET = 1 << 22
 
 
 def summary_gradient(
-    f: Confusion, diag: np.ndarray, rows: np.ndarray, cols: np.ndarray, n: float
+    f: Confusion,
+    diag: np.ndarray,
+    rows: np.ndarray,
+    cols: np.ndarray,
+    n: float,
+    unit: float = 1.0,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, float] | None:
     """``df`` with respect to the diagonal, the row sums, the column sums and the total of a
     confusion matrix, by central differences on those 3L + 1 summaries (``f`` vectorised over a
-    leading axis, evaluated a bounded number of rows at a time); ``None`` if not finite."""
+    leading axis, evaluated a bounded number of rows at a time); ``None`` if not finite.
+
+    Each step is ``1e-6`` of its summary, and at least ``1e-6 * unit``: ``unit`` is one row's
+    mean weight (1 for counts), so that scaling every weight scales the steps alike and leaves
+    the gradient's relative accuracy unchanged (a fixed floor of 1e-6 dwarfed counts whose total
+    weight is below one)."""
     size = len(diag)
     base = np.concatenate([diag, rows, cols, [n]])
     m = len(base)
-    step = 1e-6 * np.maximum(np.abs(base), 1.0)
+    step = 1e-6 * np.maximum(np.abs(base), unit)
     grad = np.empty(m)
     chunk = max(1, _GRAD_BUDGET // (2 * m))
     for lo in range(0, m, chunk):
@@ -284,7 +294,9 @@ def summary_gradient(
     return grad[:size], grad[size : 2 * size], grad[2 * size : 3 * size], float(grad[-1])
 
 
-def confusion_delta_se(table: np.ndarray, f: Confusion, n_eff: float | None = None) -> float:
+def confusion_delta_se(
+    table: np.ndarray, f: Confusion, n_eff: float | None = None, samples: int = 0
+) -> float:
     """Delta-method standard error of ``f`` at a confusion matrix ``table`` (true x predicted).
 
     ``f(diag, rows, cols, total)`` is vectorised over a leading axis and depends on the counts
@@ -293,13 +305,15 @@ def confusion_delta_se(table: np.ndarray, f: Confusion, n_eff: float | None = No
     delta method (e.g. Agresti, *Categorical Data Analysis*, 3rd ed., sec. 16.1) gives
     ``Var = sum_ij C_ij h_ij**2 - (sum_ij C_ij h_ij)**2 / n``. The partial derivatives come from
     :func:`summary_gradient`. With weighted counts the variance is rescaled to Kish's effective
-    size ``n_eff``.
+    size ``n_eff``. ``samples``: the rows counted (their mean weight sets the differences'
+    smallest step; 0: one per unit of count).
     """
     c = np.asarray(table, dtype=np.float64)
     n = float(c.sum())
     if not n > 0:
         return math.nan
-    parts = summary_gradient(f, np.diagonal(c), c.sum(axis=1), c.sum(axis=0), n)
+    unit = n / samples if samples else 1.0
+    parts = summary_gradient(f, np.diagonal(c), c.sum(axis=1), c.sum(axis=0), n, unit)
     if parts is None:
         return math.nan
     e, a, b, z = parts
@@ -314,6 +328,7 @@ def cells_delta_se(
     margins: tuple[np.ndarray, np.ndarray, np.ndarray],
     f: Confusion,
     n_eff: float | None = None,
+    samples: int = 0,
 ) -> float:
     """:func:`confusion_delta_se` from the filled cells ``(row, column, count)`` of a square
     table and its ``(diagonal, row sums, column sums)``: empty cells add nothing to either sum,
@@ -323,7 +338,7 @@ def cells_delta_se(
     n = float(v.sum())
     if not n > 0:
         return math.nan
-    parts = summary_gradient(f, *margins, n)
+    parts = summary_gradient(f, *margins, n, n / samples if samples else 1.0)
     if parts is None:
         return math.nan
     e, a, b, z = parts

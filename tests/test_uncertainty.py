@@ -350,3 +350,38 @@ def test_multi_output_regression_refuses() -> None:
     t = np.random.default_rng(0).normal(size=(20, 2))
     with pytest.raises(sm.NoIntervalError, match="outputs"):
         sm.MeanSquaredError().update(t, t + 1).interval()
+
+
+@pytest.mark.parametrize(
+    "make", [sm.F1, sm.MatthewsCorrCoef, lambda: sm.Precision(average="macro"), sm.CohenKappa]
+)
+def test_delta_method_intervals_do_not_change_when_every_weight_is_scaled(make: Any) -> None:
+    # 0.8.4 took central differences with steps of at least 1e-6: at weights of 1e-9 the steps
+    # dwarfed the counts, and F1's interval moved from (0.782, 0.859) to (0.718, 0.923).
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 400)
+    p = np.where(rng.random(400) < 0.8, y, 1 - y)
+    want = make().update(y, p).interval()
+    for scale in (1e-6, 1e-9, 1e-12, 1e9):
+        got = make().update(y, p, sample_weight=np.full(400, scale)).interval()
+        assert got == pytest.approx(want, rel=1e-6, abs=1e-9)
+
+
+def test_kappa_intervals_stay_within_minus_one_and_one() -> None:
+    # Every weighting of kappa lies in [-1, 1]; 0.8.4 gave (-1.10, 0.10) here.
+    y, p = [0, 1, 0, 1, 1, 0, 1, 0], [1, 0, 1, 0, 1, 1, 0, 0]
+    for weights in (None, "linear", "quadratic"):
+        m = sm.CohenKappa(weights=weights).update(y, p)
+        low, high = m.interval()
+        assert low == -1.0 and -1.0 <= m.compute() <= high <= 1.0
+
+
+@pytest.mark.parametrize("level", [1.5, "x", None])
+def test_wrappers_check_the_level_even_without_slices(level: Any) -> None:
+    with pytest.raises(sm.InputError, match="level"):
+        sm.Sliced(sm.Accuracy()).intervals(level)
+
+
+def test_bootstrap_takes_numpy_levels_as_the_metrics_do() -> None:
+    b = sm.Bootstrap(sm.Accuracy(), replicates=50).update([0, 1, 1, 0], [0, 1, 0, 0])
+    assert b.interval(np.float32(0.9)) == b.interval(float(np.float32(0.9)))

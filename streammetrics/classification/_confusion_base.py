@@ -187,8 +187,8 @@ class _ConfusionMetric(Metric, register=False):
         """:func:`~streammetrics.uncertainty.confusion_delta_se` of ``f`` at the counts; the
         sparse form computes the same over its filled cells only (``cells_delta_se``)."""
         if not self.counts.sparse:
-            return confusion_delta_se(self.counts.table, f, self._n_eff())
-        return cells_delta_se(self.counts.filled(), self._margins(), f, self._n_eff())
+            return confusion_delta_se(self.counts.table, f, self._n_eff(), self._count)
+        return cells_delta_se(self.counts.filled(), self._margins(), f, self._n_eff(), self._count)
 
 
 def _prf_divide(num: np.ndarray, den: np.ndarray, zero_division: float) -> np.ndarray:

@@ -337,7 +337,8 @@ class CohenKappa(_ConfusionMetric):
         multinomial confusion counts, with the analytic gradient of ``1 - A / B``
         (``A = sum w_ij C_ij``, ``B = sum w_ij c_i r_j / n``; Fleiss, Cohen and Everitt 1969,
         "Large sample standard errors of kappa and weighted kappa", Psychological Bulletin 72,
-        323-327), normal, on Kish's effective sample size. O(L**2).
+        323-327), normal, on Kish's effective sample size, clipped to [-1, 1] (where every
+        weighting of kappa lies). O(L**2).
         """
         level = check_level(level)
         if self.count == 0:
@@ -359,7 +360,7 @@ class CohenKappa(_ConfusionMetric):
         db = ((w @ rows)[None, :] + (cols @ w)[:, None] - b) / n
         grad = -(w * b - a * db) / (b * b)
         se = counts_delta_se(conf, grad, self._n_eff())
-        return normal_interval(1.0 - a / b, se, level, (-math.inf, 1.0))
+        return normal_interval(1.0 - a / b, se, level, (-1.0, 1.0))
 
     def _sparse_interval(self, level: float) -> tuple[float, float]:
         """:meth:`interval` from the filled cells (empty cells add nothing to the variance)."""
@@ -372,7 +373,7 @@ class CohenKappa(_ConfusionMetric):
         db = (kappa_weight_dot(weights, rows)[c] + kappa_weight_dot(weights, cols)[r] - b) / n
         grad = -(kappa_weight_at(weights, r, c) * b - a * db) / (b * b)
         se = counts_delta_se(v.astype(np.float64), grad, self._n_eff())
-        return normal_interval(kappa, se, level, (-math.inf, 1.0))
+        return normal_interval(kappa, se, level, (-1.0, 1.0))
 
 
 class ClassificationReport(_ConfusionMetric):

@@ -23,6 +23,7 @@ from ..base import Metric, metric_from_spec, metric_spec
 from ..errors import IncompatibleStateError, InputError
 from ..states.labels import fnv1a, splitmix64
 from ..states.stacked import Stacked, blanks, stacked_batch
+from ..uncertainty import check_level
 from ._poisson import SCHEMES, poisson_rows, position_hashes
 from ._rows import Rows, batch_length, column_names, one_kind, template
 from ._slice_table import SliceTable
@@ -340,8 +341,7 @@ class Bootstrap(Metric):
         Replicates whose value is ``nan`` (e.g. an AUC replicate without a positive) are left
         out.
         """
-        if isinstance(level, bool) or not isinstance(level, (int, float)) or not 0 < level < 1:
-            raise InputError(f"level: expected a number strictly between 0 and 1, got {level!r}")
+        level = check_level(level)
         values = self.replicates()
         if np.isnan(values).all():
             return math.nan, math.nan

@@ -17,6 +17,7 @@ from ..base import Metric, metric_from_spec, metric_spec
 from ..errors import IncompatibleStateError, InputError
 from ..states.labels import unique_codes
 from ..states.stacked import blanks, stacked_batch
+from ..uncertainty import check_level
 from ._rows import Rows, column_names, groups, joint_codes, one_kind, template
 from ._slice_table import Key, SliceTable, slice_kind
 
@@ -278,6 +279,7 @@ class Sliced(Metric):
 
     def intervals(self, level: float = 0.95) -> dict[Key, tuple[float, float]]:
         """``{key: (low, high)}``: each slice's ``interval(level)``, sorted by key."""
+        level = check_level(level)  # named even when there is no slice to ask
         if not hasattr(self._template, "interval"):
             raise TypeError(
                 f"{type(self._template).__name__} has no interval(); wrap it in Bootstrap "
