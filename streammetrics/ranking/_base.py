@@ -9,8 +9,8 @@ from typing import Any, ClassVar
 import numpy as np
 from scipy.special import gammaln
 
-from .._codec import COUNT_LIMIT, check_sum
-from .._inputs import as_labels, as_scores, check_same_length, config_int
+from .._codec import COUNT_LIMIT, CountOverflowError, check_sum
+from .._inputs import as_labels, as_scores, check_same_length, config_flag, config_int
 from .._keyed import Keyed
 from ..base import Metric
 from ..errors import InputError
@@ -151,6 +151,7 @@ class _RankingMetric(Keyed, Metric, register=False):
 
         Complexity: O(b) buffered; O(b log b + B log B) with ``complete=True``.
         """
+        complete = config_flag(complete, "complete")  # "no" is not True
         q = as_labels(query_ids, "query_ids")
         rel = as_scores(relevance, "relevance")
         score = as_scores(scores, "scores")
@@ -296,9 +297,14 @@ class _RankingMetric(Keyed, Metric, register=False):
 
     def _check_compatible(self, other: Any) -> None:
         super()._check_compatible(other)
-        # Folded query counts stay within 2**53 and the folded total finite.
+        # Folded query counts stay within 2**53 and the folded total finite. (Not the 2**100
+        # bound of weights: a per-query value may pass it with the relevance update allows.)
         check_sum("ranking rows", "i", self.count, other.count)
-        check_sum("ranking totals", "f", self.total, other.total)
+        if not math.isfinite(self.total + other.total):
+            raise CountOverflowError(
+                "ranking totals: the per-query values would total more than the largest float; "
+                "refused, the state is unchanged"
+            )
 
     def _validate_state(self) -> None:
         if self.queries < 0 or self.skipped < 0:
@@ -307,6 +313,9 @@ class _RankingMetric(Keyed, Metric, register=False):
             raise ValueError("more than 2**53 rows counted")
         if not (math.isfinite(self.total) and self.total >= 0):
             raise ValueError("the folded total must be finite and non-negative")
+        top = self._bounds[1]
+        if math.isfinite(top) and self.total > top * self.queries * (1 + 1e-12):
+            raise ValueError(f"the folded total passes {top:g} per scored query")
         if not (math.isnan(self.spread) or (math.isfinite(self.spread) and self.spread >= 0)):
             raise ValueError("the folded spread must be finite and non-negative (or nan)")
         if self.queries == 0 and self.spread != 0 and not math.isnan(self.spread):

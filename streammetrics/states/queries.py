@@ -31,6 +31,9 @@ _EMPTY_IDS = np.empty(0, dtype=np.int64)
 _EMPTY_F = np.empty(0, dtype=np.float64)
 # Consolidate into one sorted chunk once this many chunks pile up (bounds per-chunk overhead).
 _MAX_CHUNKS = 64
+# A chunk at least this fraction of the one before it joins it: the chunks' sizes then fall
+# geometrically (O(log B) chunks), so each row is sorted again O(log B) times in all.
+_JOIN_RATIO = 0.5
 
 Rows = tuple[np.ndarray, np.ndarray, np.ndarray]
 
@@ -86,15 +89,24 @@ class QueryBuffers(StateBlock):
         return self._chunks[0]
 
     def _with_chunks(self, chunks: list[Rows]) -> QueryBuffers:
+        """A block of these chunks. The last chunks are joined (sorted together) while one is
+        at least half the size of the one before it: appending one row at a time then costs
+        O(log B) amortised, not the full sort of all B buffered rows that a consolidation
+        every ``_MAX_CHUNKS`` appends cost (0.8.4: 30 ms per row at 4M buffered rows)."""
         out = QueryBuffers()
-        out._chunks = [c for c in chunks if len(c[0])]
-        out._size = sum(len(c[0]) for c in out._chunks)
-        if len(out._chunks) > _MAX_CHUNKS:
+        kept = [c for c in chunks if len(c[0])]
+        while len(kept) > 1 and len(kept[-1][0]) >= _JOIN_RATIO * len(kept[-2][0]):
+            a, b = kept[-2], kept[-1]
+            kept[-2:] = [canonical(*(np.concatenate([a[i], b[i]]) for i in range(3)))]
+        out._chunks = kept
+        out._size = sum(len(c[0]) for c in kept)
+        if len(kept) > _MAX_CHUNKS:
             out.rows()
         return out
 
     def appended(self, query: np.ndarray, relevance: np.ndarray, score: np.ndarray) -> QueryBuffers:
-        """A new block with these rows added (``self`` does not change). O(b)."""
+        """A new block with these rows added (``self`` does not change). O(b log b) for the
+        batch, and amortised O(log B) re-sorts per row for the joins of chunks."""
         chunk = canonical(query, relevance, score)
         return self._with_chunks([*self._chunks, chunk])
 
