@@ -23,13 +23,25 @@ def float_list(value: Any, name: str, default: np.ndarray) -> list[float]:
     return [float(v) for v in arr]
 
 
-def _boxes(x: Any, name: str) -> np.ndarray:
+def _boxes(x: Any, name: str, truth: bool = False) -> np.ndarray:
+    """Boxes as an (n, 4) float64 array. A ground-truth box (``truth``) with x2 < x1 or y2 < y1
+    is an ``InputError``: its negative area lies outside every area range, so it would be
+    dropped without a word. A predicted one is scored as COCOeval scores it (outside every
+    range: never counted), as a detector's raw output may hold such boxes."""
     arr = as_array(x, name)
-    if arr.size == 0:
+    if arr.size == 0 and (arr.ndim == 1 or arr.shape[-1:] == (4,)):
         return np.zeros((0, 4), dtype=np.float64)
     if arr.ndim != 2 or arr.shape[1] != 4:
         raise InputError(f"{name}: expected boxes of shape (n, 4) in xyxy, got {arr.shape}")
-    return as_scores(arr, name, ndim=2)
+    boxes = as_scores(arr, name, ndim=2)
+    flipped = (boxes[:, 2] < boxes[:, 0]) | (boxes[:, 3] < boxes[:, 1]) if truth else None
+    if flipped is not None and flipped.any():
+        i = int(np.argmax(flipped))
+        raise InputError(
+            f"{name}: box {i} {boxes[i].tolist()} has x2 < x1 or y2 < y1; boxes are "
+            "(x1, y1, x2, y2) with x1 <= x2 and y1 <= y2"
+        )
+    return boxes
 
 
 def _column(d: dict[str, Any], key: str, n: int, where: str, kind: str) -> np.ndarray:
@@ -80,7 +92,7 @@ def parse_images(preds: Any, targets: Any, unit_scores: bool) -> tuple[dict[str,
         det["labels"].append(_column(p, "labels", n, where, "label"))
         det["img"].append(np.full(n, i, dtype=np.int64))
         where = f"targets[{i}]"
-        boxes = _boxes(t.get("boxes"), f"{where}['boxes']")
+        boxes = _boxes(t.get("boxes"), f"{where}['boxes']", truth=True)
         m = len(boxes)
         gt["boxes"].append(boxes)
         gt["labels"].append(_column(t, "labels", m, where, "label"))

@@ -164,6 +164,29 @@ class DetectionRecords(StateBlock):
         )
 
 
+def check_true_positives(
+    classes: np.ndarray,
+    gt_counts: np.ndarray,
+    label: np.ndarray,
+    combo: np.ndarray,
+    tp: np.ndarray,
+    thresholds: int,
+) -> None:
+    """Decoding: ``ValueError`` when a class counts more true positives in one combination than
+    it has ground-truth boxes in that combination's area range (every true positive matches a
+    distinct box). Entries: each one's class ``label``, ``combo`` and true positives ``tp``;
+    combination ``c`` lies in area ``(c // thresholds) % areas``."""
+    if not len(label):
+        return
+    k, areas = gt_counts.shape
+    width = int(combo.max()) + 1
+    cell = np.searchsorted(classes, label) * width + combo
+    held = np.bincount(cell, weights=tp, minlength=k * width).reshape(k, width)
+    area = (np.arange(width) // thresholds) % areas
+    if (held > gt_counts[:, area]).any():
+        raise ValueError("a class counts more true positives than its ground-truth boxes")
+
+
 def check_gt_sum(mine: np.ndarray, theirs: np.ndarray) -> None:
     """Refuse ground-truth counts that together would pass 2**53 (:class:`CountOverflowError`)."""
     check_sum("ground-truth counts", "i", count_total(mine), count_total(theirs))

@@ -1,0 +1,46 @@
+"""Detection inputs and states a review found mishandled (0.8.4)."""
+
+from __future__ import annotations
+
+import msgpack
+import numpy as np
+import pytest
+
+import streammetrics as sm
+from streammetrics.detection import MeanAveragePrecision
+
+
+def image(boxes: list[list[float]], pred: list[float] | None = None) -> tuple[dict, dict]:  # type: ignore[type-arg]
+    target = {"boxes": np.array(boxes), "labels": np.zeros(len(boxes), dtype=int)}
+    p = np.array([pred if pred is not None else boxes[0]])
+    return {"boxes": p, "scores": np.array([0.9]), "labels": np.array([0])}, target
+
+
+def test_a_ground_truth_box_with_flipped_corners_is_an_input_error() -> None:
+    # 0.8.4 took [60, 50, 50, 60] (x2 < x1): its negative area lay outside every range, the box
+    # was dropped, and map was 1.0 instead of 0.505.
+    m = MeanAveragePrecision()
+    before = m.to_bytes()
+    pred, target = image([[10, 10, 50, 50], [60, 50, 50, 60]])
+    with pytest.raises(sm.InputError, match=r"targets\[0\]\['boxes'\]: box 1 .* x2 < x1"):
+        m.update([pred], [target])
+    assert m.to_bytes() == before
+    with pytest.raises(sm.InputError, match=r"shape \(n, 4\)"):
+        m.update([pred], [{"boxes": np.zeros((0, 5)), "labels": np.zeros(0, dtype=int)}])
+    # A flipped prediction is scored as COCOeval scores it: never counted.
+    pred, target = image([[10, 10, 50, 50]], pred=[50, 50, 10, 10])
+    assert m.update([pred], [target]).compute()["map"] == 0.0
+
+
+@pytest.mark.parametrize("exact", [True, False])
+def test_more_true_positives_than_ground_truth_boxes_is_refused(exact: bool) -> None:
+    pred, target = image([[10, 10, 50, 50]])
+    m = MeanAveragePrecision(exact=exact).update([pred], [target])
+    tree = msgpack.unpackb(m.to_bytes(), strict_map_key=False)
+    sm.loads(msgpack.packb(tree, use_bin_type=True))  # untouched: loads
+    # Claim no ground-truth box at all: the one true positive has nothing to match.
+    counts = tree["state"]["records"]["gt_counts"]
+    zero = bytes(counts.data[: len(counts.data) - 8 * 4]) + bytes(8 * 4)
+    tree["state"]["records"]["gt_counts"] = msgpack.ExtType(counts.code, zero)
+    with pytest.raises(sm.StateDecodeError, match="more true positives"):
+        sm.loads(msgpack.packb(tree, use_bin_type=True))
