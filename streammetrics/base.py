@@ -328,14 +328,25 @@ class Metric(Serialised, PerRequest):
         return new
 
     def __getstate__(self) -> dict[str, Any]:
-        # Used by copy, deepcopy and pickle (Dask and Spark ship metrics this way): pending rows
-        # are folded first and the lock stays behind.
+        # pickle and copy.copy (Dask and Spark ship metrics this way): a deep snapshot taken
+        # under the lock, pending rows folded, the lock left behind. (0.8.4 returned the live
+        # containers and released the lock: pickle then walked them while other threads
+        # updated them, and raised, or its copies' flushes lost their queued rows.)
+        return self._snapshot({})
+
+    def __deepcopy__(self: _M, memo: dict[int, Any]) -> _M:
+        new = object.__new__(type(self))
+        memo[id(self)] = new
+        new.__dict__.update(self._snapshot(memo))
+        new._lock = threading.RLock()
+        return new
+
+    def _snapshot(self, memo: dict[int, Any]) -> dict[str, Any]:
         with self._lock:
             if self._pending is not None:
                 self._fold()
-            state = self.__dict__.copy()
-        del state["_lock"]
-        return state
+            state = {k: v for k, v in self.__dict__.items() if k != "_lock"}
+            return _copy.deepcopy(state, memo)
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)

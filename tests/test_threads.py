@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 import threading
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -156,3 +157,66 @@ def test_decayed_scales_rows_still_pending() -> None:
         one.update(int(y[i]), 1, timestamps=float(t[i]))
     whole.update(y, np.ones(200, dtype=int), timestamps=t)
     assert one.compute() == pytest.approx(whole.compute(), rel=1e-12)
+
+
+def test_deepcopy_and_pickle_while_other_threads_update() -> None:
+    # 0.8.4 let deepcopy and pickle walk the live containers after the lock was released: a
+    # SlidingWindow raised "dictionary changed size during iteration", and the flush inside a
+    # deep-copied MulticlassROCAUC store lost rows that other threads were queueing.
+    import copy
+    import pickle
+
+    from streammetrics.windows import SlidingWindow
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        rng = np.random.default_rng(3)
+        y = rng.integers(0, 3, (200, 20))
+        p = rng.dirichlet(np.ones(3), (200, 20))
+        w = rng.random((200, 20))
+        cases = [
+            (
+                lambda: sm.MulticlassROCAUC(exact=True),
+                lambda m, i: m.update(y[i], p[i], w[i]),
+                copy.deepcopy,
+            ),
+            (
+                lambda: SlidingWindow(sm.ROCAUC(), width=5, slots=10),
+                lambda m, i: m.update(i % 2, (i % 10) / 10, timestamps=i / 10),
+                pickle.dumps,
+            ),
+        ]
+        for make, feed, read in cases:
+            m, errors, done = make(), [], threading.Event()
+
+            def writer(k: int, m: sm.Metric = m, feed: Any = feed) -> None:
+                for i in range(k, 200, 4):
+                    feed(m, i)
+
+            def reader(
+                m: sm.Metric = m, read: Any = read, done: Any = done, errors: list = errors
+            ) -> None:
+                while not done.is_set():
+                    try:
+                        read(m)
+                    except Exception as exc:  # any escape is the failure
+                        errors.append(exc)
+
+            threads = [threading.Thread(target=writer, args=(k,)) for k in range(4)]
+            watcher = threading.Thread(target=reader)
+            watcher.start()
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            done.set()
+            watcher.join()
+            assert not errors
+            alone = make()
+            for i in range(200):
+                feed(alone, i)
+            assert m.count == alone.count
+            assert m.compute() == pytest.approx(alone.compute(), rel=1e-12)
+    finally:
+        sys.setswitchinterval(old)
