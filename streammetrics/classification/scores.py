@@ -129,6 +129,10 @@ class _BinaryScoreMetric(Metric, register=False):
         h = self.hist
         return h.lo, h.hi, h.pos, h.neg
 
+    #: ``_validate_state`` checks exact stores alone, so the packed decoder of ``Sliced`` (grid
+    #: stores only) need not run it.
+    _validates_exact_only: ClassVar[bool] = True
+
     def _validate_state(self) -> None:
         if self.hist.exact and self._config["score_type"] == "probability":
             check_exact_probabilities(self.hist.keys)

@@ -116,7 +116,10 @@ def decoded_pack(template: Any, pairs: list[Any], least: int) -> SlicePack | Non
         or mapping.size is None
         or template.hist._bits is not None
         or set(template._fields) != {"hist"}
-        or type(template)._validate_state is not Metric._validate_state
+        or (
+            type(template)._validate_state is not Metric._validate_state
+            and not getattr(template, "_validates_exact_only", False)
+        )
     ):
         return None
     found = _envelopes(template, pairs, "hist", _STORE)
