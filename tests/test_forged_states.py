@@ -171,3 +171,25 @@ def test_exact_probability_scores_outside_zero_one_are_refused(
         sm.loads(forged)
     # Logit scores are any finite values.
     sm.loads(sm.ROCAUC(exact=True, score_type="logit").update([0, 1], [-7.0, 5.0]).to_bytes())
+
+
+def test_a_calibration_config_cannot_ask_for_gigabytes() -> None:
+    # 0.8.4 built np.zeros(bins) three times before checking the state: a 541-byte blob with
+    # bins=10**8 took 5.4 GB and 13 s.
+    m = sm.CalibrationError(bins=4).update([0, 1], [0.2, 0.9])
+    with pytest.raises(sm.StateDecodeError, match="bins"):
+        sm.loads(forge(m, {"bins": 10**8}))
+    with pytest.raises(sm.InputError, match="bins"):
+        sm.CalibrationError(bins=100_001)
+    assert sm.CalibrationError(bins=100_000).update([1], [0.5]).count == 1
+
+
+def test_ap_interval_of_a_tiny_ap_does_not_overflow() -> None:
+    # Two positives below two million negatives: 0.8.4 raised OverflowError in math.exp.
+    y = np.zeros(2_000_002, dtype=bool)
+    y[-2:] = True
+    s = np.ones(2_000_002)
+    s[-2:] = 0.0
+    for exact in (True, False):
+        low, high = sm.AveragePrecision(exact=exact).update(y, s).interval()
+        assert 0.0 <= low <= high <= 1.0

@@ -28,6 +28,11 @@ from ._checks import binary_labels, class_columns, column_labels
 
 __all__ = ["BrierScore", "CalibrationError", "LogLoss"]
 
+#: The most bins ``CalibrationError`` takes: its state is three float arrays of ``bins``
+#: values, built from the configuration before a decoded state is checked, so a blob of a few
+#: bytes must not ask for gigabytes (2.4 MB at this bound).
+MAX_BINS = 100_000
+
 
 def _probabilities(y_prob: Any, y_true: Any, name: str = "y_prob") -> np.ndarray:
     arr = one_sample_row(y_true, as_array(y_prob, name))
@@ -310,7 +315,8 @@ class CalibrationError(Metric):
     columns. Bounds (``docs/format.md``): the bin weights total at most ``WEIGHT_LIMIT``
     (2**100; an update or merge past it raises ``CountOverflowError``, the state unchanged),
     and each bin's confidence and outcome sums lie between 0 and its weight, as every real
-    stream gives; decoding refuses anything else, so every bin mean is finite.
+    stream gives; decoding refuses anything else, so every bin mean is finite. ``bins`` is at
+    most ``MAX_BINS`` (100,000), so that no configuration in a small blob allocates gigabytes.
     Memory O(bins); update O(n log bins); merge and compute O(bins).
 
     Examples
@@ -325,7 +331,7 @@ class CalibrationError(Metric):
 
     def __init__(self, bins: int = 15, norm: str = "l1", labels: Any = None) -> None:
         super().__init__()
-        bins = config_int(bins, "bins")
+        bins = config_int(bins, "bins", 1, MAX_BINS)
         if norm not in ("l1", "l2", "max"):
             raise InputError(f"norm: must be 'l1', 'l2' or 'max'; got {norm!r}")
         fixed = column_labels(labels, sort=True)

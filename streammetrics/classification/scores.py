@@ -22,6 +22,7 @@ import math
 from typing import Any, ClassVar
 
 import numpy as np
+from scipy.special import expit
 
 from .._inputs import BFLOAT16_BITS, as_weights, bfloat16_values, check_same_length
 from ..base import Metric
@@ -281,8 +282,9 @@ class AveragePrecision(_BinaryScoreMetric):
             return normal_interval(ap, 0.0, level, (0.0, 1.0), widen)
         centre = math.log(ap / (1.0 - ap))
         half = normal_quantile(level) / math.sqrt(big_p * ap * (1.0 - ap))
-        low = 1.0 / (1.0 + math.exp(-(centre - half))) - widen
-        high = 1.0 / (1.0 + math.exp(-(centre + half))) + widen
+        # expit, not 1 / (1 + exp(-x)): half is over 700 for a tiny AP of few positives.
+        low = float(expit(centre - half)) - widen
+        high = float(expit(centre + half)) + widen
         return max(low, 0.0), min(high, 1.0)
 
 
