@@ -96,7 +96,8 @@ def test_blobs_of_0_2_0_still_load_at_their_resolution(case_id, cls):
     assert m.hist.bits == 7  # resolution 128
     pinned = {
         "ROCAUC-real-weighted": 0.4074074074074074,
-        "golden-AveragePrecision-real": 0.5227676620864931,
+        # (0.8.4: 0.5227676620864931, before weighted buckets took the continuous form)
+        "golden-AveragePrecision-real": 0.5223560673638011,
     }
     assert m.compute() == pinned[case_id]
     assert sm.loads(m.to_bytes()).to_bytes() == m.to_bytes()

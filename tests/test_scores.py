@@ -650,3 +650,27 @@ def test_tiny_weights_give_the_ratios_of_any_scale() -> None:
         assert np.isnan(
             sm.AveragePrecision(exact=True).update(y, s, sample_weight=np.full(6, tiny)).interval()
         ).all()
+
+
+@pytest.mark.parametrize("score_type", ["probability", "logit"])
+def test_ap_sketch_bound_holds_for_weights_below_one(score_type: str) -> None:
+    # 0.8.4 counted one step per unit of weight: two rows of weight 1e-3 in one bucket gave
+    # AP 0.998 with a bound of 0.0016 (exact 0.5), and normalised weights a negative bound.
+    from sklearn.metrics import average_precision_score
+
+    m = sm.AveragePrecision(score_type=score_type).update([1, 0], [0.5, 0.5001], [1e-3, 1e-3])
+    assert abs(m.compute() - 0.5) <= m.error_bound()
+    rng = np.random.default_rng(7)
+    y = rng.integers(0, 2, 20_000)
+    s = np.clip(0.25 * y + 0.75 * rng.random(20_000), 0, 1)
+    w = rng.random(20_000)
+    want = average_precision_score(y, s, sample_weight=w)
+    values = set()
+    for scale in (1.0, 1e-2, 1 / w.sum(), 1e3):
+        for resolution in (8, 128):
+            a = sm.AveragePrecision(score_type=score_type, resolution=resolution)
+            a.update(y, s, sample_weight=w * scale)
+            assert a.error_bound() >= 0
+            assert abs(a.compute() - want) <= a.error_bound() + 1e-12
+            values.add((resolution, round(a.compute(), 12)))
+    assert len(values) == 2  # the same value at every scale of the weights

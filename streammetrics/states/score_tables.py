@@ -69,6 +69,12 @@ def _harmonic_diff(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return out
 
 
+def _log_ratio(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """ln(a / b) for a >= b >= 0, as ``log1p``; 0 where b is 0 (its factor is 0 there)."""
+    out: np.ndarray = np.log1p(np.divide(a - b, b, out=np.zeros_like(a), where=b > 0))
+    return out
+
+
 def ap_from_table(
     lo: np.ndarray, hi: np.ndarray, pos: np.ndarray, neg: np.ndarray
 ) -> tuple[float, float]:
@@ -81,6 +87,14 @@ def ap_from_table(
     negatives interleaved evenly), which lies in ``[p - (F + n)(H(T+F+n+p) - H(T+F+n)),
     p (T + p) / (T + F + p)]`` (all negatives first, all positives first); the bound is the sum of
     those widths, over ``P``.
+
+    The harmonic numbers ``H`` count one step per unit of weight, so they hold for counts.
+    With sample weights (float tables) a row may weigh less than 1, and a positive's precision
+    rises continuously with the weight ranked before it: the sums become integrals, the
+    differences ``H(a) - H(b)`` become ``ln(a / b)`` (a lower bound for rows of any weight, as
+    the precision only rises along the bucket), and the value and bound do not change when
+    every weight is scaled. (0.8.4 used the counts' form for weights too: below weight 1 its
+    "lower" end could pass the value, and the bound was not certified.)
     """
     with np.errstate(all="ignore"):  # a forged state may hold huge weights
         return _ap_from_table(lo, hi, pos, neg)
@@ -89,6 +103,7 @@ def ap_from_table(
 def _ap_from_table(
     lo: np.ndarray, hi: np.ndarray, pos: np.ndarray, neg: np.ndarray
 ) -> tuple[float, float]:
+    weighted = pos.dtype.kind == "f" or neg.dtype.kind == "f"
     (p, n), _ = unscaled(pos[::-1], neg[::-1])
     total_p = float(p.sum())
     if not total_p > 0:
@@ -102,12 +117,14 @@ def _ap_from_table(
     if spread.any():
         ps, ns, ts, fs = p[spread], n[spread], t[spread], f[spread]
         upper = ps * (ts + ps) / (ts + fs + ps)
-        lower = ps - (fs + ns) * _harmonic_diff(ts + fs + ns + ps, ts + fs + ns)
+        step = _log_ratio if weighted else _harmonic_diff
+        lower = ps - (fs + ns) * step(ts + fs + ns + ps, ts + fs + ns)
         # Davis & Goadrich: the j-th positive comes with j * n / p negatives:
-        # sum_j (T + j) / (T + F + j r), r = 1 + n / p, summed in closed form with digamma.
+        # sum_j (T + j) / (T + F + j r), r = 1 + n / p, summed in closed form with digamma
+        # (with weights, the integral over the positive weight, in closed form with a log).
         r = 1.0 + ns / ps
         c = (ts + fs) / r
-        interp = (ps + (ts - c) * _harmonic_diff(ps + c, c)) / r
+        interp = (ps + (ts - c) * step(ps + c, c)) / r
         contrib[spread] = np.clip(interp, lower, upper)
         bound = float(np.sum(upper - lower)) / total_p
     value = float(np.sum(contrib)) / total_p
