@@ -674,3 +674,21 @@ def test_ap_sketch_bound_holds_for_weights_below_one(score_type: str) -> None:
             assert abs(a.compute() - want) <= a.error_bound() + 1e-12
             values.add((resolution, round(a.compute(), 12)))
     assert len(values) == 2  # the same value at every scale of the weights
+
+
+@pytest.mark.parametrize("score_type", ["probability", "logit", "real"])
+def test_sketch_curve_points_are_the_rates_at_their_thresholds(score_type: str) -> None:
+    # 0.8.4 read the "real" sketch's keys at the configured resolution, not the sketch's own:
+    # thresholds [inf, 0, 0, 0, 0] for scores 1..4, and rates 0.66 off on random rows.
+    rng = np.random.default_rng(11)
+    y = rng.integers(0, 2, 3_000)
+    s = rng.normal(0.3 * y, 1.0) if score_type != "probability" else rng.random(3_000)
+    if score_type == "real":
+        s = 1e4 + 250 * s
+    fpr, tpr, thr = sm.ROCCurve(score_type=score_type).update(y, s).compute()
+    assert (np.diff(thr) < 0).all()
+    for t, a, b in zip(thr[1:], fpr[1:], tpr[1:], strict=True):
+        assert b == pytest.approx(np.mean(s[y == 1] >= t), abs=1e-12)
+        assert a == pytest.approx(np.mean(s[y == 0] >= t), abs=1e-12)
+    small = sm.ROCCurve(score_type="real").update([0, 1, 0, 1], [1.0, 2.0, 3.0, 4.0]).compute()
+    assert small[2].tolist() == [np.inf, 4.0, 3.0, 2.0, 1.0]

@@ -293,8 +293,9 @@ def _thresholds(metric: _BinaryScoreMetric) -> np.ndarray:
     if h.exact:
         out: np.ndarray = h.keys[::-1].copy()
         return out
-    assert h.mapping is not None
-    return h.mapping.lower_edges(h.keys)[::-1]
+    # The edges at the store's own resolution ("real" sketches adapt theirs; 0.8.4 read their
+    # keys at the configured one and returned thresholds of 0 or garbage).
+    return h.lower_edges()[::-1]
 
 
 class _Curve(_BinaryScoreMetric, register=False):

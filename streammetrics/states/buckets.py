@@ -146,6 +146,10 @@ class ScoreBuckets(StateBlock):
         assert self.mapping is not None
         return self.mapping if self._bits is None else real_at(self._bits)
 
+    def lower_edges(self) -> np.ndarray:
+        """Each bucket's lowest score on its grid, ascending (grid stores only)."""
+        return self._keymap().lower_edges(self.keys)
+
     def _fit_budget(self) -> None:
         """``"real"``: halve the resolution of every bucket until at most ``REAL_MAX_BUCKETS``
         remain (not below the configured resolution). The level reached depends only on the
