@@ -20,6 +20,7 @@ as scikit-learn's ``type_of_target`` refuses it, even where numpy would silently
 
 from __future__ import annotations
 
+import datetime as _dt
 import math
 import sys
 from collections.abc import Iterable, Iterator
@@ -133,6 +134,14 @@ def as_array(x: Any, name: str) -> np.ndarray:
             x = x.to_numpy(zero_copy_only=False)
         except TypeError:
             x = x.to_numpy()
+    if isinstance(x, np.ma.MaskedArray):
+        # np.asarray drops the mask: the hidden values would be counted.
+        if np.ma.getmaskarray(x).any():
+            raise InputError(
+                f"{name}: a masked array with masked entries; drop them (np.ma.compressed) or "
+                "fill them first"
+            )
+        x = x.data
     try:
         arr = np.asarray(x)
     except Exception as exc:  # ragged lists and exotic objects
@@ -198,7 +207,8 @@ def as_scores(x: Any, name: str, *, ndim: int = 1, finite: bool = True) -> np.nd
             raise InputError(f"{name}: a value lies beyond float64's range ({exc})") from exc
         except (TypeError, ValueError) as exc:
             raise InputError(f"{name}: expected numbers, got dtype {arr.dtype}") from exc
-    arr = np.asarray(arr, dtype=np.float64)
+    with np.errstate(over="ignore"):  # longdouble beyond float64: the finite check names it
+        arr = np.asarray(arr, dtype=np.float64)
     if finite:
         _finite(arr, name, "values")
     return arr
@@ -209,7 +219,12 @@ def one_value(x: Any) -> bool:
     not one value; the column's own check names what is wrong with it)."""
     if isinstance(x, np.ndarray):
         return x.ndim == 0
-    return x is not None and not isinstance(x, (str, bytes)) and not hasattr(x, "__len__")
+    if x is None or isinstance(x, (str, bytes)):
+        return False
+    ndim = getattr(x, "ndim", None)  # 0-d tensors have a __len__ that raises
+    if isinstance(ndim, int):
+        return ndim == 0
+    return not hasattr(x, "__len__")
 
 
 def one_sample_row(y_true: Any, arr: np.ndarray) -> np.ndarray:
@@ -225,7 +240,9 @@ def not_real(arr: np.ndarray, booleans: bool = False) -> bool:
     object array), or, with ``booleans``, booleans or timedeltas: values no conversion to
     float64 should read as real numbers."""
     kinds = "USc"
-    types: tuple[type, ...] = (str, bytes, complex)
+    # (Dates and durations inside an object array: astype would read them as numbers.)
+    types: tuple[type, ...] = (str, bytes, complex, np.datetime64, np.timedelta64, _dt.date)
+    types = (*types, _dt.timedelta)
     if booleans:
         kinds, types = kinds + "bm", (*types, bool)
     kind = arr.dtype.kind
@@ -299,7 +316,7 @@ def as_labels(x: Any, name: str) -> np.ndarray:
         return arr.astype(np.int64, copy=False)
     if kind == "f":
         _finite(arr, name, "labels")
-        if arr.size and not np.abs(arr).max() < 2.0**63:  # (astype would wrap them)
+        if arr.size and not float(np.abs(arr).max()) < 2.0**63:  # (astype would wrap them)
             raise InputError(
                 f"{name}: float labels must be within int64 (|label| < 2**63); found "
                 f"{np.abs(arr).max():g}: give labels this large as integers or strings"
@@ -315,7 +332,10 @@ def as_labels(x: Any, name: str) -> np.ndarray:
         return arr
     if kind in "OS":
         if kind == "S":
-            return arr.astype(np.str_)
+            try:
+                return np.char.decode(arr, "utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(f"{name}: bytes labels must be UTF-8 text ({exc})") from None
         if arr.size == 0:
             return np.empty(0, dtype=np.int64)
         types = {type(v) for v in arr.tolist()}

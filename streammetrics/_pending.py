@@ -50,6 +50,15 @@ _MARGIN = FOLD_ROWS + FOLD_CHUNK_ROWS + SMALL_BATCH
 _WEIGHT_ROOM = 2.0**99
 
 
+def _big_int(value: Any) -> bool:
+    """Whether ``value`` is an integer (not a bool) that float64 does not hold exactly."""
+    return (
+        isinstance(value, (int, np.integer))
+        and not isinstance(value, (bool, np.bool_))
+        and abs(int(value)) > _EXACT_INT
+    )
+
+
 class Pending:
     """Rows accepted but not yet folded into the state: scalar rows and small batches.
 
@@ -96,10 +105,18 @@ class Pending:
 
     def _exact(self, row_cols: list[np.ndarray], exact: tuple[bool, ...] | None) -> bool:
         for j, arr in enumerate(row_cols):
-            if arr.dtype.kind not in "fO" or (exact is not None and not exact[j]):
-                continue  # (integer and string columns hold their values exactly)
-            if any(type(row[j]) is int and abs(row[j]) > _EXACT_INT for row in self.rows):
-                return False  # a Python int that the row column's array rounds
+            if exact is not None and not exact[j]:
+                continue
+            if arr.dtype.kind in "US":
+                # Strings beside numbers (rows of slices holding int labels and of slices
+                # holding str labels): the join would turn the numbers into strings.
+                if not all(isinstance(row[j], (str, bytes)) for row in self.rows):
+                    return False
+                continue
+            if arr.dtype.kind not in "fO":
+                continue  # (integer columns hold their values exactly)
+            if any(_big_int(row[j]) for row in self.rows):
+                return False  # an integer (Python's or numpy's) that the float join rounds
         parts = [*self.chunks, tuple(row_cols)] if self.rows else list(self.chunks)
         if len(parts) < 2:
             return True
@@ -115,6 +132,8 @@ class Pending:
                 return False
             if joined.kind in "iu":
                 continue
+            if joined.kind in "USO":
+                return False  # integer chunks beside string ones: they would become strings
             for c in col:
                 if (
                     c.dtype.kind in "iu"

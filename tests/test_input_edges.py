@@ -3,6 +3,7 @@ argument, with the state unchanged, or accepted as the one sample it is."""
 
 from __future__ import annotations
 
+import datetime
 from typing import Any
 
 import numpy as np
@@ -238,3 +239,81 @@ def test_wrappers_name_the_wrapped_metrics_columns(metric: Any, keys: dict[str, 
     m = metric()
     refused(m, [0, 1, 1], [0.1, 0.2], match=r"^y_score: has 2 rows", **keys)
     refused(m, [0, 1, 1], [0.1, 0.2, 0.3], [1.0, 1.0], match=r"^sample_weight: has 2", **keys)
+
+
+def test_buffered_rows_of_slices_holding_different_label_kinds() -> None:
+    # One-sample calls for slice "a" (int labels) and slice "b" (str labels) joined into one
+    # string column: 0.8.4 then raised at the next read and dropped the buffered rows.
+    calls = [("a", 0, 0), ("b", "x", "x"), ("a", 1, 0), ("b", "y", "x"), ("a", 1, 1)]
+    calls.append(("b", "y", "y"))
+    scalars, lists, whole = sm.Sliced(sm.Accuracy()), sm.Sliced(sm.Accuracy()), {}
+    for key, t, p in calls:
+        scalars.update(t, p, by=key)
+        lists.update([t], [p], by=[key])
+        whole.setdefault(key, sm.Accuracy()).update([t], [p])
+    want = {k: m.compute() for k, m in whole.items()}
+    for m in (scalars, lists):
+        assert m.compute() == want and m.count == 6
+        assert sm.loads(m.to_bytes()) == m
+
+
+def test_buffered_large_numpy_ints_beside_float_labels_stay_exact() -> None:
+    # 0.8.4 joined np.int64(2**60 + 1) with a later 1.0 in float64: a label 2**60 appeared.
+    big = np.int64(2**60 + 1)
+    m = sm.ConfusionMatrix()
+    m.update([1, big], [1, big])  # both labels learnt
+    m.update(big, big)
+    m.update(1.0, 1.0)
+    assert (
+        m.to_bytes() == sm.ConfusionMatrix().update([1, big, big, 1], [1, big, big, 1]).to_bytes()
+    )
+
+
+@pytest.mark.parametrize(
+    "make, good, bad, name",
+    [
+        (sm.ROCAUC, [0.1, 0.4, 0.5], [0.1, np.datetime64("2020-01-01"), 0.5], "y_score"),
+        (
+            sm.MeanSquaredError,
+            [0.1, 0.4, 0.5],
+            [0.1, datetime.timedelta(1), 0.5],
+            "y_pred",
+        ),
+    ],
+)
+def test_dates_inside_lists_of_numbers_are_refused(
+    make: Any, good: Any, bad: Any, name: str
+) -> None:
+    refused(make(), [0, 1, 1], bad, match=name)
+    refused(make(), [0, 1, 1], good, [1.0, np.timedelta64(1, "s"), 1.0], match="sample_weight")
+
+
+def test_masked_entries_are_refused_not_counted() -> None:
+    scores = np.ma.array([0.1, 0.9, 0.8, 0.7], mask=[0, 0, 0, 1])
+    refused(sm.ROCAUC(), [0, 1, 1, 0], scores, match="y_score: a masked array")
+    unmasked = np.ma.array([0.1, 0.9, 0.8, 0.7])
+    assert sm.ROCAUC().update([0, 1, 1, 0], unmasked) == sm.ROCAUC().update(
+        [0, 1, 1, 0], unmasked.data
+    )
+
+
+def test_bytes_labels_are_utf8_text() -> None:
+    assert sm.Accuracy().update(np.array([b"caf\xc3\xa9"]), ["café"]).compute() == 1.0
+    refused(sm.Accuracy(), np.array([b"\xff"]), np.array([b"a"]), match="y_true: bytes labels")
+
+
+def test_a_zero_d_tensor_label_beside_a_row_is_one_sample() -> None:
+    torch = pytest.importorskip("torch")
+    row = [0.2, 0.5, 0.3]
+    for make in (sm.LogLoss, sm.BrierScore, sm.MulticlassROCAUC):
+        assert make().update(torch.tensor(1), row) == make().update(1, row)
+
+
+def test_float16_labels_and_longdouble_values_raise_no_numpy_warnings() -> None:
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert sm.Accuracy().update(np.array([1, 0], np.float16), [1, 0]).compute() == 1.0
+        with pytest.raises(sm.InputError, match="y_true"):
+            sm.MeanSquaredError().update(np.array([np.longdouble("1e400"), 1]), [1.0, 1.0])
