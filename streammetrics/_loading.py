@@ -44,7 +44,7 @@ def _load_field(name: str, field: _Field, wire: Any) -> Any:
         ok = type(wire) is int
     elif isinstance(default, float):
         ok = isinstance(wire, float) or type(wire) is int
-        wire = float(wire) if ok else wire
+        wire = float(wire) + 0.0 if ok else wire  # -0.0 -> 0.0: what every update writes
     else:
         ok = isinstance(wire, type(default))
     if not ok:

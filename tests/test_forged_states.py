@@ -61,7 +61,7 @@ def test_a_huge_replicate_count_is_refused_without_allocating() -> None:
 def test_counters_past_two_to_the_53_are_refused(make: Any, state: dict[str, Any]) -> None:
     # These classes load their own state; the count bound is now checked for every class
     # (MulticlassROCAUC's count is also tied to its columns now, which refuses it first).
-    with pytest.raises(sm.StateDecodeError, match=r"2\*\*53|add up"):
+    with pytest.raises(sm.StateDecodeError, match=r"2\*\*53|add up|rows counted"):
         sm.loads(forge(make(), **state))
 
 
@@ -193,3 +193,17 @@ def test_ap_interval_of_a_tiny_ap_does_not_overflow() -> None:
     for exact in (True, False):
         low, high = sm.AveragePrecision(exact=exact).update(y, s).interval()
         assert 0.0 <= low <= high <= 1.0
+
+
+def test_forged_fields_that_a_merge_would_turn_unloadable_are_refused() -> None:
+    # 0.8.4 loaded them; a merge with itself then wrote bytes loads refused.
+    mrr = sm.ranking.MRR().update([1, 1, 2, 2], [1, 0, 0, 1], [0.9, 0.1, 0.8, 0.2], complete=True)
+    with pytest.raises(sm.StateDecodeError, match="spread"):
+        sm.loads(forge(mrr, spread=1e308))
+    boot = sm.Bootstrap(sm.Accuracy(), replicates=3).update([0, 1], [0, 1])
+    with pytest.raises(sm.StateDecodeError, match="drawn"):
+        sm.loads(forge(boot, drawn=2**53))
+    # -0.0 in a float field reads as 0.0, as every update writes it: merges keep the bytes.
+    mse = sm.MeanSquaredError().update([1.0], [1.0])
+    loaded = sm.loads(forge(mse, weight_sq=-0.0))
+    assert loaded.to_bytes() == (sm.MeanSquaredError() + loaded).to_bytes()

@@ -266,3 +266,16 @@ def test_corrupt_state_refused() -> None:
     m.stats[2] = 99  # more matches than n-grams
     with pytest.raises(sm.StateDecodeError):
         sm.loads(m.to_bytes())
+
+
+def test_arrow_string_arrays_are_columns_of_text() -> None:
+    # 0.8.4 refused them ("entry 0 is a StringScalar"); they work as labels everywhere else.
+    pa = pytest.importorskip("pyarrow")
+    from streammetrics.text import BLEU, CHRF
+
+    hyps = ["the cat sat on the mat", "a dog ran in the park"]
+    refs = [["the cat sat on a mat"], ["a dog ran in a park"]]
+    for make in (BLEU, CHRF):
+        assert make().update(pa.array(hyps), refs) == make().update(hyps, refs)
+        chunked = pa.chunked_array([hyps[:1], hyps[1:]])
+        assert make().update(chunked, refs) == make().update(hyps, refs)

@@ -320,6 +320,10 @@ class _RankingMetric(Keyed, Metric, register=False):
             raise ValueError("the folded spread must be finite and non-negative (or nan)")
         if self.queries == 0 and self.spread != 0 and not math.isnan(self.spread):
             raise ValueError("a spread without folded queries")
+        if self.spread > self.total * self.total * (1 + 1e-9):
+            # Non-negative values: sum (x - m)**2 <= sum x**2 <= (sum x)**2. (A forged spread
+            # past it turned infinite in a merge, whose bytes loads then refused.)
+            raise ValueError("the folded spread passes the squared total")
         if self.count < len(self.buffer) + self.queries + self.skipped:
             raise ValueError("fewer rows counted than buffered rows and folded queries")
         self._check_relevance(self.buffer.rows()[1])

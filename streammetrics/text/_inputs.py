@@ -22,8 +22,10 @@ def _as_list(x: Any, name: str) -> list[Any]:
         raise InputError(
             f"{name}: expected a list of strings (an ordered sequence), got {type(x).__name__}"
         )
-    if hasattr(x, "to_list"):  # pandas Series, Arrow arrays
+    if hasattr(x, "to_list"):  # pandas Series
         x = x.to_list()
+    elif hasattr(x, "to_pylist"):  # Arrow arrays and chunked arrays
+        x = x.to_pylist()
     elif isinstance(x, np.ndarray):
         if x.ndim != 1:
             raise InputError(f"{name}: expected a 1-D column, got shape {x.shape}")

@@ -365,8 +365,8 @@ class Bootstrap(Metric):
         if not self._by_rows and any(m.count != self._count for m in self.reps.slices.values()):
             # (Resampled rows: a replicate counts each row as often as it was drawn.)
             raise ValueError("a replicate's count differs from the bootstrap's")
-        if not 0 <= self.drawn <= COUNT_LIMIT:  # row positions: at most the rows ever seen
-            raise ValueError("drawn must be from 0 to 2**53")
+        if not 0 <= self.drawn <= self._count:  # row positions: at most the rows ever seen
+            raise ValueError("drawn must be from 0 to the rows counted")
 
     def __repr__(self) -> str:
         inner = ", ".join(f"{k}={v!r}" for k, v in self._template._config.items())
