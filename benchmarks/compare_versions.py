@@ -1,0 +1,172 @@
+"""Two checkouts of streammetrics side by side on the paths every release must not slow down.
+
+    python benchmarks/compare_versions.py OLD_DIR NEW_DIR [--runs 2]
+
+Each measurement runs in a fresh process per checkout (``PYTHONPATH`` set to it), old and new
+interleaved, ``--runs`` times; each process reports its best of several repeats. Nothing but
+the measured call runs inside a timed section. Prints one markdown row per path with every
+run's figure, old then new, for the release notes in ``docs/benchmarks/serving.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+CASES: dict[str, tuple[str, str]] = {
+    # name: (unit, body). The body defines ``measure()`` returning the figure.
+    "`Accuracy` one-row update, int labels (µs)": (
+        "us",
+        """
+m = sm.Accuracy()
+def measure():
+    return best(lambda: [m.update(1, 0) for _ in range(20_000)], 7) / 20_000 * 1e6
+""",
+    ),
+    "`Accuracy` one-row update, str labels (µs)": (
+        "us",
+        """
+m = sm.Accuracy()
+def measure():
+    return best(lambda: [m.update("cat", "dog") for _ in range(20_000)], 7) / 20_000 * 1e6
+""",
+    ),
+    "`MeanSquaredError` one-row update (µs)": (
+        "us",
+        """
+m = sm.MeanSquaredError()
+def measure():
+    return best(lambda: [m.update(1.0, 0.5) for _ in range(20_000)], 7) / 20_000 * 1e6
+""",
+    ),
+    "`Sliced(Accuracy())` one-row update, 100 int keys (µs)": (
+        "us",
+        """
+m = sm.Sliced(sm.Accuracy())
+def measure():
+    return best(lambda: [m.update(1, 0, by=i % 100) for i in range(20_000)], 5) / 20_000 * 1e6
+""",
+    ),
+    "`ROCAUC()` update, 5M rows in 100k batches (M rows/s)": (
+        "M rows/s",
+        """
+y = rng.random(5_000_000) < 0.3
+p = np.clip(0.3 * y + 0.7 * rng.random(5_000_000), 0, 1)
+def measure():
+    def run():
+        m = sm.ROCAUC()
+        for a in range(0, 5_000_000, 100_000):
+            m.update(y[a:a + 100_000], p[a:a + 100_000])
+    return 5.0 / best(run, 5)
+""",
+    ),
+    "`MeanSquaredError` update, 5M rows in 100k batches (M rows/s)": (
+        "M rows/s",
+        """
+t, p = rng.random(5_000_000), rng.random(5_000_000)
+def measure():
+    def run():
+        m = sm.MeanSquaredError()
+        for a in range(0, 5_000_000, 100_000):
+            m.update(t[a:a + 100_000], p[a:a + 100_000])
+    return 5.0 / best(run, 5)
+""",
+    ),
+    "`NDCG(k=10)` complete batches of 20k rows (M rows/s)": (
+        "M rows/s",
+        """
+from streammetrics import ranking
+n = 1_000_000
+q = np.repeat(np.arange(n // 20), 20)
+rel, score = rng.integers(0, 4, n).astype(float), rng.random(n)
+def measure():
+    def run():
+        m = ranking.NDCG(k=10)
+        for a in range(0, n, 20_000):
+            m.update(q[a:a + 20_000], rel[a:a + 20_000], score[a:a + 20_000], complete=True)
+    return n / 1e6 / best(run, 5)
+""",
+    ),
+    "`MulticlassROCAUC` `merge(*1000 shards)`, 10 classes (ms)": (
+        "ms",
+        """
+y = rng.integers(0, 10, 100_000)
+p = rng.dirichlet(np.ones(10), 100_000)
+shards = [sm.MulticlassROCAUC().update(y[a:a + 100], p[a:a + 100]) for a in range(0, 100_000, 100)]
+def measure():
+    return best(lambda: sm.MulticlassROCAUC().merge(*shards), 3) * 1e3
+""",
+    ),
+    "`Bootstrap(ROCAUC(), 200)` with ids, 10k-row batches (k rows/s)": (
+        "k rows/s",
+        """
+n = 200_000
+y, s, ids = rng.random(n) < 0.3, rng.random(n), np.arange(n)
+def measure():
+    def run():
+        m = sm.Bootstrap(sm.ROCAUC(), replicates=200)
+        for a in range(0, n, 10_000):
+            m.update(y[a:a + 10_000], s[a:a + 10_000], ids=ids[a:a + 10_000])
+    return n / 1e3 / best(run, 3)
+""",
+    ),
+    "`pickle.dumps` of an exact `ROCAUC` of 2M distinct scores (ms)": (
+        "ms",
+        """
+import pickle
+m = sm.ROCAUC(exact=True).update(rng.random(2_000_000) < 0.3, rng.random(2_000_000))
+def measure():
+    return best(lambda: pickle.dumps(m), 5) * 1e3
+""",
+    ),
+}
+
+PRELUDE = """
+import time
+import numpy as np
+import streammetrics as sm
+rng = np.random.default_rng(0)
+def best(fn, repeats):
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+"""
+
+
+def run_case(checkout: str, body: str) -> float:
+    code = PRELUDE + body + "\nimport json\nprint(json.dumps(measure()))\n"
+    env = {**os.environ, "PYTHONPATH": checkout}
+    out = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
+    return float(json.loads(out.stdout.strip().splitlines()[-1]))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("old")
+    parser.add_argument("new")
+    parser.add_argument("--runs", type=int, default=2)
+    parser.add_argument("--only", help="run the cases whose name contains this text")
+    args = parser.parse_args()
+    print("| path | old | new |\n| --- | ---: | ---: |")
+    for name, (_, body) in CASES.items():
+        if args.only and args.only not in name:
+            continue
+        old, new = [], []
+        for _ in range(args.runs):
+            old.append(run_case(args.old, body))
+            new.append(run_case(args.new, body))
+        fmt = ", ".join
+        print(f"| {name} | {fmt(f'{v:.3g}' for v in old)} | {fmt(f'{v:.3g}' for v in new)} |")
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
