@@ -338,10 +338,16 @@ def as_labels(x: Any, name: str) -> np.ndarray:
                 raise InputError(f"{name}: bytes labels must be UTF-8 text ({exc})") from None
         if arr.size == 0:
             return np.empty(0, dtype=np.int64)
-        types = {type(v) for v in arr.tolist()}
+        values = arr.tolist()
+        types = {type(v) for v in values}
+        missing = sorted(t.__name__ for t in types if t is type(None) or t.__name__ == "NAType")
+        if missing:  # pandas' NA, None: not a label of either kind
+            raise InputError(f"{name}: missing values ({', '.join(missing)}) are not labels")
+        if all(issubclass(t, bytes) for t in types):
+            return as_labels(np.array(values, dtype=np.bytes_), name)  # decoded as UTF-8
         if all(issubclass(t, str) for t in types):
             return arr.astype(np.str_)
-        if types <= {int, bool} or all(issubclass(t, (int, np.integer)) for t in types):
+        if all(issubclass(t, (int, np.integer, np.bool_)) for t in types):
             return _int64_labels(arr, name)
         if any(issubclass(t, (str, bytes)) for t in types):
             raise _mixed_labels(name, types)

@@ -317,3 +317,15 @@ def test_float16_labels_and_longdouble_values_raise_no_numpy_warnings() -> None:
         assert sm.Accuracy().update(np.array([1, 0], np.float16), [1, 0]).compute() == 1.0
         with pytest.raises(sm.InputError, match="y_true"):
             sm.MeanSquaredError().update(np.array([np.longdouble("1e400"), 1]), [1.0, 1.0])
+
+
+def test_object_columns_of_labels_read_as_their_arrays_do() -> None:
+    pd = pytest.importorskip("pandas")
+    # Bytes in an object Series were "mixed strings and numbers"; numpy bools in an object
+    # array were refused; a missing value in a string Series was called a number.
+    want = sm.Accuracy().update(np.array([b"a", b"b"]), ["a", "b"])
+    assert sm.Accuracy().update(pd.Series([b"a", b"b"], dtype=object), ["a", "b"]) == want
+    flags = np.array([np.True_, np.False_], dtype=object)
+    assert sm.Accuracy().update(flags, [1, 0]) == sm.Accuracy().update([True, False], [1, 0])
+    refused(sm.Accuracy(), pd.Series(["a", pd.NA], dtype=object), ["a", "b"], match="missing")
+    refused(sm.Accuracy(), np.array(["a", None], dtype=object), ["a", "b"], match="missing")
