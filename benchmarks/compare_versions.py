@@ -140,12 +140,22 @@ def best(fn, repeats):
 
 
 def run_case(checkout: str, body: str) -> float:
-    code = PRELUDE + body + "\nimport json\nprint(json.dumps(measure()))\n"
+    code = PRELUDE + body + "\nimport json\nprint(json.dumps([measure(), sm.__file__]))\n"
     env = {**os.environ, "PYTHONPATH": checkout}
+    # cwd too: ``python -c`` puts the working directory first on sys.path, ahead of PYTHONPATH,
+    # so run from elsewhere, the current checkout would be measured twice.
     out = subprocess.run(
-        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+        [sys.executable, "-c", code],
+        env=env,
+        cwd=checkout,
+        capture_output=True,
+        text=True,
+        check=True,
     )
-    return float(json.loads(out.stdout.strip().splitlines()[-1]))
+    value, source = json.loads(out.stdout.strip().splitlines()[-1])
+    if not os.path.realpath(source).startswith(os.path.realpath(checkout) + os.sep):
+        raise RuntimeError(f"measured {source}, not the checkout {checkout}")
+    return float(value)
 
 
 def main() -> None:

@@ -50,6 +50,9 @@ _MARGIN = FOLD_ROWS + FOLD_CHUNK_ROWS + SMALL_BATCH
 _WEIGHT_ROOM = 2.0**99
 
 
+_TEXT = frozenset({str, bytes})
+
+
 def _big_int(value: Any) -> bool:
     """Whether ``value`` is an integer (not a bool) that float64 does not hold exactly."""
     return (
@@ -96,26 +99,34 @@ class Pending:
         (labels of uint64 with int64 chunks, or a row's ``1.0`` among large Python ints).
         ``exact``: which columns must join exactly (labels and keys; a number column becomes
         float64 in any update anyway); all when None."""
-        row_cols = [np.asarray(c) for c in zip(*self.rows, strict=True)] if self.rows else []
-        if self._exact(row_cols, exact):
+        values = list(zip(*self.rows, strict=True)) if self.rows else []
+        row_cols = [np.asarray(c) for c in values]
+        if self._exact(row_cols, values, exact):
             return [self.arrays(bfloat16, row_cols)]
         out = [_part(chunk, bfloat16) for chunk in self.chunks]
         out += [[np.asarray([v]) for v in row] for row in self.rows]
         return out
 
-    def _exact(self, row_cols: list[np.ndarray], exact: tuple[bool, ...] | None) -> bool:
+    def _exact(
+        self,
+        row_cols: list[np.ndarray],
+        values: list[tuple[Any, ...]],
+        exact: tuple[bool, ...] | None,
+    ) -> bool:
         for j, arr in enumerate(row_cols):
             if exact is not None and not exact[j]:
                 continue
             if arr.dtype.kind in "US":
                 # Strings beside numbers (rows of slices holding int labels and of slices
-                # holding str labels): the join would turn the numbers into strings.
-                if not all(isinstance(row[j], (str, bytes)) for row in self.rows):
+                # holding str labels): the join would turn the numbers into strings. (The set
+                # of types first: one C-level pass, where most columns hold str alone.)
+                kinds = set(map(type, values[j]))
+                if not (kinds <= _TEXT or all(issubclass(t, (str, bytes)) for t in kinds)):
                     return False
                 continue
             if arr.dtype.kind not in "fO":
                 continue  # (integer columns hold their values exactly)
-            if any(_big_int(row[j]) for row in self.rows):
+            if any(_big_int(v) for v in values[j]):
                 return False  # an integer (Python's or numpy's) that the float join rounds
         parts = [*self.chunks, tuple(row_cols)] if self.rows else list(self.chunks)
         if len(parts) < 2:
