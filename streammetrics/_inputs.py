@@ -207,8 +207,10 @@ def as_scores(x: Any, name: str, *, ndim: int = 1, finite: bool = True) -> np.nd
             raise InputError(f"{name}: a value lies beyond float64's range ({exc})") from exc
         except (TypeError, ValueError) as exc:
             raise InputError(f"{name}: expected numbers, got dtype {arr.dtype}") from exc
-    with np.errstate(over="ignore"):  # longdouble beyond float64: the finite check names it
-        arr = np.asarray(arr, dtype=np.float64)
+    if arr.dtype.itemsize > 8 and arr.dtype.kind == "f":
+        with np.errstate(over="ignore"):  # longdouble beyond float64: the finite check names it
+            arr = arr.astype(np.float64)
+    arr = np.asarray(arr, dtype=np.float64)
     if finite:
         _finite(arr, name, "values")
     return arr
