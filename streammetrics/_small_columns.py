@@ -27,6 +27,8 @@ def _small_column(x: Any) -> np.ndarray | None:
     if type(x) is _TENSOR[0]:
         return _small_tensor(x)
     if isinstance(x, np.ndarray):
+        if isinstance(x, np.ma.MaskedArray):
+            return None  # the ordinary path refuses masked entries at the call
         return x.copy() if x.ndim == 1 and len(x) <= SMALL_BATCH else None
     if isinstance(x, list):
         if len(x) > SMALL_BATCH:

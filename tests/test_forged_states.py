@@ -180,8 +180,8 @@ def test_a_calibration_config_cannot_ask_for_gigabytes() -> None:
     with pytest.raises(sm.StateDecodeError, match="bins"):
         sm.loads(forge(m, {"bins": 10**8}))
     with pytest.raises(sm.InputError, match="bins"):
-        sm.CalibrationError(bins=100_001)
-    assert sm.CalibrationError(bins=100_000).update([1], [0.5]).count == 1
+        sm.CalibrationError(bins=1_000_001)
+    assert sm.CalibrationError(bins=200_000).update([1], [0.5]).count == 1
 
 
 def test_ap_interval_of_a_tiny_ap_does_not_overflow() -> None:
@@ -207,18 +207,3 @@ def test_forged_fields_that_a_merge_would_turn_unloadable_are_refused() -> None:
     mse = sm.MeanSquaredError().update([1.0], [1.0])
     loaded = sm.loads(forge(mse, weight_sq=-0.0))
     assert loaded.to_bytes() == (sm.MeanSquaredError() + loaded).to_bytes()
-
-
-def test_tumbling_window_keys_whose_starts_coincide_are_refused() -> None:
-    # Keys 2**60 and 2**60 + 1 at width 1.0 share a float start: compute() showed one window.
-    m = TumblingWindows(sm.Accuracy(), width=1.0).update([1, 1], [1, 0], timestamps=[0, 1])
-    tree = msgpack.unpackb(m.to_bytes(), strict_map_key=False)
-    opened = tree["state"]["open"]
-    first, second = opened.values()
-    tree["state"]["open"] = {2**60: first, 2**60 + 1: second}
-    with pytest.raises(sm.StateDecodeError, match="same start"):
-        sm.loads(msgpack.packb(tree, use_bin_type=True))
-    # Integer widths keep integer starts: such keys stay apart, and round-trip.
-    stamps = [2**60, 2**60 + 1]
-    n = TumblingWindows(sm.Accuracy(), width=1).update([1, 1], [1, 0], timestamps=stamps)
-    assert sm.loads(n.to_bytes()).compute() == n.compute()

@@ -329,3 +329,15 @@ def test_object_columns_of_labels_read_as_their_arrays_do() -> None:
     assert sm.Accuracy().update(flags, [1, 0]) == sm.Accuracy().update([True, False], [1, 0])
     refused(sm.Accuracy(), pd.Series(["a", pd.NA], dtype=object), ["a", "b"], match="missing")
     refused(sm.Accuracy(), np.array(["a", None], dtype=object), ["a", "b"], match="missing")
+
+
+def test_masked_entries_are_refused_on_the_small_batch_path_too() -> None:
+    # After a first small batch the per-request path took a masked array as it was: its masked
+    # entries were counted, or the next read raised and dropped the buffered rows.
+    m = sm.Accuracy().update([0, 1], [0, 1])
+    m.update([1, 1], [1, 0])
+    before = m.to_bytes()
+    masked = np.ma.array([0, 1, 1], mask=[0, 1, 0])
+    with pytest.raises(sm.InputError, match="y_true: a masked array"):
+        m.update(masked, [0, 1, 1])
+    assert m.to_bytes() == before and m.count == 4

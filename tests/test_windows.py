@@ -461,3 +461,21 @@ def test_a_sliding_window_takes_its_metric_direction() -> None:
     s.update([1, 0, 1], [1, 1, 1], by=["a", "b", "a"], timestamps=[1, 2, 3])
     assert s.worst(1) == [("b", 0.0)] and sm.loads(s.to_bytes()).worst(1) == [("b", 0.0)]
     assert SlidingWindow(sm.MeanSquaredError(), width=5).higher_is_better is False
+
+
+def test_decayed_states_round_trip_after_old_weights_underflow() -> None:
+    # 5,000 half-lives later the first rows weigh 0: 0.8.4 kept their buckets, empty, and its
+    # bytes did not load. A timestamp of -0.0 read back as 0.0, so == failed after a round trip.
+    for metric in (sm.ROCAUC(), sm.ROCAUC(exact=True), sm.MulticlassROCAUC(exact=True)):
+        d = sm.Decayed(metric, half_life=1.0)
+        if isinstance(metric, sm.MulticlassROCAUC):
+            d.update([0, 1, 2], np.eye(3) * 0.6 + 0.1, timestamps=[-0.0, 0, 0])
+            d.update([1, 0, 2], np.eye(3)[[1, 0, 2]] * 0.6 + 0.1, timestamps=[5000] * 3)
+        else:
+            d.update([0, 1, 0], [0.2, 0.7, 0.4], timestamps=[-0.0, 0, 0])
+            d.update([1, 0], [0.9, 0.1], timestamps=[5000, 5000])
+        loaded = sm.loads(d.to_bytes())
+        assert loaded == d and loaded.compute() == d.compute()
+    fresh = sm.Decayed(sm.ROCAUC(), half_life=1.0)
+    fresh.update([1, 0], [0.9, 0.1], timestamps=[-0.0, -0.0])
+    assert sm.loads(fresh.to_bytes()) == fresh

@@ -30,8 +30,9 @@ __all__ = ["BrierScore", "CalibrationError", "LogLoss"]
 
 #: The most bins ``CalibrationError`` takes: its state is three float arrays of ``bins``
 #: values, built from the configuration before a decoded state is checked, so a blob of a few
-#: bytes must not ask for gigabytes (2.4 MB at this bound).
-MAX_BINS = 100_000
+#: bytes must not ask for gigabytes (24 MB at this bound; 0.8.4 took any number, and a blob of
+#: 541 bytes asked for 5.4 GB).
+MAX_BINS = 1_000_000
 
 
 def _probabilities(y_prob: Any, y_true: Any, name: str = "y_prob") -> np.ndarray:
@@ -316,7 +317,7 @@ class CalibrationError(Metric):
     (2**100; an update or merge past it raises ``CountOverflowError``, the state unchanged),
     and each bin's confidence and outcome sums lie between 0 and its weight, as every real
     stream gives; decoding refuses anything else, so every bin mean is finite. ``bins`` is at
-    most ``MAX_BINS`` (100,000), so that no configuration in a small blob allocates gigabytes.
+    most ``MAX_BINS`` (1,000,000), so that no configuration in a small blob allocates gigabytes.
     Memory O(bins); update O(n log bins); merge and compute O(bins).
 
     Examples

@@ -253,10 +253,20 @@ class ScoreBuckets(StateBlock):
     scalable = True
 
     def scale(self, factor: float) -> None:
-        """Multiply every weight by ``factor`` (counts become float64 weights): ``Decayed``."""
+        """Multiply every weight by ``factor`` (counts become float64 weights): ``Decayed``.
+
+        Entries whose weights underflow to 0 leave the store, as a zero-weight row never
+        enters it (a store holds no empty bucket: 0.8.4 kept them, and its bytes did not load).
+        """
         self._flush()
-        self._pos = self._pos.astype(_F64) * factor
-        self._neg = self._neg.astype(_F64) * factor
+        pos = self._pos.astype(_F64) * factor
+        neg = self._neg.astype(_F64) * factor
+        kept = (pos > 0) | (neg > 0)
+        if not kept.all():
+            pos, neg, self._keys = pos[kept], neg[kept], self._keys[kept]
+            if self._lo is not None and self._hi is not None:
+                self._lo, self._hi = self._lo[kept], self._hi[kept]
+        self._pos, self._neg = pos, neg
 
     # -- building ------------------------------------------------------------------------------
 

@@ -154,7 +154,7 @@ class Decayed(Wrapper):
             names = column_names(self)
             Rows(args, kwargs, 0, "timestamps", names).feed(self._template.copy(), None)
             return self
-        latest = max(self.latest, float(t.max()))
+        latest = max(self.latest, float(t.max())) + 0.0  # -0.0 -> 0.0, as loads reads it
         epoch = self._epoch_of(latest)
         if not -MAX_EPOCH <= epoch <= MAX_EPOCH:  # its bytes would not encode (int64)
             raise InputError(
