@@ -341,3 +341,18 @@ def test_masked_entries_are_refused_on_the_small_batch_path_too() -> None:
     with pytest.raises(sm.InputError, match="y_true: a masked array"):
         m.update(masked, [0, 1, 1])
     assert m.to_bytes() == before and m.count == 4
+
+
+@pytest.mark.parametrize(
+    "make, args",
+    [
+        (sm.ROCAUC, ([0, 1], [0.2, 0.4])),
+        (lambda: sm.ROCAUC(exact=True), ([0, 1], [0.2, 0.4])),
+        (sm.GAUC, ([0, 1], [0.2, 0.4], [1, 1])),
+        (sm.Accuracy, ([0, 1], [0, 1])),
+        (sm.MulticlassROCAUC, ([0, 1], [[0.6, 0.4], [0.3, 0.7]])),
+    ],
+)
+def test_weights_past_the_bound_name_sample_weight(make: Any, args: Any) -> None:
+    # 0.8.4 named the state block ("score buckets: the counts would total ...").
+    refused(make(), *args, sample_weight=[2.0**101, 1.0], match=r"^sample_weight")

@@ -8,6 +8,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from .._codec import CountOverflowError
 from .._inputs import (
     as_labels,
     as_weights,
@@ -67,7 +68,12 @@ class _ConfusionMetric(Metric, register=False):
             return self
         batch = self.counts.batch(yt, yp, weights, ("y_true", "y_pred"))
         self._check_labels(union(self.counts.rows, batch.rows))
-        self.counts.check_mergeable(batch)
+        try:
+            self.counts.check_mergeable(batch)
+        except CountOverflowError as exc:
+            if weights is None:
+                raise
+            raise CountOverflowError(f"sample_weight: {exc}") from None  # the argument named
         # Everything that can fail has run: the counts add in place (their label set grows
         # only when the batch brings new labels).
         self.counts.merge(batch)

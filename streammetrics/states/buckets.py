@@ -349,11 +349,12 @@ class ScoreBuckets(StateBlock):
             # A grid: count the batch straight into a dense copy of this store's arrays.
             total = float(len(scores)) if weights is None else float(np.sum(weights))
             kind = "f" if weights is not None or self._pos.dtype == _F64 else "i"
-            check_sum("score buckets", kind, self._held(), total)
+            what = "score buckets" if weights is None else "sample_weight (score buckets)"
+            check_sum(what, kind, self._held(), total)
             return self.batch(scores, positive, weights, keys=keys, base=self)
         total = float(len(scores)) if weights is None else float(np.sum(weights))
         if weights is not None:  # weights past 2**100 would make the bytes unreadable
-            check_sum("score buckets", "f", self._held(), total)
+            check_sum("sample_weight (score buckets)", "f", self._held(), total)
         batch = self.batch(scores, positive, weights)
         batch._total = (batch._pos, batch._neg, total)  # its rows' total, known: remembered
         out = self._empty_like()

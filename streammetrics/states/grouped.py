@@ -137,7 +137,7 @@ class GroupedScores(StateBlock):
         if weights is not None:
             if held is None or held + added > WEIGHT_LIMIT:
                 held = self._held()
-            check_sum("grouped scores", "f", held, added)
+            check_sum("sample_weight (grouped scores)", "f", held, added)
         out._held_bound = None if held is None else held + added
         # A long batch in pieces that sort in cache; the fold merges their sorted tables.
         for a in range(0, len(groups), _SLICE):
