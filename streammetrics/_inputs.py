@@ -237,14 +237,24 @@ def one_sample_row(y_true: Any, arr: np.ndarray) -> np.ndarray:
     return arr
 
 
+#: Values of an object array that are not real numbers (dates and durations too: ``astype``
+#: would read them as counts of their unit).
+_NOT_REAL: tuple[type, ...] = (
+    str,
+    bytes,
+    complex,
+    np.datetime64,
+    np.timedelta64,
+    _dt.date,
+    _dt.timedelta,
+)
+
+
 def not_real(arr: np.ndarray, booleans: bool = False) -> bool:
     """Whether ``arr`` holds strings, bytes or complex numbers (as an array, or as values of an
     object array), or, with ``booleans``, booleans or timedeltas: values no conversion to
     float64 should read as real numbers."""
-    kinds = "USc"
-    # (Dates and durations inside an object array: astype would read them as numbers.)
-    types: tuple[type, ...] = (str, bytes, complex, np.datetime64, np.timedelta64, _dt.date)
-    types = (*types, _dt.timedelta)
+    kinds, types = "USc", _NOT_REAL
     if booleans:
         kinds, types = kinds + "bm", (*types, bool)
     kind = arr.dtype.kind

@@ -63,9 +63,9 @@ def checked_scores(y_score: Any, score_type: str, name: str = "y_score") -> np.n
 
 
 def check_exact_probabilities(scores: np.ndarray) -> None:
-    """Decoding: the sorted scores of an exact store of ``score_type="probability"`` lie in
-    [0, 1], as every update checked (``ValueError`` otherwise)."""
-    if len(scores) and not (scores[0] >= 0.0 and scores[-1] <= 1.0):
+    """Decoding: the exact scores of a store of ``score_type="probability"`` lie in [0, 1], as
+    every update checked (``ValueError`` otherwise)."""
+    if scores.size and not (scores.min() >= 0.0 and scores.max() <= 1.0):
         raise ValueError("an exact score lies outside [0, 1] (score_type='probability')")
 
 

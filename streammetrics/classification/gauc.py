@@ -26,7 +26,7 @@ from ..states.labels import (
 )
 from ..states.score_tables import unscaled
 from ..uncertainty import NAN_INTERVAL, check_level, normal_interval
-from ._checks import binary_labels, check_mode, checked_scores
+from ._checks import binary_labels, check_exact_probabilities, check_mode, checked_scores
 
 __all__ = ["GAUC", "GroupedScores"]
 
@@ -199,9 +199,8 @@ class GAUC(Keyed, Metric):
             )
         table = scores._main
         if self._config["score_type"] == "probability" and len(table.key):
-            exact = table.key[~table.bucketed]  # (a bucket key is checked against its grid)
-            if exact.size and not (exact.min() >= 0.0 and exact.max() <= 1.0):
-                raise ValueError("an exact score lies outside [0, 1] (score_type='probability')")
+            # (A bucket key is checked against its grid.)
+            check_exact_probabilities(table.key[~table.bucketed])
 
     def error_bound(self) -> float:
         """A certified bound on ``abs(compute() - exact GAUC)``; 0.0 when every group is exact."""
