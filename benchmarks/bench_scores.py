@@ -19,7 +19,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import streammetrics as sm
-from streammetrics.states.buckets import mapping_for
+from streammetrics.states.mappings import mapping_for
 from tests.score_datasets import DATASETS
 
 

@@ -12,7 +12,8 @@ from typing import Any
 import numpy as np
 
 from . import _codec
-from .base import _REGISTRY, Metric, StateBlock, _Field, _same_config
+from ._configs import same_config
+from .base import _REGISTRY, Metric, StateBlock, _Field
 from .errors import IncompatibleStateError, InputError, StateDecodeError
 
 __all__ = ["loads", "metric_from_spec", "metric_spec"]
@@ -64,7 +65,7 @@ def _from_tree(
             f"{name} state schema {schema} is newer than this version reads ({klass._schema})"
         )
     metric: Metric | None = None
-    if expect is not None and type(expect) is klass and _same_config(expect._config, config):
+    if expect is not None and type(expect) is klass and same_config(expect._config, config):
         metric = expect._blank_for_load()  # the declared metric's twin: no __init__ again
     if metric is not None:
         return _loaded(metric, klass._upgrade_state(state, schema))

@@ -50,6 +50,7 @@ import numpy as np
 
 from . import _codec
 from ._block import StateBlock
+from ._configs import same_config, same_value
 from ._merges import MERGES
 from ._pending import PerRequest, StateAttr, wrap_class
 from ._serialised import Serialised
@@ -360,11 +361,11 @@ class Metric(Serialised, PerRequest):
                 f"cannot merge {type(other).__name__} into {type(self).__name__}"
             )
         # Compared as canonical bytes, so that a nan in a config equals itself.
-        if not _same_config(self._config, other._config):
+        if not same_config(self._config, other._config):
             diff = {
                 k: (self._config.get(k), other._config.get(k))
                 for k in set(self._config) | set(other._config)
-                if not _same(self._config.get(k), other._config.get(k))
+                if not same_value(self._config.get(k), other._config.get(k))
             }
             desc = ", ".join(f"{k}: {a!r} here, {b!r} there" for k, (a, b) in sorted(diff.items()))
             raise IncompatibleStateError(
@@ -486,23 +487,6 @@ class Metric(Serialised, PerRequest):
         return max((v.held_total() for v in values if isinstance(v, StateBlock)), default=0.0)
 
 
-def _same_config(a: Any, b: Any) -> bool:
-    """Configurations equal as the codec would write them: same types, a nan equals itself."""
-    if a is b:
-        return True
-    if type(a) is not type(b):
-        return False
-    if isinstance(a, dict):
-        return a.keys() == b.keys() and all(_same_config(v, b[k]) for k, v in a.items())
-    if isinstance(a, (list, tuple)):
-        return len(a) == len(b) and all(_same_config(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, float):
-        return a == b or (a != a and b != b)
-    if isinstance(a, np.ndarray):
-        return _codec.encode(a) == _codec.encode(b)
-    return bool(a == b)
-
-
 # Attributes a copy shares: set once in __init__ and never changed in place afterwards.
 _SHARED = frozenset({"_config", "_fields", "_lock", "_rows", "_pending"})
 # Values a copy shares: immutable, or template metrics (only ever copied, never updated).
@@ -517,13 +501,6 @@ def _copy_value(value: Any) -> Any:
     if isinstance(value, (list, dict)):
         return _copy.deepcopy(value)
     return value  # int, float, str, bool: immutable
-
-
-def _same(a: Any, b: Any) -> bool:
-    try:
-        return bool(a == b)
-    except Exception:
-        return False
 
 
 # Decoding and the registry look-ups live beside the base class; imported last, since they use it.

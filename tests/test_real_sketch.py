@@ -13,7 +13,7 @@ from sklearn.metrics import average_precision_score, roc_auc_score
 import streammetrics as sm
 from streammetrics import _codec
 from streammetrics.errors import StateDecodeError
-from streammetrics.states.buckets import REAL_FINE_BITS, REAL_MAX_BUCKETS
+from streammetrics.states.mappings import REAL_FINE_BITS, REAL_MAX_BUCKETS
 
 GOLDEN = Path(__file__).parent / "golden"
 

@@ -25,7 +25,7 @@ from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
 import streammetrics as sm
-from streammetrics.states.buckets import LogitGrid, ProbabilityGrid, RealBits, mapping_for
+from streammetrics.states.mappings import LogitGrid, ProbabilityGrid, RealBits, mapping_for
 from tests.score_datasets import DATASETS
 
 # -- helpers -------------------------------------------------------------------------------------

@@ -19,11 +19,11 @@ from .._keyed import Keyed
 from ..base import Metric
 from ..errors import InputError
 from ..states._group_table import _group_sums, _scatter
-from ..states.buckets import DEFAULT_RESOLUTION, mapping_for
 from ..states.grouped import GroupedScores
 from ..states.labels import (
     key_hash,
 )
+from ..states.mappings import DEFAULT_RESOLUTION, mapping_for
 from ..states.score_tables import unscaled
 from ..uncertainty import NAN_INTERVAL, check_level, normal_interval
 from ._checks import binary_labels, check_exact_probabilities, check_mode, checked_scores

@@ -19,13 +19,10 @@ from .._inputs import (
 )
 from ..base import Metric
 from ..errors import InputError
-from ..states.buckets import (
-    DEFAULT_RESOLUTION,
-    ScoreBuckets,
-    auc_from_table,
-    mapping_for,
-)
+from ..states.buckets import ScoreBuckets
+from ..states.mappings import DEFAULT_RESOLUTION, mapping_for
 from ..states.score_columns import ScoreColumns
+from ..states.score_tables import auc_from_table
 from ..uncertainty import (
     NAN_INTERVAL,
     check_level,

@@ -29,14 +29,9 @@ from ..base import Metric
 from ..errors import InputError
 from ..states._bucket_stack import BucketStack
 from ..states._group_table import auc_of_counts
-from ..states.buckets import (
-    DEFAULT_RESOLUTION,
-    ScoreBuckets,
-    ap_from_table,
-    auc_from_table,
-    curve_counts,
-    mapping_for,
-)
+from ..states.buckets import ScoreBuckets
+from ..states.mappings import DEFAULT_RESOLUTION, mapping_for
+from ..states.score_tables import ap_from_table, auc_from_table, curve_counts
 from ..uncertainty import (
     NAN_INTERVAL,
     check_level,

@@ -23,7 +23,7 @@ from .._codec import COUNT_LIMIT, check_counts, check_sum, count_total
 from ..base import StateBlock
 from ..errors import IncompatibleStateError
 from ..states._fold import fold_equal, queue_full
-from ..states.buckets import BucketMapping
+from ..states.mappings import BucketMapping
 from ._records import _add_counts, check_gt_sum
 
 __all__ = ["DetectionBuckets"]

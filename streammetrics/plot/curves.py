@@ -161,7 +161,7 @@ def pr(metric: Any, ax: Any, **kw: Any) -> None:
 
 
 def multiclass_roc(metric: Any, ax: Any, **_: Any) -> None:
-    from ..states.buckets import auc_from_table
+    from ..states.score_tables import auc_from_table
 
     metric.compute()
     labels = metric._config["labels"]

@@ -9,8 +9,8 @@ buckets, so the state is canonical: any split of a stream merged in any order gi
 bytes.
 
 The mappings live in :mod:`streammetrics.states.mappings`, the values of a table of entries
-(:func:`auc_from_table`, :func:`ap_from_table`, :func:`curve_counts`) in
-:mod:`streammetrics.states.score_tables`; both are re-exported here.
+(``auc_from_table``, ``ap_from_table``, ``curve_counts``) in
+:mod:`streammetrics.states.score_tables`.
 """
 
 from __future__ import annotations
@@ -26,38 +26,16 @@ from ._bucket_batch import count_grid, fold_grid, merge_subset, reduce_entries, 
 from ._bucket_wire import checked_entries
 from ._fold import queue_full
 from .mappings import (
-    DEFAULT_RESOLUTION,
-    GRID_LIMIT,
     REAL_FINE_BITS,
     REAL_MAX_BUCKETS,
-    RESOLUTIONS,
-    SCORE_TYPES,
     BucketMapping,
-    LogitGrid,
-    ProbabilityGrid,
     RealBits,
     bfloat16_keys,
     collapse_real,
-    mapping_for,
     real_at,
 )
-from .score_tables import ap_from_table, auc_from_table, curve_counts
 
-__all__ = [
-    "DEFAULT_RESOLUTION",
-    "GRID_LIMIT",
-    "BucketMapping",
-    "LogitGrid",
-    "ProbabilityGrid",
-    "RESOLUTIONS",
-    "RealBits",
-    "SCORE_TYPES",
-    "ScoreBuckets",
-    "ap_from_table",
-    "auc_from_table",
-    "curve_counts",
-    "mapping_for",
-]
+__all__ = ["ScoreBuckets"]
 
 _F64 = np.dtype(np.float64)
 _I64 = np.dtype(np.int64)
@@ -87,6 +65,8 @@ class ScoreBuckets(StateBlock):
     Examples
     --------
     >>> import numpy as np
+    >>> from streammetrics.states.mappings import ProbabilityGrid
+    >>> from streammetrics.states.score_tables import auc_from_table
     >>> scores, labels = np.array([0.1, 0.1, 0.9]), np.array([0, 1, 1])
     >>> store = ScoreBuckets(ProbabilityGrid()).add(scores, labels, None)
     >>> store.keys.tolist(), store.pos.tolist(), store.neg.tolist()  # floor(128 logit(p)) + 2049

@@ -25,7 +25,6 @@ from ._narrow import (
     widened_counts,
     widened_floats,
 )
-from .buckets import BucketMapping
 from .labels import (
     EMPTY_LABELS,
     check_kinds,
@@ -33,6 +32,7 @@ from .labels import (
     labels_to_wire,
     unique_codes,
 )
+from .mappings import BucketMapping
 
 __all__ = ["GroupedScores"]
 

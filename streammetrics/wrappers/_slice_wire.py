@@ -19,7 +19,8 @@ from typing import Any
 import numpy as np
 
 from .. import _codec
-from ..base import Metric, _same_config
+from .._configs import same_config
+from ..base import Metric
 from ._confusion_pack import _CODE_LIMIT, ConfusionPack, qualifies
 from ._slice_pack import SlicePack
 
@@ -75,7 +76,7 @@ def _envelopes(
         v, s, state = env["version"], env["schema"], env["state"]
         if env["format"] != magic or env["class"] != name or type(v) is not int or v != version:
             return None
-        if type(s) is not int or s != schema or not _same_config(config, env["config"]):
+        if type(s) is not int or s != schema or not same_config(config, env["config"]):
             return None
         if type(state) is not dict or state.keys() != fields:
             return None
