@@ -392,3 +392,50 @@ def test_dunn_of_singleton_clusters_agrees_between_the_index_and_the_geometry() 
         assert both["dunn"] == alone
     geometry = ClusterGeometry().update([[0.0], [1.0], [5.0]], [0, 1, 2]).compute()
     assert geometry["dunn"] == math.inf and math.isnan(geometry["silhouette"])
+
+
+def test_clusters_of_one_repeated_point_have_no_spread_in_any_split() -> None:
+    # A batch's mean was sum / count, not exactly the repeated value: an SSW of 4e-32, and a
+    # Calinski-Harabasz index of 5.8e31 in one batch against 1.0 row by row.
+    x = np.repeat([[0.1], [0.7]], 3, axis=0)
+    labels = [0, 0, 0, 1, 1, 1]
+    whole = C.CalinskiHarabasz().update(x, labels)
+    rows = C.CalinskiHarabasz()
+    for i in range(6):
+        rows.update(x[i : i + 1], labels[i : i + 1])
+    assert whole.compute() == rows.compute() == 1.0
+    assert C.ClusterGeometry().update(x, labels).compute()["ssw"] == 0.0
+
+
+@pytest.mark.parametrize("offset,tol", [(1e4, 5e-13), (1e8, 2e-9)])
+def test_moments_far_from_the_origin_agree_across_splits(offset: float, tol: float) -> None:
+    # A batch summed its rows as they are: at 1e8, splits disagreed by 3e-8 in SSB (1.9e-4 at
+    # 1e12); each key's rows are now shifted by its first row before they are summed.
+    rng = np.random.default_rng(0)
+    n = 2000
+    labels = rng.integers(0, 4, n)
+    x = offset + labels[:, None] * 3.0 + rng.normal(size=(n, 3))
+    whole = C.ClusterGeometry().update(x, labels).compute()
+    merged = sum(
+        (C.ClusterGeometry().update(x[i : i + 10], labels[i : i + 10]) for i in range(0, n, 10)),
+        C.ClusterGeometry(),
+    ).compute()
+    centred = x - offset  # exact here: the reference without the offset's rounding
+    ref = skm.calinski_harabasz_score(centred, labels)
+    for key in ("ssb", "ssw", "calinski_harabasz", "davies_bouldin"):
+        assert merged[key] == pytest.approx(whole[key], rel=tol)
+    assert whole["calinski_harabasz"] == pytest.approx(ref, rel=tol)
+
+
+@pytest.mark.parametrize("metric", [C.Silhouette, C.CalinskiHarabasz, C.DaviesBouldin, C.DunnIndex])
+def test_cosine_distance_does_not_depend_on_the_rows_scale(metric) -> None:
+    # Rows of 1e-200 were refused as "all zeros": their squared norms underflowed.
+    x = np.array([[1.0, 0.1], [1.0, 0.2], [0.1, 1.0], [0.2, 1.0], [0.7, 0.6]])
+    labels = [0, 0, 1, 1, 1]
+    ref = metric(distance="cosine").update(x, labels).compute()
+    for scale in (1e-200, 1e-300, 1e50):
+        assert metric(distance="cosine").update(x * scale, labels).compute() == pytest.approx(
+            ref, rel=1e-12
+        )
+    with pytest.raises(sm.InputError, match="row 1 is all zeros"):
+        metric(distance="cosine").update(np.array([[1e-300, 0.0], [0.0, 0.0]]), [0, 1])

@@ -51,11 +51,32 @@ def _to_centres(x: np.ndarray, c: np.ndarray, distance: str) -> np.ndarray:
         return np.asarray(np.sqrt(np.einsum("ij,ij->i", diff, diff)))
     if distance == "cityblock":
         return np.asarray(np.abs(x - c).sum(axis=1))
-    nx = np.sqrt(np.einsum("ij,ij->i", x, x))
-    nc = np.sqrt(np.einsum("ij,ij->i", c, c))
-    den = nx * nc
-    cos = np.einsum("ij,ij->i", x, c) / np.where(den > 0, den, 1.0)
-    return np.where(den > 0, 1.0 - cos, 1.0)
+    xu, x_zero = unit_rows(x)
+    cu, c_zero = unit_rows(c)
+    cos = np.einsum("ij,ij->i", xu, cu)
+    return np.where(x_zero | c_zero, 1.0, 1.0 - cos)
+
+
+#: Rows whose norm is below this are scaled by their largest entry before it is taken: their
+#: squared entries would fall among the subnormals (or to zero) and lose their digits.
+_TINY_NORM = 2.0**-450
+
+
+def unit_rows(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``x`` with every row scaled to unit length, and which rows are all zeros (left zero).
+
+    The cosine distance does not depend on a row's length, so no row is too short: a row of
+    1e-200s is scaled by its largest entry first, where its squares would underflow."""
+    norms = np.sqrt(np.einsum("ij,ij->i", x, x))
+    small = np.flatnonzero(norms < _TINY_NORM)
+    if len(small):
+        x = x.copy()
+        top = np.abs(x[small]).max(axis=1, initial=0.0)
+        x[small] /= np.where(top > 0, top, 1.0)[:, None]
+        norms[small] = np.sqrt(np.einsum("ij,ij->i", x[small], x[small]))
+    zero = norms == 0
+    unit: np.ndarray = x / np.where(zero, 1.0, norms)[:, None]
+    return unit, zero
 
 
 #: Cosine distances below this are recomputed from the unit rows (:func:`_pairwise`).
@@ -66,10 +87,8 @@ def _pairwise(a: np.ndarray, b: np.ndarray, distance: str) -> np.ndarray:
     if distance != "cosine":
         return np.asarray(cdist(a, b, metric=distance))
     # scikit-learn's cosine_distances: 1 - cos, clipped to [0, 2]; zero rows count as distance 1.
-    na = np.linalg.norm(a, axis=1)
-    nb = np.linalg.norm(b, axis=1)
-    an = a / np.where(na > 0, na, 1.0)[:, None]
-    bn = b / np.where(nb > 0, nb, 1.0)[:, None]
+    an, a_zero = unit_rows(a)
+    bn, b_zero = unit_rows(b)
     out: np.ndarray = np.clip(1.0 - an @ bn.T, 0.0, 2.0)
     # ``1 - cos`` is only good to about 1e-16 absolute, so equal rows came out as 2e-16, not 0
     # (and Dunn finite where it is inf). Below a few rounding errors, recompute the few pairs
@@ -77,7 +96,7 @@ def _pairwise(a: np.ndarray, b: np.ndarray, distance: str) -> np.ndarray:
     i, j = np.nonzero(out < _COSINE_EXACT_BELOW)
     if len(i):
         out[i, j] = 0.5 * np.square(an[i] - bn[j]).sum(axis=1)
-    out[(na == 0)[:, None] | (nb == 0)[None, :]] = 1.0
+    out[a_zero[:, None] | b_zero[None, :]] = 1.0
     return out
 
 
@@ -135,7 +154,7 @@ class _Geometry(Metric, register=False):
             _check_range(stored_centers, "centers")
             if stored_centers.shape[0] == 0 or stored_centers.shape[1] == 0:
                 raise InputError("centers: must hold at least one centre of at least one column")
-            if distance == "cosine" and (np.linalg.norm(stored_centers, axis=1) == 0).any():
+            if distance == "cosine" and unit_rows(stored_centers)[1].any():
                 raise InputError("centers: a zero centre has no cosine distance")
             keys = config_labels(center_labels, "center_labels")
             if keys is None:
@@ -207,15 +226,14 @@ class _Geometry(Metric, register=False):
             extra = _to_centres(x, self._centers[codes], self._distance)[:, None]
         points = x
         if self._distance == "cosine":
-            norms = np.sqrt(np.einsum("ij,ij->i", x, x))
-            if (norms == 0).any():
-                bad = int(np.flatnonzero(norms == 0)[0])
+            if not np.isfinite(np.einsum("ij,ij->i", x, x)).all():  # unit rows of zeros
+                _check_range(x, "X")  # would be silently wrong
+            points, zero = unit_rows(x)
+            if zero.any():
+                bad = int(np.flatnonzero(zero)[0])
                 raise InputError(
                     f"X: row {bad} is all zeros; the cosine distance needs non-zero rows"
                 )
-            if not np.isfinite(norms).all():  # unit rows of zeros would be silently wrong
-                _check_range(x, "X")
-            points = x / norms[:, None]
         try:
             return self.moments.merged(self.moments.batch(lab, points, extra, "labels"))
         except IncompatibleStateError as exc:
@@ -260,8 +278,10 @@ class _Geometry(Metric, register=False):
         m = self.moments
         counts = m.counts.astype(np.float64)
         total, k = float(counts.sum()), len(m.keys)
-        mean = (counts[:, None] * m.means).sum(axis=0) / total
-        diff = m.means - mean
+        # About the first centroid: far from the origin, ``sum n_k mean_k`` would lose the
+        # digits that tell the centroids apart.
+        centred = m.means - m.means[:1]
+        diff = centred - (counts[:, None] * centred).sum(axis=0) / total
         ssb = float((counts * np.einsum("ij,ij->i", diff, diff)).sum())
         ssw = float(m.m2.sum())
         if k < 2 or k > total - 1:
