@@ -219,3 +219,55 @@ def test_a_reader_that_leaves_ends_the_run_quietly(capsys, monkeypatch, tmp_path
     status = main(["eval", str(data), "--metric", "accuracy", "--y-true", "y", "--y-pred", "p"])
     assert status == 1
     assert capsys.readouterr().err == ""
+
+
+ACC = ["--metric", "accuracy", "--y-true", "y", "--y-pred", "p", "--json"]
+
+
+@pytest.mark.parametrize("batch", ["1", "2", "1000"])
+def test_json_numbers_read_as_text_keep_their_own_text_in_any_chunk(
+    capsys, monkeypatch, tmp_path, batch
+) -> None:
+    # numpy made the 7 beside a 7.5 the label "7.0": accuracy 0.0 in one chunk, 0.5 row by row.
+    path = tmp_path / "log.jsonl"
+    path.write_text('{"y":7,"p":7}\n{"y":7.5,"p":7}\n{"y":true,"p":"True"}\n')
+    status, out, err = _run(
+        capsys, monkeypatch, "eval", str(path), *ACC, "--labels-as-text", "--batch-size", batch
+    )
+    assert status == 0, err
+    assert json.loads(out)["metrics"]["accuracy"] == pytest.approx(2 / 3)
+
+
+@pytest.mark.parametrize("batch", ["1", "1000"])
+def test_json_true_beside_1_is_not_the_label_1(capsys, monkeypatch, tmp_path, batch) -> None:
+    # In one chunk numpy read [true, 1] as [1, 1] (accuracy 1.0); row by row it was refused.
+    path = tmp_path / "log.jsonl"
+    path.write_text('{"y":true,"p":1}\n{"y":1,"p":1}\n')
+    status, _, err = _run(capsys, monkeypatch, "eval", str(path), *ACC, "--batch-size", batch)
+    assert status != 0
+    assert "label" in _one_line(err)
+
+
+def test_boolean_columns_read_as_the_labels_true_and_false_from_a_file_and_stdin(
+    capsys, monkeypatch, tmp_path
+) -> None:
+    # From a file pandas gave booleans: --by refused them as slice keys, and y=True/False
+    # against p=1/0 scored as numbers; on standard input they were the text True/False.
+    data = b"y,p,g\n1,1,True\n0,1,False\n1,0,True\n"
+    by = ["--metric", "accuracy", "--y-true", "y", "--y-pred", "p", "--by", "g", "--json"]
+    results = _both(capsys, monkeypatch, tmp_path, data, *by)
+    assert results[0] == results[1]
+    assert results[0][0] == 0, results[0][2]
+    assert '"False"' in results[0][1] and '"True"' in results[0][1]
+    mixed = b"y,p\nTrue,1\nFalse,0\n"
+    file_run, stdin_run = _both(capsys, monkeypatch, tmp_path, mixed, *ACC[:-1])
+    assert file_run[0] == stdin_run[0] != 0
+    assert _one_line(file_run[2]).split(": ")[-2:] == _one_line(stdin_run[2]).split(": ")[-2:]
+
+
+def test_a_list_in_a_label_column_is_a_one_line_error(capsys, monkeypatch, tmp_path) -> None:
+    path = tmp_path / "log.jsonl"
+    path.write_text('{"y":1,"p":1}\n{"y":0,"p":[1,2]}\n{"y":0,"p":[1]}\n')
+    status, _, err = _run(capsys, monkeypatch, "eval", str(path), *ACC)
+    assert status != 0
+    assert _one_line(err).endswith("log.jsonl:2: column 'p': a list is not a label")

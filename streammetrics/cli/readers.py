@@ -159,7 +159,10 @@ def _read_jsonl(src: Source, wanted: list[str], batch: int) -> Chunks:
             for c in wanted:
                 if c not in record:
                     raise src.fail(number, f"no column {c!r} in this record")
-                cols[c].append(record[c])
+                value = record[c]
+                # A label read as text: the number's own text, whatever else shares its chunk
+                # (numpy would make the 7 beside a 7.5 the label "7.0").
+                cols[c].append(_json_text(value) if c in src.text else value)
             at.append(number)
             if len(at) == batch:
                 src.chunk(first, at)
@@ -171,8 +174,23 @@ def _read_jsonl(src: Source, wanted: list[str], batch: int) -> Chunks:
             yield first, {c: _json_column(v) for c, v in cols.items()}
 
 
+def _json_text(value: Any) -> Any:
+    """A JSON scalar of a column read as text: numbers as JSON writes them (``7``, ``7.5``),
+    booleans as ``True``/``False`` (as a CSV or Parquet column of booleans reads); strings,
+    nulls, non-finite numbers and lists as they are (checked later)."""
+    if isinstance(value, bool):
+        return str(value)
+    if isinstance(value, int) or (isinstance(value, float) and math.isfinite(value)):
+        return json.dumps(value)
+    return value  # NaN: a missing value, as without the option
+
+
 def _json_column(values: list[Any]) -> np.ndarray:
+    kinds = {type(v) for v in values}
     try:
+        if len(kinds) > 1 and kinds & {bool, str}:
+            # numpy would read true beside 1 as 1, and a NaN beside text as the text "nan"
+            raise TypeError
         arr = np.asarray(values)
     except (TypeError, ValueError):
         arr = np.empty(len(values), dtype=object)
@@ -251,7 +269,11 @@ def _numbers(values: np.ndarray, name: str, src: Source, row: int) -> np.ndarray
 def _labels(values: np.ndarray, name: str, src: Source, row: int) -> np.ndarray:
     kind = values.dtype.kind
     as_text = name in src.text
-    if kind in "biu" and not as_text:
+    if kind == "b":
+        # Booleans are the labels "True" and "False", as the same column reads from standard
+        # input (text) whatever parser met it (pandas and Parquet give booleans).
+        return values.astype(str)
+    if kind in "iu" and not as_text:
         return values
     if kind == "f" and not as_text:
         return _numbers(values, name, src, row)
@@ -262,6 +284,10 @@ def _labels(values: np.ndarray, name: str, src: Source, row: int) -> np.ndarray:
     if kind == "O" and any(v is None or (isinstance(v, float) and v != v) for v in values):
         i = _first_bad(values, lambda v: v is not None and v == v)
         raise src.fail_row(row + i, f"column {name!r}: missing value")
+    if kind == "O" and any(isinstance(v, (list, dict)) for v in values):
+        i = _first_bad(values, lambda v: not isinstance(v, (list, dict)))
+        what = "a list" if isinstance(values[i], list) else "an object"
+        raise src.fail_row(row + i, f"column {name!r}: {what} is not a label")
     text = values.astype(str)
     if text.size and (text == "").any():
         i = int(np.flatnonzero(text == "")[0])
