@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import atexit
 import datetime as _dt
+import multiprocessing.util
 import os
 import re
 import secrets
@@ -222,7 +223,10 @@ class StateDirectory:
         """Publish ``metric`` now, then every ``seconds`` from a daemon thread, and at exit.
 
         Returns a :class:`Publisher`; its ``stop()`` ends the thread and publishes once more.
-        Interpreter exit (``atexit``) does the same if ``stop()`` was not called. In a forking
+        Interpreter exit (``atexit``) does the same if ``stop()`` was not called, and so does
+        the end of a ``multiprocessing`` worker process (whose exit skips ``atexit``). Other
+        pools whose workers end with ``os._exit`` (Celery's billiard) need ``stop()`` in their
+        worker-shutdown hook. In a forking
         server, call this in each worker after the fork (gunicorn's ``post_fork`` hook): threads
         do not survive ``fork``.
         """
@@ -401,7 +405,8 @@ class Publisher:
     """Handle of :meth:`StateDirectory.publish_every`: a daemon thread that publishes a metric.
 
     ``stop()`` ends the thread and publishes once more (it may be called any number of times;
-    only the first does anything). If it is never called, the same happens at interpreter exit.
+    only the first does anything). If it is never called, the same happens at interpreter exit
+    or at the end of a ``multiprocessing`` worker process.
     A failed periodic write (a full disk, say) does not end the thread: it is reported with a
     :class:`StateFileWarning`, kept in :attr:`last_error`, and the next interval tries again.
     """
@@ -420,6 +425,9 @@ class Publisher:
             target=self._run, name=f"streammetrics-publish-{directory.name}", daemon=True
         )
         atexit.register(self.stop)
+        # A multiprocessing worker ends with os._exit, which skips atexit; multiprocessing runs
+        # its own finalizers first (for every start method: fork, forkserver, spawn).
+        self._finalizer = multiprocessing.util.Finalize(None, self.stop, exitpriority=10)
         self._thread.start()
 
     @property
@@ -451,6 +459,7 @@ class Publisher:
                 return
             self._stopped = True
         atexit.unregister(self.stop)
+        self._finalizer.cancel()
         if os.getpid() != self._pid:
             # A forked child inherits this handle (and the parent's rows): publishing them
             # under the child's name would count them twice.
