@@ -13,7 +13,7 @@ import numpy as np
 
 from . import _codec
 
-__all__ = ["same_config", "same_value"]
+__all__ = ["same_config"]
 
 
 def same_config(a: Any, b: Any) -> bool:
@@ -31,11 +31,3 @@ def same_config(a: Any, b: Any) -> bool:
     if isinstance(a, np.ndarray):
         return _codec.encode(a) == _codec.encode(b)
     return bool(a == b)
-
-
-def same_value(a: Any, b: Any) -> bool:
-    """``a == b`` as a bool; False where the comparison raises or is ambiguous (arrays)."""
-    try:
-        return bool(a == b)
-    except Exception:
-        return False

@@ -403,6 +403,15 @@ def config_flag(value: Any, name: str) -> bool:
     raise InputError(f"{name}: must be True or False; got {value!r}")
 
 
+def whole_if_integral(value: int | float) -> int | float:
+    """A float holding a whole number (below 2**53) as that int, any other value unchanged:
+    so that ``beta=2`` and ``beta=2.0`` are one configuration (merges compare configurations
+    by type as well as by value), written as the int a default of ``2`` always wrote."""
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2.0**53:
+        return int(value)
+    return value
+
+
 def config_number(value: Any, name: str, minimum: float = 0.0, finite: bool = True) -> float:
     """A numeric configuration value of at least ``minimum``, as a Python float."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):

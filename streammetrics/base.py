@@ -50,7 +50,7 @@ import numpy as np
 
 from . import _codec
 from ._block import StateBlock
-from ._configs import same_config, same_value
+from ._configs import same_config
 from ._merges import MERGES
 from ._pending import PerRequest, StateAttr, wrap_class
 from ._serialised import Serialised
@@ -365,7 +365,7 @@ class Metric(Serialised, PerRequest):
             diff = {
                 k: (self._config.get(k), other._config.get(k))
                 for k in set(self._config) | set(other._config)
-                if not same_value(self._config.get(k), other._config.get(k))
+                if not same_config(self._config.get(k), other._config.get(k))
             }
             desc = ", ".join(f"{k}: {a!r} here, {b!r} there" for k, (a, b) in sorted(diff.items()))
             raise IncompatibleStateError(

@@ -279,3 +279,44 @@ def test_arrow_string_arrays_are_columns_of_text() -> None:
         assert make().update(pa.array(hyps), refs) == make().update(hyps, refs)
         chunked = pa.chunked_array([hyps[:1], hyps[1:]])
         assert make().update(chunked, refs) == make().update(hyps, refs)
+
+
+def test_wrappers_take_one_hypothesis_beside_the_list_of_its_references() -> None:
+    # Sliced and the windows counted the references as rows ("references: has 2 rows, by has
+    # 1"), where BLEU, CHRF, collections and Bootstrap take one hypothesis with its references.
+    from streammetrics.windows import SlidingWindow, TumblingWindows
+
+    hyp, refs = "the cat sat on the mat", ["the cat sat on a mat", "a cat"]
+    for metric in (BLEU, CHRF):
+        alone = metric().update(hyp, refs).compute()
+        assert sm.Sliced(metric()).update(hyp, refs, by="k").compute() == {"k": alone}
+        tumbling = TumblingWindows(metric(), width=10).update(hyp, refs, timestamps=3)
+        assert tumbling.compute() == {0: alone}
+        sliding = SlidingWindow(metric(), width=10, slots=2).update(hyp, refs, timestamps=3)
+        assert sliding.compute() == alone
+        sliced = sm.Sliced(metric())
+        before = sliced.to_bytes()
+        with pytest.raises(sm.InputError, match="references"):
+            sliced.update(hyp, [1], by="k")
+        assert sliced.to_bytes() == before
+
+
+def test_whole_number_options_given_as_floats_are_the_same_configuration() -> None:
+    # CHRF(beta=2.0) refused to merge with CHRF() ("different config ()": the message compared
+    # with ==, under which 2 == 2.0), as did BLEU's smooth_value and the windows' width.
+    from streammetrics.windows import Decayed, TumblingWindows
+
+    pairs = [
+        (CHRF(), CHRF(beta=2.0)),
+        (
+            BLEU(smooth_method="floor", smooth_value=1),
+            BLEU(smooth_method="floor", smooth_value=1.0),
+        ),  # noqa: E501
+        (TumblingWindows(BLEU(), width=10), TumblingWindows(BLEU(), width=10.0)),
+        (Decayed(sm.Accuracy(), half_life=60), Decayed(sm.Accuracy(), half_life=60.0)),
+    ]
+    for a, b in pairs:
+        assert a == b and a.to_bytes() == b.to_bytes()
+        a.merge(b)
+    with pytest.raises(sm.IncompatibleStateError, match=r"beta: 2\.5 here, 3 there"):
+        CHRF(beta=2.5).merge(CHRF(beta=3))

@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._codec import check_counts, check_sum, held_total
-from .._inputs import config_flag, config_int
+from .._inputs import config_flag, config_int, whole_if_integral
 from ..base import Metric
 from ..errors import InputError
 from ._inputs import as_texts
@@ -172,7 +172,7 @@ class BLEU(Metric):
             smooth_method=smooth_method,
             tokenize=tokenize,
             lowercase=config_flag(lowercase, "lowercase"),
-            smooth_value=smooth_value,
+            smooth_value=None if smooth_value is None else whole_if_integral(smooth_value),
             effective_order=config_flag(effective_order, "effective_order"),
         )
         self._add_state("stats", np.zeros(2 + 2 * max_ngram_order, dtype=np.int64))
@@ -205,7 +205,9 @@ class BLEU(Metric):
 
     def details(self) -> dict[str, Any]:
         """The score and its parts: ``score``, ``bp``, ``precisions``, ``counts``, ``totals``,
-        ``sys_len``, ``ref_len`` (as sacrebleu's ``BLEUScore`` has them)."""
+        ``sys_len``, ``ref_len``, as sacrebleu's ``BLEUScore`` has them, except that ``counts``
+        and ``totals`` are always the raw n-gram statistics: with ``smooth_method="add-k"``
+        sacrebleu's have ``k`` added from the second order on (the score is the same)."""
         c = self._config
         return bleu_from_statistics(
             self.stats,

@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._codec import check_counts, check_sum, held_total
-from .._inputs import config_flag
+from .._inputs import config_flag, whole_if_integral
 from ..base import Metric
 from ..errors import InputError
 from ._inputs import as_texts
@@ -184,7 +184,7 @@ class CHRF(Metric):
         self._add_config(
             char_order=char_order,
             word_order=word_order,
-            beta=beta,
+            beta=whole_if_integral(float(beta)) if isinstance(beta, float) else beta,
             lowercase=config_flag(lowercase, "lowercase"),
             whitespace=config_flag(whitespace, "whitespace"),
             eps_smoothing=config_flag(eps_smoothing, "eps_smoothing"),

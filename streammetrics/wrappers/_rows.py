@@ -42,6 +42,13 @@ class Rows:
     ) -> None:
         self.n = n
         self.what = what
+        if n == 1 and args and _one_value(args[0]):
+            # One sample given as values (one hypothesis beside the list of its references, a
+            # label beside a row of class probabilities): every argument belongs to it, and
+            # the wrapped metric reads them as its own one-sample call does.
+            self.args = [(False, a) for a in args]
+            self.kwargs = {k: (False, v) for k, v in kwargs.items()}
+            return
         self.args = [
             self._column(a, names[i] if i < len(names) else f"argument {i + 1}")
             for i, a in enumerate(args)
@@ -103,6 +110,16 @@ class Rows:
         kwargs.update(extra)
         out: Metric = metric.update(*args, **kwargs)  # type: ignore[attr-defined]
         return out
+
+
+def _one_value(x: Any) -> bool:
+    """Whether ``x``, a first column, is one sample's value rather than a column of rows (as
+    :func:`batch_length` counts it)."""
+    if x is None or isinstance(x, dict):
+        return False
+    if isinstance(x, (str, bytes)) or not hasattr(x, "__len__"):
+        return True
+    return getattr(x, "ndim", None) == 0
 
 
 def one_kind(arr: np.ndarray, refusal: str, raw: Any = None) -> np.ndarray:

@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .. import _codec
-from .._inputs import as_array, not_real
+from .._inputs import as_array, not_real, whole_if_integral
 from .._loading import _from_tree
 from ..base import Metric, metric_from_spec
 from ..errors import IncompatibleStateError, InputError, StateDecodeError
@@ -44,7 +44,7 @@ def positive(value: Any, name: str) -> int | float:
         raise InputError(f"{name}: expected a positive number or a timedelta, got {value!r}")
     if not (math.isfinite(value) and value > 0):
         raise InputError(f"{name}: must be positive and finite, got {value!r}")
-    return value
+    return whole_if_integral(value)
 
 
 def number(value: Any, name: str) -> int | float:
@@ -52,7 +52,7 @@ def number(value: Any, name: str) -> int | float:
         value = value.item()
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise InputError(f"{name}: expected a finite number, got {value!r}")
-    return value
+    return whole_if_integral(value)
 
 
 def times(timestamps: Any) -> np.ndarray:
