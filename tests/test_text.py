@@ -311,7 +311,7 @@ def test_whole_number_options_given_as_floats_are_the_same_configuration() -> No
         (
             BLEU(smooth_method="floor", smooth_value=1),
             BLEU(smooth_method="floor", smooth_value=1.0),
-        ),  # noqa: E501
+        ),
         (TumblingWindows(BLEU(), width=10), TumblingWindows(BLEU(), width=10.0)),
         (Decayed(sm.Accuracy(), half_life=60), Decayed(sm.Accuracy(), half_life=60.0)),
     ]

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..base import Metric, loads
-from ..errors import NoIntervalError, StreamMetricsError
+from ..errors import InputError, NoIntervalError, StreamMetricsError
 from ..wrappers import Sliced
 from ..wrappers.collection import MetricCollection
 from .errors import CLIError
@@ -73,6 +73,12 @@ class Plan:
         for col in (a.y_true, a.y_pred, a.group, a.query, *by):
             put(col, "label")
         self.types = types
+        #: ``--queries-grouped``: the ids of the queries marked complete so far (one per query,
+        #: where buffering would keep every row), to refuse one that comes back.
+        self.closed: set[Any] | None = set() if getattr(a, "queries_grouped", False) else None
+        #: ... and the rows of the last query read, held until the next chunk shows whether it
+        #: goes on (:meth:`flush` feeds them).
+        self.carry: dict[str, np.ndarray] | None = None
         #: Columns a regression metric reads beside label metrics: labels, but never as text.
         self.values = frozenset(
             c for c in (a.y_true, a.y_pred) if c is not None and "regression" in families
@@ -92,12 +98,56 @@ class Plan:
         return tuple(cols[getattr(a, attr)] for attr, _ in member.needs())
 
     def update(self, cols: dict[str, np.ndarray]) -> None:
+        if self.closed is None or not any(m.kind == "query" for m in self.members):
+            self._update(cols, False)
+            return
+        # --queries-grouped: every query but the last read is complete (its rows are all here
+        # or buffered), so the ranking metrics score it and drop its rows; the last may go on
+        # in the next chunk, so its rows wait for it (or for flush).
+        if not len(cols[self.args.query]):
+            return
+        if self.carry is not None:
+            cols = {c: np.concatenate([self.carry[c], v]) for c, v in cols.items()}
+            self.carry = None
+        q = cols[self.args.query]
+        starts = np.flatnonzero(q[1:] != q[:-1]) + 1
+        ids = q[np.concatenate(([0], starts))].tolist()
+        again = [i for i in ids if i in self.closed]
+        if again or len(set(ids)) < len(ids):
+            who = again[0] if again else next(i for i in ids if ids.count(i) > 1)
+            raise InputError(
+                f"--queries-grouped: the rows of query {who!r} are not together (it comes back "
+                "after other queries); drop the option or sort the log by query"
+            )
+        last = int(starts[-1]) if len(starts) else 0
+        if last:
+            self._update({c: v[:last] for c, v in cols.items()}, True)
+            self.closed.update(ids[:-1])
+        self.carry = {c: v[last:] for c, v in cols.items()} if last else cols
+
+    def flush(self, final: bool) -> None:
+        """Feed the rows :meth:`update` holds back (``--queries-grouped``): as complete at the
+        end of the data (``final``), else buffered (before a rolling report, which counts
+        them; later rows of that query then join them)."""
+        carry, self.carry = self.carry, None
+        if carry is not None:
+            self._update(carry, final)
+
+    def _update(self, cols: dict[str, np.ndarray], complete: bool) -> None:
         # Members take different columns: each gets its own, all or nothing.
         by = getattr(self.args, "by", None) or []
         extra: dict[str, Any] = {}
         if by:
             extra["by"] = cols[by[0]] if len(by) == 1 else tuple(cols[c] for c in by)
-        self.collection.update_each({m.name: (self.columns(m, cols), extra) for m in self.members})
+        self.collection.update_each(
+            {
+                m.name: (
+                    self.columns(m, cols),
+                    {**extra, "complete": True} if complete and m.kind == "query" else extra,
+                )
+                for m in self.members
+            }
+        )
 
 
 def build(names: list[str], args: argparse.Namespace) -> Plan:
@@ -171,11 +221,21 @@ def stream(
                     offset = stop
                     if next_report is not None and rows == next_report:
                         if every is not None:
+                            flush(src, plan, False, rows)
                             every(rows)
                         next_report += args.every
+        flush(src, plan, True, rows)
     finally:
         progress.close()
     return rows
+
+
+def flush(src: Source, plan: Plan, final: bool, rows: int) -> None:
+    """:meth:`Plan.flush`, its errors worded as the rows' own are."""
+    try:
+        plan.flush(final)
+    except StreamMetricsError as exc:
+        raise src.fail(None, f"rows up to line {src.span(rows - 1, rows - 1)}: {exc}") from None
 
 
 def _check_data_args(args: argparse.Namespace) -> None:
@@ -375,6 +435,12 @@ def _data_options(e: argparse.ArgumentParser, required: bool) -> None:
     e.add_argument("--y-pred", metavar="COL", help="column of predicted labels or values")
     e.add_argument("--group", metavar="COL", help="column of group ids (gauc)")
     e.add_argument("--query", metavar="COL", help="column of query ids (ranking metrics)")
+    e.add_argument(
+        "--queries-grouped",
+        action="store_true",
+        help="the rows of each query are together (a log sorted by query): ranking metrics "
+        "score each query as it ends, so memory does not grow with the file",
+    )
     e.add_argument("--hypothesis", metavar="COL", help="column of hypotheses (bleu, chrf)")
     e.add_argument(
         "--reference",
