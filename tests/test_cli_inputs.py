@@ -312,3 +312,25 @@ def test_queries_grouped_scores_each_query_as_it_ends(capsys, monkeypatch, tmp_p
         )
         assert status == 1
         assert "the rows of query 1 are not together" in _one_line(err)
+
+
+def test_score_type_reaches_the_score_sketches(capsys, monkeypatch, tmp_path) -> None:
+    # Logit scores were refused with 'pass score_type="logit"', an option the command lacked.
+    from sklearn.metrics import roc_auc_score
+
+    path = tmp_path / "log.csv"
+    y, s = [1, 0, 1, 0, 1], [2.5, -1.0, 0.3, 0.2, -3.0]
+    path.write_text("y,s\n" + "".join(f"{a},{b}\n" for a, b in zip(y, s, strict=True)))
+    status, _, err = _run(capsys, monkeypatch, "eval", str(path), *AUC)
+    assert status == 1 and "--score-type logit" in _one_line(err)
+    for kind in ("logit", "real"):
+        status, out, err = _run(
+            capsys, monkeypatch, "eval", str(path), *AUC, "--score-type", kind, "--json"
+        )
+        assert status == 0, err
+        assert json.loads(out)["metrics"]["roc_auc"] == pytest.approx(roc_auc_score(y, s))
+    status, _, err = _run(
+        capsys, monkeypatch, "eval", str(path), "--metric", "log_loss", "--y-true", "y",
+        "--y-score", "s", "--score-type", "logit",
+    )  # fmt: skip
+    assert status == 1 and "none of the metrics takes a score type" in _one_line(err)

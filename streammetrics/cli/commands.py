@@ -152,12 +152,20 @@ class Plan:
 
 def build(names: list[str], args: argparse.Namespace) -> Plan:
     members: dict[str, Member] = {}
+    score_type = getattr(args, "score_type", None)
     for name in names:
         if name in members:
             continue
-        member = make_metric(name)
+        member = make_metric(name, score_type)
         check_columns(member, args)
         members[name] = member
+    if score_type is not None and not any(
+        m.metric.config.get("score_type") == score_type for m in members.values()
+    ):
+        raise CLIError(
+            "--score-type: none of the metrics takes a score type (roc_auc, average_precision, "
+            "gauc and the curves do)"
+        )
     return Plan(list(members.values()), args)
 
 
@@ -212,6 +220,8 @@ def stream(
                     except StreamMetricsError as exc:
                         lines = src.span(row + offset, row + stop - 1)
                         hint = ""
+                        if 'pass score_type="logit"' in str(exc):
+                            hint = " (on the command line: --score-type logit, or real)"
                         if "labels, but this state holds" in str(exc) and not src.text:
                             # Earlier chunks held numbers only, this one text only.
                             hint = " (pass --labels-as-text to read every label as text)"
@@ -459,6 +469,12 @@ def _data_options(e: argparse.ArgumentParser, required: bool) -> None:
         default=100_000,
         metavar="N",
         help="rows per chunk (default 100000)",
+    )
+    e.add_argument(
+        "--score-type",
+        choices=("probability", "logit", "real"),
+        help="how the AUC and AP sketches bucket --y-score: probabilities in [0, 1] (the "
+        "default), logits (raw model outputs) or any real scale",
     )
     e.add_argument(
         "--labels-as-text",

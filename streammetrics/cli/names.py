@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import importlib
+import inspect
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -149,8 +150,9 @@ def _entry(name: str) -> tuple[str, str, dict[str, Any], str]:
     raise CLIError(f"unknown metric {name!r}; {did}known names: {', '.join(known_names())}")
 
 
-def make_metric(name: str) -> Member:
-    """A fresh metric for ``name``; ``CLIError`` naming the closest known name if unknown."""
+def make_metric(name: str, score_type: str | None = None) -> Member:
+    """A fresh metric for ``name``; ``CLIError`` naming the closest known name if unknown.
+    ``score_type`` (``--score-type``) goes to the metrics that take one, and only to them."""
     module_name, class_name, kwargs, kind = _entry(name)
     try:
         module = importlib.import_module(f"streammetrics.{module_name}")
@@ -162,6 +164,8 @@ def make_metric(name: str) -> Member:
             f"metric {name!r} needs streammetrics.{module_name}.{class_name}, which this "
             "version of streammetrics does not have"
         )
+    if score_type is not None and "score_type" in inspect.signature(klass).parameters:
+        kwargs = {**kwargs, "score_type": score_type}
     return Member(name, klass(**kwargs), module_name, kind)
 
 
