@@ -284,9 +284,11 @@ class StateDirectory:
             Without it, any class and configuration.
 
         The files whose states merge together (same class and configuration, and states that
-        accept each other: labels of one kind, say) form sets; the set of the most files wins
-        (then the most rows; then a fixed order), so one stray file cannot displace the
-        workers' states, whatever its name. A file that is not a valid state, or that is left
+        accept each other: labels of one kind, say) form sets, grown greedily with the states
+        taken most rows first (then by their bytes); the set of the most files wins (then the
+        most rows; then a fixed order), so one stray file cannot displace the workers' states,
+        whatever its name. (Greedy: where label sets conflict in a chain, a larger set may
+        exist than the one found.) A file that is not a valid state, or that is left
         out of the winning set, is skipped with a :class:`StateFileWarning` naming the file; it
         never makes the call fail. The result does not depend on the order of the files
         (exactly for counting states, to rounding for float sums).
@@ -295,6 +297,7 @@ class StateDirectory:
             raise InputError(f"like must be a streammetrics Metric, got {type(like).__name__}")
         sets: list[tuple[bytes, Metric, list[str]]] = []  # (configuration, merged, files)
         empty: list[tuple[bytes, Metric, str]] = []  # no rows: they merge with any set
+        found: list[tuple[str, Metric]] = []
         for path, metric in self.states():
             if like is not None:
                 base = like.copy().reset()
@@ -304,6 +307,13 @@ class StateDirectory:
                     _skip(path, f"does not match like={like!r} ({exc})")
                     continue
                 metric = base
+            found.append((path, metric))
+        # Sets grow greedily, each file joining the first set that takes it: in an order of
+        # the states alone (most rows first, then their bytes), not of the files' names, which
+        # are random tokens. Listed order decided the sets when label sets conflict in a chain
+        # (binary labels {1, 2}, then {0}, then {0, 1}).
+        found.sort(key=lambda pm: (-pm[1].count, pm[1].to_bytes()))
+        for path, metric in found:
             key = _codec.encode(metric_spec(metric))
             if not metric.count:
                 empty.append((key, metric, path))

@@ -683,3 +683,24 @@ def test_the_wsgi_example_of_the_docs_from_many_threads() -> None:
     for name in ("logloss", "brier"):
         assert got["all_time"][name] == pytest.approx(expected[name], rel=1e-12)
     assert call(app, "GET", "/nowhere")[0] == "404 Not Found"
+
+
+def test_collect_depends_on_the_states_not_on_the_order_of_their_files(tmp_path: Path) -> None:
+    # Binary F1 states of labels 1, 2, 0, 0, 1: files joined sets in listed order, so the
+    # names decided whether 3 files (30 rows) or 4 (40 rows) were collected.
+    labels = [1, 2, 0, 0, 1]
+    states = [sm.F1().update([v] * 10, [v] * 10) for v in labels]
+    got = []
+    for order in (labels, sorted(labels), sorted(labels, reverse=True)):
+        folder = tmp_path / "".join(map(str, order))
+        folder.mkdir()
+        taken = [0] * len(states)
+        for rank, v in enumerate(order):  # file names sort in this order
+            i = next(j for j, lab in enumerate(labels) if lab == v and not taken[j])
+            taken[i] = 1
+            (folder / f"metrics.host.1.{rank:04d}.state").write_bytes(states[i].to_bytes())
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", StateFileWarning)
+            got.append(StateDirectory(folder).collect())
+    assert got[0] == got[1] == got[2]
+    assert got[0].count == 40
