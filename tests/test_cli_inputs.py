@@ -334,3 +334,17 @@ def test_score_type_reaches_the_score_sketches(capsys, monkeypatch, tmp_path) ->
         "--y-score", "s", "--score-type", "logit",
     )  # fmt: skip
     assert status == 1 and "none of the metrics takes a score type" in _one_line(err)
+
+
+def test_times_with_utc_offsets_are_seconds_since_the_epoch_without_a_warning() -> None:
+    # numpy converts ISO times with offsets to UTC but printed a UserWarning on stderr.
+    import numpy as np
+
+    from streammetrics.cli.readers import convert
+    from streammetrics.cli.sources import Source
+
+    times = np.array(["2026-01-01T00:00:00+02:00", "2026-01-01T00:30:00Z"], dtype=object)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = convert({"t": times}, {"t": "time"}, Source("log.csv", "csv"), 0)["t"]
+    assert got.tolist() == [1767218400.0, 1767227400.0]  # 2025-12-31T22:00Z, 2026-01-01T00:30Z

@@ -12,6 +12,7 @@ import io
 import json
 import math
 import sys
+import warnings
 from collections.abc import Generator
 from typing import Any
 
@@ -385,7 +386,12 @@ def _times(values: np.ndarray, name: str, src: Source, row: int) -> np.ndarray:
     except CLIError:
         pass
     try:
-        stamps = values.astype("datetime64[ms]")
+        with warnings.catch_warnings():
+            # An offset (+02:00) is applied, to UTC, with a warning that it is deprecated: the
+            # conversion is right, and the warning is not the reader's to see.
+            warnings.simplefilter("ignore", UserWarning)
+            warnings.simplefilter("ignore", DeprecationWarning)
+            stamps = values.astype("datetime64[ms]")
     except (TypeError, ValueError):
         i = _first_bad(values, lambda v: _is_time(v))
         raise src.fail_row(row + i, f"column {name!r}: {values[i]!r} is not a time") from None
