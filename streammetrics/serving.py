@@ -51,7 +51,7 @@ import socket
 import threading
 import time
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from . import _codec
@@ -258,6 +258,12 @@ class StateDirectory:
         reported with a :class:`StateFileWarning` naming it. A file that disappears while being
         listed (pruned) is skipped silently.
         """
+        for path, _, metric in self._states():
+            yield path, metric
+
+    def _states(self, warn: bool = True) -> Iterator[tuple[str, bytes, Metric]]:
+        """:meth:`states`, each with the bytes it was read from (``warn``: about the files
+        skipped)."""
         for path in self.files():
             try:
                 with open(path, "rb") as f:
@@ -265,14 +271,16 @@ class StateDirectory:
             except FileNotFoundError:
                 continue
             except OSError as exc:
-                _skip(path, f"cannot be read ({exc})")
+                if warn:
+                    _skip(path, f"cannot be read ({exc})")
                 continue
             try:
                 metric = loads(blob)
             except StateDecodeError as exc:
-                _skip(path, f"is not a valid streammetrics state ({exc})")
+                if warn:
+                    _skip(path, f"is not a valid streammetrics state ({exc})")
                 continue
-            yield path, metric
+            yield path, blob, metric
 
     def collect(self, like: Metric | None = None) -> Metric | None:
         """Every published state of this ``name``, merged into a new metric; ``None`` if none.
@@ -295,30 +303,15 @@ class StateDirectory:
         """
         if like is not None and not isinstance(like, Metric):
             raise InputError(f"like must be a streammetrics Metric, got {type(like).__name__}")
-        sets: list[tuple[bytes, Metric, list[str]]] = []  # (configuration, merged, files)
-        empty: list[tuple[bytes, Metric, str]] = []  # no rows: they merge with any set
-        found: list[tuple[str, Metric]] = []
-        for path, metric in self.states():
-            if like is not None:
-                base = like.copy().reset()
-                try:
-                    base.merge(metric)  # checks class and configuration, changes nothing if not
-                except IncompatibleStateError as exc:
-                    _skip(path, f"does not match like={like!r} ({exc})")
-                    continue
-                metric = base
-            found.append((path, metric))
-        # Sets grow greedily, each file joining the first set that takes it: in an order of
-        # the states alone (most rows first, then their bytes), not of the files' names, which
-        # are random tokens. Listed order decided the sets when label sets conflict in a chain
-        # (binary labels {1, 2}, then {0}, then {0, 1}).
-        found.sort(key=lambda pm: (-pm[1].count, pm[1].to_bytes()))
-        for path, metric in found:
-            key = _codec.encode(metric_spec(metric))
-            if not metric.count:
-                empty.append((key, metric, path))
-            elif not any(_joined(metric, path, s) for s in sets if s[0] == key):
-                sets.append((key, metric, [path]))
+        sets, empty = _grouped((path, m) for path, _, m in self._adapted(like, warn=True))
+        if len({k for k, _, _ in sets}) < len(sets):
+            # States that do not all merge: sets grow greedily, each state joining the first
+            # set that takes it, so the order matters. Read again, in an order of the states
+            # alone (most rows first, then their bytes), not of the files' random names: the
+            # listed order decided the sets when label sets conflict in a chain (binary labels
+            # {1, 2}, then {0}, then {0, 1}). Only this rare case holds every state at once.
+            found = sorted(self._adapted(like, warn=False), key=lambda f: (-f[2].count, f[1]))
+            sets, empty = _grouped((path, m) for path, _, m in found)
         if not sets and not empty:
             return None
         if not sets:  # only empty states: the configuration of the most files
@@ -345,6 +338,21 @@ class StateDirectory:
                     f"file(s) collected hold {_described(kept)}",
                 )
         return kept
+
+    def _adapted(self, like: Metric | None, warn: bool) -> Iterator[tuple[str, bytes, Metric]]:
+        """:meth:`_states`, each as ``like``'s class and configuration when given (a state that
+        does not match it is skipped, with a warning when ``warn``)."""
+        for path, blob, metric in self._states(warn):
+            if like is not None:
+                base = like.copy().reset()
+                try:
+                    base.merge(metric)  # checks class and configuration, changes nothing if not
+                except IncompatibleStateError as exc:
+                    if warn:
+                        _skip(path, f"does not match like={like!r} ({exc})")
+                    continue
+                metric = base
+            yield path, blob, metric
 
     def prune(self, older_than: float | _dt.timedelta) -> list[str]:
         """Delete the state files not written for ``older_than`` (seconds or a timedelta).
@@ -405,6 +413,23 @@ def _replace(src: str, dst: str) -> None:
             if os.name != "nt" or attempt == 49:
                 raise
             time.sleep(0.01)
+
+
+def _grouped(
+    states: Iterable[tuple[str, Metric]],
+) -> tuple[list[tuple[bytes, Metric, list[str]]], list[tuple[bytes, Metric, str]]]:
+    """The states with rows in sets that merge, as ``(configuration, merged, files)``, grown
+    greedily in the order given; and the states without rows, as ``(configuration, metric,
+    file)`` (they merge with any set of their configuration)."""
+    sets: list[tuple[bytes, Metric, list[str]]] = []
+    empty: list[tuple[bytes, Metric, str]] = []
+    for path, metric in states:
+        key = _codec.encode(metric_spec(metric))
+        if not metric.count:
+            empty.append((key, metric, path))
+        elif not any(_joined(metric, path, s) for s in sets if s[0] == key):
+            sets.append((key, metric, [path]))
+    return sets, empty
 
 
 def _skip(path: str, why: str) -> None:
