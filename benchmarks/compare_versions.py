@@ -86,6 +86,34 @@ def measure():
             m.update(y[a:a + 10_000], s[a:a + 10_000], ids=ids[a:a + 10_000])
     return n / 1e3 / best(run, 3)
 """,
+    "`TumblingWindows(Accuracy(), width=60)` one-row update (µs)": _one_row(
+        "sm.TumblingWindows(sm.Accuracy(), width=60)", "m.update(1, 0, timestamps=i)", 5
+    ),
+    "`ClusterGeometry` update, 1M rows of 8 columns, 10 clusters, 100k batches (M rows/s)": """
+from streammetrics import clustering
+x, lab = rng.normal(size=(1_000_000, 8)), rng.integers(0, 10, 1_000_000)
+def measure():
+    def run():
+        m = clustering.ClusterGeometry()
+        for a in range(0, 1_000_000, 100_000):
+            m.update(x[a:a + 100_000], lab[a:a + 100_000])
+    return 1.0 / best(run, 3)
+""",
+    "CLI `eval` of 200k JSON Lines rows, accuracy + roc_auc (s)": """
+import contextlib, io, json, os, tempfile
+from streammetrics.cli import main
+path = os.path.join(tempfile.mkdtemp(), "log.jsonl")
+y, s = rng.integers(0, 2, 200_000).tolist(), rng.random(200_000).tolist()
+with open(path, "w") as f:
+    f.writelines(json.dumps({"y": a, "p": a, "s": b}) + "\\n" for a, b in zip(y, s))
+args = ["eval", path, "--metric", "accuracy", "--metric", "roc_auc", "--y-true", "y",
+        "--y-pred", "p", "--y-score", "s", "--json"]
+def measure():
+    def run():
+        with contextlib.redirect_stdout(io.StringIO()):
+            main(args)
+    return best(run, 3)
+""",
     "`pickle.dumps` of an exact `ROCAUC` of 2M distinct scores (ms)": """
 import pickle
 m = sm.ROCAUC(exact=True).update(rng.random(2_000_000) < 0.3, rng.random(2_000_000))

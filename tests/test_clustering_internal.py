@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import random
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -407,10 +408,11 @@ def test_clusters_of_one_repeated_point_have_no_spread_in_any_split() -> None:
     assert C.ClusterGeometry().update(x, labels).compute()["ssw"] == 0.0
 
 
-@pytest.mark.parametrize("offset,tol", [(1e4, 5e-13), (1e8, 2e-9)])
+@pytest.mark.parametrize("offset,tol", [(1e4, 1e-14), (1e8, 1e-14)])
 def test_moments_far_from_the_origin_agree_across_splits(offset: float, tol: float) -> None:
-    # A batch summed its rows as they are: at 1e8, splits disagreed by 3e-8 in SSB (1.9e-4 at
-    # 1e12); each key's rows are now shifted by its first row before they are summed.
+    # A batch summed its rows as they are and kept each mean in one float64: at 1e8, splits
+    # disagreed by 3e-8 in SSB (1.9e-4 at 1e12). Rows are now shifted by their cluster's first
+    # row before they are summed, and each mean keeps a low part.
     rng = np.random.default_rng(0)
     n = 2000
     labels = rng.integers(0, 4, n)
@@ -439,3 +441,52 @@ def test_cosine_distance_does_not_depend_on_the_rows_scale(metric) -> None:
         )
     with pytest.raises(sm.InputError, match="row 1 is all zeros"):
         metric(distance="cosine").update(np.array([[1e-300, 0.0], [0.0, 0.0]]), [0, 1])
+
+
+SCHEMA1 = Path(__file__).parent / "golden" / "schema1"
+
+
+@pytest.mark.parametrize("path", sorted(SCHEMA1.glob("*.bin")), ids=lambda p: p.stem)
+def test_schema_1_blobs_of_0_8_5_load_with_their_values(path: Path) -> None:
+    # Schema 2 keeps each mean in two float64 parts; a 0.8.5 blob's low parts are 0.
+    old = sm.loads(path.read_bytes())
+    new = sm.loads((path.parent.parent / path.name).read_bytes())  # this version's golden
+    assert type(old)._schema == 2 and old.count == new.count
+    assert not old.moments.means_lo.any()
+    assert sm.loads(old.to_bytes()) == old
+    a, b = old.compute(), new.compute()
+    values = a if isinstance(a, dict) else {"value": a}
+    pinned = b if isinstance(b, dict) else {"value": b}
+    for key, value in values.items():
+        if isinstance(value, float):
+            assert value == pytest.approx(pinned[key], rel=1e-12, nan_ok=True), key
+    old.merge(new)  # old and new states merge
+    assert old.count == 2 * new.count
+
+
+def test_means_far_from_the_origin_keep_their_digits_in_two_parts() -> None:
+    # One float64 per mean rounds it to 1.2e-4 at 1e12: 200 shards gave a Calinski-Harabasz
+    # index 1.6e-4 from one batch's, and one batch 5e-5 from the exact value of these rows.
+    from fractions import Fraction
+
+    rng = np.random.default_rng(0)
+    n = 2000
+    labels = rng.integers(0, 2, n)
+    x = (1e12 + labels * 3.0 + rng.normal(size=n))[:, None]
+    whole = C.ClusterGeometry().update(x, labels).compute()
+    merged = sum(
+        (C.ClusterGeometry().update(x[i : i + 10], labels[i : i + 10]) for i in range(0, n, 10)),
+        C.ClusterGeometry(),
+    ).compute()
+    rows = [Fraction(v) for v in x[:, 0]]
+    grand = sum(rows) / n
+    ssw = ssb = Fraction(0)
+    for k in (0, 1):
+        xs = [v for v, lab in zip(rows, labels, strict=True) if lab == k]
+        mean = sum(xs) / len(xs)
+        ssw += sum((v - mean) ** 2 for v in xs)
+        ssb += len(xs) * (mean - grand) ** 2
+    for got in (whole, merged):
+        assert got["ssb"] == pytest.approx(float(ssb), rel=1e-9)
+        assert got["ssw"] == pytest.approx(float(ssw), rel=1e-9)
+        assert got["calinski_harabasz"] == pytest.approx(float(ssb * (n - 2) / ssw), rel=1e-9)

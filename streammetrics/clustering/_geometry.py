@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Set
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 from scipy.spatial.distance import cdist
@@ -127,6 +127,19 @@ class _Geometry(Metric, register=False):
     sample: BottomKSample
 
     _uses_sample = True
+    #: 2 (0.8.6): the moments keep each mean as two float64 parts (``means_lo``).
+    _schema: ClassVar[int] = 2
+
+    @classmethod
+    def _upgrade_state(cls, state: Any, schema: int) -> Any:
+        """Schema 1 (0.1.0 to 0.8.5) kept each mean as one float64: its low part is 0."""
+        moments = state.get("moments") if isinstance(state, dict) else None
+        if schema < 2 and isinstance(moments, dict) and "means_lo" not in moments:
+            means = moments.get("means")
+            if isinstance(means, np.ndarray):
+                low = np.zeros(means.shape, dtype=np.float64)
+                state = {**state, "moments": {**moments, "means_lo": low}}
+        return state
 
     def __init__(
         self,
@@ -268,9 +281,11 @@ class _Geometry(Metric, register=False):
     # -- compute -----------------------------------------------------------------------------
 
     def _reference_centres(self) -> np.ndarray:
+        """The centres the distances between centres are taken between: for the translation
+        invariant distances, the centroids relative to the first (both parts of each mean)."""
         m = self.moments
         if self._centers is None:
-            return m.means
+            return m.means if self._distance == "cosine" else m.centred()
         assert self._center_keys is not None
         return self._centers[np.searchsorted(self._center_keys, m.keys)]
 
@@ -280,7 +295,7 @@ class _Geometry(Metric, register=False):
         total, k = float(counts.sum()), len(m.keys)
         # About the first centroid: far from the origin, ``sum n_k mean_k`` would lose the
         # digits that tell the centroids apart.
-        centred = m.means - m.means[:1]
+        centred = m.centred() if len(m.keys) else m.means
         diff = centred - (counts[:, None] * centred).sum(axis=0) / total
         ssb = float((counts * np.einsum("ij,ij->i", diff, diff)).sum())
         ssw = float(m.m2.sum())
@@ -308,7 +323,11 @@ class _Geometry(Metric, register=False):
         if self._centers is not None:
             return m.extra[:, 0] / m.counts, True
         s = self.sample
-        dist = _to_centres(s.rows, m.means[s.codes], self._distance)
+        if self._distance == "cosine":
+            dist = _to_centres(s.rows, m.means[s.codes], self._distance)
+        else:  # each row less its centroid's two parts: the deviation, exact far from 0
+            dev = (s.rows - m.means[s.codes]) - m.means_lo[s.codes]
+            dist = _to_centres(dev, np.zeros_like(dev), self._distance)
         sums = np.bincount(s.codes, weights=dist, minlength=len(m.keys))
         kept = np.bincount(s.codes, minlength=len(m.keys))
         return sums / kept, self._fits()

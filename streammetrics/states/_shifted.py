@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .moments import Moments, _rows_of, _scratch, _two_sum
+from .moments import Moments, _rows_of, _scratch, two_sum
 
 __all__ = [
     "SHIFTED_MIN_ROWS",
@@ -98,7 +98,7 @@ class ShiftedSums:
         shift = self.sums / total
         # Unpaired groups are summed as they are: K = 0 gives hi = shift, lo = 0 exactly.
         first = np.array([np.zeros(shift.shape[1]) if f is None else f for f in self.first])
-        hi, lo = _two_sum(first, shift)
+        hi, lo = two_sum(first, shift)
         g, h = self._pair_index
         comoment = self.products - total * shift[g] * shift[h]
         variance = g == h

@@ -51,7 +51,7 @@ import numpy as np
 from .._codec import WEIGHT_LIMIT, check_sum
 from ..base import StateBlock
 from ..errors import IncompatibleStateError
-from .moments import _two_sum
+from .moments import two_sum
 
 __all__ = ["CENTRAL_MEAN_LIMIT", "CentralMoments"]
 
@@ -183,7 +183,7 @@ class CentralMoments(StateBlock):
                 dev = x[:, lo:hi] - pivots[v][:, None]
                 shifts[v] += dev.sum(axis=1) if weights is None else dev @ weights[lo:hi]
         shifts /= total
-        his, los = _two_sum(pivots, shifts)
+        his, los = two_sum(pivots, shifts)
         sums = np.zeros((len(self.indices), width))
         for lo, hi in chunks:
             w = None if weights is None else weights[lo:hi]
@@ -225,7 +225,7 @@ class CentralMoments(StateBlock):
         total = wa + wb
         delta = (other.hi - self.hi) + (other.lo - self.lo)
         out.weight = total
-        out.hi, out.lo = _two_sum(self.hi, self.lo + delta * (wb / total))
+        out.hi, out.lo = two_sum(self.hi, self.lo + delta * (wb / total))
         da, db = -delta * (wb / total), delta * (wa / total)
         moments = np.zeros_like(self.moments)
         for i, terms in enumerate(self._plan):

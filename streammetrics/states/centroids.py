@@ -5,7 +5,9 @@ the within-cluster sum of squares (SSW), the between-cluster sum of squares (SSB
 Calinski-Harabasz index. Each key (a cluster label: integers or strings) keeps
 
 * ``counts``: rows seen (int64),
-* ``means``: the mean row (float64, length d),
+* ``means``, ``means_lo``: the mean row as an unevaluated sum ``means + means_lo`` of two
+  float64 rows (length d; the low part keeps the digits a single float64 loses far from the
+  origin),
 * ``m2``: the sum of squared Euclidean distances of its rows to that mean (float64),
 * ``extra``: optional further per-key columns merged by adding (e.g. a running sum of distances
   to a fixed centre).
@@ -19,9 +21,13 @@ update (Chan, Golub and LeVeque, "Algorithms for computing the sample variance",
     n = na + nb;  delta = mean_b - mean_a
     mean = mean_a + delta * nb / n;  m2 = m2_a + m2_b + |delta|**2 * na * nb / n
 
-Merging is exact in the counts and agrees to rounding (about 1e-15 relative) in the means and
-``m2`` whatever the split and merge order: this is a float state. Keys are kept sorted, so equal
-contents give equal bytes.
+The low part of the means makes the centroids' differences (the between-cluster spread, the
+distances between centres) as accurate far from the origin as near it: at an offset of 1e12 a
+single float64 mean is rounded to 1.2e-4, which split the Calinski-Harabasz index by 1e-4.
+
+Merging is exact in the counts and agrees to rounding (about 1e-15 relative to the spread) in
+the means and ``m2`` whatever the split and merge order: this is a float state. Keys are kept
+sorted, so equal contents give equal bytes.
 
 Bounds (``docs/format.md``, "Float bounds"): every mean coordinate at most
 :data:`CENTROID_LIMIT` (2**300) in magnitude, every ``m2`` and extra sum at most
@@ -53,6 +59,7 @@ from .labels import (
     union,
     unique_codes,
 )
+from .moments import two_sum
 
 __all__ = ["CENTROID_LIMIT", "SPREAD_LIMIT", "ClusterMoments"]
 
@@ -79,6 +86,7 @@ class ClusterMoments(StateBlock):
         self.keys: np.ndarray = EMPTY_LABELS
         self.counts: np.ndarray = np.zeros(0, dtype=np.int64)
         self.means: np.ndarray = np.zeros((0, 0), dtype=np.float64)
+        self.means_lo: np.ndarray = np.zeros((0, 0), dtype=np.float64)
         self.m2: np.ndarray = np.zeros(0, dtype=np.float64)
         self.extra: np.ndarray = np.zeros((0, self.n_extra), dtype=np.float64)
 
@@ -124,7 +132,7 @@ class ClusterMoments(StateBlock):
         for j in range(x.shape[1]):
             offsets[:, j] = np.bincount(codes, weights=dev[:, j], minlength=k)
         offsets /= counts[:, None]
-        means = shift + offsets
+        means, means_lo = two_sum(shift, offsets)
         dev -= offsets[codes]
         m2 = np.bincount(codes, weights=np.einsum("ij,ij->i", dev, dev), minlength=k)
         if self.n_extra:
@@ -135,6 +143,7 @@ class ClusterMoments(StateBlock):
         else:
             ext = np.zeros((k, 0), dtype=np.float64)
         out.keys, out.counts, out.means, out.m2, out.extra = keys, counts, means, m2, ext
+        out.means_lo = means_lo
         return out
 
     # -- merging -----------------------------------------------------------------------------
@@ -159,11 +168,17 @@ class ClusterMoments(StateBlock):
         nb = spread(other.counts, other.keys, keys)
         ma = spread(self.means, self.keys, keys)
         mb = spread(other.means, other.keys, keys)
+        la = spread(self.means_lo, self.keys, keys)
+        lb = spread(other.means_lo, other.keys, keys)
         n = na + nb
-        delta = mb - ma
+        # mean_b - mean_a from both parts: exact in its high part, so accurate to the
+        # difference's own size however far the means sit from the origin.
+        high, err = two_sum(mb, -ma)
+        delta = high + (err + (lb - la))
         frac = nb / n  # every key of the union has n >= 1
         out.keys, out.counts = keys, n
-        out.means = ma + delta * frac[:, None]
+        hi, lo = two_sum(ma, delta * frac[:, None])
+        out.means, out.means_lo = two_sum(hi, lo + la)
         out.m2 = (
             spread(self.m2, self.keys, keys)
             + spread(other.m2, other.keys, keys)
@@ -176,7 +191,14 @@ class ClusterMoments(StateBlock):
     def merge(self, other: Any) -> None:
         new = self.merged(other)
         self.keys, self.counts, self.means = new.keys, new.counts, new.means
-        self.m2, self.extra = new.m2, new.extra
+        self.means_lo, self.m2, self.extra = new.means_lo, new.m2, new.extra
+
+    def centred(self) -> np.ndarray:
+        """Each mean minus the first key's, from both parts of each (``(k, d)``): the
+        centroids' positions relative to each other, to full precision far from the origin."""
+        high, err = two_sum(self.means, -self.means[:1])
+        out: np.ndarray = high + (err + (self.means_lo - self.means_lo[:1]))
+        return out
 
     # -- wire --------------------------------------------------------------------------------
 
@@ -185,20 +207,26 @@ class ClusterMoments(StateBlock):
             "keys": labels_to_wire(self.keys),
             "counts": self.counts,
             "means": self.means,
+            "means_lo": self.means_lo,
             "m2": self.m2,
             "extra": self.extra,
         }
 
     def from_wire(self, wire: Any) -> ClusterMoments:
-        if not isinstance(wire, dict) or set(wire) != {"keys", "counts", "means", "m2", "extra"}:
-            raise ValueError("cluster moments need exactly keys, counts, means, m2 and extra")
+        fields = {"keys", "counts", "means", "means_lo", "m2", "extra"}
+        if not isinstance(wire, dict) or set(wire) != fields:
+            raise ValueError(
+                "cluster moments need exactly keys, counts, means, means_lo, m2 and extra"
+            )
         out = self._new()
         keys = labels_from_wire(wire["keys"])
         k = len(keys)
         counts, means, m2, extra = wire["counts"], wire["means"], wire["m2"], wire["extra"]
+        low = wire["means_lo"]
         for what, arr, dtype, ndim in (
             ("counts", counts, np.int64, 1),
             ("means", means, np.float64, 2),
+            ("means_lo", low, np.float64, 2),
             ("m2", m2, np.float64, 1),
             ("extra", extra, np.float64, 2),
         ):
@@ -208,17 +236,23 @@ class ClusterMoments(StateBlock):
                 raise ValueError(f"{what} has {len(arr)} rows for {k} keys")
         if extra.shape[1] != self.n_extra:
             raise ValueError(f"extra must have {self.n_extra} columns")
+        if low.shape != means.shape:
+            raise ValueError("means_lo must have the shape of means")
         if k == 0 and means.shape[1] != 0:
             raise ValueError("an empty block has no columns")
         if k and (counts.min() < 1 or means.shape[1] < 1):
             raise ValueError("every key needs a positive count and at least one column")
-        for arr in (means, m2, extra):
+        for arr in (means, low, m2, extra):
             if arr.size and not np.isfinite(arr).all():
                 raise ValueError("moments must be finite")
+        # The low part is what the high part could not hold: at most half its last place.
+        if means.size and not (np.abs(low) <= 0.5 * np.spacing(np.abs(means))).all():
+            raise ValueError("means_lo must be below half a unit in the last place of means")
         if m2.size and m2.min() < 0:
             raise ValueError("sums of squares must be non-negative")
         _check_bounds(means, m2, extra, ValueError)
         out.keys, out.counts, out.means, out.m2, out.extra = keys, counts, means, m2, extra
+        out.means_lo = low
         return out
 
     def total(self) -> int:

@@ -58,7 +58,7 @@ from ..base import StateBlock
 from ..errors import IncompatibleStateError
 from .mappings import CHUNK, scratch
 
-__all__ = ["CHUNK", "COMOMENT_LIMIT", "MEAN_LIMIT", "Moments"]
+__all__ = ["CHUNK", "COMOMENT_LIMIT", "MEAN_LIMIT", "Moments", "two_sum"]
 
 #: The largest magnitude of a mean (and of its low part) a block may hold.
 MEAN_LIMIT = 2.0**448
@@ -178,7 +178,7 @@ class Moments(StateBlock):
                 dev = x - rough[:, None]
             shift = (dev.sum(axis=1) if weights is None else dev @ weights) / total
             shift[const] = 0.0
-            his[g], los[g] = _two_sum(rough, shift)
+            his[g], los[g] = two_sum(rough, shift)
             # Deviations from the rough mean; the pairs below subtract the shift's share.
             centred[g], shifts[g] = dev, shift
         comoment = np.zeros((len(self.pairs), width))
@@ -247,7 +247,7 @@ class Moments(StateBlock):
         # the digits of the spread even when the means are huge.
         delta = (other.hi - self.hi) + (other.lo - self.lo)
         out.weight = total
-        out.hi, out.lo = _two_sum(self.hi, self.lo + delta * (wb / total))
+        out.hi, out.lo = two_sum(self.hi, self.lo + delta * (wb / total))
         factor = wa * (wb / total)
         comoment = self.comoment + other.comoment
         for i, (g, h) in enumerate(self.pairs):
@@ -278,7 +278,7 @@ class Moments(StateBlock):
         total = wa + weight
         a_hi, a_lo = float(self.hi[0, 0]), float(self.lo[0, 0])
         delta = (mean - a_hi) + (mean_low - a_lo)
-        hi, lo = _two_sum(a_hi, a_lo + delta * (weight / total))
+        hi, lo = two_sum(a_hi, a_lo + delta * (weight / total))
         factor = wa * (weight / total)
         comoment = float(self.comoment[0, 0]) + comoment
         comoment += delta * delta * factor  # one group: its one pair is (0, 0)
@@ -380,7 +380,7 @@ def _scratch(name: str, shape: tuple[int, ...]) -> np.ndarray:
 _N = TypeVar("_N", float, np.ndarray)
 
 
-def _two_sum(a: _N, b: _N) -> tuple[_N, _N]:
+def two_sum(a: _N, b: _N) -> tuple[_N, _N]:
     """``(s, e)`` with ``s = fl(a + b)`` and ``s + e == a + b`` exactly (Knuth's TwoSum); keeps
     a mean as the unevaluated sum hi + lo."""
     s = a + b
