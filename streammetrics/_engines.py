@@ -144,7 +144,7 @@ def _partition_metrics(
         if by is None:
             _update(states.setdefault(None, empty.copy()), frame, positional, keywords)
             continue
-        uniq, codes = np.unique(_key_column(frame, by), return_inverse=True)
+        uniq, codes = _unique_keys(_key_column(frame, by), by)
         order = np.argsort(codes, kind="stable")
         bounds = np.searchsorted(codes[order], np.arange(len(uniq) + 1))
         # Dates and durations as pandas Timestamps and Timedeltas (tolist() gives nanosecond
@@ -152,10 +152,46 @@ def _partition_metrics(
         values = uniq.tolist() if uniq.dtype.kind not in "mM" else _pandas_values(uniq)
         for i, key in enumerate(values):
             rows = order[bounds[i] : bounds[i + 1]]
-            _update(states.setdefault(_key(key), empty.copy()), frame, positional, keywords, rows)
+            key = _key(key)
+            if key not in states:
+                states[key] = empty.copy()
+            _update(states[key], frame, positional, keywords, rows)
     if by is None and None not in states:
         states[None] = empty
     return states
+
+
+def _unique_keys(keys: np.ndarray, by: str) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct keys and each row's index among them. Keys of several kinds (``1``
+    beside ``"a"`` in an object column) have no order: they are told apart by their hashes, as
+    pandas' groupby does, so that a partition holding both gives what partitions holding one
+    kind each give."""
+    try:
+        uniq, codes = np.unique(keys, return_inverse=True)
+    except TypeError:
+        import pandas as pd
+
+        try:
+            codes, found = pd.factorize(keys)
+        except TypeError:
+            found = keys  # unhashable values: named below
+        uniq = np.asarray(found, dtype=object)
+    if uniq.dtype == object:  # lists (Spark arrays) order, dicts (structs) may: neither hashes
+        bad = next((k for k in uniq.tolist() if not _hashable(k)), None)
+        if bad is not None:
+            raise InputError(
+                f"by: the column {by!r} holds {type(bad).__name__} values; a key is a number, "
+                "a string, a date or a bool"
+            )
+    return uniq, codes
+
+
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
 
 
 def _key_column(frame: Any, by: str) -> np.ndarray:

@@ -17,7 +17,9 @@ Served series (``namespace`` defaults to ``streammetrics``):
 * ``<namespace>_value{metric="<name>"}``: each computed value. Dict results are flattened with
   dots (``classification_report.f1_macro``), arrays with their index
   (``confusion_matrix.0.1``; ``value.0.1`` for a lone metric's array, as a lone metric's
-  number is ``value``); ``nan`` is served as NaN (Prometheus' own value for it).
+  number is ``value``); ``nan`` is served as NaN (Prometheus' own value for it). A dot or a
+  backslash inside a member name or a result key is escaped with a backslash (member ``x.a`` is
+  ``x\\.a``), so that no two values share a series.
 * ``<namespace>_rows``: rows seen (``count``).
 * For :class:`~streammetrics.windows.TumblingWindows`, every value carries a ``window_start``
   label, one series per open window. For :class:`~streammetrics.windows.SlidingWindow`,
@@ -53,10 +55,17 @@ _METRIC_NAME = re.compile(r"[a-zA-Z_:][a-zA-Z0-9_:]*")
 _LABEL_NAME = re.compile(r"[a-zA-Z_][a-zA-Z0-9_]*")
 
 
+def _part(name: Any) -> str:
+    """One part of a dotted series name: a member name or a result key, its dots (and
+    backslashes) escaped, so that member ``x.a`` and key ``a`` of member ``x`` name two series
+    (``x\\.a`` and ``x.a``), not one twice."""
+    return str(name).replace("\\", "\\\\").replace(".", "\\.")
+
+
 def _flat(prefix: str, value: Any) -> Iterator[tuple[str, float]]:
     if isinstance(value, dict):
         for k, v in value.items():
-            yield from _flat(f"{prefix}.{k}" if prefix else str(k), v)
+            yield from _flat(f"{prefix}.{_part(k)}" if prefix else _part(k), v)
     elif isinstance(value, np.ndarray):
         if value.dtype.kind in "biuf":
             for index in np.ndindex(value.shape):
@@ -76,7 +85,7 @@ def _served(metric: Metric, name: str = "") -> Iterator[tuple[str, Metric]]:
 
     if isinstance(metric, MetricCollection):
         for key in metric.keys():
-            yield from _served(metric[key], f"{name}.{key}" if name else key)
+            yield from _served(metric[key], f"{name}.{_part(key)}" if name else _part(key))
     else:
         yield name, metric
 

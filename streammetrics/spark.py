@@ -59,6 +59,8 @@ def aggregate(
         raise ImportError(
             "streammetrics.spark needs pandas and pyarrow: pip install 'streammetrics[spark]'"
         ) from None
+    from pyspark.sql import functions as F
+
     key_parts = config_int(key_parts, "key_parts", minimum=0)
     positional, keywords = _engines.check_columns(metric, columns, by)
     needed = list(dict.fromkeys([*positional, *keywords.values(), *([by] if by else [])]))
@@ -67,12 +69,31 @@ def aggregate(
         raise InputError(f"columns: {missing} not in the DataFrame (it has {df.columns})")
     template = metric.copy().reset().to_bytes()
     key_type = df.schema[by].dataType.simpleString() if by else "int"
+    # Instants (TimestampType) reach pandas as wall-clock times of the session's time zone,
+    # without the zone: read as UTC they would shift every window. They travel as microseconds
+    # since the epoch and become UTC datetime64 again in the worker.
+    instants = {
+        c
+        for c in {*positional, *keywords.values()}
+        if c != by and df.schema[c].dataType.typeName() == "timestamp"
+    }
+    # Columns travel under plain names (c0, c1, ...): mapInPandas cannot resolve some names
+    # (a backtick), and a dot in one would name a struct's field. The worker restores them.
+    plain = {c: f"c{i}" for i, c in enumerate(needed)}
+    named = {v: c for c, v in plain.items()}
+    selected = [
+        (F.expr(f"unix_micros({_quoted(c)})") if c in instants else F.col(_quoted(c))).alias(
+            plain[c]
+        )
+        for c in needed
+    ]
     schema = f"key {key_type}, state binary"
 
     key = None if by is not None else _engines.key_column(metric, positional, keywords)
     shares = key_parts if key is not None else 0
 
     def states(frames: Iterator[Any]) -> Iterator[Any]:
+        frames = (_restored(frame, named, instants) for frame in frames)
         if shares:  # a keyed metric: one piece per share of the keys
             pieces = _engines.partition_pieces(frames, template, positional, keywords, shares)
             yield pd.DataFrame({"key": range(shares), "state": pieces})
@@ -86,7 +107,7 @@ def aggregate(
         merged = _engines.tree_merge(blobs, _engines.merge_blobs)
         return pd.DataFrame({"key": frame["key"].iloc[:1], "state": [merged]})
 
-    per_partition = df.select(*needed).mapInPandas(states, schema)
+    per_partition = df.select(*selected).mapInPandas(states, schema)
     if shares:
         reduced = per_partition.groupBy("key").applyInPandas(merge, schema)
         # Shares arrive partition by partition, each decoded as it arrives, while Spark already
@@ -109,6 +130,22 @@ def aggregate(
             _check_lost(df, "no state")
         return loads(found.get(0, template))
     return {key: loads(found[key]) for key in sorted(found, key=lambda k: (type(k).__name__, k))}
+
+
+def _quoted(name: str) -> str:
+    """A column name as Spark SQL reads it literally (a dot would name a struct's field)."""
+    return "`" + name.replace("`", "``") + "`"
+
+
+def _restored(frame: Any, named: dict[str, str], instants: set[str]) -> Any:
+    """``frame`` with its columns' own names back, and the instants (sent as microseconds
+    since the epoch) as UTC datetime64, as one process reads a column of instants."""
+    import pandas as pd
+
+    frame = frame.rename(columns=named)
+    for c in instants:
+        frame[c] = pd.to_datetime(frame[c], unit="us")
+    return frame
 
 
 @contextmanager

@@ -134,3 +134,20 @@ def test_bootstrap_with_ids_and_small_partitions(client) -> None:
     text = pd.DataFrame({"h": [f"the cat sat {i}" for i in range(20)], "r": ["the cat sat"] * 20})
     bleu = aggregate(dd.from_pandas(text, npartitions=10), sm.Bootstrap(BLEU(), 50), ["h", "r"])
     assert bleu.compute() == BLEU().update(text["h"].tolist(), text["r"].tolist()).compute()
+
+
+def test_by_keys_of_several_kinds_do_not_depend_on_the_partitions() -> None:
+    # np.unique sorted each partition's keys: 1 beside "a" in one partition was a TypeError,
+    # while partitions of one kind each gave both kinds of key.
+    import dask
+
+    df = pd.DataFrame({"y": [0, 1, 1, 0], "k": pd.Series([1, 2, "1", "a"], dtype=object)})
+    want = {k: sm.Accuracy().update([y], [y]) for k, y in zip(df["k"], df["y"], strict=True)}
+    with dask.config.set({"dataframe.convert-string": False}):
+        for parts in (1, 2, 4):
+            ddf = dd.from_pandas(df, npartitions=parts, sort=False)
+            got = aggregate(ddf, sm.Accuracy(), ["y", "y"], by="k")
+            assert got == want and [type(k) for k in got] == [int, int, str, str]
+        lists = pd.DataFrame({"y": [0, 1], "k": pd.Series([[1], [2]], dtype=object)})
+        with pytest.raises(sm.InputError, match="by: the column 'k' holds list values"):
+            aggregate(dd.from_pandas(lists, npartitions=1), sm.Accuracy(), ["y", "y"], by="k")

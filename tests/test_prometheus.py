@@ -243,3 +243,23 @@ def test_windows_inside_a_collection_keep_their_labels_and_dropped_series() -> N
         SlidingWindow(sm.Accuracy(), width=10, slots=2).update([1], [1], timestamps=[0])
     )
     assert alone["streammetrics_dropped"] == [({}, 0.0)]  # a lone window: no metric label
+
+
+def test_dotted_member_names_are_series_of_their_own() -> None:
+    # Member "x.a" and member "a" of member "x" were both the series metric="x.a".
+    from prometheus_client import CollectorRegistry, generate_latest
+
+    inner = sm.MetricCollection(a=sm.Accuracy())
+    m = sm.MetricCollection(x=inner, **{"x.a": sm.F1(), "b\\c": sm.Accuracy()})
+    m.update([1, 0], [1, 1])
+    registry = CollectorRegistry()
+    registry.register(MetricsCollector(m))
+    lines = [
+        line for line in generate_latest(registry).decode().splitlines()
+        if line.startswith("streammetrics_value{")
+    ]  # fmt: skip
+    assert sorted(lines) == [
+        'streammetrics_value{metric="b\\\\\\\\c"} 0.5',
+        'streammetrics_value{metric="x.a"} 0.5',
+        'streammetrics_value{metric="x\\\\.a"} 0.6666666666666666',
+    ]

@@ -140,3 +140,39 @@ def test_timestamp_keys_and_a_missing_key(spark) -> None:
     }
     with pytest.raises(sm.InputError, match="by: the column 's' has a missing value"):
         aggregate(df, sm.Accuracy(), ["y", "p"], by="s")
+
+
+def test_time_windows_do_not_depend_on_the_session_time_zone(spark) -> None:
+    # mapInPandas hands instants over as wall-clock times of the session's zone: every window
+    # started 5 hours early in New York, and two hours of the autumn change became one window.
+    from streammetrics.windows import TumblingWindows
+
+    stamps = ["2024-01-01T00:00", "2024-11-03T05:30", "2024-11-03T06:10"]
+    t = np.array(stamps, dtype="datetime64[ns]")
+    window = TumblingWindows(sm.Accuracy(), width=3600)
+    want = window.copy().update([1, 0, 1], [1, 0, 1], timestamps=t).to_bytes()
+    old = spark.conf.get("spark.sql.session.timeZone")
+    try:
+        for zone in ("America/New_York", "Asia/Kolkata", "UTC"):
+            spark.conf.set("spark.sql.session.timeZone", zone)
+            df = spark.sql(
+                "select 1 y, timestamp'2024-01-01 00:00:00Z' t union all "
+                "select 0, timestamp'2024-11-03 05:30:00Z' union all "
+                "select 1, timestamp'2024-11-03 06:10:00Z'"
+            )
+            got = aggregate(df, window, {"y_true": "y", "y_pred": "y", "timestamps": "t"})
+            assert got.to_bytes() == want, zone
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", old)
+
+
+def test_column_names_with_dots_and_backticks(spark) -> None:
+    # df.select("label.y") reads a struct's field: AnalysisException.
+    pdf = pd.DataFrame({"label.y": [0, 1, 1, 0], "p`s": [0.2, 0.9, 0.4, 0.3], "g.k": [1, 1, 2, 2]})
+    df = spark.createDataFrame(pdf)
+    got = aggregate(df, sm.ROCAUC(), ["label.y", "p`s"], by="g.k")
+    want = {
+        k: sm.ROCAUC().update(pdf["label.y"][pdf["g.k"] == k], pdf["p`s"][pdf["g.k"] == k])
+        for k in (1, 2)
+    }
+    assert got == want
