@@ -385,3 +385,10 @@ def test_wrappers_check_the_level_even_without_slices(level: Any) -> None:
 def test_bootstrap_takes_numpy_levels_as_the_metrics_do() -> None:
     b = sm.Bootstrap(sm.Accuracy(), replicates=50).update([0, 1, 1, 0], [0, 1, 0, 0])
     assert b.interval(np.float32(0.9)) == b.interval(float(np.float32(0.9)))
+
+
+def test_a_perfect_f_beta_has_a_single_point_interval() -> None:
+    # The central differences left (0.99999999998912, 1.0) for binary F1 and F-beta.
+    y = np.array([0, 1] * 50)
+    for metric in (sm.F1(), sm.FBeta(beta=2), sm.F1(average="macro"), sm.Precision("weighted")):
+        assert metric.update(y, y).interval() == (1.0, 1.0)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -479,3 +480,60 @@ def test_decayed_states_round_trip_after_old_weights_underflow() -> None:
     fresh = sm.Decayed(sm.ROCAUC(), half_life=1.0)
     fresh.update([1, 0], [0.9, 0.1], timestamps=[-0.0, -0.0])
     assert sm.loads(fresh.to_bytes()) == fresh
+
+
+SCHEMA1 = Path(__file__).parent / "golden" / "schema1"
+
+
+def _decayed_auc_stream(rng: np.random.Generator, n: int = 2000) -> tuple[np.ndarray, ...]:
+    t = np.sort(rng.uniform(0, 100, n))
+    y = rng.integers(0, 2, n)
+    return t, y, 1 / (1 + np.exp(-rng.normal(y * 1.0, 1.0)))
+
+
+@pytest.mark.parametrize("make", [sm.ROCAUC, sm.AveragePrecision])
+def test_decayed_intervals_of_metrics_reading_weights_as_counts_take_kish_size(make) -> None:
+    # ROCAUC and AP read weights as counts, so their interval followed the decayed weights'
+    # scale: 1.4x too wide at the latest time, and wider (or narrower) as the weights scaled.
+    from scipy.stats import norm
+
+    t, y, s = _decayed_auc_stream(np.random.default_rng(0))
+    d = Decayed(make(), half_life=10).update(y, s, timestamps=t)
+    heavy = Decayed(make(), half_life=10)
+    heavy.update(y, s, timestamps=t, sample_weight=np.full(2000, 1e3))
+    later = Decayed(make(), half_life=10).update(y, s, timestamps=t + 500.0)
+    low, high = d.interval()
+    assert heavy.interval() == pytest.approx((low, high), abs=1e-12)
+    assert later.interval() == pytest.approx((low, high), abs=1e-12)
+    assert low < d.compute() < high
+    # Kish's size: sum w = 288 decayed rows would be read as counts; (sum w)**2 / sum w**2 =
+    # 576. The interval is the one of the inner metric fed those weights, scaled to Kish size.
+    w = np.exp2((t - t.max()) / 10)
+    counted = make().update(y, s, sample_weight=w * w.sum() / (w @ w))
+    assert (low, high) == pytest.approx(counted.interval(), abs=1e-12)
+    if make is sm.ROCAUC:  # coverage over seeded streams (true AUC of the binormal scores)
+        truth, hits = norm.cdf(1 / np.sqrt(2)), 0
+        rng = np.random.default_rng(11)
+        for _ in range(200):
+            t, y, s = _decayed_auc_stream(rng)
+            low, high = Decayed(make(), half_life=10).update(y, s, timestamps=t).interval()
+            hits += low <= truth <= high
+        assert 0.92 <= hits / 200 <= 0.99  # 0.8.5: 99.75% (intervals 1.4x too wide)
+
+
+@pytest.mark.parametrize("path", sorted(SCHEMA1.glob("Decayed*.bin")), ids=lambda p: p.stem)
+def test_decayed_schema_1_blobs_of_0_8_5_load(path: Path) -> None:
+    old = sm.loads(path.read_bytes())
+    new = sm.loads((path.parent.parent / path.name).read_bytes())
+    assert old.count == new.count and math.isnan(old.weight) and math.isnan(old.weight_sq)
+    value, pinned = old.compute(), new.compute()
+    if isinstance(value, float):
+        assert value == pytest.approx(pinned, rel=1e-12)
+    else:
+        assert np.allclose(value, pinned, rtol=1e-12)
+    assert sm.loads(old.to_bytes()) == old
+    auc = Decayed(sm.ROCAUC(), half_life=2.0)
+    auc.update([0, 1, 1], [0.2, 0.7, 0.4], timestamps=[0, 1, 2])
+    forged = sm.loads(auc.to_bytes())
+    forged.weight = forged.weight_sq = math.nan  # as a 0.8.5 state upgraded
+    assert all(math.isnan(v) for v in forged.interval()) and forged.compute() == auc.compute()

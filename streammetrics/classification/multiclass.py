@@ -74,6 +74,10 @@ class MulticlassROCAUC(Metric):
     0.944444
     """
 
+    #: Sample weights are read as counts (a row of weight 2 is two rows): ``Decayed`` scales
+    #: them to Kish's effective size before asking for an interval.
+    _weights_are_counts: ClassVar[bool] = True
+
     higher_is_better: ClassVar[bool | None] = True
 
     def __init__(

@@ -193,6 +193,10 @@ class _PRF(_ConfusionMetric, register=False):
                 return NAN_INTERVAL
             return wilson(float(tp[0]) * design, den * design, level)
         value = self._compute()
+        if value == 1.0:
+            # Every selected label scored without a miss: no filled cell moves the value, so
+            # its variance is exactly 0 (the central differences leave 1e-11 of rounding).
+            return (1.0, 1.0)
         se = self._delta_se(self._vectorised())
         return normal_interval(value, se, level, (0.0, 1.0))
 

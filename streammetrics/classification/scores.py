@@ -57,6 +57,10 @@ __all__ = [
 class _BinaryScoreMetric(Metric, register=False):
     """Shared state and update of the metrics of (binary label, score) pairs."""
 
+    #: Sample weights are read as counts (a row of weight 2 is two rows): ``Decayed`` scales
+    #: them to Kish's effective size before asking for an interval.
+    _weights_are_counts: ClassVar[bool] = True
+
     hist: ScoreBuckets
 
     def __init__(

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from .._inputs import as_weights
 from ..base import _MERGES, Metric, StateBlock, metric_spec
 from ..errors import InputError
+from ..uncertainty import NAN_INTERVAL, check_level, check_weight_sq
 from ._rows import Rows, column_names, template
 from ._windowing import (
     EPOCH_HALVINGS,
@@ -131,10 +132,28 @@ class Decayed(Wrapper):
         self._add_state("inner", self._template.copy(), merge=None)
         self._add_state("epoch", 0, merge=None)
         self._add_state("latest", -math.inf, merge=None)
+        # The decayed weights' sum and sum of squares at the reference time (schema 2): for
+        # the metrics that read weights as counts, the interval takes Kish's effective size.
+        self._add_state("weight", 0.0, merge=None)
+        self._add_state("weight_sq", 0.0, merge=None)
 
     inner: Metric
     epoch: int
     latest: float
+    weight: float
+    weight_sq: float
+
+    #: 2 (0.8.6): ``weight`` and ``weight_sq``, the decayed weights' sum and sum of squares.
+    _schema: ClassVar[int] = 2
+
+    @classmethod
+    def _upgrade_state(cls, state: Any, schema: int) -> Any:
+        """Schema 1 kept no sums of the weights: unknown (nan) for a state with rows, so the
+        interval of a metric reading weights as counts is nan until the state is reset."""
+        if schema < 2 and isinstance(state, dict) and "weight" not in state:
+            unknown = 0.0 if state.get("count") == 0 else math.nan
+            state = {**state, "weight": unknown, "weight_sq": unknown}
+        return state
 
     def _ref(self, epoch: int) -> float:
         return float(epoch * EPOCH_HALVINGS * self._config["half_life"])
@@ -163,28 +182,43 @@ class Decayed(Wrapper):
         # The columns' lengths, named, before the weights'.
         Rows(args, kwargs, n, "timestamps", column_names(self))
         inner = self.inner
+        weight, weight_sq = self.weight, self.weight_sq
         if self._count and epoch != self.epoch:
             inner = inner.copy()
-            scale(inner, math.ldexp(1.0, -EPOCH_HALVINGS * (epoch - self.epoch)))
+            shift = math.ldexp(1.0, -EPOCH_HALVINGS * (epoch - self.epoch))
+            scale(inner, shift)
+            weight, weight_sq = weight * shift, weight_sq * shift * shift
         factor = np.exp2((t - self._ref(epoch)) / self._config["half_life"])
         if weights is not None:
             factor = factor * weights
         inner.update(*args, sample_weight=factor, **kwargs)  # type: ignore[attr-defined]
-        return self._commit(n, inner=inner, epoch=epoch, latest=latest)
+        weight += float(factor.sum())
+        weight_sq += float(factor @ factor)
+        return self._commit(
+            n, inner=inner, epoch=epoch, latest=latest, weight=weight, weight_sq=weight_sq
+        )
 
     def _merge_from(self, other: Any) -> None:
         theirs = other.inner.copy()
         # (Not ``self._count``: a merge of several adds the counts after the last of them.)
         if self.inner._count == 0:
             self.inner, self.epoch, self.latest = theirs, other.epoch, other.latest
+            self.weight, self.weight_sq = other.weight, other.weight_sq
             return
+        weight, weight_sq = other.weight, other.weight_sq
         if other.epoch < self.epoch:
-            scale(theirs, math.ldexp(1.0, -EPOCH_HALVINGS * (self.epoch - other.epoch)))
+            shift = math.ldexp(1.0, -EPOCH_HALVINGS * (self.epoch - other.epoch))
+            scale(theirs, shift)
+            weight, weight_sq = weight * shift, weight_sq * shift * shift
         elif other.epoch > self.epoch:
-            scale(self.inner, math.ldexp(1.0, -EPOCH_HALVINGS * (other.epoch - self.epoch)))
+            shift = math.ldexp(1.0, -EPOCH_HALVINGS * (other.epoch - self.epoch))
+            scale(self.inner, shift)
+            self.weight, self.weight_sq = self.weight * shift, self.weight_sq * shift * shift
             self.epoch = other.epoch
         self.inner.merge(theirs)
         self.latest = max(self.latest, other.latest)
+        self.weight += weight
+        self.weight_sq += weight_sq
 
     def at(self, now: Any = None) -> Metric:
         """The wrapped metric with every weight decayed to time ``now`` (default: the latest).
@@ -210,9 +244,23 @@ class Decayed(Wrapper):
 
     def interval(self, level: float = 0.95) -> tuple[float, float]:
         """The wrapped metric's interval on the decayed weights (Kish's effective size of the
-        weights is what shrinks as old rows fade)."""
-        interval: tuple[float, float] = self.at().interval(level)
-        return interval
+        weights is what shrinks as old rows fade).
+
+        Metrics that read weights as counts (``ROCAUC``, ``AveragePrecision``,
+        ``MulticlassROCAUC``: ``docs/uncertainty.md``) get their weights scaled so that they
+        total Kish's effective size ``(sum w)**2 / sum w**2``: their interval then depends
+        neither on the time it is asked at nor on the weights' scale (read as counts, the
+        decayed weights gave intervals about 1.4 times too wide, wider still later on)."""
+        if not getattr(self._template, "_weights_are_counts", False):
+            interval: tuple[float, float] = self.at().interval(level)
+            return interval
+        check_level(level)
+        if not (self._count and self.weight_sq > 0 and math.isfinite(self.weight_sq)):
+            return NAN_INTERVAL  # no rows, or a schema 1 state's unknown sums
+        counted = self.inner.copy()
+        scale(counted, self.weight / self.weight_sq)
+        kish: tuple[float, float] = counted.interval(level)
+        return kish
 
     def _empty_result(self) -> Any:
         return self._template.compute()
@@ -220,6 +268,15 @@ class Decayed(Wrapper):
     def _validate_state(self) -> None:
         if self.inner.count != self._count:
             raise ValueError("the wrapped state's count differs from the wrapper's")
+        for name in ("weight", "weight_sq"):
+            value = getattr(self, name)
+            if type(value) is not float or not (math.isnan(value) or 0.0 <= value < math.inf):
+                raise ValueError(f"{name} must be a non-negative float (or nan), got {value!r}")
+        if math.isnan(self.weight) != math.isnan(self.weight_sq):
+            raise ValueError("weight and weight_sq are known together or not at all")
+        if self._count == 0 and (self.weight, self.weight_sq) != (0.0, 0.0):
+            raise ValueError("an empty state has weights of 0")
+        check_weight_sq(self.weight_sq, self.weight, self._count)
         if self._count == 0:
             if self.epoch != 0 or self.latest != -math.inf:
                 raise ValueError("an empty state has epoch 0 and no latest time")
