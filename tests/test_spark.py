@@ -142,6 +142,7 @@ def test_timestamp_keys_and_a_missing_key(spark) -> None:
         aggregate(df, sm.Accuracy(), ["y", "p"], by="s")
 
 
+@pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas")
 def test_time_windows_do_not_depend_on_the_session_time_zone(spark) -> None:
     # mapInPandas hands instants over as wall-clock times of the session's zone: every window
     # started 5 hours early in New York, and two hours of the autumn change became one window.
@@ -166,6 +167,7 @@ def test_time_windows_do_not_depend_on_the_session_time_zone(spark) -> None:
         spark.conf.set("spark.sql.session.timeZone", old)
 
 
+@pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas")
 def test_column_names_with_dots_and_backticks(spark) -> None:
     # df.select("label.y") reads a struct's field: AnalysisException.
     pdf = pd.DataFrame({"label.y": [0, 1, 1, 0], "p`s": [0.2, 0.9, 0.4, 0.3], "g.k": [1, 1, 2, 2]})
