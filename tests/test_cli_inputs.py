@@ -239,30 +239,46 @@ def test_json_numbers_read_as_text_keep_their_own_text_in_any_chunk(
 
 
 @pytest.mark.parametrize("batch", ["1", "1000"])
-def test_json_true_beside_1_is_not_the_label_1(capsys, monkeypatch, tmp_path, batch) -> None:
-    # In one chunk numpy read [true, 1] as [1, 1] (accuracy 1.0); row by row it was refused.
+def test_json_true_beside_1_reads_alike_in_any_chunk(capsys, monkeypatch, tmp_path, batch) -> None:
+    # A label true is the label 1 to the metrics, one row at a time or beside a 1 in a chunk.
     path = tmp_path / "log.jsonl"
-    path.write_text('{"y":true,"p":1}\n{"y":1,"p":1}\n')
-    status, _, err = _run(capsys, monkeypatch, "eval", str(path), *ACC, "--batch-size", batch)
-    assert status != 0
-    assert "label" in _one_line(err)
+    path.write_text('{"y":true,"p":1}\n{"y":1,"p":1}\n{"y":false,"p":1}\n')
+    status, out, err = _run(capsys, monkeypatch, "eval", str(path), *ACC, "--batch-size", batch)
+    assert status == 0, err
+    assert json.loads(out)["metrics"]["accuracy"] == pytest.approx(2 / 3)
 
 
-def test_boolean_columns_read_as_the_labels_true_and_false_from_a_file_and_stdin(
-    capsys, monkeypatch, tmp_path
-) -> None:
-    # From a file pandas gave booleans: --by refused them as slice keys, and y=True/False
-    # against p=1/0 scored as numbers; on standard input they were the text True/False.
-    data = b"y,p,g\n1,1,True\n0,1,False\n1,0,True\n"
+def test_boolean_columns_read_alike_from_a_file_and_stdin(capsys, monkeypatch, tmp_path) -> None:
+    # From a file pandas gave booleans, which --by refused as slice keys, while standard input
+    # read the text True/False. Booleans are labels (for AUC, F1) and text as keys, everywhere.
+    from sklearn.metrics import f1_score, roc_auc_score
+
+    data = (
+        b"y,s,p,g\nTrue,0.9,True,a\nFalse,0.2,False,b\nTrue,0.4,False,True\nFalse,0.6,True,False\n"
+    )
+    y, s, p = [True, False, True, False], [0.9, 0.2, 0.4, 0.6], [True, False, False, True]
+    scores = ["--metric", "roc_auc", "--metric", "f1", "--y-true", "y", "--y-score", "s",
+              "--y-pred", "p", "--json"]  # fmt: skip
+    results = _both(capsys, monkeypatch, tmp_path, data, *scores)
+    assert results[0] == results[1] and results[0][0] == 0, results[0][2]
+    got = json.loads(results[0][1])["metrics"]
+    assert got == {"roc_auc": roc_auc_score(y, s), "f1": f1_score(y, p)}
     by = ["--metric", "accuracy", "--y-true", "y", "--y-pred", "p", "--by", "g", "--json"]
     results = _both(capsys, monkeypatch, tmp_path, data, *by)
-    assert results[0] == results[1]
-    assert results[0][0] == 0, results[0][2]
-    assert '"False"' in results[0][1] and '"True"' in results[0][1]
-    mixed = b"y,p\nTrue,1\nFalse,0\n"
-    file_run, stdin_run = _both(capsys, monkeypatch, tmp_path, mixed, *ACC[:-1])
-    assert file_run[0] == stdin_run[0] != 0
-    assert _one_line(file_run[2]).split(": ")[-2:] == _one_line(stdin_run[2]).split(": ")[-2:]
+    assert results[0] == results[1] and results[0][0] == 0, results[0][2]
+    assert set(json.loads(results[0][1])["metrics"]["accuracy"]) == {"a", "b", "True", "False"}
+    for path in ("log.parquet", "log.jsonl"):
+        frame = {"y": y, "s": s, "p": p}
+        if path.endswith("parquet"):
+            import pandas as pd
+
+            pd.DataFrame(frame).to_parquet(tmp_path / path)
+        else:
+            rows = [dict(zip(frame, r, strict=True)) for r in zip(*frame.values(), strict=True)]
+            (tmp_path / path).write_text("".join(json.dumps(r) + "\n" for r in rows))
+        status, out, err = _run(capsys, monkeypatch, "eval", str(tmp_path / path), *scores)
+        assert status == 0, err
+        assert json.loads(out)["metrics"] == got
 
 
 def test_a_list_in_a_label_column_is_a_one_line_error(capsys, monkeypatch, tmp_path) -> None:

@@ -70,8 +70,10 @@ class Plan:
             put(a.y_pred, "number")
         if "query" in kinds and kinds <= {"query", "score"}:
             put(a.y_true, "number")  # graded relevance
-        for col in (a.y_true, a.y_pred, a.group, a.query, *by):
+        for col in (a.y_true, a.y_pred):
             put(col, "label")
+        for col in (a.group, a.query, *by):
+            put(col, "key")  # labels too, but booleans are no key: read as text
         self.types = types
         #: ``--queries-grouped``: the ids of the queries marked complete so far (one per query,
         #: where buffering would keep every row), to refuse one that comes back.
@@ -187,7 +189,9 @@ def stream(
         raise CLIError(f"--ci: the level must be between 0 and 1 (exclusive); got {ci}")
     fmt = guess_format(args.data, args.format)
     as_text = getattr(args, "labels_as_text", False)
-    labels = {c for c, kind in plan.types.items() if kind == "label" and c not in plan.values}
+    labels = {
+        c for c, kind in plan.types.items() if kind in ("label", "key") and c not in plan.values
+    }
     texts = {c for c, kind in plan.types.items() if kind in ("text", "references")}
     src = Source(args.data, fmt, frozenset(labels if as_text else ()), frozenset(texts))
     if args.data != "-" and not os.path.exists(args.data):

@@ -189,8 +189,7 @@ def _json_text(value: Any) -> Any:
 def _json_column(values: list[Any]) -> np.ndarray:
     kinds = {type(v) for v in values}
     try:
-        if len(kinds) > 1 and kinds & {bool, str}:
-            # numpy would read true beside 1 as 1, and a NaN beside text as the text "nan"
+        if len(kinds) > 1 and str in kinds:  # numpy would read a NaN beside text as "nan"
             raise TypeError
         arr = np.asarray(values)
     except (TypeError, ValueError):
@@ -267,13 +266,19 @@ def _numbers(values: np.ndarray, name: str, src: Source, row: int) -> np.ndarray
     return out
 
 
-def _labels(values: np.ndarray, name: str, src: Source, row: int) -> np.ndarray:
+#: The text pandas' CSV parser reads as booleans; standard input reads them alike.
+_TRUE, _FALSE = frozenset({"True", "TRUE", "true"}), frozenset({"False", "FALSE", "false"})
+
+
+def _labels(
+    values: np.ndarray, name: str, src: Source, row: int, key: bool = False
+) -> np.ndarray:
+    """A label column (``key``: one that keys slices, groups or queries, where booleans are
+    refused, so they are read as the text ``True``/``False``)."""
     kind = values.dtype.kind
     as_text = name in src.text
     if kind == "b":
-        # Booleans are the labels "True" and "False", as the same column reads from standard
-        # input (text) whatever parser met it (pandas and Parquet give booleans).
-        return values.astype(str)
+        return values.astype(str) if as_text or key else values
     if kind in "iu" and not as_text:
         return values
     if kind == "f" and not as_text:
@@ -300,6 +305,12 @@ def _labels(values: np.ndarray, name: str, src: Source, row: int) -> np.ndarray:
             return text.astype(dtype)
         except (TypeError, ValueError, OverflowError):
             continue
+    if not key and text.size:
+        # Booleans written as text (standard input, read by the csv module): booleans, as the
+        # same bytes read from a file by pandas' parser (and Parquet's booleans) are.
+        seen = set(np.unique(text).tolist())
+        if seen <= _TRUE | _FALSE:
+            return np.isin(text, list(_TRUE))
     # Text labels. A column that also holds numbers would be read as numbers in a chunk of
     # numbers alone and as text in a chunk with text, so the answer would depend on the
     # chunking (--batch-size): refused, whatever the chunk.
@@ -412,7 +423,8 @@ def _is_time(v: Any) -> bool:
 def convert(
     cols: dict[str, Any], types: dict[str, str], src: Source, row: int
 ) -> dict[str, np.ndarray]:
-    """Each raw column as its type: ``"number"``, ``"label"``, ``"text"`` (missing -> ""),
+    """Each raw column as its type: ``"number"``, ``"label"``, ``"key"`` (a label keying
+    slices, groups or queries), ``"text"`` (missing -> ""),
     ``"references"`` (missing or empty -> None, dropped) or ``"time"``; ``row`` is the number of
     the chunk's first row."""
     out = {}
@@ -426,7 +438,7 @@ def convert(
         elif kind in ("text", "references"):
             out[name] = _texts(values, required=kind == "text")
         else:
-            out[name] = _labels(values, name, src, row)
+            out[name] = _labels(values, name, src, row, key=kind == "key")
     refs = [out[c] for c, kind in types.items() if kind == "references" and c in out]
     if refs:
         none = np.logical_and.reduce([r == None for r in refs])  # noqa: E711 (elementwise)
