@@ -494,3 +494,23 @@ def test_means_far_from_the_origin_keep_their_digits_in_two_parts() -> None:
         assert got["ssb"] == pytest.approx(float(ssb), rel=1e-9)
         assert got["ssw"] == pytest.approx(float(ssw), rel=1e-9)
         assert got["calinski_harabasz"] == pytest.approx(float(ssb * (n - 2) / ssw), rel=1e-9)
+
+
+def test_clusters_seen_on_one_side_of_a_merge_keep_their_low_parts() -> None:
+    # A cluster absent from one operand took mean_a + delta, which rounded its low part away:
+    # shards of one cluster each, merged, were 9e-6 off at an offset of 1e12.
+    rng = np.random.default_rng(0)
+    n = 400
+    labels = rng.integers(0, 4, n)
+    x = 1e12 + labels[:, None] * 3.0 + rng.normal(size=(n, 2))
+    whole = C.ClusterGeometry().update(x, labels)
+    apart = [C.ClusterGeometry().update(x[labels == k], labels[labels == k]) for k in range(4)]
+    merged = C.ClusterGeometry().merge(*apart)
+    halves = C.ClusterGeometry().update(x[labels < 2], labels[labels < 2])
+    halves.update(x[labels >= 2], labels[labels >= 2])
+    for other in (merged, halves):
+        assert np.array_equal(other.moments.means, whole.moments.means)
+        assert np.array_equal(other.moments.means_lo, whole.moments.means_lo)
+        got, want = other.compute(), whole.compute()
+        for key in ("ssb", "ssw", "calinski_harabasz", "davies_bouldin"):
+            assert got[key] == pytest.approx(want[key], rel=1e-13)

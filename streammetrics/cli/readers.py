@@ -270,9 +270,7 @@ def _numbers(values: np.ndarray, name: str, src: Source, row: int) -> np.ndarray
 _TRUE, _FALSE = frozenset({"True", "TRUE", "true"}), frozenset({"False", "FALSE", "false"})
 
 
-def _labels(
-    values: np.ndarray, name: str, src: Source, row: int, key: bool = False
-) -> np.ndarray:
+def _labels(values: np.ndarray, name: str, src: Source, row: int, key: bool = False) -> np.ndarray:
     """A label column (``key``: one that keys slices, groups or queries, where booleans are
     refused, so they are read as the text ``True``/``False``)."""
     kind = values.dtype.kind

@@ -179,6 +179,11 @@ class ClusterMoments(StateBlock):
         out.keys, out.counts = keys, n
         hi, lo = two_sum(ma, delta * frac[:, None])
         out.means, out.means_lo = two_sum(hi, lo + la)
+        # A key on one side only keeps that side's two parts as they are (``ma + delta`` would
+        # round the low part away).
+        for only, mean, low in ((na == 0, mb, lb), (nb == 0, ma, la)):
+            if only.any():
+                out.means[only], out.means_lo[only] = mean[only], low[only]
         out.m2 = (
             spread(self.m2, self.keys, keys)
             + spread(other.m2, other.keys, keys)
