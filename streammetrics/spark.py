@@ -8,6 +8,7 @@ streammetrics (set ``PYSPARK_PYTHON`` to the environment's python).
 
 from __future__ import annotations
 
+import datetime
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -69,6 +70,12 @@ def aggregate(
         raise InputError(f"columns: {missing} not in the DataFrame (it has {df.columns})")
     template = metric.copy().reset().to_bytes()
     key_type = df.schema[by].dataType.simpleString() if by else "int"
+    # A key column of instants travels as microseconds since the epoch too (the workers group
+    # by them; the driver turns them into UTC datetimes): read as wall-clock times, two hours
+    # of an autumn clock change were one key.
+    instant_key = by is not None and df.schema[by].dataType.typeName() == "timestamp"
+    if instant_key:
+        key_type = "bigint"
     # Instants (TimestampType) reach pandas as wall-clock times of the session's time zone,
     # without the zone: read as UTC they would shift every window. They travel as microseconds
     # since the epoch and become UTC datetime64 again in the worker.
@@ -82,9 +89,11 @@ def aggregate(
     plain = {c: f"c{i}" for i, c in enumerate(needed)}
     named = {v: c for c, v in plain.items()}
     selected = [
-        (F.expr(f"unix_micros({_quoted(c)})") if c in instants else F.col(_quoted(c))).alias(
-            plain[c]
-        )
+        (
+            F.expr(f"unix_micros({_quoted(c)})")
+            if c in instants or (instant_key and c == by)
+            else F.col(_quoted(c))
+        ).alias(plain[c])
         for c in needed
     ]
     schema = f"key {key_type}, state binary"
@@ -129,7 +138,11 @@ def aggregate(
         if 0 not in found:  # every partition sends a state, even an empty one
             _check_lost(df, "no state")
         return loads(found.get(0, template))
-    return {key: loads(found[key]) for key in sorted(found, key=lambda k: (type(k).__name__, k))}
+    keys = sorted(found, key=lambda k: (type(k).__name__, k))
+    if instant_key:
+        epoch = datetime.datetime(1970, 1, 1)
+        return {epoch + datetime.timedelta(microseconds=k): loads(found[k]) for k in keys}
+    return {key: loads(found[key]) for key in keys}
 
 
 def _quoted(name: str) -> str:

@@ -178,3 +178,30 @@ def test_column_names_with_dots_and_backticks(spark) -> None:
         for k in (1, 2)
     }
     assert got == want
+
+
+@pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas")
+def test_instant_keys_do_not_depend_on_the_session_time_zone(spark) -> None:
+    # The key column reached the workers as wall-clock times too: in New York, 05:00 and 06:00
+    # UTC on the night of the autumn change were one key.
+    import datetime
+
+    hours = [datetime.datetime(2026, 11, 1, h) for h in (4, 5, 5, 6, 7, 8)]
+    want = {h: 1.0 for h in sorted(set(hours))}
+    old = spark.conf.get("spark.sql.session.timeZone")
+    try:
+        for zone in ("America/New_York", "UTC"):
+            spark.conf.set("spark.sql.session.timeZone", zone)
+            df = spark.sql(
+                "select 1 y, timestamp_seconds(col * 3600) t from values "
+                + ", ".join(
+                    f"({int(h.replace(tzinfo=datetime.timezone.utc).timestamp()) // 3600})"
+                    for h in hours
+                )
+                + " as v(col)"
+            )
+            got = aggregate(df, sm.Accuracy(), ["y", "y"], by="t")
+            assert {k: m.compute() for k, m in got.items()} == want, zone
+            assert [m.count for m in got.values()] == [1, 2, 1, 1, 1]
+    finally:
+        spark.conf.set("spark.sql.session.timeZone", old)
