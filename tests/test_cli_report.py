@@ -316,3 +316,17 @@ def test_a_picture_that_fails_to_draw_is_a_note(capsys, tmp_path, monkeypatch) -
     status, _, err = run(capsys, "report", str(DATA), *METRICS, *BINARY, "-o", str(out))
     assert status == 0, err
     assert "No picture of roc_auc: ValueError: cannot draw this" in out.read_text()
+
+
+def test_score_type_reaches_the_pictures_the_report_adds(capsys, tmp_path) -> None:
+    # The precision-recall curve the page adds beside roc_auc was built without --score-type:
+    # "No precision-recall curve: y_score: score_type='probability' needs values in [0, 1]".
+    data = tmp_path / "logit.csv"
+    data.write_text("y,logit\n1,2.5\n0,-1\n1,0.3\n0,0.4\n1,-3\n")
+    out = tmp_path / "report.html"
+    cols = ["--metric", "roc_auc", "--y-true", "y", "--y-score", "logit", "--score-type", "logit"]
+    status, _, err = run(capsys, "report", str(data), *cols, "-o", str(out))
+    assert status == 0, err
+    page = out.read_text()
+    assert "No precision-recall curve" not in page
+    assert "Precision-recall curve" in re.findall(r"<figcaption>(.*?)</figcaption>", page)

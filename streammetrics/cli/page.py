@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import html
+import inspect
 import io
 import math
 import re
@@ -102,7 +103,11 @@ class Report:
         for title, (name, kind) in _EXTRA.items():
             if name in drawn or ("classification", kind) not in kinds:
                 continue
-            member = Member(title, getattr(sm, name)(), "classification", kind)
+            klass = getattr(sm, name)
+            score_type = getattr(args, "score_type", None)
+            takes = score_type is not None and "score_type" in inspect.signature(klass).parameters
+            made = klass(score_type=score_type) if takes else klass()
+            member = Member(title, made, "classification", kind)
             source = None
             if not sliced:
                 source = next(
