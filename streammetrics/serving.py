@@ -224,9 +224,10 @@ class StateDirectory:
 
         Returns a :class:`Publisher`; its ``stop()`` ends the thread and publishes once more.
         Interpreter exit (``atexit``) does the same if ``stop()`` was not called, and so does
-        the end of a ``multiprocessing`` worker process (whose exit skips ``atexit``). Other
-        pools whose workers end with ``os._exit`` (Celery's billiard) need ``stop()`` in their
-        worker-shutdown hook. In a forking
+        the normal end of a ``multiprocessing`` worker process (whose exit skips ``atexit``);
+        a terminated worker does neither (a ``Pool``'s ``with`` block terminates its workers:
+        ``close()`` and ``join()`` it first). Other pools whose workers end with ``os._exit``
+        (Celery's billiard) need ``stop()`` in their worker-shutdown hook. In a forking
         server, call this in each worker after the fork (gunicorn's ``post_fork`` hook): threads
         do not survive ``fork``.
         """

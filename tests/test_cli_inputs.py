@@ -364,3 +364,20 @@ def test_times_with_utc_offsets_are_seconds_since_the_epoch_without_a_warning() 
         warnings.simplefilter("error")
         got = convert({"t": times}, {"t": "time"}, Source("log.csv", "csv"), 0)["t"]
     assert got.tolist() == [1767218400.0, 1767227400.0]  # 2025-12-31T22:00Z, 2026-01-01T00:30Z
+
+
+@pytest.mark.parametrize("batch", ["3", "4", "6", "100"])
+def test_an_error_in_rows_held_back_names_their_lines(capsys, monkeypatch, tmp_path, batch):
+    # --queries-grouped holds a chunk's last query back; its bad row was reported at the lines
+    # of the next chunk only ("rows at lines 6-9" for a row at line 5).
+    import re
+
+    path = tmp_path / "log.csv"
+    path.write_text("q,y,s\n1,1,0.5\n1,0,0.4\n2,1,0.3\n2,-1,0.2\n3,1,0.1\n3,0,0.9\n4,1,0.3\n")
+    args = ["--metric", "ndcg", "--query", "q", "--y-true", "y", "--y-score", "s"]
+    status, _, err = _run(
+        capsys, monkeypatch, "eval", str(path), *args, "--queries-grouped", "--batch-size", batch
+    )
+    assert status == 1
+    first, last = map(int, re.search(r"rows at lines (\d+)-(\d+)", _one_line(err)).groups())
+    assert first <= 5 <= last

@@ -81,6 +81,8 @@ class Plan:
         #: ... and the rows of the last query read, held until the next chunk shows whether it
         #: goes on (:meth:`flush` feeds them).
         self.carry: dict[str, np.ndarray] | None = None
+        #: Rows of earlier chunks the last update or flush fed (for the lines of its errors).
+        self.carried = 0
         #: Columns a regression metric reads beside label metrics: labels, but never as text.
         self.values = frozenset(
             c for c in (a.y_true, a.y_pred) if c is not None and "regression" in families
@@ -106,9 +108,11 @@ class Plan:
         # --queries-grouped: every query but the last read is complete (its rows are all here
         # or buffered), so the ranking metrics score it and drop its rows; the last may go on
         # in the next chunk, so its rows wait for it (or for flush).
+        self.carried = 0
         if not len(cols[self.args.query]):
             return
         if self.carry is not None:
+            self.carried = len(self.carry[self.args.query])
             cols = {c: np.concatenate([self.carry[c], v]) for c, v in cols.items()}
             self.carry = None
         q = cols[self.args.query]
@@ -132,6 +136,7 @@ class Plan:
         end of the data (``final``), else buffered (before a rolling report, which counts
         them; later rows of that query then join them)."""
         carry, self.carry = self.carry, None
+        self.carried = 0 if carry is None else len(carry[self.args.query])
         if carry is not None:
             self._update(carry, final)
 
@@ -222,7 +227,8 @@ def stream(
                         for sink in sinks:
                             sink(part)
                     except StreamMetricsError as exc:
-                        lines = src.span(row + offset, row + stop - 1)
+                        # (with the rows --queries-grouped held back from earlier chunks)
+                        lines = src.span(row + offset - plan.carried, row + stop - 1)
                         hint = ""
                         if 'pass score_type="logit"' in str(exc):
                             hint = " (on the command line: --score-type logit, or real)"
@@ -249,7 +255,8 @@ def flush(src: Source, plan: Plan, final: bool, rows: int) -> None:
     try:
         plan.flush(final)
     except StreamMetricsError as exc:
-        raise src.fail(None, f"rows up to line {src.span(rows - 1, rows - 1)}: {exc}") from None
+        lines = src.span(rows - plan.carried, rows - 1)
+        raise src.fail(None, f"rows at lines {lines}: {exc}") from None
 
 
 def _check_data_args(args: argparse.Namespace) -> None:
