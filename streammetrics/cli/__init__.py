@@ -18,11 +18,11 @@ states, show a state.
 so a log piped in with ``tail -f`` is evaluated as it grows; ``--every N`` prints the values so
 far every ``N`` rows). Files are read in chunks of ``--batch-size`` rows (with pandas' CSV parser
 when pandas is installed, else the standard library; Parquet needs pyarrow), so memory does not
-grow with the file (ranking metrics: with ``--queries-grouped``; without it they keep every row,
-not knowing when a query ends). Metric names follow scikit-learn's scorer names (ranking
-metrics take a cut-off, ``ndcg@10``); see ``docs/cli.md``. ``report`` prints what ``eval``
-prints and writes one self-contained HTML page (inline SVG pictures; needs the ``plot``
-extra).
+grow with the file (ranking metrics: with ``--queries-grouped`` it grows with the queries only,
+one id each; without it they keep every row, not knowing when a query ends). Metric names
+follow scikit-learn's scorer names (ranking metrics take a cut-off, ``ndcg@10``); see
+``docs/cli.md``. ``report`` prints what ``eval`` prints and writes one self-contained HTML page
+(inline SVG pictures; needs the ``plot`` extra).
 
 Bad data ends the command with a one-line message naming the file, line and column, and exit
 status 1 (2 for a bad command line); never a traceback.

@@ -460,7 +460,7 @@ def _data_options(e: argparse.ArgumentParser, required: bool) -> None:
         "--queries-grouped",
         action="store_true",
         help="the rows of each query are together (a log sorted by query): ranking metrics "
-        "score each query as it ends, so memory does not grow with the file",
+        "score each query as it ends and drop its rows (memory: one id per query)",
     )
     e.add_argument("--hypothesis", metavar="COL", help="column of hypotheses (bleu, chrf)")
     e.add_argument(
