@@ -404,11 +404,12 @@ def config_flag(value: Any, name: str) -> bool:
 
 
 def whole_if_integral(value: int | float) -> int | float:
-    """A float holding a whole number (below 2**53) as that int, any other value unchanged:
-    so that ``beta=2`` and ``beta=2.0`` are one configuration (merges compare configurations
-    by type as well as by value), written as the int a default of ``2`` always wrote."""
-    if isinstance(value, float) and value.is_integer() and abs(value) < 2.0**53:
-        return int(value)
+    """A float holding a whole number (below 2**53) as that int, another float as a Python
+    float, any other value unchanged: so that ``beta=2`` and ``beta=2.0`` are one configuration
+    (merges compare configurations by type as well as by value), written as the int a default
+    of ``2`` always wrote."""
+    if isinstance(value, float):  # numpy floats too, written as Python's
+        return int(value) if value.is_integer() and abs(value) < 2.0**53 else float(value)
     return value
 
 

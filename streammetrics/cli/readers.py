@@ -303,12 +303,13 @@ def _labels(values: np.ndarray, name: str, src: Source, row: int, key: bool = Fa
             return text.astype(dtype)
         except (TypeError, ValueError, OverflowError):
             continue
-    if not key and text.size:
+    if not key and text.size and str(text[0]) in _TRUE | _FALSE:
         # Booleans written as text (standard input, read by the csv module): booleans, as the
-        # same bytes read from a file by pandas' parser (and Parquet's booleans) are.
-        seen = set(np.unique(text).tolist())
-        if seen <= _TRUE | _FALSE:
-            return np.isin(text, list(_TRUE))
+        # same bytes read from a file by pandas' parser (and Parquet's booleans) are. (Text
+        # labels that do not start with one skip the pass.)
+        true = np.isin(text, list(_TRUE))
+        if (true | np.isin(text, list(_FALSE))).all():
+            return true
     # Text labels. A column that also holds numbers would be read as numbers in a chunk of
     # numbers alone and as text in a chunk with text, so the answer would depend on the
     # chunking (--batch-size): refused, whatever the chunk.

@@ -184,7 +184,7 @@ class CHRF(Metric):
         self._add_config(
             char_order=char_order,
             word_order=word_order,
-            beta=whole_if_integral(float(beta)) if isinstance(beta, float) else beta,
+            beta=whole_if_integral(beta),
             lowercase=config_flag(lowercase, "lowercase"),
             whitespace=config_flag(whitespace, "whitespace"),
             eps_smoothing=config_flag(eps_smoothing, "eps_smoothing"),
