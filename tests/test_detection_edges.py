@@ -44,3 +44,23 @@ def test_more_true_positives_than_ground_truth_boxes_is_refused(exact: bool) -> 
     tree["state"]["records"]["gt_counts"] = msgpack.ExtType(counts.code, zero)
     with pytest.raises(sm.StateDecodeError, match="more true positives"):
         sm.loads(msgpack.packb(tree, use_bin_type=True))
+
+
+def test_minus_zero_scores_sort_as_zero_whatever_the_merge_order() -> None:
+    # 0.8.6 kept -0.0 as given: it ties with 0.0 on every sort key, so the exact records' order
+    # (and the sign bit on the wire) followed the order of arrival: a + b != b + a.
+    def one(score: float) -> tuple[list[dict], list[dict]]:  # type: ignore[type-arg]
+        pred = {"boxes": [[0, 0, 10, 10]], "scores": [score], "labels": [1]}
+        return [pred], [{"boxes": [[50, 50, 60, 60]], "labels": [1]}]
+
+    a = MeanAveragePrecision().update(*one(0.0))
+    b = MeanAveragePrecision().update(*one(-0.0))
+    assert (a + b).to_bytes() == (b + a).to_bytes()
+    assert a.to_bytes() == b.to_bytes()
+
+
+@pytest.mark.parametrize("dets", [[10, 10, 10], [1, 1, 100], [1, 100, 100]])
+def test_repeated_detection_limits_are_refused(dets: list[int]) -> None:
+    # 0.8.6 took [10, 10, 10] and its result had one mar_10 key instead of three.
+    with pytest.raises(sm.InputError, match="max_detection_thresholds: must be 3 increasing"):
+        MeanAveragePrecision(max_detection_thresholds=dets)

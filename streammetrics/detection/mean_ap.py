@@ -111,7 +111,7 @@ class MeanAveragePrecision(Metric):
         ious = float_list(iou_thresholds, "iou_thresholds", COCO_IOU_THRESHOLDS)
         recs = float_list(rec_thresholds, "rec_thresholds", COCO_REC_THRESHOLDS)
         dets = [int(v) for v in as_labels(max_detection_thresholds, "max_detection_thresholds")]
-        if len(dets) != 3 or min(dets) < 1 or dets != sorted(dets):
+        if len(dets) != 3 or min(dets) < 1 or not dets[0] < dets[1] < dets[2]:
             raise InputError("max_detection_thresholds: must be 3 increasing positive ints")
         mapping = mapping_for(score_type, resolution)
         self._add_config(
@@ -201,7 +201,7 @@ class MeanAveragePrecision(Metric):
             return self._commit(n_images, records=block)
         records = {
             "label": labels.astype(np.int64),
-            "score": scores.astype(np.float64),
+            "score": scores.astype(np.float64) + 0.0,  # -0.0 -> 0.0: they sort as equals
             "image": extra["image_ids"][img],
             "rank": rank.astype(np.int64),
             "tp": np.packbits(tp.reshape(len(tp), a * t), axis=1),
