@@ -162,7 +162,10 @@ def wilson(successes: float, n: float, level: float) -> tuple[float, float]:
     z2 = z * z
     centre = (p + z2 / (2 * n)) / (1 + z2 / n)
     half = z / (1 + z2 / n) * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
-    return _clip(centre - half, centre + half, (0.0, 1.0))
+    # At p = 0 or 1 one end is exactly 0 or 1; rounding gave 0.9999999999999999, short of p.
+    low = 0.0 if p == 0.0 else centre - half
+    high = 1.0 if p == 1.0 else centre + half
+    return _clip(low, high, (0.0, 1.0))
 
 
 def mean_interval(

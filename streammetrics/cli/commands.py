@@ -335,7 +335,13 @@ def print_values(
 
 
 def _report(args: argparse.Namespace) -> int:
+    from ..plot import _matplotlib
     from .page import Report
+
+    _matplotlib()  # the plot extra, before the log is read: an ImportError naming it
+    folder = os.path.dirname(os.path.abspath(args.output))
+    if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
+        raise CLIError(f"{args.output}: cannot write the report there (no such writable folder)")
 
     if args.metric:
         if len(args.inputs) != 1:
@@ -356,7 +362,7 @@ def _report(args: argparse.Namespace) -> int:
             raise CLIError("--window and --time need a DATA file and --metric")
         total = merged(args.inputs)
         print_values(total, total.count, args.json, rolling=False, ci=args.ci)
-        report = Report.for_state(total)
+        report = Report.for_state(total, args.ci)
         report.finish(total, total.count, source=", ".join(args.inputs))
     try:
         with open(args.output, "w", encoding="utf-8") as fh:

@@ -38,6 +38,7 @@ from ..base import Metric
 from ..errors import StreamMetricsError
 from ..uncertainty import interval_or_none
 from ..wrappers.collection import MetricCollection
+from ..wrappers.sliced import Sliced
 from .names import Member
 from .output import flatten
 from .readers import parse_width
@@ -76,7 +77,7 @@ _SHORT_LABEL = 6
 class Report:
     """What a report draws, fed chunk by chunk (:meth:`sinks`), then written (:meth:`html`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, level: float | None = None) -> None:
         #: title -> (metric, member, name of the metric asked for whose state it reads, or None)
         self.extras: dict[str, tuple[Any, Member, str | None]] = {}
         self.windows: dict[str, tuple[Any, Member]] = {}
@@ -87,6 +88,8 @@ class Report:
         self.summary: list[tuple[str, str, str]] = []
         self.rows = 0
         self.source = ""
+        #: The level of the intervals on the page (``--ci``; 0.95 without it).
+        self.level = 0.95 if level is None else level
 
     # -- building --------------------------------------------------------------------------------
 
@@ -95,13 +98,14 @@ class Report:
         import streammetrics as sm
         from streammetrics.windows import TumblingWindows
 
-        self = cls()
+        self = cls(getattr(args, "ci", None))
         self.plan = plan
         drawn = {type(m.metric).__name__ for m in plan.members}
         kinds = {(m.family, m.kind) for m in plan.members}
         sliced = bool(getattr(args, "by", None))  # members are per slice: no whole state
         for title, (name, kind) in _EXTRA.items():
-            if name in drawn or ("classification", kind) not in kinds:
+            # (Under --by the metric asked for is drawn by slice: its whole-log curve is extra.)
+            if (name in drawn and not sliced) or ("classification", kind) not in kinds:
                 continue
             klass = getattr(sm, name)
             score_type = getattr(args, "score_type", None)
@@ -124,8 +128,8 @@ class Report:
         return self
 
     @classmethod
-    def for_state(cls, metric: Metric) -> Report:
-        return cls()
+    def for_state(cls, metric: Metric, level: float | None = None) -> Report:
+        return cls(level)
 
     def sinks(self) -> list[Callable[[dict[str, np.ndarray]], None]]:
         return [self._feed]
@@ -155,7 +159,7 @@ class Report:
             else {type(metric).__name__: metric}
         )
         for name, m in members.items():
-            self.summary += _summary_rows(name, m)
+            self.summary += _summary_rows(name, m, self.level)
         for name, m in members.items():
             if type(m).__name__ in _DRAWN and m.count:
                 self._draw(name, m)
@@ -172,14 +176,15 @@ class Report:
         from ..plot import plot
 
         try:
-            ax = plot(metric, _axes(metric))
+            ax = plot(metric, _axes(metric), level=self.level)
+            svg = _svg(ax.figure)  # (matplotlib lays texts out only now: some fail here)
         except StreamMetricsError as exc:
             self.notes.append(f"No picture of {title}: {exc}")
             return
         except Exception as exc:  # any failure: one picture never stops the report
             self.notes.append(f"No picture of {title}: {type(exc).__name__}: {exc}")
             return
-        self.sections.append((title, _svg(ax.figure)))
+        self.sections.append((title, svg))
 
     def html(self) -> str:
         rows = "\n".join(
@@ -254,8 +259,18 @@ def _axes(metric: Metric) -> Any:
     return figure.add_subplot()
 
 
-def _summary_rows(name: str, metric: Metric) -> list[tuple[str, str, str]]:
+def _summary_rows(name: str, metric: Metric, level: float) -> list[tuple[str, str, str]]:
+    """(name, value, its bound or interval) of each number ``metric`` computes; a sliced
+    metric's slices each with their own interval."""
     value = metric.compute()
+    if isinstance(metric, Sliced):
+        bounds = interval_or_none(metric, level, many=True) or {}
+        rows = []
+        for key, v in value.items():
+            flat = flatten(name, {key: v})
+            extra = _interval_text(bounds.get(key), level) if isinstance(v, float) else ""
+            rows += [(a, b, extra if len(flat) == 1 else "") for a, b in flat]
+        return rows
     flat = flatten(name, value)
     if len(flat) != 1 or not isinstance(value, float):
         return [(a, b, "") for a, b in flat]
@@ -265,11 +280,14 @@ def _summary_rows(name: str, metric: Metric) -> list[tuple[str, str, str]]:
         b = bound()
         if isinstance(b, float) and math.isfinite(b):
             extra = f"± {b:.2g} (certified sketch bound)"
-    interval = interval_or_none(metric, 0.95)  # None: no closed form (the value alone)
-    if interval is not None and math.isfinite(interval[0]) and math.isfinite(interval[1]):
-        low, high = interval
-        extra = (extra + " " if extra else "") + f"95% interval [{low:.6g}, {high:.6g}]"
-    return [(flat[0][0], flat[0][1], extra)]
+    interval = _interval_text(interval_or_none(metric, level), level)  # "": no closed form
+    return [(flat[0][0], flat[0][1], " ".join(t for t in (extra, interval) if t))]
+
+
+def _interval_text(interval: Any, level: float) -> str:
+    if interval is None or not (math.isfinite(interval[0]) and math.isfinite(interval[1])):
+        return ""
+    return f"{level * 100:g}% interval [{interval[0]:.6g}, {interval[1]:.6g}]"
 
 
 def _svg(figure: Any) -> str:

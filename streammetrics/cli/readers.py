@@ -288,9 +288,10 @@ def _labels(values: np.ndarray, name: str, src: Source, row: int, key: bool = Fa
     if kind == "O" and any(v is None or (isinstance(v, float) and v != v) for v in values):
         i = _first_bad(values, lambda v: v is not None and v == v)
         raise src.fail_row(row + i, f"column {name!r}: missing value")
-    if kind == "O" and any(isinstance(v, (list, dict)) for v in values):
-        i = _first_bad(values, lambda v: not isinstance(v, (list, dict)))
-        what = "a list" if isinstance(values[i], list) else "an object"
+    # (Parquet's list cells arrive as numpy arrays, JSON's as lists.)
+    if kind == "O" and any(isinstance(v, (list, dict, np.ndarray)) for v in values):
+        i = _first_bad(values, lambda v: not isinstance(v, (list, dict, np.ndarray)))
+        what = "an object" if isinstance(values[i], dict) else "a list"
         raise src.fail_row(row + i, f"column {name!r}: {what} is not a label")
     text = values.astype(str)
     if text.size and (text == "").any():

@@ -10,6 +10,14 @@ import numpy as np
 from ..base import Metric
 from ..uncertainty import interval_or_none
 
+
+def literal(value: Any) -> str:
+    """``value`` as text matplotlib draws as written: a ``$`` in a class label or a slice key
+    would otherwise start mathematical text ("$5 to $10" drawn as "5to10", a ``$\\nope$``
+    failing when the figure is saved)."""
+    return str(value).replace("$", r"\$")
+
+
 __all__ = ["axes01", "band_boxes", "multiclass_roc", "pr", "roc"]
 
 
@@ -170,7 +178,8 @@ def multiclass_roc(metric: Any, ax: Any, **_: Any) -> None:
         fpr, tpr = _roc_points(store)
         auc = auc_from_table(store.lo, store.hi, store.pos, store.neg)[0]
         name = labels[j] if labels is not None else j
-        (line,) = ax.plot(fpr, tpr, label=f"class {name}: AUC = {auc:.4f}", gid=f"curve-{j}")
+        text = f"class {literal(name)}: AUC = {auc:.4f}"
+        (line,) = ax.plot(fpr, tpr, label=text, gid=f"curve-{j}")
         band = _roc_band(ax, store, fpr, tpr, line.get_color())
         handles += _handles(line, band if not handles else None)
     ax.plot([0, 1], [0, 1], linestyle=":", color="grey", linewidth=1)

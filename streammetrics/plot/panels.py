@@ -10,7 +10,7 @@ import numpy as np
 from ..base import Metric
 from ..errors import InputError
 from ..uncertainty import interval_or_none
-from .curves import axes01
+from .curves import axes01, literal
 
 __all__ = ["calibration", "confusion", "is_sliced", "sliced", "sliding", "tumbling"]
 
@@ -53,8 +53,8 @@ def calibration(metric: Any, ax: Any, **_: Any) -> None:
 
 def confusion(metric: Any, ax: Any, *, normalize: bool, **_: Any) -> None:
     matrix = np.asarray(metric.compute(), dtype=np.float64)
-    labels = [str(v) for v in metric.labels()]
-    if matrix.size == 0:
+    labels = [literal(v) for v in metric.labels()]
+    if matrix.size == 0 or not metric.count:  # (fixed labels: a table of nan until a row comes)
         ax.set_title("Confusion matrix (no rows yet)")
         ax.set_axis_off()
         return
@@ -147,7 +147,7 @@ def sliced(metric: Any, ax: Any, *, level: float, **_: Any) -> None:
             )
     intervals = interval_or_none(metric, level, many=True)  # None: no closed form, no bars
     order = sorted(values, key=lambda k: (not math.isfinite(values[k]), values[k]))
-    keys = [" / ".join(map(str, k)) if isinstance(k, tuple) else str(k) for k in order]
+    keys = [literal(" / ".join(map(str, k)) if isinstance(k, tuple) else k) for k in order]
     y = np.arange(len(order))
     v = np.array([values[k] for k in order], dtype=np.float64)
     if intervals is None:
@@ -156,7 +156,8 @@ def sliced(metric: Any, ax: Any, *, level: float, **_: Any) -> None:
     else:
         lows = np.array([intervals[k][0] for k in order], dtype=np.float64)
         highs = np.array([intervals[k][1] for k in order], dtype=np.float64)
-        err = np.vstack([np.nan_to_num(v - lows), np.nan_to_num(highs - v)])
+        # (clipped at 0: an interval that stops a rounding short of its value draws no bar)
+        err = np.clip(np.vstack([np.nan_to_num(v - lows), np.nan_to_num(highs - v)]), 0.0, None)
         ax.barh(y, v, xerr=err, capsize=3, gid="slices")
         ax.set_xlabel(f"value ({level:.0%} interval)")
     ax.set_yticks(y, keys)
