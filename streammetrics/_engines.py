@@ -5,12 +5,15 @@ A partition's rows become one state (or one state per key), serialised with
 pickled metric objects) and are merged in a tree. Only numpy and the core are used here, so the
 functions run unchanged in Dask workers and in Spark's Python workers.
 
-Keyed metrics (:class:`~streammetrics._keyed.Keyed`: GAUC's groups, ranking's queries) reduce
-in parallel by key: each partition's state is split by a hash of the key into ``parts`` pieces
-where it is built (:func:`partition_pieces`), reducer ``j`` merges the ``j``-th pieces of every
-partition, and the reducers' states, which hold disjoint keys, are joined (:func:`join_blobs`)
-rather than merged key by key. Only states travel, never rows, and no reducer holds more than
-its share of keys.
+Keyed metrics (:class:`~streammetrics._keyed.Keyed`: GAUC's groups, ranking's queries) are
+built in parallel by key, and the states of disjoint keys joined
+(:meth:`~streammetrics._keyed.Keyed.join`) rather than merged key by key. The Dask adapter moves
+rows: each partition cuts its rows by a hash of their key (:func:`row_shares`), and one task
+per share builds the state of its keys from its rows in one update (:func:`share_state`), so
+every row is sorted once, where its key lives. The Spark adapter moves states: each partition's
+state is split by the same hash where it is built (:func:`partition_pieces`), and one reducer
+per share merges its pieces (Spark's shuffle of rows through the JVM cost more than it saved:
+``docs/benchmarks/streams.md``).
 """
 
 from __future__ import annotations
@@ -27,12 +30,13 @@ from .errors import InputError
 
 __all__ = [
     "check_columns",
-    "join_blobs",
     "key_column",
     "merge_blobs",
     "merge_keyed",
     "partition_pieces",
     "partition_states",
+    "row_shares",
+    "share_state",
     "tree_merge",
 ]
 
@@ -129,6 +133,68 @@ def partition_pieces(
     return [m.to_bytes() for m in metric.split(parts)]
 
 
+def key_name(metric: Any) -> str:
+    """The name of a keyed metric's key argument in ``update`` (as its errors name it)."""
+    arg = type(metric).key_argument
+    if isinstance(arg, str):
+        return arg
+    names = list(inspect.signature(metric.update).parameters)
+    return names[arg] if arg < len(names) else str(arg)
+
+
+def row_shares(
+    frame: Any, needed: list[str], key: str, name: str, parts: int
+) -> list[dict[str, np.ndarray]]:
+    """The rows of one partition (a pandas DataFrame) cut into ``parts`` shares by a hash of
+    their key: share ``j`` holds, as ``{column: values}``, the rows whose key ``k`` has
+    ``key_hash(k) % parts == j`` (:func:`~streammetrics.states.labels.key_hash`, the hash
+    ``Keyed.split`` uses), in their order. ``key`` is the key column, ``name`` the ``update``
+    argument it feeds (the key is read as that argument reads it, so equal keys of any
+    partition land in the same share, and a bad key is refused under its name). O(n)."""
+    from ._inputs import as_labels
+    from .states.labels import key_hash
+
+    columns = {c: np.asarray(frame[c].to_numpy()) for c in needed}
+    labels = as_labels(columns[key], name)
+    share = (key_hash(labels) % np.uint64(parts)).astype(np.uint8 if parts <= 256 else np.intp)
+    order = np.argsort(share, kind="stable")  # a radix sort for uint8: linear
+    edges = np.searchsorted(share[order], np.arange(parts + 1)).tolist()
+    taken = {c: _narrowed(v)[order] for c, v in columns.items()}
+    return [{c: v[edges[j] : edges[j + 1]] for c, v in taken.items()} for j in range(parts)]
+
+
+def _narrowed(values: np.ndarray) -> np.ndarray:
+    """Integers in the narrowest signed type holding them (labels 0/1 in one byte, not eight):
+    the shares travel between processes, and ``update`` reads any integer type alike."""
+    if values.dtype.kind not in "iu" or not len(values) or values.dtype.itemsize == 1:
+        return values
+    low, high = int(values.min()), int(values.max())
+    for kind in (np.int8, np.int16, np.int32):
+        info = np.iinfo(kind)
+        if info.min <= low and high <= info.max:
+            return values.astype(kind)
+    return values
+
+
+def share_state(
+    pieces: Sequence[dict[str, np.ndarray]],
+    template: bytes,
+    positional: list[str],
+    keywords: dict[str, str],
+) -> bytes:
+    """The state, as bytes, of the rows of ``pieces`` (one share of every partition, from
+    :func:`row_shares`), built by one update of their concatenation."""
+    metric = loads(template)
+    present = [p for p in pieces if any(len(v) for v in p.values())]
+    if present:
+        names = list(present[0])
+        rows = {c: np.concatenate([p[c] for p in present]) for c in names}
+        metric.update(  # type: ignore[attr-defined]
+            *[rows[c] for c in positional], **{k: rows[c] for k, c in keywords.items()}
+        )
+    return metric.to_bytes()
+
+
 def _partition_metrics(
     frames: Iterable[Any],
     template: bytes,
@@ -223,17 +289,6 @@ def merge_blobs(blobs: Sequence[bytes]) -> bytes:
         return blobs[0]
     first = loads(blobs[0])
     return first.merge(*[loads(b) for b in blobs[1:]]).to_bytes()
-
-
-def join_blobs(blobs: Sequence[bytes]) -> bytes:
-    """:func:`merge_blobs` for states of disjoint keys (a keyed metric's hash partitions)."""
-    if len(blobs) == 1:
-        return blobs[0]
-    first = loads(blobs[0])
-    if not isinstance(first, Keyed):
-        raise TypeError(f"{type(first).__name__} is not keyed: its states cannot be joined")
-    joined: Metric = first.join(*[loads(b) for b in blobs[1:]])
-    return joined.to_bytes()
 
 
 def merge_keyed(parts: Sequence[dict[Any, bytes]]) -> dict[Any, bytes]:

@@ -6,6 +6,7 @@ active: the threaded default, or a ``distributed.Client`` (a ``LocalCluster`` or
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from . import _engines
@@ -39,24 +40,21 @@ def _merge(parts: list[dict[Any, bytes]]) -> dict[Any, bytes]:
 
 
 @with_roomy_heap
-def _pieces(
-    frame: Any, template: bytes, positional: list[str], keywords: dict[str, str], parts: int
-) -> list[bytes]:
-    return _engines.partition_pieces([frame], template, positional, keywords, parts)
+def _row_shares(
+    frame: Any, needed: list[str], key: str, name: str, parts: int
+) -> list[dict[str, Any]]:
+    return _engines.row_shares(frame, needed, key, name, parts)
 
 
 @with_roomy_heap
-def _merge_pieces(pieces: list[bytes]) -> bytes:
-    return _engines.merge_blobs(pieces)
-
-
-@with_roomy_heap
-def _join_pieces(pieces: list[bytes]) -> bytes:
-    return _engines.join_blobs(pieces)
+def _share_state(
+    pieces: list[dict[str, Any]], template: bytes, positional: list[str], keywords: dict[str, str]
+) -> bytes:
+    return _engines.share_state(pieces, template, positional, keywords)
 
 
 def aggregate(
-    ddf: Any, metric: Metric, columns: Any, by: str | None = None, key_parts: int = 0
+    ddf: Any, metric: Metric, columns: Any, by: str | None = None, key_parts: int | None = None
 ) -> Any:
     """``metric`` over every row of ``ddf``; with ``by``, one metric per value of that column.
 
@@ -65,11 +63,11 @@ def aggregate(
     state (or one per key). The result equals feeding all rows to ``metric`` in one process:
     byte for byte for counting states, to rounding for float sums.
 
-    With ``key_parts=n``, a keyed metric (``GAUC``, the ranking metrics) reduces in parallel by
-    key: each partition's state is split by a hash of its key (groups, query ids) into ``n``
-    pieces, ``n`` reducers each merge one share of the keys, and their states, of disjoint keys,
-    are joined rather than merged key by key. It pays off with many workers and large states;
-    on two workers the tree merge is faster, so it is not the default (``docs/streams.md``).
+    A keyed metric (``GAUC``, the ranking metrics) is built in parallel by key: each partition
+    cuts its rows by a hash of their key (groups, query ids) into ``key_parts`` shares, one task
+    per share builds the state of its keys from its rows (one update: every row is sorted
+    once), and the driver joins their states, of disjoint keys, as they arrive, rather than
+    merging them key by key (``docs/streams.md``).
 
     Parameters
     ----------
@@ -81,8 +79,10 @@ def aggregate(
         update keyword -> column (``{"y_true": "label", "sample_weight": "w"}``).
     by : str, optional
         A column whose values key the result: ``{key: metric}``.
-    key_parts : int, default 0
-        For keyed metrics: reduce in this many shares of the keys (0: one tree merge).
+    key_parts : int, optional
+        For keyed metrics: build the state in this many shares of the keys; by default one per
+        thread of the distributed client's workers (one per core without a client); 0: one
+        state per partition, merged in a tree, as for any other metric.
 
     Returns
     -------
@@ -101,7 +101,8 @@ def aggregate(
     {1: 1.0, 2: 0.5}
     """
     dask = _import_dask()
-    key_parts = config_int(key_parts, "key_parts", minimum=0)
+    if key_parts is not None:
+        key_parts = config_int(key_parts, "key_parts", minimum=0)
     positional, keywords = _engines.check_columns(metric, columns, by)
     needed = list(dict.fromkeys([*positional, *keywords.values(), *([by] if by else [])]))
     missing = [c for c in needed if c not in ddf.columns]
@@ -112,24 +113,58 @@ def aggregate(
     template = metric.copy().reset().to_bytes()
     frames = ddf[needed].to_delayed()
     key = None if by is not None else _engines.key_column(metric, positional, keywords)
+    if key_parts is None:
+        key_parts = _threads() if key is not None else 0
     if key is not None and key_parts and len(frames) > 1:
-        n = key_parts
-        # Each partition's state is cut into the shares of the keys where it is built.
-        pieces = [
-            dask.delayed(_pieces, nout=n)(f, template, positional, keywords, n) for f in frames
-        ]
+        n, name = key_parts, _engines.key_name(metric)
+        # Rows move to the share of their key; each share's state is built from its rows.
+        cuts = [dask.delayed(_row_shares, nout=n)(f, needed, key, name, n) for f in frames]
         shares = [
-            _engines.tree_merge([p[j] for p in pieces], dask.delayed(_merge_pieces))
+            dask.delayed(_share_state)([c[j] for c in cuts], template, positional, keywords)
             for j in range(n)
         ]
-        joined = _engines.tree_merge(shares, dask.delayed(_join_pieces))
-        return loads(dask.compute(joined)[0])
+        return _joined(dask, shares)
     parts = [dask.delayed(_partition)(f, template, positional, keywords, by) for f in frames]
     merged = _engines.tree_merge(parts, dask.delayed(_merge)) if parts else None
     states: dict[Any, bytes] = dask.compute(merged)[0] if merged is not None else {}
     if by is None:
         return loads(states.get(None, template))
     return {key: loads(blob) for key, blob in sorted(states.items(), key=_order)}
+
+
+def _threads() -> int:
+    """The threads of the distributed client's workers (the cores here without a client),
+    between 2 and 64: as many shares of the keys as tasks can run at once."""
+    try:
+        from distributed import default_client
+
+        threads = sum(default_client().nthreads().values())  # type: ignore[no-untyped-call]
+    except (ImportError, ValueError):  # no distributed, or no client
+        threads = os.cpu_count() or 2
+    return int(min(max(threads, 2), 64))
+
+
+def _joined(dask: Any, shares: list[Any]) -> Metric:
+    """The join of the shares' states (delayed bytes of disjoint keys). On a distributed
+    client each share is fetched and decoded as soon as it is done, while the others are still
+    being built, and its bytes are dropped once decoded; otherwise they come all at once."""
+    states: list[Any]
+    try:
+        from distributed import as_completed, default_client
+
+        client = default_client()  # type: ignore[no-untyped-call]
+    except (ImportError, ValueError):  # no distributed, or no client: the local scheduler
+        states = [loads(blob) for blob in dask.compute(*shares)]
+    else:
+        futures = client.compute(shares)
+        at = {future.key: i for i, future in enumerate(futures)}
+        states = [None] * len(futures)
+        for future in as_completed(futures):  # type: ignore[no-untyped-call]
+            states[at[future.key]] = loads(future.result())
+            future.release()
+    first, *rest = states  # in share order: float sums (ranking's folded queries) add alike
+    joined: Metric = first.join(*rest)  # (a Keyed metric)
+    return joined
 
 
 def _order(item: tuple[Any, bytes]) -> tuple[str, Any]:

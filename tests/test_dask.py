@@ -67,10 +67,30 @@ def test_keyed_metrics_reduce_by_key_and_join(client, frame) -> None:
     ddf = dd.from_pandas(df, npartitions=19)
     want = sm.GAUC().update(df["y"], df["s"], df["user"]).to_bytes()
     assert aggregate(ddf, sm.GAUC(), ["y", "s", "user"]).to_bytes() == want
+    assert aggregate(ddf, sm.GAUC(), ["y", "s", "user"], key_parts=0).to_bytes() == want
     assert aggregate(ddf, sm.GAUC(), ["y", "s", "user"], key_parts=3).to_bytes() == want
     cols = {"query_ids": "user", "relevance": "p", "scores": "s"}
     ndcg = aggregate(ddf, sm.ranking.NDCG(k=10), cols, key_parts=4)
     assert ndcg == sm.ranking.NDCG(k=10).update(df["user"], df["p"].astype(float), df["s"])
+
+
+def test_keyed_rows_move_to_their_share(client, frame) -> None:
+    """``key_parts``: rows move to the share of their key and each share's state is built from
+    its rows. More shares than keys (empty shares), weights, a key refused by the metric."""
+    rng = np.random.default_rng(2)
+    df = frame.head(5_000).assign(y=(frame["y"].head(5_000) > 0).astype(int))
+    df = df.assign(s=rng.random(len(df)), g=rng.integers(0, 3, len(df)))
+    ddf = dd.from_pandas(df, npartitions=7)
+    want = sm.GAUC(exact=True).update(df["y"], df["s"], df["g"])
+    got = aggregate(ddf, sm.GAUC(exact=True), ["y", "s", "g"], key_parts=16)
+    assert got.to_bytes() == want.to_bytes()
+    cols = {"y_true": "y", "y_score": "s", "groups": "user", "sample_weight": "w"}
+    weighted = aggregate(ddf, sm.GAUC(), cols, key_parts=2)
+    one = sm.GAUC().update(df["y"], df["s"], df["user"], sample_weight=df["w"])
+    assert weighted.compute() == pytest.approx(one.compute(), rel=1e-12)
+    bad = dd.from_pandas(df.assign(g=df["g"] + 0.5), npartitions=3)
+    with pytest.raises(sm.InputError, match="groups: labels must be whole numbers"):
+        aggregate(bad, sm.GAUC(), ["y", "s", "g"], key_parts=2)
 
 
 def test_key_column_of_keyed_metrics() -> None:
