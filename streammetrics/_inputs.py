@@ -231,8 +231,10 @@ def one_value(x: Any) -> bool:
 
 def one_sample_row(y_true: Any, arr: np.ndarray) -> np.ndarray:
     """``arr`` as one row ``(1, k)`` when it is a 1-D row of k > 1 class scores beside one
-    label (one sample given as a scalar label and its row); else unchanged."""
-    if one_value(y_true) and arr.ndim == 1 and arr.size > 1:
+    label (one sample given as a scalar label and its row: a string label is one label here);
+    else unchanged."""
+    one = one_value(y_true) or isinstance(y_true, (str, bytes))
+    if one and arr.ndim == 1 and arr.size > 1:
         return arr.reshape(1, -1)
     return arr
 

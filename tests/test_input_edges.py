@@ -356,3 +356,26 @@ def test_masked_entries_are_refused_on_the_small_batch_path_too() -> None:
 def test_weights_past_the_bound_name_sample_weight(make: Any, args: Any) -> None:
     # 0.8.4 named the state block ("score buckets: the counts would total ...").
     refused(make(), *args, sample_weight=[2.0**101, 1.0], match=r"^sample_weight")
+
+
+@pytest.mark.parametrize(
+    "make", [sm.MulticlassROCAUC, sm.LogLoss, sm.BrierScore, sm.CalibrationError]
+)
+@pytest.mark.parametrize("label", ["b", np.str_("b"), np.array("b")])
+def test_one_sample_with_a_string_label_and_its_row(make: Any, label: Any) -> None:
+    # 0.8.6 read the row beside a string label as three samples: "columns differ in length"
+    # or "binary labels must be 0/1". An int label and a 0-d array worked.
+    one = make(labels=["a", "b", "c"]).update(label, [0.2, 0.5, 0.3])
+    batch = make(labels=["a", "b", "c"]).update(["b"], [[0.2, 0.5, 0.3]])
+    assert one.count == 1
+    assert one.to_bytes() == batch.to_bytes()
+
+
+def test_a_whole_float_pos_label_is_the_int() -> None:
+    # scikit-learn takes pos_label=1.0; 0.8.6 refused it though it reads labels 1.0 as 1.
+    y, p = [0, 1, 1, 0, 1], [0, 1, 0, 0, 1]
+    assert sm.F1(pos_label=1.0) == sm.F1(pos_label=1)
+    assert sm.F1(pos_label=1.0).update(y, p).compute() == pytest.approx(0.8)
+    assert sm.Precision(pos_label=0.0).config["pos_label"] == 0
+    with pytest.raises(sm.InputError, match="pos_label: must be an int, a whole float"):
+        sm.F1(pos_label=1.5)

@@ -8,9 +8,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._inputs import (
-    config_number,
-)
+from .._inputs import config_number, whole_if_integral
 from ..errors import InputError
 from ..states.labels import config_labels
 from ..uncertainty import (
@@ -55,8 +53,12 @@ class _PRF(_ConfusionMetric, register=False):
             pos_label = pos_label.item()
         if isinstance(pos_label, bool):
             pos_label = int(pos_label)
+        if isinstance(pos_label, float):  # 1.0, as labels 1.0 are read as 1 (scikit-learn's)
+            pos_label = whole_if_integral(pos_label)
         if not isinstance(pos_label, (int, str)):
-            raise InputError(f"pos_label: must be an int or a str; got {pos_label!r}")
+            raise InputError(
+                f"pos_label: must be an int, a whole float or a str; got {pos_label!r}"
+            )
         # Only FBeta configures beta; Precision, Recall and F1 score with beta = 1.
         if beta is not None:
             beta = config_number(beta, "beta", finite=False)
