@@ -165,14 +165,18 @@ def row_shares(
 
 def _narrowed(values: np.ndarray) -> np.ndarray:
     """Integers in the narrowest signed type holding them (labels 0/1 in one byte, not eight):
-    the shares travel between processes, and ``update`` reads any integer type alike."""
-    if values.dtype.kind not in "iu" or not len(values) or values.dtype.itemsize == 1:
+    the shares travel between processes, and ``update`` reads any integer type alike. Not
+    ``uint64``: joined with a signed piece of another partition, numpy would promote both to
+    float64 and round ids above 2**53 (every partition of a column has its dtype, so no
+    ``uint64`` piece meets a narrowed one)."""
+    kind, size = values.dtype.kind, values.dtype.itemsize
+    if kind not in "iu" or (kind == "u" and size == 8) or size == 1 or not len(values):
         return values
     low, high = int(values.min()), int(values.max())
-    for kind in (np.int8, np.int16, np.int32):
-        info = np.iinfo(kind)
+    for narrow in (np.int8, np.int16, np.int32):
+        info = np.iinfo(narrow)
         if info.min <= low and high <= info.max:
-            return values.astype(kind)
+            return values.astype(narrow)
     return values
 
 

@@ -356,6 +356,17 @@ class Metric(Serialised, PerRequest):
     # -- merge -------------------------------------------------------------------------------
 
     def _check_compatible(self, other: Any) -> None:
+        self._check_kind(other)
+        for name in self._fields:
+            mine, theirs = getattr(self, name), getattr(other, name)
+            if isinstance(mine, StateBlock):
+                mine.check_mergeable(theirs)
+            elif isinstance(mine, Metric):
+                mine._check_compatible(theirs)
+
+    def _check_kind(self, other: Any) -> None:
+        """The class and configuration of ``other`` are this metric's (neither changes after
+        construction: no lock is needed to read them)."""
         if type(other) is not type(self):
             raise IncompatibleStateError(
                 f"cannot merge {type(other).__name__} into {type(self).__name__}"
@@ -371,12 +382,6 @@ class Metric(Serialised, PerRequest):
             raise IncompatibleStateError(
                 f"cannot merge {type(self).__name__} states with different config ({desc})"
             )
-        for name in self._fields:
-            mine, theirs = getattr(self, name), getattr(other, name)
-            if isinstance(mine, StateBlock):
-                mine.check_mergeable(theirs)
-            elif isinstance(mine, Metric):
-                mine._check_compatible(theirs)
 
     def _check_compatible_together(self, others: tuple[Any, ...]) -> None:
         """What :meth:`_check_compatible`, pair by pair, cannot see: a conflict among the
@@ -394,6 +399,11 @@ class Metric(Serialised, PerRequest):
 
     def _combine(self: _M, others: tuple[Any, ...], join: bool) -> _M:
         """``merge`` (or, for keyed metrics, ``join``) under every operand's lock."""
+        # Class and configuration first, without the locks: a metric nested in this one (a
+        # collection's member) would otherwise be locked before it, the reverse of the order
+        # an update takes them in, and the two threads would wait for each other for good.
+        for other in others:
+            self._check_kind(other)
         involved = {id(m): m for m in (self, *others) if isinstance(m, Metric)}
         locks = [involved[k]._lock for k in sorted(involved)]
         for lock in locks:

@@ -6,7 +6,6 @@ active: the threaded default, or a ``distributed.Client`` (a ``LocalCluster`` or
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from . import _engines
@@ -66,8 +65,8 @@ def aggregate(
     A keyed metric (``GAUC``, the ranking metrics) is built in parallel by key: each partition
     cuts its rows by a hash of their key (groups, query ids) into ``key_parts`` shares, one task
     per share builds the state of its keys from its rows (one update: every row is sorted
-    once), and the driver joins their states, of disjoint keys, as they arrive, rather than
-    merging them key by key (``docs/streams.md``).
+    once), and the driver decodes each share's state as it arrives, then joins them (disjoint
+    keys: no key is merged with another state's) (``docs/streams.md``).
 
     Parameters
     ----------
@@ -81,8 +80,9 @@ def aggregate(
         A column whose values key the result: ``{key: metric}``.
     key_parts : int, optional
         For keyed metrics: build the state in this many shares of the keys; by default one per
-        thread of the distributed client's workers (one per core without a client); 0: one
-        state per partition, merged in a tree, as for any other metric.
+        thread of the distributed client's workers (one per usable core under another
+        scheduler), at least 2 and at most 64; 0: one state per partition, merged in a tree, as
+        for any other metric.
 
     Returns
     -------
@@ -132,15 +132,26 @@ def aggregate(
     return {key: loads(blob) for key, blob in sorted(states.items(), key=_order)}
 
 
-def _threads() -> int:
-    """The threads of the distributed client's workers (the cores here without a client),
-    between 2 and 64: as many shares of the keys as tasks can run at once."""
-    try:
-        from distributed import default_client
+def _client() -> Any:
+    """The distributed client that runs ``dask.compute`` here (None for another scheduler:
+    the local threads, or one set with ``dask.config.set(scheduler=...)``)."""
+    from dask.base import get_scheduler
 
-        threads = sum(default_client().nthreads().values())  # type: ignore[no-untyped-call]
-    except (ImportError, ValueError):  # no distributed, or no client
-        threads = os.cpu_count() or 2
+    runner = getattr(get_scheduler(), "__self__", None)  # type: ignore[no-untyped-call]
+    try:
+        from distributed import Client
+    except ImportError:
+        return None
+    return runner if isinstance(runner, Client) else None
+
+
+def _threads() -> int:
+    """The threads of the active distributed client's workers (the usable cores without one),
+    at least 2 and at most 64: as many shares of the keys as tasks can run at once."""
+    from dask.system import CPU_COUNT  # (affinity and cgroup limits counted)
+
+    client = _client()
+    threads = sum(client.nthreads().values()) if client is not None else CPU_COUNT
     return int(min(max(threads, 2), 64))
 
 
@@ -148,20 +159,24 @@ def _joined(dask: Any, shares: list[Any]) -> Metric:
     """The join of the shares' states (delayed bytes of disjoint keys). On a distributed
     client each share is fetched and decoded as soon as it is done, while the others are still
     being built, and its bytes are dropped once decoded; otherwise they come all at once."""
+    client = _client()
     states: list[Any]
-    try:
-        from distributed import as_completed, default_client
-
-        client = default_client()  # type: ignore[no-untyped-call]
-    except (ImportError, ValueError):  # no distributed, or no client: the local scheduler
+    if client is None:
         states = [loads(blob) for blob in dask.compute(*shares)]
     else:
+        from distributed import as_completed
+
         futures = client.compute(shares)
         at = {future.key: i for i, future in enumerate(futures)}
         states = [None] * len(futures)
-        for future in as_completed(futures):  # type: ignore[no-untyped-call]
-            states[at[future.key]] = loads(future.result())
-            future.release()
+        try:
+            for future in as_completed(futures):  # type: ignore[no-untyped-call]
+                states[at[future.key]] = loads(future.result())
+                future.release()
+        finally:  # (on a failed share, the others are not left held by the client)
+            for future in futures:
+                future.release()
+            del futures
     first, *rest = states  # in share order: float sums (ranking's folded queries) add alike
     joined: Metric = first.join(*rest)  # (a Keyed metric)
     return joined

@@ -358,7 +358,9 @@ class StateDirectory:
     def prune(self, older_than: float | _dt.timedelta) -> list[str]:
         """Delete the state files not written for ``older_than`` (seconds or a timedelta).
 
-        Also deletes temporary files of that age (left by a process killed while writing).
+        Also deletes temporary files of that age and at least a minute old (left by a process
+        killed while writing; a younger one is being written, and deleting it would fail that
+        publish).
         Returns the deleted paths. ``prune(0)`` empties the folder of this ``name``: run it
         before the workers start when their counts should begin afresh. With
         ``older_than`` well above the publishing interval (say ten times), only files of
@@ -367,7 +369,8 @@ class StateDirectory:
         clocks in step.
         """
         age = _seconds(older_than, "older_than")
-        cutoff = time.time() - age
+        now = time.time()
+        cutoff = now - age
         try:
             entries = sorted(os.listdir(self.path))
         except FileNotFoundError:
@@ -381,12 +384,22 @@ class StateDirectory:
                 continue
             path = os.path.join(self.path, entry)
             try:
-                if age == 0 or os.stat(path).st_mtime < cutoff:
+                if state and age == 0:
+                    doomed = True
+                else:
+                    limit = cutoff if state else min(cutoff, now - _TEMPORARY_GRACE)
+                    doomed = os.stat(path).st_mtime < limit
+                if doomed:
                     os.unlink(path)
                     removed.append(path)
             except FileNotFoundError:
                 continue
         return removed
+
+
+#: ``prune`` leaves temporary files younger than this (seconds): a publish writes its file in
+#: milliseconds, so only one whose writer was killed gets this old.
+_TEMPORARY_GRACE = 60.0
 
 
 def _described(metric: Metric) -> str:

@@ -93,6 +93,49 @@ def test_keyed_rows_move_to_their_share(client, frame) -> None:
         aggregate(bad, sm.GAUC(), ["y", "s", "g"], key_parts=2)
 
 
+def test_keyed_rows_of_large_unsigned_keys(client) -> None:
+    # 0.8.7's first cut narrowed one partition's small uint64 ids to int8 and joined them with
+    # another's large ones: numpy promoted both to float64, and 2**60 + 1 and + 2 became one.
+    g = np.array([1, 1, 2, 2, 2**60 + 1, 2**60 + 1, 2**60 + 2, 2**60 + 2], dtype=np.uint64)
+    df = pd.DataFrame({"y": [0, 1] * 4, "s": [0.1, 0.9, 0.2, 0.8, 0.9, 0.1, 0.3, 0.7], "g": g})
+    want = sm.GAUC(exact=True).update(df["y"], df["s"], df["g"]).to_bytes()
+    ddf = dd.from_pandas(df, npartitions=2)
+    for parts in (None, 1, 3):
+        got = aggregate(ddf, sm.GAUC(exact=True), ["y", "s", "g"], key_parts=parts)
+        assert got.to_bytes() == want
+
+
+def test_a_failed_share_leaves_no_state_held(client, frame) -> None:
+    # 0.8.7's first cut kept the other shares' futures (and their states in the workers) for
+    # the client's lifetime after one share's update failed.
+    import gc
+
+    bad = frame.head(4_000).assign(s=0.5, y=(frame["y"].head(4_000) > 0).astype(int))
+    bad.loc[3_900, "y"] = 3
+    ddf = dd.from_pandas(bad, npartitions=6)
+    with pytest.raises(sm.InputError, match="y_true"):
+        aggregate(ddf, sm.GAUC(), ["y", "s", "user"], key_parts=8)
+    gc.collect()
+    assert not [k for k in client.futures if "share_state" in str(k)]
+
+
+def test_keyed_path_follows_the_configured_scheduler(client, frame) -> None:
+    # With a client alive, dask.config.set(scheduler="synchronous") ran the keyed path on the
+    # cluster all the same (0.8.7's first cut looked for the default client only).
+    import dask
+
+    df = frame.head(2_000).assign(y=(frame["y"].head(2_000) > 0).astype(int))
+    df = df.assign(s=np.linspace(0, 1, len(df)))
+    want = sm.GAUC().update(df["y"], df["s"], df["user"]).to_bytes()
+    with dask.config.set(scheduler="synchronous"):
+        from streammetrics import dask as smd
+
+        assert smd._client() is None
+        got = aggregate(dd.from_pandas(df, npartitions=3), sm.GAUC(), ["y", "s", "user"])
+    assert got.to_bytes() == want
+    assert smd._client() is client
+
+
 def test_key_column_of_keyed_metrics() -> None:
     from streammetrics import _engines
 

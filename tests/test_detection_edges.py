@@ -57,6 +57,12 @@ def test_minus_zero_scores_sort_as_zero_whatever_the_merge_order() -> None:
     b = MeanAveragePrecision().update(*one(-0.0))
     assert (a + b).to_bytes() == (b + a).to_bytes()
     assert a.to_bytes() == b.to_bytes()
+    # A 0.8.6 state's records holding -0.0 decode it as 0.0.
+    wire = b.records.to_wire()
+    wire["score"] = -wire["score"]
+    assert np.signbit(wire["score"]).all()
+    decoded = b.records.from_wire(wire)
+    assert not np.signbit(decoded.records()["score"]).any()
 
 
 @pytest.mark.parametrize("dets", [[10, 10, 10], [1, 1, 100], [1, 100, 100]])

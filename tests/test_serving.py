@@ -611,8 +611,14 @@ def test_prune_removes_old_files_only(tmp_path: Path) -> None:
     assert sorted(d.prune(older_than=600)) == sorted([str(old), str(stale_tmp)])
     assert sorted(os.listdir(tmp_path)) == sorted([os.path.basename(own), other.name])
     assert d.prune(datetime.timedelta(minutes=10)) == []
+    # A temporary file younger than a minute is being written: prune(0) left it (0.8.6 deleted
+    # it, and the publish writing it failed with FileNotFoundError).
+    fresh_tmp = write_as(tmp_path, ".metrics.a.1.000000000001.state.00000001.tmp", b"x")
     assert d.prune(0) == [own]
-    assert d.collect() is None and other.exists()
+    assert d.collect() is None and other.exists() and fresh_tmp.exists()
+    minute_ago = time.time() - 61
+    os.utime(fresh_tmp, (minute_ago, minute_ago))
+    assert d.prune(0) == [str(fresh_tmp)]
     with pytest.raises(InputError, match="older_than"):
         d.prune(-1)
     assert StateDirectory(tmp_path / "missing").prune(0) == []

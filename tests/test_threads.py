@@ -77,6 +77,32 @@ def test_crossed_merges_do_not_deadlock() -> None:
     assert a.count > 2 and b.count > 2
 
 
+def test_merging_a_member_into_its_collection_is_refused_without_a_deadlock() -> None:
+    # 0.8.6 took both locks (in id order) before seeing the classes differ: with the member's
+    # id first, against an update (collection's lock, then the member's), both threads waited
+    # for good. The class check now comes first, without the locks.
+    for _ in range(100):
+        c = sm.MetricCollection(auc=sm.ROCAUC(), ap=sm.AveragePrecision())
+        if id(c["auc"]) < id(c):
+            break
+    member = c["auc"]
+    refused: list[int] = []
+
+    def feed() -> None:
+        for i in range(20_000):
+            c.update(i % 2, 0.5)
+
+    def wrong() -> None:
+        for _ in range(2_000):
+            try:
+                c.merge(member)
+            except sm.IncompatibleStateError:
+                refused.append(1)
+
+    _run([feed, wrong])
+    assert len(refused) == 2_000 and c.count == 20_000
+
+
 def test_merge_into_itself_from_many_threads() -> None:
     m = sm.Accuracy().update([0, 1, 1], [0, 1, 0])
 

@@ -182,8 +182,8 @@ class Accuracy(_ConfusionMetric):
             p = np.minimum(np.maximum(correct * n / total / n, 0.0), 1.0)
             centre = (p + z2 / (2 * n)) / (1 + z2 / n)
             half = z / (1 + z2 / n) * np.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
-            low = np.minimum(np.maximum(centre - half, 0.0), 1.0)
-            high = np.minimum(np.maximum(centre + half, 0.0), 1.0)
+            low = np.minimum(np.maximum(np.where(p == 0.0, 0.0, centre - half), 0.0), 1.0)
+            high = np.minimum(np.maximum(np.where(p == 1.0, 1.0, centre + half), 0.0), 1.0)
         ok = (total > 0) & (n > 0)
         return [
             (lo, hi) if good else NAN_INTERVAL

@@ -57,7 +57,7 @@ class _PRF(_ConfusionMetric, register=False):
             pos_label = whole_if_integral(pos_label)
         if not isinstance(pos_label, (int, str)):
             raise InputError(
-                f"pos_label: must be an int, a whole float or a str; got {pos_label!r}"
+                f"pos_label: must be an int, a whole float below 2**53 or a str; got {pos_label!r}"
             )
         # Only FBeta configures beta; Precision, Recall and F1 score with beta = 1.
         if beta is not None:

@@ -98,7 +98,7 @@ def _value_label(metric: Metric, what: str, level: float) -> str:
             text += f" ± {b:.2g}"
     interval = interval_or_none(metric, level)  # None: no closed form (the value alone)
     if interval is not None and math.isfinite(interval[0]) and math.isfinite(interval[1]):
-        text += f" [{interval[0]:.4f}, {interval[1]:.4f}] {level:.0%}"
+        text += f" [{interval[0]:.4f}, {interval[1]:.4f}] {level * 100:g}%"
     return text
 
 

@@ -108,7 +108,7 @@ def _series(ax: Any, pieces: dict[Any, Metric], title: str, level: float) -> Non
             highs,
             alpha=0.25,
             color=line.get_color(),
-            label=f"{level:.0%} interval",
+            label=f"{level * 100:g}% interval",
             gid="interval",
         )
         ax.legend(fontsize="small")
@@ -159,6 +159,6 @@ def sliced(metric: Any, ax: Any, *, level: float, **_: Any) -> None:
         # (clipped at 0: an interval that stops a rounding short of its value draws no bar)
         err = np.clip(np.vstack([np.nan_to_num(v - lows), np.nan_to_num(highs - v)]), 0.0, None)
         ax.barh(y, v, xerr=err, capsize=3, gid="slices")
-        ax.set_xlabel(f"value ({level:.0%} interval)")
+        ax.set_xlabel(f"value ({level * 100:g}% interval)")
     ax.set_yticks(y, keys)
     ax.set_title(f"{type(getattr(metric, '_template', metric)).__name__} by slice")
