@@ -197,7 +197,7 @@ class Bootstrap(Metric):
             scheme=config.get("scheme", 1),  # 0.2.0 configs have no scheme: its weights
         )
 
-    def _check_compatible(self, other: Any) -> None:
+    def _check_kind(self, other: Any) -> None:
         theirs = getattr(other, "_scheme", self._scheme)
         if isinstance(other, Bootstrap) and theirs != self._scheme:
             raise IncompatibleStateError(
@@ -206,7 +206,7 @@ class Bootstrap(Metric):
                 "resamples. States written by 0.2.0 draw scheme 1; rebuild the other side with "
                 f"Bootstrap(..., scheme={self._scheme}) to merge them"
             )
-        super()._check_compatible(other)
+        super()._check_kind(other)
 
     def update(self, *args: Any, ids: Any = None, **kwargs: Any) -> Bootstrap:
         """Count a batch in the metric and in every replicate; ``ids``: one id per row, or None.
