@@ -238,6 +238,26 @@ def row_keywords(metric: Metric) -> frozenset[str]:
     return frozenset(found)
 
 
+def unweighted(metric: Metric) -> str | None:
+    """The class name of the first metric inside ``metric`` (itself, a wrapper's inner metric,
+    a collection's members, nested) whose ``update`` takes no ``sample_weight``; None when
+    every one does. Wrappers pass ``sample_weight`` through to what they wrap."""
+    import inspect
+
+    inner = getattr(metric, "_template", None)
+    if isinstance(inner, Metric):
+        return unweighted(inner)
+    names = getattr(metric, "_names", None)
+    if names is not None:
+        found = (unweighted(getattr(metric, n)) for n in names)
+        return next((f for f in found if f is not None), None)
+    try:
+        params = inspect.signature(type(metric).update).parameters  # type: ignore[attr-defined]
+    except (AttributeError, TypeError, ValueError):
+        return type(metric).__name__
+    return None if "sample_weight" in params else type(metric).__name__
+
+
 #: What to do instead of a wrapper that can never be updated, by the keyword both need.
 _INSTEAD = {
     "by": "give one Sliced composite keys (a tuple of key columns) instead",

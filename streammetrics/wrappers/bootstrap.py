@@ -76,6 +76,28 @@ def _takes_weights(metric: Metric) -> bool:
     return "sample_weight" in params
 
 
+def _instead(metric: Metric) -> str:
+    """What to bootstrap instead of ``metric`` (empty when nothing more specific applies)."""
+    from .collection import MetricCollection
+    from .decayed import Decayed
+
+    if isinstance(metric, Decayed):
+        return _instead(metric._template)
+    if isinstance(metric, MetricCollection):
+        return ": bootstrap each member, MetricCollection(a=Bootstrap(...), b=Bootstrap(...))"
+    if getattr(type(metric), "own_keyword", None):
+        return (
+            ": to bootstrap each slice or window, wrap the other way, "
+            "Sliced(Bootstrap(metric)) or TumblingWindows(Bootstrap(metric), ...)"
+        )
+    if hasattr(type(metric), "key_argument") and hasattr(metric, "interval"):
+        return (
+            f": {type(metric).__name__}.interval() already gives a t-interval over its "
+            "groups or queries"
+        )
+    return ""
+
+
 class Bootstrap(Metric):
     """A metric with a Poisson-bootstrap confidence interval, mergeable like the metric.
 
@@ -165,7 +187,17 @@ class Bootstrap(Metric):
             raise InputError(
                 f"metric: {type(tpl).__name__}.update takes no sample_weight, so it cannot be "
                 "bootstrapped by weights (nor by repeating its rows: they are not independent "
-                "units, or its value is not one number)"
+                f"units, or its value is not one number){_instead(tpl)}"
+            )
+        try:
+            value = tpl.copy().compute()  # the empty metric's: its kind of value
+        except Exception:  # (a value of no kind known here: left to the replicates)
+            value = None
+        if isinstance(value, (dict, tuple, list)):
+            raise InputError(
+                f"metric: the value of {type(tpl).__name__} is a {type(value).__name__} of "
+                "values, and a bootstrap interval is one number's (or one array's)"
+                f"{_instead(tpl)}"
             )
         replicates = config_int(replicates, "replicates", minimum=2, maximum=MAX_REPLICATES)
         seed = config_int(seed, "seed", minimum=0, maximum=2**63 - 1)

@@ -6,6 +6,7 @@ from typing import Any
 
 from ..base import Metric, metric_from_spec, metric_spec
 from ..errors import InputError
+from ._rows import row_keywords
 
 __all__ = ["MetricCollection"]
 
@@ -14,7 +15,10 @@ class MetricCollection(Metric):
     """Several named metrics fed the same columns, merged and serialised as one state.
 
     ``update(*args, **kwargs)`` forwards the same arguments to every member; ``compute()`` gives
-    ``{name: value}``. The collection starts empty: it keeps each member's configuration, not
+    ``{name: value}``. A wrapper's own keyword column (``by`` of a ``Sliced`` member,
+    ``timestamps`` of a window or ``Decayed``) goes only to the members that take it: beside
+    ``s=Sliced(MeanSquaredError())``, a plain ``all=MeanSquaredError()`` counts every row.
+    The collection starts empty: it keeps each member's configuration, not
     the data a member may already hold. An update is all or nothing: if any member refuses the
     batch, no member changes (each member updates a copy that is committed only when all have
     succeeded, so an update costs one copy of every member's state besides the members' own
@@ -46,6 +50,18 @@ class MetricCollection(Metric):
             self._add_state(name, metric.copy().reset(), merge=None)
         # Members made of many states (Sliced) are checked across a window's slots at once only.
         self._joins_pairwise = all(m._joins_pairwise for m in metrics.values())
+        #: The keyword columns some member's wrapper keeps for itself, and who takes each.
+        needs = {name: row_keywords(m) for name, m in metrics.items()}
+        self._routed = frozenset().union(*needs.values())
+        self._needs = needs
+
+    def _member_kwargs(self, name: str, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """The keyword columns of ``kwargs`` for member ``name``: a wrapper's own keyword
+        column only to the members that take it, every other keyword to every member."""
+        if not self._routed or not (self._routed & kwargs.keys()):
+            return kwargs
+        mine = self._needs[name]
+        return {k: v for k, v in kwargs.items() if k not in self._routed or k in mine}
 
     @classmethod
     def _from_config(cls, config: dict[str, Any]) -> MetricCollection:
@@ -85,8 +101,8 @@ class MetricCollection(Metric):
                 self._count += 1
                 return True
         plans = []
-        for member in members:
-            plan = member._plan(args, kwargs)
+        for name, member in zip(self._names, members, strict=True):
+            plan = member._plan(args, self._member_kwargs(name, kwargs))
             if plan is None:
                 return False
             plans.append(plan)
@@ -99,7 +115,10 @@ class MetricCollection(Metric):
 
     def update(self, *args: Any, **kwargs: Any) -> MetricCollection:
         """Forward one batch to every member; all members change or none does."""
-        updated = {name: getattr(self, name).copy().update(*args, **kwargs) for name in self._names}
+        updated = {
+            name: getattr(self, name).copy().update(*args, **self._member_kwargs(name, kwargs))
+            for name in self._names
+        }
         n = max((m.count - getattr(self, k).count for k, m in updated.items()), default=0)
         return self._commit(n, **updated)
 

@@ -11,7 +11,7 @@ from .._inputs import as_weights
 from ..base import _MERGES, Metric, StateBlock, metric_spec
 from ..errors import InputError
 from ..uncertainty import NAN_INTERVAL, check_level, check_weight_sq
-from ._rows import Rows, column_names, template
+from ._rows import Rows, column_names, template, unweighted
 from ._windowing import (
     EPOCH_HALVINGS,
     Wrapper,
@@ -117,14 +117,12 @@ class Decayed(Wrapper):
         super().__init__()
         self._template = template(metric, "its windows", takes="timestamps")
         scale_plan(self._template)
-        import inspect
-
-        params = inspect.signature(type(self._template).update).parameters  # type: ignore[attr-defined]
-        takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
-        if "sample_weight" not in params and not takes_any:
+        leaf = unweighted(self._template)  # (looking into a Sliced or a collection's members)
+        if leaf is not None:
+            inside = "" if leaf == type(self._template).__name__ else " (inside the metric)"
             raise InputError(
-                f"metric: {type(self._template).__name__}.update takes no sample_weight, so "
-                "Decayed cannot weight its rows"
+                f"metric: {leaf}.update{inside} takes no sample_weight, so Decayed cannot "
+                "weight its rows"
             )
         half_life = positive(half_life, "half_life")
         self.higher_is_better = getattr(self._template, "higher_is_better", None)
