@@ -74,7 +74,9 @@ def _from_tree(
     except StateDecodeError:
         raise
     except (InputError, TypeError, ValueError) as exc:
-        raise StateDecodeError(f"invalid {name} config {config!r}: {exc}") from exc
+        shown = repr(config)  # (a forged config may be huge: its start names it)
+        shown = shown if len(shown) <= 300 else shown[:300] + " ..."
+        raise StateDecodeError(f"invalid {name} config {shown}: {exc}") from exc
     if expect is not None:
         try:
             expect._check_compatible(metric)

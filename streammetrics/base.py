@@ -184,11 +184,18 @@ class Metric(Serialised, PerRequest):
     def _commit(self: _M, n: int, **values: Any) -> _M:
         """Assign new values to state fields and add ``n`` samples to ``count``.
 
-        The last step of every ``update``: everything that can fail happens before it.
+        The last step of every ``update``: everything that can fail happens before it, and
+        the row count's bound (2**53, as merges and decoding hold it) is checked first.
         """
+        count = self._count + int(n)
+        if count > _codec.COUNT_LIMIT:
+            raise _codec.CountOverflowError(
+                f"count: {n} more rows would count {count} rows, past 2**53; refused, the "
+                "state is unchanged"
+            )
         for name, value in values.items():
             setattr(self, name, value)
-        self._count += int(n)
+        self._count = count
         return self
 
     @property

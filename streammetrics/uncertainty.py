@@ -291,7 +291,8 @@ def summary_gradient(
             points[:, 2 * size : 3 * size],
             points[:, -1],
         )
-        grad[idx] = (values[:k] - values[k:]) / (2 * step[idx])
+        with np.errstate(invalid="ignore", over="ignore"):  # (subnormal weights: inf - inf)
+            grad[idx] = (values[:k] - values[k:]) / (2 * step[idx])
     if not np.all(np.isfinite(grad)):
         return None
     return grad[:size], grad[size : 2 * size], grad[2 * size : 3 * size], float(grad[-1])

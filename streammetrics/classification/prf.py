@@ -222,7 +222,8 @@ class _PRF(_ConfusionMetric, register=False):
 
         def divide(num: np.ndarray, den: np.ndarray) -> np.ndarray:
             safe = np.where(den == 0, 1.0, den)
-            return np.where(den == 0, zero, num / safe)
+            with np.errstate(over="ignore", invalid="ignore"):  # (subnormal weights)
+                return np.where(den == 0, zero, num / safe)
 
         def f(d: np.ndarray, r: np.ndarray, c: np.ndarray, n: np.ndarray) -> np.ndarray:
             tp, pred, true = take(d), take(c), take(r)

@@ -14,12 +14,25 @@ from ..errors import InputError
 __all__ = ["float_list", "parse_images"]
 
 
+#: The most IoU thresholds and recall points a ``MeanAveragePrecision`` takes (COCO's: 10 and
+#: 101). ``compute`` holds a few float64 tables of thresholds x recall points per class and
+#: area range: a decoded configuration of thousands of each asked for gigabytes.
+MAX_THRESHOLDS = {"iou_thresholds": 100, "rec_thresholds": 1001}
+
+
 def float_list(value: Any, name: str, default: np.ndarray) -> list[float]:
+    """Distinct values in [0, 1] (a repeated one would name two results alike), at most
+    ``MAX_THRESHOLDS[name]`` of them."""
     if value is None:
         return [float(v) for v in default]
     arr = as_scores(value, name)
     if len(arr) == 0 or (arr < 0).any() or (arr > 1).any():
         raise InputError(f"{name}: must be a non-empty list of values in [0, 1]")
+    most = MAX_THRESHOLDS.get(name)
+    if most is not None and len(arr) > most:
+        raise InputError(f"{name}: at most {most} values; got {len(arr)}")
+    if len(np.unique(arr)) != len(arr):
+        raise InputError(f"{name}: the values must be distinct")
     return [float(v) for v in arr]
 
 

@@ -163,10 +163,12 @@ class DetectionBuckets(StateBlock):
                 raise ValueError("detection bucket counts total more than 2**53")
             if ((t["tp"] + t["fp"]) == 0).any():
                 raise ValueError("bucket counts must be non-empty")
+            size = self.mapping.size  # (a key past it asked _reduce for a table that large)
             if (
                 (t["combo"] < 0).any()
                 or (t["combo"] >= self.n_combos).any()
                 or (t["key"] < 0).any()
+                or (size is not None and (t["key"] >= size).any())
             ):
                 raise ValueError("bucket combination or key out of range")
             if not np.isin(t["label"], wire["classes"]).all():

@@ -103,6 +103,16 @@ def _check_k(k: Any, optional: bool) -> int | None:
     return int(k)
 
 
+def _check_moments(total: float, spread: float) -> None:
+    """``CountOverflowError`` unless the folded total is finite and the spread finite (or nan,
+    unknown): a state past them could not be read back."""
+    if not (math.isfinite(total) and (math.isnan(spread) or math.isfinite(spread))):
+        raise CountOverflowError(
+            "ranking totals: the per-query values (or their spread) would pass the largest "
+            "float; refused, the state is unchanged"
+        )
+
+
 def _chan(n_a: int, total_a: float, m2_a: float, n_b: int, total_b: float, m2_b: float) -> float:
     """The sum of squared deviations of two groups of values together, from each group's size,
     sum and own sum of squared deviations (Chan, Golub and LeVeque, 1979): every term is of the
@@ -174,11 +184,13 @@ class _RankingMetric(Keyed, Metric, register=False):
             )
         values, scored = self._values(_Ranked(q, rel, score))
         kept = values[scored]
+        spread, total = self._spread_with(kept), self.total + float(kept.sum())
+        _check_moments(total, spread)
         return self._commit(
             n,
             buffer=rest,
-            spread=self._spread_with(kept),
-            total=self.total + float(kept.sum()),
+            spread=spread,
+            total=total,
             queries=self.queries + int(scored.sum()),
             skipped=self.skipped + int((~scored).sum()),
         )
@@ -231,11 +243,18 @@ class _RankingMetric(Keyed, Metric, register=False):
         m2 = float(dev @ dev) - float(dev.sum()) ** 2 / len(values)  # two-pass, corrected
         return _chan(self.queries, self.total, self.spread, len(values), float(values.sum()), m2)
 
-    def _merge_many(self, others: list[Any], join: bool = False) -> None:
+    def _merged_spread(self, others: list[Any] | tuple[Any, ...]) -> float:
+        """The spread of this state merged with ``others``; ``CountOverflowError`` if it or
+        the total would pass the largest float (a state whose bytes ``loads`` refuses)."""
         spread, queries, total = self.spread, self.queries, self.total
         for o in others:
             spread = _chan(queries, total, spread, o.queries, o.total, o.spread)
             queries, total = queries + o.queries, total + o.total
+        _check_moments(total, spread)
+        return spread
+
+    def _merge_many(self, others: list[Any], join: bool = False) -> None:
+        spread = self._merged_spread(others)
         super()._merge_many(others, join)
         self.spread = spread
 
@@ -300,11 +319,11 @@ class _RankingMetric(Keyed, Metric, register=False):
         # Folded query counts stay within 2**53 and the folded total finite. (Not the 2**100
         # bound of weights: a per-query value may pass it with the relevance update allows.)
         check_sum("ranking rows", "i", self.count, other.count)
-        if not math.isfinite(self.total + other.total):
-            raise CountOverflowError(
-                "ranking totals: the per-query values would total more than the largest float; "
-                "refused, the state is unchanged"
-            )
+        self._merged_spread((other,))
+
+    def _check_compatible_together(self, others: tuple[Any, ...]) -> None:
+        super()._check_compatible_together(others)
+        self._merged_spread(others)
 
     def _validate_state(self) -> None:
         if self.queries < 0 or self.skipped < 0:

@@ -132,7 +132,8 @@ class CentralMoments(StateBlock):
         row = self.moments[self._position[tuple(index)]]
         if not self.weight > 0:
             return np.full(row.shape, math.nan)
-        return np.asarray(row / self.weight)
+        with np.errstate(over="ignore", invalid="ignore"):  # (a subnormal weight: inf, nan)
+            return np.asarray(row / self.weight)
 
     def held_total(self) -> float:
         """The weight, for the bound of weight totals (the per-request buffer reads it)."""

@@ -31,6 +31,9 @@ from ..errors import IncompatibleStateError, InputError, StateDecodeError
 # an exact power of two. Fresh rows weigh at most 2**64, far from float64 overflow.
 EPOCH_HALVINGS = 64
 MAX_KEY = 2**62
+#: The longest window width or half-life (seconds, or the timestamps' own unit: int64
+#: nanoseconds give about 146 years).
+MAX_SPAN = 2**62
 
 
 def positive(value: Any, name: str) -> int | float:
@@ -44,6 +47,8 @@ def positive(value: Any, name: str) -> int | float:
         raise InputError(f"{name}: expected a positive number or a timedelta, got {value!r}")
     if not (math.isfinite(value) and value > 0):
         raise InputError(f"{name}: must be positive and finite, got {value!r}")
+    if value > MAX_SPAN:  # (2**63 and over did not fit the int64 arithmetic on timestamps)
+        raise InputError(f"{name}: at most 2**62 (in the timestamps' unit), got {value!r}")
     return whole_if_integral(value)
 
 
@@ -52,6 +57,8 @@ def number(value: Any, name: str) -> int | float:
         value = value.item()
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
         raise InputError(f"{name}: expected a finite number, got {value!r}")
+    if abs(value) > MAX_KEY:
+        raise InputError(f"{name}: at most 2**62 in size, got {value!r}")
     return whole_if_integral(value)
 
 

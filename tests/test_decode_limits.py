@@ -1,0 +1,91 @@
+"""Limits a review of decoding found missing (0.8.7): a few bytes may not ask for gigabytes,
+and no state may grow past what its own bytes can say."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import streammetrics as sm
+from streammetrics.detection import MeanAveragePrecision
+from streammetrics.ranking import DCG
+
+
+def _images() -> tuple[list[dict], list[dict]]:  # type: ignore[type-arg]
+    preds = [{"boxes": [[0, 0, 10, 10], [5, 5, 20, 20]], "scores": [0.9, 0.4], "labels": [1, 1]}]
+    return preds, [{"boxes": [[0, 0, 10, 10]], "labels": [1]}]
+
+
+def test_a_detection_bucket_key_past_the_grid_is_refused() -> None:
+    # 0.8.6 checked key >= 0 only: a 1.5 KB blob with key 2e8 allocated 1.7 GB, then failed.
+    m = MeanAveragePrecision(exact=False).update(*_images())
+    wire = m.records.to_wire()
+    wire["key"] = wire["key"].copy()
+    wire["key"][0] = m.records.mapping.size
+    with pytest.raises(ValueError, match="key out of range"):
+        m.records.from_wire(wire)
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"iou_thresholds": [0.5, 0.5]}, "iou_thresholds: the values must be distinct"),
+        ({"rec_thresholds": [0.0] * 3}, "rec_thresholds: the values must be distinct"),
+        ({"iou_thresholds": np.linspace(0, 1, 101)}, "iou_thresholds: at most 100 values"),
+        ({"rec_thresholds": np.linspace(0, 1, 1002)}, "rec_thresholds: at most 1001 values"),
+    ],
+)
+def test_detection_threshold_lists_are_bounded(kwargs: dict, message: str) -> None:  # type: ignore[type-arg]
+    # A 6.4 KB blob of 2,000 repeated thresholds took 2.2 s and 800 MB to compute.
+    with pytest.raises(sm.InputError, match=message):
+        MeanAveragePrecision(**kwargs)
+    assert MeanAveragePrecision(rec_thresholds=np.linspace(0, 1, 1001)).count == 0
+
+
+def test_ranking_totals_past_the_largest_float_are_refused() -> None:
+    # 0.8.6 took an update (or a merge) that made the spread infinite: its bytes then failed to
+    # load ("the folded spread must be finite").
+    m = DCG(k=3).update([1, 1, 2], [3.0, 1.0, 2.0], [0.9, 0.1, 0.5], complete=True)
+    m._commit(0, total=1e308)
+    before = m.to_bytes()
+    with pytest.raises(sm.CountOverflowError, match="ranking totals"):
+        m.update([3, 3], [3.0, 2.0], [0.2, 0.1], complete=True)
+    with pytest.raises(sm.CountOverflowError, match="ranking totals"):
+        m.merge(sm.loads(before))
+    assert m.to_bytes() == before
+    assert sm.loads(before).to_bytes() == before
+
+
+def test_update_holds_the_row_count_bound() -> None:
+    # merge refused past 2**53 rows, update did not: its bytes then failed to load.
+    m = sm.MeanSquaredError().update([0.0, 1.0], [0.5, 1.0])
+    m._count = 2**53 - 1  # as a decoded state may hold (rows buffered near it fold at once)
+    m = sm.loads(m.to_bytes())
+    before = m.to_bytes()
+    with pytest.raises(sm.CountOverflowError, match="past 2"):
+        m.update([1.0, 0.0], [1.0, 0.0])
+    assert m.to_bytes() == before
+
+
+@pytest.mark.parametrize("width", [2**63, 2**64 - 1, 1e30])
+def test_window_widths_beyond_int64_are_input_errors(width: float) -> None:
+    # 0.8.6 built them, then every update with a list of timestamps raised OverflowError.
+    for make in (sm.TumblingWindows, sm.SlidingWindow):
+        with pytest.raises(sm.InputError, match="width: at most 2\\*\\*62"):
+            make(sm.Accuracy(), width=width)
+    with pytest.raises(sm.InputError, match="half_life: at most"):
+        sm.Decayed(sm.Accuracy(), half_life=2**63)
+
+
+def test_intervals_of_subnormal_weights_do_not_warn() -> None:
+    w = np.full(4, 5e-324)
+    y, p = np.array([1.0, 2.0, 3.0, 4.0]), np.array([1.5, 2.0, 2.5, 4.5])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        r2 = sm.R2Score().update(y, p, sample_weight=w)
+        f1 = sm.F1(average="macro").update([0, 1, 1, 2], [0, 1, 2, 2], sample_weight=w)
+        for m in (r2, f1):
+            low, high = m.interval()
+            assert np.isnan(low) == np.isnan(high)
