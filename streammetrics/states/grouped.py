@@ -471,19 +471,15 @@ class GroupedScores(StateBlock):
         if key.dtype != np.float64 or value.dtype != np.float64:
             raise ValueError("grouped scores: key and values must be float64")
         check_counts("grouped scores", rows, pos, neg)
-        held = pos + neg
-        if len(held) and not (held > 0).all():
+        if len(pos) and not ((pos + neg) > 0).all():
             raise ValueError("grouped scores: an entry is empty")
         if sizes.max(initial=0) > rows.max(initial=0) or (sizes > rows).any():
             raise ValueError("grouped scores: a group has more entries than rows")
         g = np.repeat(np.arange(len(groups), dtype=np.int64), sizes)
-        if pos.dtype == np.int64:
-            # Each group's counts add up to its rows: differences of one running sum (exact:
-            # each total is at most 2**53, so the sum stays within int64).
-            running = np.concatenate(([0], np.cumsum(held)))
-            edges = np.concatenate(([0], np.cumsum(sizes)))
-            if not np.array_equal(running[edges[1:]] - running[edges[:-1]], rows):
-                raise ValueError("grouped scores: the counts of a group do not add up to its rows")
+        if pos.dtype == np.int64 and not np.array_equal(
+            np.bincount(g, weights=pos + neg, minlength=len(groups)), rows
+        ):
+            raise ValueError("grouped scores: the counts of a group do not add up to its rows")
         if not np.isfinite(key).all():
             raise ValueError("grouped scores: keys must be finite")
         same_group = g[1:] == g[:-1]
