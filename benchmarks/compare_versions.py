@@ -86,6 +86,9 @@ def measure():
             m.update(y[a:a + 10_000], s[a:a + 10_000], ids=ids[a:a + 10_000])
     return n / 1e3 / best(run, 3)
 """,
+    "`MetricCollection(Accuracy, F1)` one-row update, weighted (µs)": _one_row(
+        "sm.MetricCollection(a=sm.Accuracy(), f=sm.F1())", "m.update(1, 0, sample_weight=2.0)", 5
+    ),
     "`TumblingWindows(Accuracy(), width=60)` one-row update (µs)": _one_row(
         "sm.TumblingWindows(sm.Accuracy(), width=60)", "m.update(1, 0, timestamps=i)", 5
     ),

@@ -101,11 +101,18 @@ class MetricCollection(Metric):
                 self._count += 1
                 return True
         plans = []
-        for name, member in zip(self._names, members, strict=True):
-            plan = member._plan(args, self._member_kwargs(name, kwargs))
-            if plan is None:
-                return False
-            plans.append(plan)
+        if self._routed and not self._routed.isdisjoint(kwargs):
+            for name, member in zip(self._names, members, strict=True):
+                plan = member._plan(args, self._member_kwargs(name, kwargs))
+                if plan is None:
+                    return False
+                plans.append(plan)
+        else:  # (the common case: the same keywords for every member)
+            for member in members:
+                plan = member._plan(args, kwargs)
+                if plan is None:
+                    return False
+                plans.append(plan)
         added = 0
         for member, plan in zip(members, plans, strict=True):
             with member._lock:
