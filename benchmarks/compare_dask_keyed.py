@@ -30,9 +30,16 @@ def main() -> None:
     args = ap.parse_args()
     root = str(Path(args.checkout).resolve())
     sys.path.insert(0, root)
-    sys.path.insert(1, str(Path(__file__).resolve().parent))
     os.environ["PYTHONPATH"] = root  # the workers import the same checkout
+    import streammetrics  # from the checkout, before bench_engines puts this one first
+
+    assert Path(streammetrics.__file__).resolve().is_relative_to(root)
+    sys.path.insert(1, str(Path(__file__).resolve().parent))
     from bench_engines import make_frame
+
+    # bench_engines put this checkout first on the path, which spawned workers inherit: the
+    # checkout measured goes first again, or its workers would run this one's tasks.
+    sys.path.insert(0, root)
 
     kw = {} if args.key_parts is None else {"key_parts": args.key_parts}
     for users in args.users:
@@ -45,6 +52,11 @@ def _rounds(frame: Any, rounds: int, kw: dict[str, Any]) -> dict[str, list[float
     import dask.dataframe as dd
     import distributed
 
+    def where() -> str:
+        import streammetrics
+
+        return str(Path(streammetrics.__file__).resolve().parents[1])
+
     import streammetrics as sm
     from streammetrics.dask import aggregate
 
@@ -53,10 +65,12 @@ def _rounds(frame: Any, rounds: int, kw: dict[str, Any]) -> dict[str, list[float
         distributed.LocalCluster(
             n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
         ) as cluster,
-        distributed.Client(cluster),
+        distributed.Client(cluster) as client,
     ):
         ddf = dd.from_pandas(frame, npartitions=8).persist()
         distributed.wait(ddf)
+        workers = set(client.run(where).values())
+        assert workers == {where()}, f"workers import {workers}, this process {where()}"
         aggregate(ddf, sm.GAUC(), ["y", "s", "user"], **kw)  # warm the workers
         cases = {
             "one process GAUC": lambda: sm.GAUC().update(frame["y"], frame["s"], frame["user"]),
