@@ -187,16 +187,21 @@ class Metric(Serialised, PerRequest):
         The last step of every ``update``: everything that can fail happens before it, and
         the row count's bound (2**53, as merges and decoding hold it) is checked first.
         """
+        self._check_room(n)
+        for name, value in values.items():
+            setattr(self, name, value)
+        self._count += int(n)
+        return self
+
+    def _check_room(self, n: int) -> None:
+        """``CountOverflowError`` if ``n`` more rows would count past 2**53 (the bound merges
+        and decoding hold). Wrappers that update their parts in place call it first."""
         count = self._count + int(n)
         if count > _codec.COUNT_LIMIT:
             raise _codec.CountOverflowError(
                 f"count: {n} more rows would count {count} rows, past 2**53; refused, the "
                 "state is unchanged"
             )
-        for name, value in values.items():
-            setattr(self, name, value)
-        self._count = count
-        return self
 
     @property
     def count(self) -> int:
@@ -238,7 +243,13 @@ class Metric(Serialised, PerRequest):
         update = getattr(type(self), "update", None)
         params = inspect.signature(update).parameters if callable(update) else {}
         # What Bootstrap asks of the metric it wraps: weights, or rows it may resample.
-        if "sample_weight" in params or getattr(type(self), "bootstrap_by_rows", False):
+        many = isinstance(self._empty_result(), (dict, tuple, list))  # a report, a curve
+        if many and getattr(self, "_template", None) is None:
+            advice = (
+                "nor has a bootstrap one (its value is many values): take the interval of a "
+                "metric of one of them"
+            )
+        elif "sample_weight" in params or getattr(type(self), "bootstrap_by_rows", False):
             advice = f"wrap it in streammetrics.Bootstrap({name}(...))"
         elif getattr(self, "_template", None) is not None:  # Sliced, the windows
             advice = (

@@ -334,9 +334,14 @@ def test_kappa_delta_matches_finite_differences() -> None:
     ids=lambda m: repr(m),
 )
 def test_no_closed_form_points_to_bootstrap(metric: sm.Metric) -> None:
-    with pytest.raises(sm.NoIntervalError, match="Bootstrap") as info:
+    with pytest.raises(sm.NoIntervalError, match=r"(?i)bootstrap") as info:
         metric.interval()
     assert isinstance(info.value, TypeError)
+    if "nor has a bootstrap one" in str(info.value):  # a report: many values, no one interval
+        b = sm.Bootstrap(metric, replicates=4)
+        with pytest.raises(sm.NoIntervalError, match="bootstrap a metric of one value"):
+            b.update([0, 1], [0, 1], ids=[0, 1]).interval()
+        return
     # The advice holds: Bootstrap takes what the message tells to wrap, refuses the rest.
     if "wrap it in streammetrics.Bootstrap" in str(info.value):
         sm.Bootstrap(metric, replicates=4)

@@ -16,23 +16,38 @@ from streammetrics.ranking import NDCG
 @pytest.mark.parametrize(
     "make, why",
     [
-        (lambda: sm.RegressionReport(), "RegressionReport is a dict"),
-        (lambda: sm.ClassificationReport(), "ClassificationReport is a dict"),
-        (lambda: sm.ROCCurve(), "ROCCurve is a tuple"),
-        (lambda: sm.Decayed(sm.Sliced(sm.Accuracy()), half_life=5), r"Sliced\(Bootstrap"),
-        (
-            lambda: sm.Decayed(sm.MetricCollection(a=sm.Accuracy()), half_life=5),
-            "bootstrap each member",
-        ),
         (lambda: sm.Sliced(sm.Accuracy()), r"Sliced\(Bootstrap\(metric\)\)"),
+        (lambda: sm.MetricCollection(a=sm.Accuracy()), "bootstrap each member"),
         (lambda: NDCG(), r"NDCG.interval\(\) already gives a t-interval"),
     ],
 )
-def test_bootstrap_refuses_what_has_no_one_value(make: Any, why: str) -> None:
-    # 0.8.6 built Bootstrap(RegressionReport()) and the rest, then interval() failed with
-    # "float() argument must be ... not 'dict'".
+def test_bootstrap_refusals_say_what_to_do_instead(make: Any, why: str) -> None:
     with pytest.raises(sm.InputError, match=why):
         sm.Bootstrap(make())
+
+
+@pytest.mark.parametrize(
+    "make, args",
+    [
+        (lambda: sm.RegressionReport(), ([1.0, 2.0, 3.0], [1.5, 2.0, 2.0])),
+        (lambda: sm.ClassificationReport(), ([0, 1, 1], [0, 1, 0])),
+        (lambda: sm.PRCurve(), ([0, 1, 1], [0.2, 0.7, 0.4])),
+        (lambda: sm.Decayed(sm.Sliced(sm.Accuracy()), half_life=5), None),
+    ],
+)
+def test_bootstrap_of_a_value_of_many_values_says_so(make: Any, args: Any) -> None:
+    # 0.8.6: interval() failed with "float() argument must be ... not 'dict'" (or numpy's
+    # "inhomogeneous shape"). The replicates' states are still kept (the stacked fold covers
+    # curves and reports) and compute() gives the value.
+    b = sm.Bootstrap(make(), replicates=8)
+    if args is None:
+        b.update([0, 1], [0, 1], by=["a", "b"], timestamps=[1, 2], ids=[1, 2])
+    else:
+        b.update(*args, ids=np.arange(len(args[0])))
+    assert b.compute() is not None
+    for read in (b.replicates, b.std_error, b.interval):
+        with pytest.raises(sm.NoIntervalError, match="bootstrap a metric of one value"):
+            read()
 
 
 def test_bootstrap_of_array_values_is_still_built() -> None:

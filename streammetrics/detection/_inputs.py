@@ -21,8 +21,7 @@ MAX_THRESHOLDS = {"iou_thresholds": 100, "rec_thresholds": 1001}
 
 
 def float_list(value: Any, name: str, default: np.ndarray) -> list[float]:
-    """Distinct values in [0, 1] (a repeated one would name two results alike), at most
-    ``MAX_THRESHOLDS[name]`` of them."""
+    """Values in [0, 1], at most ``MAX_THRESHOLDS[name]`` of them."""
     if value is None:
         return [float(v) for v in default]
     arr = as_scores(value, name)
@@ -31,8 +30,6 @@ def float_list(value: Any, name: str, default: np.ndarray) -> list[float]:
     most = MAX_THRESHOLDS.get(name)
     if most is not None and len(arr) > most:
         raise InputError(f"{name}: at most {most} values; got {len(arr)}")
-    if len(np.unique(arr)) != len(arr):
-        raise InputError(f"{name}: the values must be distinct")
     return [float(v) for v in arr]
 
 

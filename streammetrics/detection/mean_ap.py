@@ -41,13 +41,13 @@ class MeanAveragePrecision(Metric):
     Parameters
     ----------
     iou_thresholds : list of float, optional
-        Default COCO's ``0.5, 0.55, ..., 0.95``; distinct values in [0, 1], at most 100.
+        Default COCO's ``0.5, 0.55, ..., 0.95``; values in [0, 1], at most 100.
     exact : bool
         ``True``: the exact state below. ``False``: sketch mode, bounded memory (see Notes),
         with a certified :meth:`error_bound`.
     rec_thresholds : list of float, optional
-        Recall points of the interpolated precision (default COCO's 101); distinct values in
-        [0, 1], at most 1001.
+        Recall points of the interpolated precision (default COCO's 101); values in [0, 1], at
+        most 1001.
     max_detection_thresholds : tuple of 3 ints
         COCO's ``maxDets`` (1, 10, 100), increasing.
     score_type, resolution :

@@ -255,7 +255,8 @@ def unweighted(metric: Metric) -> str | None:
         params = inspect.signature(type(metric).update).parameters  # type: ignore[attr-defined]
     except (AttributeError, TypeError, ValueError):
         return type(metric).__name__
-    return None if "sample_weight" in params else type(metric).__name__
+    takes_any = any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+    return None if "sample_weight" in params or takes_any else type(metric).__name__
 
 
 #: What to do instead of a wrapper that can never be updated, by the keyword both need.

@@ -20,7 +20,7 @@ import numpy as np
 from .._codec import COUNT_LIMIT, WEIGHT_LIMIT, check_sum
 from .._inputs import as_array, as_weights, config_int
 from ..base import Metric, metric_from_spec, metric_spec
-from ..errors import IncompatibleStateError, InputError
+from ..errors import IncompatibleStateError, InputError, NoIntervalError
 from ..states.labels import fnv1a, splitmix64
 from ..states.stacked import Stacked, blanks, stacked_batch
 from ..uncertainty import check_level
@@ -82,7 +82,7 @@ def _instead(metric: Metric) -> str:
     from .decayed import Decayed
 
     if isinstance(metric, Decayed):
-        return _instead(metric._template)
+        return ""  # (wrapping the other way would lose the decay)
     if isinstance(metric, MetricCollection):
         return ": bootstrap each member, MetricCollection(a=Bootstrap(...), b=Bootstrap(...))"
     if getattr(type(metric), "own_keyword", None):
@@ -188,16 +188,6 @@ class Bootstrap(Metric):
                 f"metric: {type(tpl).__name__}.update takes no sample_weight, so it cannot be "
                 "bootstrapped by weights (nor by repeating its rows: they are not independent "
                 f"units, or its value is not one number){_instead(tpl)}"
-            )
-        try:
-            value = tpl.copy().compute()  # the empty metric's: its kind of value
-        except Exception:  # (a value of no kind known here: left to the replicates)
-            value = None
-        if isinstance(value, (dict, tuple, list)):
-            raise InputError(
-                f"metric: the value of {type(tpl).__name__} is a {type(value).__name__} of "
-                "values, and a bootstrap interval is one number's (or one array's)"
-                f"{_instead(tpl)}"
             )
         replicates = config_int(replicates, "replicates", minimum=2, maximum=MAX_REPLICATES)
         seed = config_int(seed, "seed", minimum=0, maximum=2**63 - 1)
@@ -356,6 +346,15 @@ class Bootstrap(Metric):
         held = self.reps.slices
         empty = self._template  # (a replicate resampled by rows that has drawn no row yet)
         values = [held.get(r, empty).compute() for r in range(R)]
+        if isinstance(values[0], (dict, tuple, list)):
+            # (A curve, a report, a Decayed of slices: their replicates' states are kept and
+            # merge, but their values are no one number or array to take quantiles of.)
+            raise NoIntervalError(
+                f"Bootstrap({type(self._template).__name__}): its value is a "
+                f"{type(values[0]).__name__} of values, so replicates(), std_error() and "
+                "interval() have no one number (or array) per replicate; bootstrap a metric of "
+                f"one value instead{_instead(self._template)}"
+            )
         return np.asarray(values, dtype=np.float64)
 
     def std_error(self) -> float | np.ndarray:

@@ -18,6 +18,7 @@ class MetricCollection(Metric):
     ``{name: value}``. A wrapper's own keyword column (``by`` of a ``Sliced`` member,
     ``timestamps`` of a window or ``Decayed``) goes only to the members that take it: beside
     ``s=Sliced(MeanSquaredError())``, a plain ``all=MeanSquaredError()`` counts every row.
+    (``Bootstrap``'s ``ids`` is not one of them: every member receives it.)
     The collection starts empty: it keeps each member's configuration, not
     the data a member may already hold. An update is all or nothing: if any member refuses the
     batch, no member changes (each member updates a copy that is committed only when all have

@@ -183,6 +183,7 @@ class Sliced(Metric):
         if n == 0:
             rows.feed(self._template.copy(), None)  # validates the (empty) columns
             return self
+        self._check_room(n)  # (the grouped fold below changes the slices in place)
         kind = table.kind()
         if kind is not None and slice_kind(keys[0]) != kind:
             raise InputError(

@@ -112,6 +112,7 @@ class SlidingWindow(Wrapper):
         """Put each row in its slot; rows older than the ring are validated, then dropped."""
         key = one_row_key(args, kwargs, timestamps, self._unit, self._config["origin"])
         if key is not None:
+            self._check_room(1)  # (before a slot's metric takes the row in place)
             head = key if self._head is None else max(self._head, key)
             metric = self._slots.get(key)
             floor = head - self._config["slots"]
@@ -140,6 +141,7 @@ class SlidingWindow(Wrapper):
         if n == 0:
             rows.feed(self._template.copy(), None)
             return self
+        self._check_room(n)
         keys = keys_of(t, self._unit, self._config["origin"])
         head = int(keys.max()) if self._head is None else max(self._head, int(keys.max()))
         floor = head - self._config["slots"]

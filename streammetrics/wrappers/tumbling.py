@@ -123,6 +123,7 @@ class TumblingWindows(Wrapper):
         """
         key = one_row_key(args, kwargs, timestamps, self._config["width"], self._config["origin"])
         if key is not None:
+            self._check_room(1)  # (before the window's metric takes the row in place)
             metric = self._open.get(key)
             if metric is not None:
                 metric.update(*args, **kwargs)  # type: ignore[attr-defined]
@@ -137,6 +138,7 @@ class TumblingWindows(Wrapper):
         if n == 0:
             rows.feed(self._template.copy(), None)  # validates the (empty) columns
             return self
+        self._check_room(n)
         fresh: dict[int, Metric] = {}
         for key, idx in window_groups(keys_of(t, self._config["width"], self._config["origin"])):
             base = self._open.get(key)
