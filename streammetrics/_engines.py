@@ -31,6 +31,7 @@ from .errors import InputError
 __all__ = [
     "check_columns",
     "key_column",
+    "key_name",
     "merge_blobs",
     "merge_keyed",
     "partition_pieces",
