@@ -27,6 +27,13 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
     return status, out.out, out.err
 
 
+def page_of(capsys: pytest.CaptureFixture[str], out: Path, *args: str) -> str:
+    """The page ``streammetrics report *args -o out`` writes (the command must succeed)."""
+    status, _, err = run(capsys, "report", *args, "-o", str(out))
+    assert status == 0, err
+    return out.read_text()
+
+
 def captions(page: str) -> list[str]:
     return re.findall(r"<figcaption>(.*?)</figcaption>", page)
 
@@ -46,24 +53,9 @@ def test_labels_with_dollar_signs_are_drawn_as_written(capsys, tmp_path, by) -> 
         )
     ]
     data.write_text("\n".join(rows) + "\n")
-    out = tmp_path / "math.html"
     extra = ["--by", "seg"] if by else []
-    status, _, err = run(
-        capsys,
-        "report",
-        str(data),
-        "--metric",
-        "accuracy",
-        "--y-true",
-        "y",
-        "--y-pred",
-        "p",
-        *extra,
-        "-o",
-        str(out),
-    )
-    assert status == 0, err
-    page = out.read_text()
+    cols = ["--metric", "accuracy", "--y-true", "y", "--y-pred", "p", *extra]
+    page = page_of(capsys, tmp_path / "math.html", str(data), *cols)
     assert "No picture" not in page
     assert ("accuracy" if by else "Confusion matrix") in captions(page)
 
@@ -75,53 +67,21 @@ def test_a_slice_right_on_every_row_draws_its_bar(capsys, tmp_path) -> None:
     assert wilson(0, 10, 0.95)[0] == 0.0
     data = tmp_path / "perfect.csv"
     data.write_text("y,p,seg\n" + "1,1,a\n" * 10 + "1,0,b\n0,0,b\n1,1,b\n")
-    out = tmp_path / "perfect.html"
     cols = ["--metric", "accuracy", "--y-true", "y", "--y-pred", "p", "--by", "seg"]
-    status, _, err = run(capsys, "report", str(data), *cols, "-o", str(out))
-    assert status == 0, err
-    assert "No picture" not in out.read_text()
+    assert "No picture" not in page_of(capsys, tmp_path / "perfect.html", str(data), *cols)
 
 
 def test_the_page_shows_the_level_asked_for_and_each_slice_s_interval(capsys, tmp_path) -> None:
     # 0.8.6 wrote "95% interval" whatever --ci said, and no interval for a sliced metric.
-    out = tmp_path / "ci.html"
-    status, _, err = run(
-        capsys,
-        "report",
-        str(DATA),
-        "--metric",
-        "accuracy",
-        *BINARY,
-        "--ci",
-        "0.5",
-        "-o",
-        str(out),
-    )
-    assert status == 0, err
-    page = out.read_text()
-    whole = sm.Accuracy()
+    cols = ["--metric", "accuracy", *BINARY]
+    page = page_of(capsys, tmp_path / "ci.html", str(DATA), *cols, "--ci", "0.5")
     import pandas as pd
 
     frame = pd.read_csv(DATA)
-    whole.update(frame["y_true"], frame["y_pred"])
-    low, high = whole.interval(0.5)
+    low, high = sm.Accuracy().update(frame["y_true"], frame["y_pred"]).interval(0.5)
     assert f"50% interval [{low:.6g}, {high:.6g}]" in page
     assert "95% interval" not in page
-    status, _, err = run(
-        capsys,
-        "report",
-        str(DATA),
-        "--metric",
-        "accuracy",
-        *BINARY,
-        "--by",
-        "user_id",
-        "--ci",
-        "-o",
-        str(out),
-    )
-    assert status == 0, err
-    page = out.read_text()
+    page = page_of(capsys, tmp_path / "by.html", str(DATA), *cols, "--by", "user_id", "--ci")
     user = frame["user_id"].iloc[0]
     rows = frame[frame["user_id"] == user]
     low, high = sm.Accuracy().update(rows["y_true"], rows["y_pred"]).interval(0.95)
@@ -132,21 +92,9 @@ def test_the_page_shows_the_level_asked_for_and_each_slice_s_interval(capsys, tm
 
 def test_under_by_the_whole_log_curve_of_the_metric_asked_for_is_drawn(capsys, tmp_path) -> None:
     # 0.8.6 drew roc_auc by slice and left out the ROC curve of the whole log (it was "drawn").
-    out = tmp_path / "by.html"
-    status, _, err = run(
-        capsys,
-        "report",
-        str(DATA),
-        "--metric",
-        "roc_auc",
-        *BINARY,
-        "--by",
-        "user_id",
-        "-o",
-        str(out),
-    )
-    assert status == 0, err
-    assert {"roc_auc", "ROC curve", "Precision-recall curve"} <= set(captions(out.read_text()))
+    cols = ["--metric", "roc_auc", *BINARY, "--by", "user_id"]
+    page = page_of(capsys, tmp_path / "by.html", str(DATA), *cols)
+    assert {"roc_auc", "ROC curve", "Precision-recall curve"} <= set(captions(page))
 
 
 def test_report_without_matplotlib_names_the_extra_before_reading(capsys, tmp_path, monkeypatch):
