@@ -10,15 +10,14 @@ import numpy as np
 from ..base import Metric
 from ..uncertainty import interval_or_none
 
+__all__ = ["axes01", "band_boxes", "literal", "multiclass_roc", "pr", "roc"]
+
 
 def literal(value: Any) -> str:
     """``value`` as text matplotlib draws as written: a ``$`` in a class label or a slice key
     would otherwise start mathematical text ("$5 to $10" drawn as "5to10", a ``$\\nope$``
     failing when the figure is saved)."""
     return str(value).replace("$", r"\$")
-
-
-__all__ = ["axes01", "band_boxes", "multiclass_roc", "pr", "roc"]
 
 
 def _roc_points(store: Any) -> tuple[np.ndarray, np.ndarray]:
