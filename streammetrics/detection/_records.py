@@ -145,7 +145,7 @@ class DetectionRecords(StateBlock):
             raise ValueError("a record's class is missing from the class list")
         out = self._shell()
         cols = {c: np.ascontiguousarray(wire[c], dtype=self._empty()[c].dtype) for c in _COLUMNS}
-        cols["score"] = cols["score"] + 0.0  # -0.0 (0.8.6 kept it) sorts as 0.0: store it so
+        cols["score"] = cols["score"] + 0.0  # 0.8.6 kept -0.0, a tie of 0.0 on every sort key
         out._parts = [cols]
         out.classes = wire["classes"].astype(np.int64)
         out.gt_counts = wire["gt_counts"].astype(np.int64)
