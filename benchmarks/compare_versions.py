@@ -26,6 +26,31 @@ def measure():
 """
 
 
+def _batched(data: str, make: str, columns: str, rows: int, batch: int, repeats: int) -> str:
+    """The body timing ``make`` fed ``rows`` rows of ``columns`` (arrays built by ``data``) in
+    batches of ``batch``, in M rows/s."""
+    sliced = ", ".join(f"{c}[a:a + {batch}]" for c in columns.split())
+    return f"""{data}
+def measure():
+    def run():
+        m = {make}
+        for a in range(0, {rows}, {batch}):
+            m.update({sliced})
+    return {rows / 1e6} / best(run, {repeats})
+"""
+
+
+_GEOMETRY = _batched(
+    "from streammetrics import clustering\n"
+    "x, lab = rng.normal(size=(1_000_000, 8)), rng.integers(0, 10, 1_000_000)",
+    "clustering.ClusterGeometry()",
+    "x lab",
+    1_000_000,
+    100_000,
+    3,
+)
+
+
 CASES: dict[str, str] = {
     # name (with its unit): a body defining ``measure()``, which returns the figure.
     "`Accuracy` one-row update, int labels (µs)": _one_row("sm.Accuracy()", "m.update(1, 0)", 7),
@@ -38,25 +63,22 @@ CASES: dict[str, str] = {
     "`Sliced(Accuracy())` one-row update, 100 int keys (µs)": _one_row(
         "sm.Sliced(sm.Accuracy())", "m.update(1, 0, by=i % 100)", 5
     ),
-    "`ROCAUC()` update, 5M rows in 100k batches (M rows/s)": """
-y = rng.random(5_000_000) < 0.3
-p = np.clip(0.3 * y + 0.7 * rng.random(5_000_000), 0, 1)
-def measure():
-    def run():
-        m = sm.ROCAUC()
-        for a in range(0, 5_000_000, 100_000):
-            m.update(y[a:a + 100_000], p[a:a + 100_000])
-    return 5.0 / best(run, 5)
-""",
-    "`MeanSquaredError` update, 5M rows in 100k batches (M rows/s)": """
-t, p = rng.random(5_000_000), rng.random(5_000_000)
-def measure():
-    def run():
-        m = sm.MeanSquaredError()
-        for a in range(0, 5_000_000, 100_000):
-            m.update(t[a:a + 100_000], p[a:a + 100_000])
-    return 5.0 / best(run, 5)
-""",
+    "`ROCAUC()` update, 5M rows in 100k batches (M rows/s)": _batched(
+        "y = rng.random(5_000_000) < 0.3\np = np.clip(0.3 * y + 0.7 * rng.random(5_000_000), 0, 1)",
+        "sm.ROCAUC()",
+        "y p",
+        5_000_000,
+        100_000,
+        5,
+    ),
+    "`MeanSquaredError` update, 5M rows in 100k batches (M rows/s)": _batched(
+        "t, p = rng.random(5_000_000), rng.random(5_000_000)",
+        "sm.MeanSquaredError()",
+        "t p",
+        5_000_000,
+        100_000,
+        5,
+    ),
     "`NDCG(k=10)` complete batches of 20k rows (M rows/s)": """
 from streammetrics import ranking
 n = 1_000_000
@@ -92,16 +114,9 @@ def measure():
     "`TumblingWindows(Accuracy(), width=60)` one-row update (µs)": _one_row(
         "sm.TumblingWindows(sm.Accuracy(), width=60)", "m.update(1, 0, timestamps=i)", 5
     ),
-    "`ClusterGeometry` update, 1M rows of 8 columns, 10 clusters, 100k batches (M rows/s)": """
-from streammetrics import clustering
-x, lab = rng.normal(size=(1_000_000, 8)), rng.integers(0, 10, 1_000_000)
-def measure():
-    def run():
-        m = clustering.ClusterGeometry()
-        for a in range(0, 1_000_000, 100_000):
-            m.update(x[a:a + 100_000], lab[a:a + 100_000])
-    return 1.0 / best(run, 3)
-""",
+    "`ClusterGeometry` update, 1M rows of 8 columns, 10 clusters, 100k batches (M rows/s)": (
+        _GEOMETRY
+    ),
     "CLI `eval` of 200k JSON Lines rows, accuracy + roc_auc (s)": """
 import contextlib, io, json, os, tempfile
 from streammetrics.cli import main

@@ -90,7 +90,8 @@ def _update(
     rows: np.ndarray | None = None,
 ) -> None:
     def col(name: str) -> np.ndarray:
-        values: np.ndarray = frame[name].to_numpy()
+        column = frame[name]  # a pandas column, or an array (``share_state``'s columns)
+        values: np.ndarray = column.to_numpy() if hasattr(column, "to_numpy") else column
         return values if rows is None else values[rows]
 
     metric.update(  # type: ignore[attr-defined]
@@ -192,11 +193,8 @@ def share_state(
     metric = loads(template)
     present = [p for p in pieces if any(len(v) for v in p.values())]
     if present:
-        names = list(present[0])
-        rows = {c: np.concatenate([p[c] for p in present]) for c in names}
-        metric.update(  # type: ignore[attr-defined]
-            *[rows[c] for c in positional], **{k: rows[c] for k, c in keywords.items()}
-        )
+        columns = {c: np.concatenate([p[c] for p in present]) for c in present[0]}
+        _update(metric, columns, positional, keywords)
     return metric.to_bytes()
 
 

@@ -345,16 +345,17 @@ class Bootstrap(Metric):
             return np.full(R, np.nan)
         held = self.reps.slices
         empty = self._template  # (a replicate resampled by rows that has drawn no row yet)
-        values = [held.get(r, empty).compute() for r in range(R)]
-        if isinstance(values[0], (dict, tuple, list)):
+        first = held.get(0, empty).compute()
+        if isinstance(first, (dict, tuple, list)):
             # (A curve, a report, a Decayed of slices: their replicates' states are kept and
             # merge, but their values are no one number or array to take quantiles of.)
             raise NoIntervalError(
                 f"Bootstrap({type(self._template).__name__}): its value is a "
-                f"{type(values[0]).__name__} of values, so replicates(), std_error() and "
+                f"{type(first).__name__} of values, so replicates(), std_error() and "
                 "interval() have no one number (or array) per replicate; bootstrap a metric of "
                 f"one value instead{_instead(self._template)}"
             )
+        values = [first, *(held.get(r, empty).compute() for r in range(1, R))]
         return np.asarray(values, dtype=np.float64)
 
     def std_error(self) -> float | np.ndarray:
