@@ -19,7 +19,7 @@ per share merges its pieces (Spark's shuffle of rows through the JVM cost more t
 from __future__ import annotations
 
 import inspect
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -27,6 +27,9 @@ import numpy as np
 from ._keyed import Keyed
 from .base import Metric, loads
 from .errors import InputError
+
+#: A column name: pandas and Dask allow integers beside strings.
+Column = str | int
 
 __all__ = [
     "check_columns",
@@ -42,34 +45,48 @@ __all__ = [
 ]
 
 
-def check_columns(metric: Any, columns: Any, by: Any) -> tuple[list[str], dict[str, str]]:
+def check_columns(metric: Any, columns: Any, by: Any) -> tuple[list[Column], dict[str, Column]]:
     """``columns`` as (positional names, keyword name -> column); ``InputError`` if malformed.
 
     ``columns`` is a list of column names passed positionally to ``metric.update`` (e.g.
     ``["y_true", "y_score"]``) or a dict of update keyword -> column (e.g.
-    ``{"y_true": "label", "y_score": "p", "sample_weight": "w"}``).
+    ``{"y_true": "label", "y_score": "p", "sample_weight": "w"}``). A column name is a string,
+    or an integer (pandas and Dask frames may name their columns ``0, 1, ...``), kept as given.
     """
     if not isinstance(metric, Metric):
         raise InputError(f"metric: expected a streammetrics metric, got {metric!r}")
     if isinstance(columns, str):
         raise InputError("columns: give a list of column names (or a dict), not one string")
     if isinstance(columns, dict):
-        positional, keywords = [], {str(k): str(v) for k, v in columns.items()}
+        positional: list[Column] = []
+        keywords = {str(k): _column_name(v, "columns") for k, v in columns.items()}
     else:
         try:
-            positional, keywords = [str(c) for c in columns], {}
+            positional, keywords = [_column_name(c, "columns") for c in columns], {}
         except TypeError:
             raise InputError(
                 f"columns: expected a list or dict of names, got {columns!r}"
             ) from None
     if not positional and not keywords:
         raise InputError("columns: name at least one column")
-    if by is not None and not isinstance(by, str):
-        raise InputError(f"by: expected one column name, got {by!r}")
+    if by is not None:
+        _column_name(by, "by")
     return positional, keywords
 
 
-def key_column(metric: Any, positional: list[str], keywords: dict[str, str]) -> str | None:
+def _column_name(name: Any, arg: str) -> Column:
+    """A column name as given: a string or an integer (not a bool)."""
+    if isinstance(name, str):
+        return name
+    if isinstance(name, int | np.integer) and not isinstance(name, bool | np.bool_):
+        return int(name)
+    what = "one column name" if arg == "by" else "column names (strings or integers)"
+    raise InputError(f"{arg}: expected {what}, got {name!r}")
+
+
+def key_column(
+    metric: Any, positional: Sequence[Column], keywords: Mapping[str, Column]
+) -> Column | None:
     """The column holding a keyed metric's key (None for other metrics, or when not given)."""
     if not isinstance(metric, Keyed):
         return None
@@ -85,11 +102,11 @@ def key_column(metric: Any, positional: list[str], keywords: dict[str, str]) -> 
 def _update(
     metric: Metric,
     frame: Any,
-    positional: list[str],
-    keywords: dict[str, str],
+    positional: Sequence[Column],
+    keywords: Mapping[str, Column],
     rows: np.ndarray | None = None,
 ) -> None:
-    def col(name: str) -> np.ndarray:
+    def col(name: Column) -> np.ndarray:
         column = frame[name]  # a pandas column, or an array (``share_state``'s columns)
         values: np.ndarray = column.to_numpy() if hasattr(column, "to_numpy") else column
         return values if rows is None else values[rows]
@@ -106,9 +123,9 @@ def _key(value: Any) -> Any:
 def partition_states(
     frames: Iterable[Any],
     template: bytes,
-    positional: list[str],
-    keywords: dict[str, str],
-    by: str | None,
+    positional: Sequence[Column],
+    keywords: Mapping[str, Column],
+    by: Column | None,
 ) -> dict[Any, bytes]:
     """The state of the rows of ``frames`` (pandas DataFrames of one partition) as bytes.
 
@@ -122,8 +139,8 @@ def partition_states(
 def partition_pieces(
     frames: Iterable[Any],
     template: bytes,
-    positional: list[str],
-    keywords: dict[str, str],
+    positional: Sequence[Column],
+    keywords: Mapping[str, Column],
     parts: int,
 ) -> list[bytes]:
     """The state of a keyed metric over one partition's rows, cut into ``parts`` pieces of
@@ -145,8 +162,8 @@ def key_name(metric: Any) -> str:
 
 
 def row_shares(
-    frame: Any, needed: list[str], key: str, name: str, parts: int
-) -> list[dict[str, np.ndarray]]:
+    frame: Any, needed: list[Column], key: Column, name: str, parts: int
+) -> list[dict[Column, np.ndarray]]:
     """The rows of one partition (a pandas DataFrame) cut into ``parts`` shares by a hash of
     their key: share ``j`` holds, as ``{column: values}``, the rows whose key ``k`` has
     ``key_hash(k) % parts == j`` (:func:`~streammetrics.states.labels.key_hash`, the hash
@@ -183,10 +200,10 @@ def _narrowed(values: np.ndarray) -> np.ndarray:
 
 
 def share_state(
-    pieces: Sequence[dict[str, np.ndarray]],
+    pieces: Sequence[dict[Column, np.ndarray]],
     template: bytes,
-    positional: list[str],
-    keywords: dict[str, str],
+    positional: Sequence[Column],
+    keywords: Mapping[str, Column],
 ) -> bytes:
     """The state, as bytes, of the rows of ``pieces`` (one share of every partition, from
     :func:`row_shares`), built by one update of their concatenation."""
@@ -201,9 +218,9 @@ def share_state(
 def _partition_metrics(
     frames: Iterable[Any],
     template: bytes,
-    positional: list[str],
-    keywords: dict[str, str],
-    by: str | None,
+    positional: Sequence[Column],
+    keywords: Mapping[str, Column],
+    by: Column | None,
 ) -> dict[Any, Metric]:
     states: dict[Any, Metric] = {}
     empty = loads(template)
@@ -230,7 +247,7 @@ def _partition_metrics(
     return states
 
 
-def _unique_keys(keys: np.ndarray, by: str) -> tuple[np.ndarray, np.ndarray]:
+def _unique_keys(keys: np.ndarray, by: Column) -> tuple[np.ndarray, np.ndarray]:
     """The distinct keys and each row's index among them. Keys of several kinds (``1``
     beside ``"a"`` in an object column) have no order: they are told apart by their hashes, as
     pandas' groupby does, so that a partition holding both gives what partitions holding one
@@ -263,7 +280,7 @@ def _hashable(value: Any) -> bool:
     return True
 
 
-def _key_column(frame: Any, by: str) -> np.ndarray:
+def _key_column(frame: Any, by: Column) -> np.ndarray:
     """The ``by`` column of a pandas frame as a numpy array; a missing key (None, nan, NaT,
     NA) is refused with an ``InputError``: it names no key (nan is not even equal to itself,
     so each partition would hold its own)."""

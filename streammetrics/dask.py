@@ -28,7 +28,11 @@ def _import_dask() -> Any:
 
 @with_roomy_heap
 def _partition(
-    frame: Any, template: bytes, positional: list[str], keywords: dict[str, str], by: str | None
+    frame: Any,
+    template: bytes,
+    positional: list[_engines.Column],
+    keywords: dict[str, _engines.Column],
+    by: _engines.Column | None,
 ) -> dict[Any, bytes]:
     return _engines.partition_states([frame], template, positional, keywords, by)
 
@@ -40,20 +44,27 @@ def _merge(parts: list[dict[Any, bytes]]) -> dict[Any, bytes]:
 
 @with_roomy_heap
 def _row_shares(
-    frame: Any, needed: list[str], key: str, name: str, parts: int
-) -> list[dict[str, Any]]:
+    frame: Any, needed: list[_engines.Column], key: _engines.Column, name: str, parts: int
+) -> list[dict[_engines.Column, Any]]:
     return _engines.row_shares(frame, needed, key, name, parts)
 
 
 @with_roomy_heap
 def _share_state(
-    pieces: list[dict[str, Any]], template: bytes, positional: list[str], keywords: dict[str, str]
+    pieces: list[dict[_engines.Column, Any]],
+    template: bytes,
+    positional: list[_engines.Column],
+    keywords: dict[str, _engines.Column],
 ) -> bytes:
     return _engines.share_state(pieces, template, positional, keywords)
 
 
 def aggregate(
-    ddf: Any, metric: Metric, columns: Any, by: str | None = None, key_parts: int | None = None
+    ddf: Any,
+    metric: Metric,
+    columns: Any,
+    by: _engines.Column | None = None,
+    key_parts: int | None = None,
 ) -> Any:
     """``metric`` over every row of ``ddf``; with ``by``, one metric per value of that column.
 
@@ -76,7 +87,7 @@ def aggregate(
     columns : list of str or dict
         Columns passed positionally to ``update`` (``["y_true", "y_score"]``), or a dict of
         update keyword -> column (``{"y_true": "label", "sample_weight": "w"}``).
-    by : str, optional
+    by : str or int, optional
         A column whose values key the result: ``{key: metric}``.
     key_parts : int, optional
         For keyed metrics: build the state in this many shares of the keys; by default one per
@@ -104,7 +115,7 @@ def aggregate(
     if key_parts is not None:
         key_parts = config_int(key_parts, "key_parts", minimum=0)
     positional, keywords = _engines.check_columns(metric, columns, by)
-    needed = list(dict.fromkeys([*positional, *keywords.values(), *([by] if by else [])]))
+    needed = list(dict.fromkeys([*positional, *keywords.values(), *([] if by is None else [by])]))
     missing = [c for c in needed if c not in ddf.columns]
     if missing:
         from .errors import InputError

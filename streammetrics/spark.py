@@ -12,7 +12,7 @@ import datetime
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, cast
 
 from . import _engines, errors
 from ._inputs import config_int
@@ -63,13 +63,16 @@ def aggregate(
     from pyspark.sql import functions as F
 
     key_parts = config_int(key_parts, "key_parts", minimum=0)
-    positional, keywords = _engines.check_columns(metric, columns, by)
-    needed = list(dict.fromkeys([*positional, *keywords.values(), *([by] if by else [])]))
+    # Spark names columns with strings: an integer name is reported missing just below.
+    positional, keywords = cast(
+        "tuple[list[str], dict[str, str]]", _engines.check_columns(metric, columns, by)
+    )
+    needed = list(dict.fromkeys([*positional, *keywords.values(), *([] if by is None else [by])]))
     missing = [c for c in needed if c not in df.columns]
     if missing:
         raise InputError(f"columns: {missing} not in the DataFrame (it has {df.columns})")
     template = metric.copy().reset().to_bytes()
-    key_type = df.schema[by].dataType.simpleString() if by else "int"
+    key_type = df.schema[by].dataType.simpleString() if by is not None else "int"
     # A key column of instants travels as microseconds since the epoch too (the workers group
     # by them; the driver turns them into UTC datetimes): read as wall-clock times, two hours
     # of an autumn clock change were one key.

@@ -136,6 +136,28 @@ def test_keyed_path_follows_the_configured_scheduler(client, frame) -> None:
     assert smd._client() is client
 
 
+def test_integer_column_names(client) -> None:
+    # pandas and Dask frames may name their columns 0, 1, ...: 0.8.7 turned every name into a
+    # string and then reported the columns missing, and ``by=0`` (falsy) was not grouped by.
+    rng = np.random.default_rng(4)
+    df = pd.DataFrame({0: rng.integers(0, 2, 300), 1: rng.random(300), 2: rng.integers(0, 5, 300)})
+    ddf = dd.from_pandas(df, npartitions=3)
+    got = aggregate(ddf, sm.ROCAUC(exact=True), [0, 1])
+    assert got.to_bytes() == sm.ROCAUC(exact=True).update(df[0], df[1]).to_bytes()
+    per_key = aggregate(ddf, sm.ROCAUC(exact=True), {"y_true": 0, "y_score": 1}, by=2)
+    assert sorted(per_key) == sorted(df[2].unique())
+    for key, rows in df.groupby(2):
+        assert per_key[key] == sm.ROCAUC(exact=True).update(rows[0], rows[1])
+    want = sm.GAUC(exact=True).update(df[0], df[1], df[2]).to_bytes()
+    for parts in (None, 0):
+        keyed = aggregate(ddf, sm.GAUC(exact=True), [0, 1, np.int64(2)], key_parts=parts)
+        assert keyed.to_bytes() == want
+    with pytest.raises(sm.InputError, match="columns: expected column names"):
+        aggregate(ddf, sm.ROCAUC(), [0, 1.5])
+    with pytest.raises(sm.InputError, match="by: expected one column name"):
+        aggregate(ddf, sm.ROCAUC(), [0, 1], by=True)
+
+
 def test_key_column_of_keyed_metrics() -> None:
     from streammetrics import _engines
 
