@@ -55,3 +55,16 @@ def test_update_each_counts_the_batch_once_and_matches_update() -> None:
     # Only some members named: the others get nothing, the collection still counts the rows.
     part = collection().update_each({"acc": ((y, p), {})})
     assert part.count == 50 and part["mse"].count == 0
+
+
+def test_member_order_is_not_part_of_the_bytes() -> None:
+    # Documented: collections given their members in different orders write the same bytes and
+    # merge; one read back lists its members by name.
+    y, p = [0, 1, 1, 0], [0, 1, 0, 0]
+    ba = sm.MetricCollection(b=sm.Accuracy(), a=sm.MeanSquaredError()).update(y, p)
+    ab = sm.MetricCollection(a=sm.MeanSquaredError(), b=sm.Accuracy()).update(y, p)
+    assert list(ba.compute()) == ["b", "a"]
+    assert ba.to_bytes() == ab.to_bytes()
+    back = sm.loads(ba.to_bytes())
+    assert back.keys() == ["a", "b"] and list(back.compute()) == ["a", "b"]
+    assert ba.copy().merge(ab).compute() == {"b": 0.75, "a": 0.25}
