@@ -115,7 +115,7 @@ def _tensor_to_numpy(x: Any, name: str) -> np.ndarray:
 
 def as_array(x: Any, name: str) -> np.ndarray:
     """``x`` as a numpy array of at least one dimension (a scalar becomes one sample)."""
-    if type(x) is np.ndarray and x.ndim:
+    if type(x) is np.ndarray and x.ndim and x.dtype.fields is None:
         return x  # the common case, before the checks for tensors and containers
     if x is None:
         raise InputError(f"{name}: got None, expected an array-like")
@@ -154,6 +154,13 @@ def as_array(x: Any, name: str) -> np.ndarray:
                 f"{name}: got a {type(item).__name__}, which has no order; pass a list or an array"
             )
         arr = arr.reshape(1)
+    if arr.dtype.fields is not None:
+        # numpy casts a one-field record to its field's first value: a field of shape (2,)
+        # would silently lose its second column.
+        raise InputError(
+            f"{name}: a structured array (fields {list(arr.dtype.fields)}); pass one field, "
+            f"e.g. {name}[{next(iter(arr.dtype.fields))!r}], or a plain array"
+        )
     return arr
 
 
@@ -221,8 +228,8 @@ def one_value(x: Any) -> bool:
     not one value; the column's own check names what is wrong with it)."""
     if isinstance(x, np.ndarray):
         return x.ndim == 0
-    if x is None or isinstance(x, (str, bytes)):
-        return False
+    if x is None or isinstance(x, (str, bytes, Iterator)):
+        return False  # (an iterator has no length, but is no value: the column's check says so)
     ndim = getattr(x, "ndim", None)  # 0-d tensors have a __len__ that raises
     if isinstance(ndim, int):
         return ndim == 0
@@ -364,6 +371,9 @@ def as_labels(x: Any, name: str) -> np.ndarray:
         if all(issubclass(t, (int, np.integer, np.bool_)) for t in types):
             return _int64_labels(arr, name)
         if any(issubclass(t, (str, bytes)) for t in types):
+            if any(isinstance(v, float) and math.isnan(v) for v in values):
+                # (pandas writes a missing string or category as nan)
+                raise InputError(f"{name}: missing values (nan) are not labels")
             raise _mixed_labels(name, types)
         if not all(issubclass(t, (int, float, np.integer, np.floating)) for t in types):
             odd = sorted(t.__name__ for t in types)

@@ -348,7 +348,7 @@ def _weight_column(weight: Any, n: int) -> np.ndarray | None:
             return None
         return np.full(n, float(weight))
     w: np.ndarray
-    if isinstance(weight, np.ndarray):
+    if type(weight) is np.ndarray:  # not a masked array: the full check refuses its mask
         w = weight.copy()
     elif isinstance(weight, list):
         try:

@@ -379,3 +379,62 @@ def test_a_whole_float_pos_label_is_the_int() -> None:
     assert sm.Precision(pos_label=0.0).config["pos_label"] == 0
     with pytest.raises(sm.InputError, match="pos_label: must be an int, a whole float"):
         sm.F1(pos_label=1.5)
+
+
+def test_masked_weights_are_refused_on_the_small_batch_path_too() -> None:
+    # 0.8.7 copied a masked sample_weight as a plain array once the metric was warm: its
+    # masked entries were counted, or the next read raised and the buffered rows were lost.
+    y, p = np.array([0, 1, 1, 0]), np.array([0, 1, 0, 0])
+    w = np.ma.masked_array([1.0, 1.0, 100.0, 1.0], mask=[0, 0, 1, 0])
+    for make in (sm.Accuracy, sm.ROCAUC, sm.MeanSquaredError, sm.LogLoss):
+        m = make()
+        s = p if make is sm.Accuracy else np.array([0.1, 0.8, 0.3, 0.2])
+        m.update(y, s, sample_weight=np.ones(4)).update(y, s, sample_weight=np.ones(4))
+        refused(m, y, s, sample_weight=w, match="sample_weight: a masked array")
+        assert m.count == 8
+
+
+def test_structured_arrays_are_refused_not_cut_to_their_first_field() -> None:
+    # numpy casts a one-field record to the field's first value: a field of shape (2,) was read
+    # as one column, and CalinskiHarabasz gave 50.0 instead of 9.14.
+    points = np.array([[0.0, 10.0], [1.0, 20.0], [5.0, 0.0], [6.0, 1.0]])
+    rec = np.zeros(4, dtype=[("xy", "f8", (2,))])
+    rec["xy"] = points
+    refused(sm.CalinskiHarabasz(), rec, [0, 0, 1, 1], match=r"X: a structured array")
+    one = np.zeros(4, dtype=[("x", "f8")])
+    refused(sm.MeanSquaredError(), one, np.zeros(4), match=r"y_true: a structured array")
+    refused(sm.Accuracy().update([0, 0], [0, 0]), one[:2], [0, 0], match="y_true: a structured")
+
+
+def test_iterators_are_named_under_their_own_argument() -> None:
+    # A generator as the first column was read as one sample, and the error named another
+    # argument (y_prob's columns, Bootstrap's ids).
+    y, p = [0, 1, 1, 0], [0.2, 0.7, 0.6, 0.1]
+    refused(sm.LogLoss().update(y, p), iter(y), p, match="y_true: got a list_iterator")
+    refused(sm.Bootstrap(sm.Accuracy()), iter(y), y, ids=[1, 2, 3, 4], match="y_true: got a")
+
+
+def test_one_probability_column_is_the_positive_class() -> None:
+    # torch.sigmoid(logits) of shape (n, 1), read as scikit-learn's log_loss reads it (0.8.7
+    # refused it, naming y_true).
+    from sklearn.metrics import log_loss
+
+    y, p = [0, 1, 1, 0], np.array([0.2, 0.7, 0.6, 0.1])
+    for make in (sm.LogLoss, sm.BrierScore, sm.CalibrationError):
+        assert make().update(y, p[:, None]) == make().update(y, p)
+    assert sm.LogLoss().update(y, p[:, None]).compute() == pytest.approx(log_loss(y, p[:, None]))
+
+
+def test_a_missing_category_is_called_missing() -> None:
+    pd = pytest.importorskip("pandas")
+    labels = pd.Series(["a", np.nan, "b"], dtype="category")
+    refused(sm.Accuracy(), labels, ["a", "b", "b"], match=r"y_true: missing values \(nan\)")
+
+
+def test_time_zone_aware_times_say_how_to_pass_them() -> None:
+    pd = pytest.importorskip("pandas")
+    t = pd.Series(pd.to_datetime(["2026-01-01", "2026-01-02"], utc=True))
+    w = sm.TumblingWindows(sm.Accuracy(), 3600)
+    refused(w, [0, 1], [0, 1], timestamps=t, match=r"datetime objects: give them as datetime64")
+    fixed = pd.to_datetime(t, utc=True).to_numpy("datetime64[ns]")
+    assert w.update([0, 1], [0, 1], timestamps=fixed).count == 2

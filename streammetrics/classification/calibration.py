@@ -37,6 +37,10 @@ MAX_BINS = 1_000_000
 
 def _probabilities(y_prob: Any, y_true: Any, name: str = "y_prob") -> np.ndarray:
     arr = one_sample_row(y_true, as_array(y_prob, name))
+    if arr.ndim == 2 and arr.shape[1] == 1:
+        # One column (``torch.sigmoid(logits)`` of shape (n, 1)): the positive class's
+        # probability, as scikit-learn's ``log_loss`` reads it.
+        arr = arr[:, 0]
     if arr.ndim not in (1, 2):
         raise InputError(f"{name}: expected a 1-D (binary) or 2-D (n, classes) array")
     x = as_scores(arr, name, ndim=arr.ndim)
@@ -68,9 +72,16 @@ def _check_merge_columns(name: str, mine: int, theirs: int) -> None:
         )
 
 
+#: The most probability columns a state may claim: one row of more would be 16 GiB of floats
+#: (a blob claiming 2**53 loaded, and then refused every update and merge).
+MAX_COLUMNS = 2**31
+
+
 def _validate_columns(columns: int, count: int, labels: list[Any] | None) -> None:
     if columns < -1 or (count == 0) != (columns == -1):
         raise ValueError("columns must be -1 exactly when the state is empty")
+    if columns > MAX_COLUMNS:
+        raise ValueError(f"columns must be at most 2**31, got {columns}")
     if labels is not None and columns > 0 and columns != len(labels):
         raise ValueError(f"{columns} columns, but labels names {len(labels)} classes")
 
