@@ -193,7 +193,7 @@ def test_a_batch_of_zero_weight_rows_counts_and_merges_in_the_sketch() -> None:
 
 def test_the_no_interval_advice_names_a_nesting_that_works() -> None:
     """``Sliced(...).interval()`` advised ``Bootstrap(Sliced(...))``, which Bootstrap refuses
-    (no sample_weight); wrappers now advise wrapping the metric inside instead, which works."""
+    (a wrapper); wrappers now advise wrapping the metric inside instead, which works."""
     with pytest.raises(sm.NoIntervalError, match=r"wrap it in streammetrics.Bootstrap\(Conf"):
         sm.ConfusionMatrix().interval()
     sm.Bootstrap(sm.ConfusionMatrix(), replicates=4)  # the advice holds
@@ -201,7 +201,7 @@ def test_the_no_interval_advice_names_a_nesting_that_works() -> None:
         name = type(wrapper).__name__
         with pytest.raises(sm.NoIntervalError, match=rf"{name}\(streammetrics.Bootstrap"):
             wrapper.interval()
-        with pytest.raises(InputError, match="sample_weight"):
+        with pytest.raises(InputError, match="Bootstrap does not wrap a"):
             sm.Bootstrap(wrapper, replicates=4)
     inner = sm.Bootstrap(sm.Accuracy(), replicates=4)
     s = sm.Sliced(inner).update([1, 0], [1, 1], by=["a", "b"], ids=[1, 2])

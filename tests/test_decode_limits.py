@@ -4,6 +4,7 @@ and no state may grow past what its own bytes can say."""
 from __future__ import annotations
 
 import warnings
+from typing import Any
 
 import numpy as np
 import pytest
@@ -110,3 +111,14 @@ def test_sliced_near_the_row_bound_refuses_before_its_slices_change() -> None:
         with pytest.raises(sm.CountOverflowError, match="past 2"):
             s.update(y, p, by=by)
         assert s.to_bytes() == before
+
+
+@pytest.mark.parametrize("make", [sm.BrierScore, sm.LogLoss, sm.CalibrationError])
+def test_a_claimed_number_of_probability_columns_is_bounded(make: Any) -> None:
+    # A blob claiming 2**53 columns loaded, and then refused every update and merge.
+    from streammetrics import _codec
+
+    tree = _codec.decode(make().update([0, 1], [0.2, 0.7]).to_bytes())
+    tree["state"]["columns"] = 2**53
+    with pytest.raises(sm.StateDecodeError, match="columns must be at most 2"):
+        sm.loads(_codec.encode(tree))

@@ -10,7 +10,9 @@ import pytest
 
 import streammetrics as sm
 from streammetrics.clustering import NormalizedMutualInfo
+from streammetrics.detection import MeanAveragePrecision
 from streammetrics.ranking import NDCG
+from streammetrics.text import BLEU
 
 
 @pytest.mark.parametrize(
@@ -86,3 +88,67 @@ def test_a_collection_routes_by_to_its_sliced_members_only() -> None:
     )
     window.update([0, 1, 1], [0, 1, 0], by=["a", "b", "a"], timestamps=[1, 2, 3])
     assert window.compute() == {0: {"s": {"a": 0.5, "b": 1.0}, "all": 2 / 3}}
+
+
+@pytest.mark.parametrize(
+    "make, args",
+    [
+        (lambda: sm.Sliced(BLEU()), ([1, "the cat"], ["1", "the cat"])),
+        (lambda: sm.Sliced(sm.GAUC()), ([0, 1], [0.2, 0.8], ["u1", 7])),
+        (lambda: sm.TumblingWindows(sm.ConfusionMatrix(), 10), (["a", 1], ["a", "b"])),
+        (lambda: sm.SlidingWindow(NDCG(), 10), (["q1", 2], [1.0, 0.0], [0.9, 0.8])),
+    ],
+)
+def test_wrappers_refuse_lists_mixing_strings_and_numbers(make: Any, args: Any) -> None:
+    # numpy reads ["a", 1] as the strings ["a", "1"]: Sliced and the windows took such lists,
+    # which the bare metric refuses.
+    m = make()
+    before = m.to_bytes()
+    key = {"by": [0, 0]} if isinstance(m, sm.Sliced) else {"timestamps": [1, 2]}
+    with pytest.raises(sm.InputError, match=r"string|mixes|str query ids"):
+        m.update(*args, **key)
+    assert m.to_bytes() == before
+
+
+@pytest.mark.parametrize(
+    "make, key",
+    [
+        (lambda: sm.Sliced(sm.Accuracy()), {"by": []}),
+        (lambda: sm.Sliced(sm.Accuracy()), {"by": ([], [])}),
+        (lambda: sm.Sliced(MeanAveragePrecision()), {"by": np.array([], int)}),
+        (lambda: sm.TumblingWindows(MeanAveragePrecision(), 10), {"timestamps": []}),
+        (lambda: sm.SlidingWindow(MeanAveragePrecision(), 10), {"timestamps": []}),
+    ],
+)
+def test_wrappers_take_empty_plain_lists_as_no_rows(make: Any, key: Any) -> None:
+    # API.md: empty batches are a no-op. [] reads as float64 (refused as slice keys), and
+    # detection's lists became arrays, which it refuses.
+    m = make()
+    before = m.to_bytes()
+    m.update([], [], **key)
+    assert m.to_bytes() == before and m.count == 0
+
+
+def test_a_late_row_is_checked_against_the_window() -> None:
+    # Rows older than a sliding window were checked against an empty metric only: a row of 4
+    # class columns beside the window's 3 was dropped silently (the bare metric refuses it).
+    s = sm.SlidingWindow(sm.MulticlassROCAUC(), width=10, slots=2)
+    s.update([0, 1, 2], np.full((3, 3), 1 / 3), timestamps=[100.0, 100.0, 101.0])
+    before = s.to_bytes()
+    for t in ([1.0], [1.0, 102.0]):
+        with pytest.raises(
+            sm.InputError, match=r"4 and 3 classes|4 columns, earlier batches had 3"
+        ):
+            s.update([0] * len(t), np.full((len(t), 4), 0.25), timestamps=t)
+        assert s.to_bytes() == before
+    s.update([0], np.full((1, 3), 1 / 3), timestamps=[1.0])  # late and good: dropped
+    assert s.dropped == 1
+
+
+@pytest.mark.parametrize(
+    "make", [lambda: sm.TumblingWindows(sm.Accuracy(), 10), lambda: sm.SlidingWindow(sm.F1(), 5)]
+)
+def test_bootstrap_of_a_wrapper_does_not_say_it_takes_no_weights(make: Any) -> None:
+    with pytest.raises(sm.InputError, match="Bootstrap does not wrap a") as info:
+        sm.Bootstrap(make())
+    assert "sample_weight" not in str(info.value)

@@ -10,6 +10,7 @@ metric per group touched, never one per row.
 from __future__ import annotations
 
 import inspect
+from collections.abc import Iterator
 from functools import cache
 from operator import itemgetter
 from typing import Any
@@ -75,8 +76,13 @@ class Rows:
                 arr = np.asarray(x)
             except (TypeError, ValueError):
                 arr = None  # ragged: kept as a list (e.g. lists of references)
-            nested_text = arr is not None and arr.ndim > 1 and arr.dtype.kind in "US"
-            if arr is None or arr.dtype == object or arr.ndim == 0 or nested_text:
+            text = arr is not None and arr.dtype.kind in "US"
+            nested_text = text and arr is not None and arr.ndim > 1
+            # Kept as the list it is: no rows (numpy would make them floats, which a metric
+            # taking lists, detection's, refuses), or strings mixed with numbers (numpy would
+            # make them all strings, which the wrapped metric would then take).
+            as_given = not len(x) or (text and not _one_type(x))
+            if arr is None or arr.dtype == object or arr.ndim == 0 or nested_text or as_given:
                 if len(x) != self.n:
                     raise InputError(f"{name}: has {len(x)} rows, {self.what} has {self.n}")
                 return True, list(x)
@@ -94,7 +100,9 @@ class Rows:
         if not is_row or idx is None:
             return value
         if isinstance(value, list):
-            return [value[int(idx[0])]] if len(idx) == 1 else list(itemgetter(*idx)(value))
+            if len(idx) < 2:
+                return [value[int(i)] for i in idx]
+            return list(itemgetter(*idx)(value))
         return value[idx]
 
     def columns(self) -> list[Any]:
@@ -110,6 +118,13 @@ class Rows:
         kwargs.update(extra)
         out: Metric = metric.update(*args, **kwargs)  # type: ignore[attr-defined]
         return out
+
+
+def _one_type(values: list[Any] | tuple[Any, ...]) -> bool:
+    """Whether every value of a list numpy read as text is of one type (all ``str``, or all
+    ``bytes``): ``np.asarray(["a", 1])`` is ``["a", "1"]``."""
+    first = type(values[0])
+    return all(type(v) is first for v in values)
 
 
 def _one_value(x: Any) -> bool:
@@ -183,8 +198,8 @@ def batch_length(
     for name, x in named:
         if x is None or isinstance(x, dict):
             continue
-        if isinstance(x, (str, bytes)) or not hasattr(x, "__len__"):
-            return 1
+        if isinstance(x, (str, bytes)) or not (hasattr(x, "__len__") or isinstance(x, Iterator)):
+            return 1  # (an iterator is no value: ``as_array`` refuses it under its name)
         if isinstance(x, (list, tuple)):
             return len(x)
         arr = as_array(x, name)

@@ -80,19 +80,30 @@ def times(timestamps: Any) -> np.ndarray:
         return arr.astype(np.int64, copy=False)
     if not_real(arr, booleans=True):
         # Strings, even "5", are not times, nor is a complex number or a boolean.
-        raise InputError(f"timestamps: expected numbers or datetime64, got {arr.dtype}")
+        raise InputError(f"timestamps: expected numbers or datetime64, got {_what(arr)}")
     if kind != "f":
         try:
             arr = arr.astype(np.float64)
         except (TypeError, ValueError, OverflowError) as exc:
             raise InputError(
-                f"timestamps: expected numbers or datetime64, got {arr.dtype}"
+                f"timestamps: expected numbers or datetime64, got {_what(arr)}"
             ) from exc
     arr = arr.astype(np.float64, copy=False)
     if arr.size and not np.isfinite(arr).all():
         bad = int(np.flatnonzero(~np.isfinite(arr))[0])
         raise InputError(f"timestamps: must be finite; found {arr[bad]} at {bad}")
     return arr
+
+
+def _what(arr: np.ndarray) -> str:
+    """The dtype of refused timestamps, with a way out for datetime objects (time-zone aware
+    pandas times arrive as such)."""
+    if arr.dtype.kind == "O" and any(isinstance(v, _dt.datetime) for v in arr.tolist()):
+        return (
+            "datetime objects: give them as datetime64 in UTC, e.g. "
+            "pd.to_datetime(t, utc=True).to_numpy('datetime64[ns]')"
+        )
+    return str(arr.dtype)
 
 
 SCALAR_TIMES = (int, float, np.integer, np.floating)

@@ -76,6 +76,13 @@ def _takes_weights(metric: Metric) -> bool:
     return "sample_weight" in params
 
 
+def _wrapper(metric: Metric) -> bool:
+    """Whether ``metric`` is a collection, or a wrapper keyed by a column of its own."""
+    from .collection import MetricCollection
+
+    return isinstance(metric, MetricCollection) or bool(getattr(type(metric), "own_keyword", None))
+
+
 def _instead(metric: Metric) -> str:
     """What to bootstrap instead of ``metric`` (empty when nothing more specific applies)."""
     from .collection import MetricCollection
@@ -184,6 +191,10 @@ class Bootstrap(Metric):
         #: Rows repeated by their Poisson counts, for metrics without sample_weight.
         self._by_rows = not _takes_weights(tpl)
         if self._by_rows and not getattr(type(tpl), "bootstrap_by_rows", False):
+            if _wrapper(tpl):  # (a collection's update passes sample_weight on: no "takes no")
+                raise InputError(
+                    f"metric: Bootstrap does not wrap a {type(tpl).__name__}{_instead(tpl)}"
+                )
             raise InputError(
                 f"metric: {type(tpl).__name__}.update takes no sample_weight, so it cannot be "
                 "bootstrapped by weights (nor by repeating its rows: they are not independent "

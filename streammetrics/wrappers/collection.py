@@ -24,8 +24,8 @@ class MetricCollection(Metric):
     batch, no member changes (each member updates a copy that is committed only when all have
     succeeded, so an update costs one copy of every member's state besides the members' own
     work). Two collections merge when they hold the same names with the same configurations,
-in any order. Their bytes do not depend on the order the members were given in, so a
-collection read back with ``loads`` lists its members (``keys()``, ``compute()``) by name.
+    in any order. Their bytes do not depend on the order the members were given in, so a
+    collection read back with ``loads`` lists its members (``keys()``, ``compute()``) by name.
 
     Examples
     --------

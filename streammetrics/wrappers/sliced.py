@@ -29,6 +29,8 @@ def _component(x: Any, name: str) -> tuple[np.ndarray, list[Any]]:
     arr = as_array(x, name)
     if arr.ndim != 1:
         raise InputError(f"{name}: expected one slice key per row, got shape {arr.shape}")
+    if not len(arr):  # no rows: no keys, whatever the dtype (``[]`` reads as float64)
+        return np.zeros(0, dtype=np.int64), []
     arr = one_kind(arr, f"{name}: slice keys must all be integers or all be strings", x)
     if arr.dtype.kind == "S":
         raise InputError(f"{name}: bytes are not slice keys; decode them to strings")

@@ -116,8 +116,9 @@ class SlidingWindow(Wrapper):
             head = key if self._head is None else max(self._head, key)
             metric = self._slots.get(key)
             floor = head - self._config["slots"]
-            if key <= floor:
-                self._template.copy().update(*args, **kwargs)  # type: ignore[attr-defined]
+            if key <= floor:  # too late: checked as the window's rows are, then dropped
+                row = self._template.copy().update(*args, **kwargs)  # type: ignore[attr-defined]
+                check_joins([row], [m for k, m in self._slots.items() if k > floor])
                 self._dropped += 1
             elif metric is not None and metric._row_trusted(args, kwargs):
                 metric.update(*args, **kwargs)  # type: ignore[attr-defined]  # nothing new
@@ -147,8 +148,9 @@ class SlidingWindow(Wrapper):
         floor = head - self._config["slots"]
         late = keys <= floor
         n_late = int(late.sum())
-        if n_late:
-            rows.feed(self._template.copy(), np.flatnonzero(late))  # refuse bad rows all the same
+        late_rows = []
+        if n_late:  # dropped, but bad rows refused all the same, as rows joining the window
+            late_rows = [rows.feed(self._template.copy(), np.flatnonzero(late))]
             idx_in = np.flatnonzero(~late)
             groups = [
                 (k, idx_in if g is None else idx_in[g]) for k, g in window_groups(keys[idx_in])
@@ -160,7 +162,7 @@ class SlidingWindow(Wrapper):
             base = self._slots.get(key)
             fresh[key] = rows.feed(base.copy() if base is not None else self._template.copy(), idx)
         check_joins(
-            list(fresh.values()),
+            [*fresh.values(), *late_rows],
             [m for k, m in self._slots.items() if k > floor and k not in fresh],
         )
         self._slots.update(fresh)
