@@ -537,3 +537,43 @@ def test_decayed_schema_1_blobs_of_0_8_5_load(path: Path) -> None:
     forged = sm.loads(auc.to_bytes())
     forged.weight = forged.weight_sq = math.nan  # as a 0.8.5 state upgraded
     assert all(math.isnan(v) for v in forged.interval()) and forged.compute() == auc.compute()
+
+
+def test_dates_beyond_nanoseconds_keep_their_time() -> None:
+    # 0.8.7 read every datetime64 through nanoseconds, which numpy wraps around silently: a
+    # 1600 row was filed under 2184, moved a sliding window's head by centuries (every real
+    # row dropped) and became Decayed's latest time.
+    ts = np.array(
+        ["2024-05-01T10:00", "2024-05-01T10:01", "2024-05-01T10:02", "1600-01-01T00:00"],
+        dtype="datetime64[s]",
+    )
+    y, p = [1, 1, 1, 0], [1, 1, 1, 1]
+    w = TumblingWindows(sm.Accuracy(), width=dt.timedelta(days=1)).update(y, p, timestamps=ts)
+    starts = [str(np.datetime64(int(k), "s")) for k in w.compute()]
+    assert starts == ["1600-01-01T00:00:00", "2024-05-01T00:00:00"]
+    s = SlidingWindow(sm.Accuracy(), width=dt.timedelta(hours=1), slots=6)
+    s.update(y, p, timestamps=ts)
+    assert (s.compute(), s.dropped) == (1.0, 1)
+    assert Decayed(sm.Accuracy(), half_life=3600.0).update(y, p, timestamps=ts).compute() == 1.0
+    far = np.array(["9999-12-31", "1600-01-01"], dtype="datetime64[D]")
+    seconds = [(d - np.datetime64("1970-01-01")) / np.timedelta64(1, "s") for d in far]
+    for unit in ("D", "h", "s", "ms", "us"):
+        times = far.astype(f"datetime64[{unit}]")
+        w = TumblingWindows(sm.Accuracy(), width=86_400).update([1, 1], [1, 1], timestamps=times)
+        assert sorted(w.compute()) == sorted(seconds)
+
+
+def test_decayed_int64_nanoseconds_weigh_rows_exactly() -> None:
+    # 0.8.7 rounded int64 nanosecond times to float64 (256 ns steps near 1.7e18) before the
+    # subtraction: at a 1 ms half-life the weights were off by 1e-4 relative.
+    base, half_life = 1_714_000_000_000_000_000, 1_000_000
+    t = base + np.array([0, 37, 1_000_001, 2_000_003], dtype=np.int64)
+    y, p = [1, 0, 1, 0], [1, 1, 1, 1]
+    d = Decayed(sm.ConfusionMatrix(), half_life=half_life).update(y, p, timestamps=t)
+    w = [2.0 ** (-(int(t.max()) - int(x)) / half_life) for x in t]
+    want = confusion_matrix(y, p, sample_weight=w)
+    np.testing.assert_allclose(d.at(int(t.max())).compute(), want, rtol=1e-14)
+    later = d.at(int(t.max()) + half_life).compute()
+    np.testing.assert_allclose(later, want / 2, rtol=1e-14)
+    acc = Decayed(sm.Accuracy(), half_life=half_life).update(y, [1, 1, 1, 1], timestamps=t)
+    assert acc.compute() == pytest.approx(accuracy_score(y, [1, 1, 1, 1], sample_weight=w), 1e-15)

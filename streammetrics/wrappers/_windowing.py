@@ -73,7 +73,7 @@ def times(timestamps: Any) -> np.ndarray:
     if kind == "M":
         if np.isnat(arr).any():
             raise InputError("timestamps: NaT is not a time")
-        return arr.astype("datetime64[ns]").astype(np.int64) / 1e9
+        return _seconds(arr)
     if kind in "iu":
         if kind == "u" and arr.size and arr.max() > np.iinfo(np.int64).max:
             raise InputError("timestamps: values above 2**63 - 1 are not supported")
@@ -93,6 +93,30 @@ def times(timestamps: Any) -> np.ndarray:
         bad = int(np.flatnonzero(~np.isfinite(arr))[0])
         raise InputError(f"timestamps: must be finite; found {arr[bad]} at {bad}")
     return arr
+
+
+#: Seconds per datetime64 unit coarser than a second, and units per second of the finer ones.
+_UNIT_SECONDS = {"W": 604_800, "D": 86_400, "h": 3_600, "m": 60, "s": 1}
+_PER_SECOND = {"ms": 1e3, "us": 1e6, "ns": 1e9, "ps": 1e12, "fs": 1e15, "as": 1e18}
+
+
+def _seconds(arr: np.ndarray) -> np.ndarray:
+    """datetime64 times (no NaT) as float64 seconds since the epoch.
+
+    Through nanoseconds where every time fits them (1678 to 2262: the result 0.8.7 gave);
+    otherwise in the array's own unit. (0.8.7 always went through nanoseconds, which numpy
+    wraps around silently: 9999-12-31 became a time in 1816.)"""
+    ns = arr.astype("datetime64[ns]")
+    if np.array_equal(ns.astype(arr.dtype), arr):
+        out: np.ndarray = ns.astype(np.int64) / 1e9
+        return out
+    unit, step = np.datetime_data(arr.dtype)
+    if unit in ("Y", "M"):  # calendar units: their days (numpy counts them exactly)
+        arr, unit, step = arr.astype("datetime64[D]"), "D", 1
+    counts = arr.astype(np.int64).astype(np.float64) * step
+    if unit in _UNIT_SECONDS:
+        return counts * _UNIT_SECONDS[unit]
+    return counts / _PER_SECOND[unit]
 
 
 def _what(arr: np.ndarray) -> str:
