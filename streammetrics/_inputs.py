@@ -339,8 +339,9 @@ def as_labels(x: Any, name: str) -> np.ndarray:
         _finite(arr, name, "labels")
         if arr.size and not float(np.abs(arr).max()) < 2.0**63:  # (astype would wrap them)
             raise InputError(
-                f"{name}: float labels must be within int64 (|label| < 2**63); found "
-                f"{np.abs(arr).max():g}: give labels this large as integers or strings"
+                f"{name}: labels must lie within int64 (|label| < 2**63); found "
+                f"{np.abs(arr).max():g} (a list mixing such integers with others reads as "
+                "floats): give labels this large as strings"
             )
         whole = arr.astype(np.int64)
         if not np.array_equal(whole, arr):

@@ -142,7 +142,7 @@ def test_yes_no_options_take_booleans_only(make: Any) -> None:
 def test_whole_float_labels_beyond_int64_are_named_as_such() -> None:
     # 1e20 is whole: 0.8.3 called it "fractional" (astype wrapped it to -2**63).
     for bad in ([1e20, 3e20], [-(2.0**63), 1.0]):
-        with pytest.raises(InputError, match=r"y_true: float labels must be within int64"):
+        with pytest.raises(InputError, match=r"y_true: labels must lie within int64"):
             sm.Accuracy().update(bad, [0, 1])
     assert sm.Accuracy().update([2.0**62, 1.0], [2.0**62, 0.0]).compute() == 0.5
 
