@@ -5,7 +5,8 @@ to build the metric, how to draw a random valid batch, and which batches must be
 ``tests/test_conformance.py`` discovers every public metric class and fails if one has no case,
 then runs each case through the same checks: codec round trip of every field, compute is
 idempotent, merge with empty is identity, merge leaves its argument unchanged, any split merged
-in any order equals the single stream (byte for byte where ``exact``), a failing update leaves
+in any order equals the single stream (byte for byte where ``exact``; shards cut between
+batches, and through them row by row), a failing update leaves
 the state unchanged, incompatible merges are refused, and corrupt bytes give only
 ``StateDecodeError``. The serving checks feed the same stream one sample at a time (as scalars,
 and as one-row batches) and from several threads at once while another thread reads, and

@@ -331,6 +331,21 @@ def test_interval_is_mergeable_or_refused(case: Case) -> None:
     assert all(np.all(np.isnan(v)) for v in case.make().interval())
 
 
+@parametrize_rows
+def test_split_invariance_within_batches(case: Case) -> None:
+    # Shards cut through batches: each row goes to a random shard (as one-row batches), so a
+    # batch's rows meet again only in the merge.
+    batches = _batches(case, 13, count=8)
+    whole = feed(case.make(), batches)
+    rnd = random.Random(13)
+    shards = [case.make() for _ in range(3)]
+    for batch in batches:
+        for call in row_calls(batch, scalars=False):
+            feed(shards[rnd.randrange(3)], [call])
+    rnd.shuffle(shards)
+    _check_equal(case, shards[0].copy().merge(*shards[1:]), whole, "rows split over shards")
+
+
 def _no_closed_form(metric: sm.Metric) -> bool:
     """Whether docs/uncertainty.md lists ``metric`` (a float-valued one) as having no
     closed-form interval; a window or decay of such a metric has none either."""
