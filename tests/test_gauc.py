@@ -141,3 +141,21 @@ def test_gauc_many_groups_at_scale():
     exact = sm.GAUC(exact=True).update(y, x, g)
     assert abs(m.compute() - exact.compute()) <= m.error_bound() + 1e-12
     assert len(m.to_bytes()) / groups < 2048
+
+
+@pytest.mark.parametrize("exact", [True, False])
+def test_a_light_group_beside_heavy_ones_keeps_its_own_auc(exact: bool) -> None:
+    # 0.8.7 took each entry's negatives below as a running total over every group less the
+    # earlier groups' part: its rounding swallowed a light group's weights (exact mode off by
+    # 0.05 with a bound of 0 at a weight ratio of 1e13).
+    from sklearn.metrics import roc_auc_score
+
+    rng = np.random.default_rng(0)
+    ya, sa = rng.integers(0, 2, 1000), rng.random(1000)
+    yb, sb = rng.integers(0, 2, 200), rng.random(200)
+    g = np.r_[np.zeros(1000, int), np.ones(200, int)]
+    w = np.r_[np.full(1000, 1e6), np.full(200, 1e-7)]
+    m = sm.GAUC(weighting="uniform", exact=exact)
+    m.update(np.r_[ya, yb], np.r_[sa, sb], g, sample_weight=w)
+    want = (roc_auc_score(ya, sa) + roc_auc_score(yb, sb)) / 2
+    assert abs(m.compute() - want) <= m.error_bound() + 1e-12

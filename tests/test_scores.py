@@ -692,3 +692,23 @@ def test_sketch_curve_points_are_the_rates_at_their_thresholds(score_type: str) 
         assert a == pytest.approx(np.mean(s[y == 0] >= t), abs=1e-12)
     small = sm.ROCCurve(score_type="real").update([0, 1, 0, 1], [1.0, 2.0, 3.0, 4.0]).compute()
     assert small[2].tolist() == [np.inf, 4.0, 3.0, 2.0, 1.0]
+
+
+def test_average_precision_bound_holds_with_weights_far_apart() -> None:
+    # A bucket's lower end took log1p((a - b) / b) with a - b rounding to 0 beside a weight
+    # 1e20 times larger: the bound came out negative (-0.44) and the value fell outside it.
+    from sklearn.metrics import average_precision_score
+
+    from streammetrics.states.score_tables import ap_from_table
+
+    y, s = [1, 0, 0, 1, 1], [0.95000001, 0.95, 0.9, 0.1, 0.1000001]
+    w = [1, 1, 1e20, 1, 1]
+    m = sm.AveragePrecision().update(y, s, sample_weight=w)
+    assert m.error_bound() >= 0
+    assert abs(m.compute() - average_precision_score(y, s, sample_weight=w)) <= m.error_bound()
+    # Counts: the digamma difference cancelled past 2e12 negatives above a bucket.
+    value, bound = ap_from_table(
+        np.array([0.1, 0.5]), np.array([0.2, 0.5]), np.array([4, 0]), np.array([0, 2 * 10**12])
+    )
+    exact = sum(j / (2 * 10**12 + j) for j in range(1, 5)) / 4  # each positive below them all
+    assert bound >= 0 and value - bound <= exact <= value + bound

@@ -8,8 +8,10 @@ ScoreBuckets` of positive and negative weight per score bucket. Two modes:
   (ties and sample weights included). Memory grows with the number of distinct scores (24 bytes
   each).
 * ``exact=False`` (the default): a fixed bucket grid chosen by ``score_type`` (see
-  :mod:`streammetrics.states.buckets` and ``docs/accuracy.md``); at most 4,098 buckets (160 KiB
-  at most in memory) at the default ``resolution=128``, whatever the stream's size;
+  :mod:`streammetrics.states.buckets` and ``docs/accuracy.md``); for ``"probability"`` and
+  ``"logit"`` scores at most 4,098 buckets (160 KiB at most in memory) at the default
+  ``resolution=128``, whatever the stream's size (``"real"``: as many as the scores' range of
+  binades needs, ``docs/scores.md``);
   ``error_bound()`` certifies how far the value can be from the exact one.
 
 Counts are int64 until a sample weight arrives, then float64; the state is canonical, so it is
@@ -164,8 +166,9 @@ class ROCAUC(_BinaryScoreMetric):
     Sketch mode: pairs in different buckets are ordered exactly, pairs inside one bucket count
     1/2, so ``|value - exact| <= error_bound() = 0.5 * sum_b pos_b * neg_b / (P * N)`` over the
     buckets holding more than one distinct score (tied data is exact). Memory: at most
-    ``32 * resolution + 2`` buckets of 40 bytes. ``update`` O(n); ``merge`` O(buckets);
-    ``compute`` O(buckets). ``nan`` when either class is absent.
+    ``32 * resolution + 2`` buckets of 40 bytes (``"real"``: see ``docs/scores.md``).
+    ``update`` O(n); ``merge`` O(buckets); ``compute`` O(buckets). ``nan`` when either class
+    is absent.
 
     Examples
     --------

@@ -3,6 +3,8 @@ reductions and unions over it (one sort of (group, key) per batch, one k-way pas
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import numpy as np
 
 from ._fold import fold_equal
@@ -96,11 +98,12 @@ def _group_sums(
     Integer counts take exact integer prefix sums: the numerator is ``(sum pos (2 cum - neg)
     - 2 before P) / 2`` with ``cum`` the running negative count and ``before`` the negatives
     of the earlier groups (a few integer passes, no gather). Weights, or counts whose products
-    could overflow, take float sums of the within-group ranks (segmented by ``reduceat``).
+    could overflow, take float sums of the within-group ranks, each group's running sum
+    started from zero (:func:`_run_cumsum`), totals segmented by ``reduceat``.
     """
-    cum_n = np.cumsum(neg)
-    before = cum_n[starts] - neg[starts]
     if pos.dtype.kind == "i" and neg.dtype.kind == "i":
+        cum_n = np.cumsum(neg)
+        before = cum_n[starts] - neg[starts]
         cum_p = np.cumsum(pos)
         big_p = cum_p[ends] - cum_p[starts] + pos[starts]
         big_n = cum_n[ends] - before
@@ -116,12 +119,33 @@ def _group_sums(
     else:
         big_p = np.add.reduceat(pos.astype(np.float64), starts)
         big_n = np.add.reduceat(neg.astype(np.float64), starts)
-    # Within-group ranks entry by entry (subtracting the earlier groups' total from the running
-    # total before the products keeps the error at the running total's rounding).
-    below = np.subtract(cum_n, np.repeat(before, ends - starts + 1), dtype=np.float64)
-    below -= 0.5 * neg
+    # Within-group ranks entry by entry, each group's running sum started from zero: a running
+    # total over every group, less the earlier groups' part, lost a light group's weights to
+    # the rounding of heavy groups before it (0.8.7: exact GAUC off by 0.05 at a weight ratio
+    # of 1e13, with a bound of 0).
+    below = _run_cumsum(neg.astype(np.float64), starts, ends - starts + 1)
+    below -= 0.5 * neg  # (the running sum holds the entry's own negatives: half of them)
     below *= pos
     return big_p, big_n, np.add.reduceat(below, starts)
+
+
+def _run_cumsum(x: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """Running sums of ``x`` within each run ``x[starts[i] : starts[i] + lengths[i]]`` (runs
+    tile ``x``), each from zero. Runs of one length are summed together as the rows of a
+    matrix (``np.cumsum`` along rows adds in order), one numpy pass per distinct length."""
+    out = np.empty_like(x)
+    small = len(lengths) and int(lengths.max()) < 1 << 16  # (a radix sort for 16-bit lengths)
+    by_size = np.argsort(lengths.astype(np.uint16) if small else lengths, kind="stable")
+    ordered = lengths[by_size]
+    edges = [0, *(np.flatnonzero(ordered[1:] != ordered[:-1]) + 1).tolist(), len(ordered)]
+    for a, b in pairwise(edges):
+        first, size = starts[by_size[a:b]], int(ordered[a])
+        if size == 1:
+            out[first] = x[first]
+            continue
+        at = first[:, None] + np.arange(size)
+        out[at] = np.cumsum(x[at], axis=1)
+    return out
 
 
 #: Below this many (positive, negative) pairs per table, every sum of ``auc_from_table`` is an

@@ -63,15 +63,27 @@ def _auc_from_table(
     return min(max(value, 0.0), 1.0), bound
 
 
-def _harmonic_diff(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """H(a) - H(b) for non-negative reals, H(x) = digamma(x + 1) + Euler's gamma."""
-    out: np.ndarray = digamma(a + 1.0) - digamma(b + 1.0)
+#: Past this many counts ranked above, ``H(b + d) - H(b)`` is taken as ``ln((b + d) / b)``: the
+#: difference of two digammas near ``ln(b)`` cancels (at 2e12 counts above a bucket of 4
+#: positives it came out negative), and the log, never smaller, keeps the lower end certified.
+_HARMONIC_LIMIT = 2.0**20
+
+
+def _harmonic_step(d: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """H(b + d) - H(b) for non-negative reals, H(x) = digamma(x + 1) + Euler's gamma; past
+    :data:`_HARMONIC_LIMIT` its upper bound ``ln(1 + d / b)`` (for whole ``b`` and ``d``,
+    ``sum_{k=b+1}^{b+d} 1/k`` is at most the integral of ``1/x`` from ``b`` to ``b + d``)."""
+    small = b < _HARMONIC_LIMIT
+    out: np.ndarray = _log_step(d, b)
+    if small.any():
+        out[small] = digamma(b[small] + d[small] + 1.0) - digamma(b[small] + 1.0)
     return out
 
 
-def _log_ratio(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """ln(a / b) for a >= b >= 0, as ``log1p``; 0 where b is 0 (its factor is 0 there)."""
-    out: np.ndarray = np.log1p(np.divide(a - b, b, out=np.zeros_like(a), where=b > 0))
+def _log_step(d: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """ln((b + d) / b) for d, b >= 0, as ``log1p(d / b)`` (not of ``(b + d) - b``, which rounds
+    to 0 when ``d`` is below ``b``'s last bit); 0 where b is 0 (its factor is 0 there)."""
+    out: np.ndarray = np.log1p(np.divide(d, b, out=np.zeros_like(d), where=b > 0))
     return out
 
 
@@ -117,14 +129,15 @@ def _ap_from_table(
     if spread.any():
         ps, ns, ts, fs = p[spread], n[spread], t[spread], f[spread]
         upper = ps * (ts + ps) / (ts + fs + ps)
-        step = _log_ratio if weighted else _harmonic_diff
-        lower = ps - (fs + ns) * step(ts + fs + ns + ps, ts + fs + ns)
+        step = _log_step if weighted else _harmonic_step
+        # (Rounding may leave the lower end a hair above the upper one: never below zero width.)
+        lower = np.minimum(ps - (fs + ns) * step(ps, ts + fs + ns), upper)
         # Davis & Goadrich: the j-th positive comes with j * n / p negatives:
         # sum_j (T + j) / (T + F + j r), r = 1 + n / p, summed in closed form with digamma
         # (with weights, the integral over the positive weight, in closed form with a log).
         r = 1.0 + ns / ps
         c = (ts + fs) / r
-        interp = (ps + (ts - c) * step(ps + c, c)) / r
+        interp = (ps + (ts - c) * step(ps, c)) / r
         contrib[spread] = np.clip(interp, lower, upper)
         bound = float(np.sum(upper - lower)) / total_p
     value = float(np.sum(contrib)) / total_p
