@@ -331,3 +331,16 @@ def test_per_label_result_of_an_empty_metric_is_an_array() -> None:
         declared = cls(average=None, labels=[2, 0]).compute()
         assert declared.shape == (2,) and np.isnan(declared).all()
         assert sm.loads(cls(average=None).to_bytes()).compute().shape == (0,)
+
+
+def test_mcc_of_tiny_weights_is_the_mcc_of_their_ratios() -> None:
+    # Products of two squared totals underflowed below a total weight of about 1e-77: MCC came
+    # out 0.0 with interval (0, 0) (Decayed(MCC).at(...) 300 half-lives after the last row).
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 500)
+    p = np.where(rng.random(500) < 0.8, y, 1 - y)
+    unit = sm.MatthewsCorrCoef().update(y, p, sample_weight=np.ones(500))
+    for scale in (1e-80, 1e-150, 1e25):
+        tiny = sm.MatthewsCorrCoef().update(y, p, sample_weight=np.full(500, scale))
+        assert tiny.compute() == pytest.approx(unit.compute(), rel=1e-14)
+        np.testing.assert_allclose(tiny.interval(), unit.interval(), rtol=1e-9)

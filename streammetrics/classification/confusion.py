@@ -207,6 +207,11 @@ class MatthewsCorrCoef(_ConfusionMetric):
 
     def _compute(self) -> float:
         diag, t_sum, p_sum = self._margins()
+        # Weights scaled by the power of two bringing their total to [0.5, 1): exact, so the
+        # value is the same to the bit, but products of squared totals can no longer underflow
+        # (decayed weights of 1e-77 gave 0.0) or overflow.
+        scale = _unit_scale(float(p_sum.sum()))
+        diag, t_sum, p_sum = diag * scale, t_sum * scale, p_sum * scale
         correct = float(diag.sum())
         n = float(p_sum.sum())
         with np.errstate(over="ignore", invalid="ignore"):  # absurd weights give nan, not a crash
@@ -250,6 +255,8 @@ class MatthewsCorrCoef(_ConfusionMetric):
             return NAN_INTERVAL
 
         def f(d: np.ndarray, r: np.ndarray, c: np.ndarray, n: np.ndarray) -> np.ndarray:
+            scale = np.ldexp(1.0, -np.frexp(n)[1])  # as in _compute: exact, no underflow
+            d, r, c, n = d * scale[:, None], r * scale[:, None], c * scale[:, None], n * scale
             with np.errstate(invalid="ignore", divide="ignore"):
                 cov_tp = d.sum(axis=1) * n - (r * c).sum(axis=1)
                 den = (n * n - (c * c).sum(axis=1)) * (n * n - (r * r).sum(axis=1))
@@ -452,3 +459,10 @@ class ClassificationReport(_ConfusionMetric):
             for label in self._config["labels"] or []
         }
         return out
+
+
+def _unit_scale(total: float) -> float:
+    """The power of two bringing a positive finite ``total`` to [0.5, 1) (1.0 otherwise)."""
+    if not (total > 0 and math.isfinite(total)):
+        return 1.0
+    return math.ldexp(1.0, -math.frexp(total)[1])
