@@ -81,15 +81,15 @@ def bench_spark(frame: pd.DataFrame, path: str, users: int, full: bool) -> list[
     df = spark.read.parquet(path)
     df.count()  # start the JVM's workers and read the file once before timing anything
     rows = []
-    t_auc, auc = timed(lambda: aggregate(df, sm.ROCAUC(), ["y", "s"]))
-    rows.append(("spark", "ROCAUC (streammetrics)", t_auc, auc.compute()))
-    t_gauc, gauc = timed(lambda: aggregate(df, sm.GAUC(), ["y", "s", "user"]))
+    t_auc, auc = timed(lambda: aggregate(df, sm.ROCAUC(), ["y", "s"]).compute())
+    rows.append(("spark", "ROCAUC (streammetrics)", t_auc, auc))
+    t_gauc, gauc = timed(lambda: aggregate(df, sm.GAUC(), ["y", "s", "user"]).compute())
     rows.append(
         (
             "spark",
             "GAUC keyed (states split by user hash, 8 reducers, joined)",
             t_gauc,
-            gauc.compute(),
+            gauc,
         )
     )
     ev = BinaryClassificationEvaluator(
@@ -113,15 +113,17 @@ def bench_spark(frame: pd.DataFrame, path: str, users: int, full: bool) -> list[
         t_pandas, v = timed(sklearn_gauc)
         rows.append(("spark", "applyInPandas + sklearn roc_auc_score per user", t_pandas, v))
     cols = {"query_ids": "user", "relevance": "rel", "scores": "s"}
-    t_ndcg, nd = timed(lambda: aggregate(df, ranking.NDCG(k=10), cols))
-    rows.append(("spark", "NDCG@10 keyed by query (streammetrics)", t_ndcg, nd.compute()))
+    t_ndcg, nd = timed(lambda: aggregate(df, ranking.NDCG(k=10), cols).compute())
+    rows.append(("spark", "NDCG@10 keyed by query (streammetrics)", t_ndcg, nd))
     # key_parts=0: the key-blind path of 0.1, every partition's state merged by one reducer.
     # Last: at 16M rows and 1M users it can exhaust the JVM's default heap, which may leave the
     # session unusable; the failure is recorded instead of the time.
     what = "GAUC key_parts=0 (one reducer merges all, as 0.1)"
     try:
-        t_blind, old = timed(lambda: aggregate(df, sm.GAUC(), ["y", "s", "user"], key_parts=0))
-        rows.append(("spark", what, t_blind, old.compute()))
+        t_blind, old = timed(
+            lambda: aggregate(df, sm.GAUC(), ["y", "s", "user"], key_parts=0).compute()
+        )
+        rows.append(("spark", what, t_blind, old))
     except Exception as exc:  # a JVM out of memory surfaces as a Py4JJavaError
         reason = "Java heap space" if "Java heap space" in str(exc) else type(exc).__name__
         rows.append(("spark", f"{what}: failed ({reason})", float("nan"), float("nan")))
@@ -149,20 +151,20 @@ def bench_dask(frame: pd.DataFrame, partitions: int) -> list[tuple]:
         # persist() returns at once: wait for the rows to be in the workers, or the first timed
         # run pays for shipping them.
         distributed.wait(ddf)
-        t_auc, auc = timed(lambda: aggregate(ddf, sm.ROCAUC(), ["y", "s"]))
-        rows.append(("dask", "ROCAUC (streammetrics)", t_auc, auc.compute()))
+        t_auc, auc = timed(lambda: aggregate(ddf, sm.ROCAUC(), ["y", "s"]).compute())
+        rows.append(("dask", "ROCAUC (streammetrics)", t_auc, auc))
         gauc = ["y", "s", "user"]
-        t_keyed, keyed = timed(lambda: aggregate(ddf, sm.GAUC(), gauc))
-        t_blind, old = timed(lambda: aggregate(ddf, sm.GAUC(), gauc, key_parts=0))
-        t_eight, eight = timed(lambda: aggregate(ddf, sm.GAUC(), gauc, key_parts=8))
+        t_keyed, keyed = timed(lambda: aggregate(ddf, sm.GAUC(), gauc).compute())
+        t_blind, old = timed(lambda: aggregate(ddf, sm.GAUC(), gauc, key_parts=0).compute())
+        t_eight, eight = timed(lambda: aggregate(ddf, sm.GAUC(), gauc, key_parts=8).compute())
         what = "GAUC keyed (default: rows moved to 2 shares by user hash, joined)"
-        rows.append(("dask", what, t_keyed, keyed.compute()))
-        rows.append(("dask", "GAUC key_parts=8 (8 shares)", t_eight, eight.compute()))
-        rows.append(("dask", "GAUC key_parts=0 (tree merge, as 0.8.6)", t_blind, old.compute()))
+        rows.append(("dask", what, t_keyed, keyed))
+        rows.append(("dask", "GAUC key_parts=8 (8 shares)", t_eight, eight))
+        rows.append(("dask", "GAUC key_parts=0 (tree merge, as 0.8.6)", t_blind, old))
         assert keyed == old == eight
         cols = {"query_ids": "user", "relevance": "rel", "scores": "s"}
-        t_ndcg, nd = timed(lambda: aggregate(ddf, ranking.NDCG(k=10), cols))
-        rows.append(("dask", "NDCG@10 keyed by query", t_ndcg, nd.compute()))
+        t_ndcg, nd = timed(lambda: aggregate(ddf, ranking.NDCG(k=10), cols).compute())
+        rows.append(("dask", "NDCG@10 keyed by query", t_ndcg, nd))
     return rows
 
 
@@ -182,9 +184,11 @@ def main() -> None:
         print("| engine | what | seconds | value | vs one process |")
         print("| --- | --- | --- | --- | --- |")
         y, s, u = frame["y"], frame["s"], frame["user"]
-        t_one, one = timed(lambda y=y, s=s, u=u: sm.GAUC().update(y, s, u))
+        # Both sides time the whole job: one process's update and compute(), and on the
+        # engines the aggregate and the compute() of the metric it returns.
+        t_one, one = timed(lambda y=y, s=s, u=u: sm.GAUC().update(y, s, u).compute())
         rows: list[tuple] = [
-            ("one process", "GAUC().update on the whole table", t_one, one.compute())
+            ("one process", "GAUC().update + compute on the whole table", t_one, one)
         ]
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "rows.parquet")

@@ -228,7 +228,9 @@ def batches(calls: int, rounds: int) -> None:
     torch = optional("torch")
     tm = optional("torchmetrics") if torch is not None else None
     if torch is not None:
-        torch.set_num_threads(1)  # one core per library, as in a server worker
+        # One thread: batches of 1 to 1,024 rows, where torch's intra-op threads add dispatch
+        # cost and no speed, and one core per library, as in a server worker.
+        torch.set_num_threads(1)
     rng = np.random.default_rng(1)
     print(f"## Batches (numpy arrays; torchmetrics on CPU tensors), best of {rounds} rounds\n")
     rows = []
@@ -255,7 +257,7 @@ def batches(calls: int, rounds: int) -> None:
                 sm.MeanSquaredError,
                 "MeanSquaredError",
                 (estimate, target),
-                lambda a, b: float(np.dot(a - b, a - b)),
+                lambda a, b: float(np.dot(d := a - b, d)),
             ),
         ]
         for name, ours_cls, peer_name, (first, second), floor_fn in cases:

@@ -4,8 +4,10 @@ Usage: ``python benchmarks/compare_dask_keyed.py CHECKOUT [--rows N] [--users N 
 CHECKOUT is the root of a streammetrics checkout (this one, or a ``git worktree`` of an older
 commit): run it once per checkout, alternating, to compare versions side by side. On a
 2-process ``LocalCluster`` with 8 persisted partitions, each round times, in this order, one
-process's ``GAUC().update`` of the whole table, Dask's ``ROCAUC``, Dask's ``GAUC`` and Dask's
-``NDCG@10`` (the checkout's default path for each), and prints best / median seconds over the
+process's ``GAUC().update`` of the whole table and its ``compute()``, Dask's ``ROCAUC``, Dask's
+``GAUC`` and Dask's ``NDCG@10`` (the checkout's default path for each, each aggregate followed
+by ``compute()`` of the metric it returns: every side does the whole job; until 0.8.8 only the
+update and the aggregate were timed), and prints best / median seconds over the
 rounds. Pass ``--key-parts 0`` to time a checkout's tree merge instead of its default.
 """
 
@@ -73,10 +75,13 @@ def _rounds(frame: Any, rounds: int, kw: dict[str, Any]) -> dict[str, list[float
         assert workers == {where()}, f"workers import {workers}, this process {where()}"
         aggregate(ddf, sm.GAUC(), ["y", "s", "user"], **kw)  # warm the workers
         cases = {
-            "one process GAUC": lambda: sm.GAUC().update(frame["y"], frame["s"], frame["user"]),
-            "dask ROCAUC": lambda: aggregate(ddf, sm.ROCAUC(), ["y", "s"]),
-            "dask GAUC": lambda: aggregate(ddf, sm.GAUC(), ["y", "s", "user"], **kw),
-            "dask NDCG@10": lambda: aggregate(ddf, sm.ranking.NDCG(k=10), ranking, **kw),
+            # The whole job on every side: update (or aggregate) and compute().
+            "one process GAUC": lambda: (
+                sm.GAUC().update(frame["y"], frame["s"], frame["user"]).compute()
+            ),
+            "dask ROCAUC": lambda: aggregate(ddf, sm.ROCAUC(), ["y", "s"]).compute(),
+            "dask GAUC": lambda: aggregate(ddf, sm.GAUC(), ["y", "s", "user"], **kw).compute(),
+            "dask NDCG@10": lambda: aggregate(ddf, sm.ranking.NDCG(k=10), ranking, **kw).compute(),
         }
         times: dict[str, list[float]] = {name: [] for name in cases}
         for _ in range(rounds):
