@@ -207,11 +207,11 @@ class MatthewsCorrCoef(_ConfusionMetric):
 
     def _compute(self) -> float:
         diag, t_sum, p_sum = self._margins()
-        # Weights scaled by the power of two bringing their total to [0.5, 1): exact, so the
+        # Margins scaled by the power of two bringing the total to [0.5, 1): exact, so the
         # value is the same to the bit, but products of squared totals can no longer underflow
         # (decayed weights of 1e-77 gave 0.0) or overflow.
         scale = _unit_scale(float(p_sum.sum()))
-        diag, t_sum, p_sum = diag * scale, t_sum * scale, p_sum * scale
+        diag, t_sum, p_sum = (np.asarray(a, dtype=np.float64) * scale for a in (diag, t_sum, p_sum))
         correct = float(diag.sum())
         n = float(p_sum.sum())
         with np.errstate(over="ignore", invalid="ignore"):  # absurd weights give nan, not a crash
