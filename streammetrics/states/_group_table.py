@@ -134,7 +134,9 @@ def _run_cumsum(x: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.nd
     tile ``x``), each from zero. Runs of one length are summed together as the rows of a
     matrix (``np.cumsum`` along rows adds in order), one numpy pass per distinct length."""
     out = np.empty_like(x)
-    small = len(lengths) and int(lengths.max()) < 1 << 16  # (a radix sort for 16-bit lengths)
+    if not len(lengths):
+        return out
+    small = int(lengths.max()) < 1 << 16  # (a radix sort for 16-bit lengths)
     by_size = np.argsort(lengths.astype(np.uint16) if small else lengths, kind="stable")
     ordered = lengths[by_size]
     edges = [0, *(np.flatnonzero(ordered[1:] != ordered[:-1]) + 1).tolist(), len(ordered)]
