@@ -159,3 +159,21 @@ def test_a_light_group_beside_heavy_ones_keeps_its_own_auc(exact: bool) -> None:
     m.update(np.r_[ya, yb], np.r_[sa, sb], g, sample_weight=w)
     want = (roc_auc_score(ya, sa) + roc_auc_score(yb, sb)) / 2
     assert abs(m.compute() - want) <= m.error_bound() + 1e-12
+
+
+def test_run_sums_equal_each_groups_own_running_sum() -> None:
+    # Both ways of _run_cumsum: by exact size (few sizes) and by power of two (many), padded.
+    from streammetrics.states._group_table import _run_cumsum
+
+    rng = np.random.default_rng(5)
+    for lengths in (
+        rng.integers(1, 5, 3_000),
+        np.maximum(1, (rng.pareto(1.1, 5_000) * 3).astype(np.int64)),
+        np.array([7]),
+    ):
+        starts = np.r_[0, np.cumsum(lengths)[:-1]]
+        x = rng.random(int(lengths.sum()))
+        want = np.concatenate(
+            [np.cumsum(x[a : a + n]) for a, n in zip(starts, lengths, strict=True)]
+        )
+        assert np.array_equal(_run_cumsum(x, starts, lengths), want)
