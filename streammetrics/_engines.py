@@ -39,6 +39,7 @@ __all__ = [
     "merge_keyed",
     "partition_pieces",
     "partition_states",
+    "present_names",
     "row_shares",
     "share_state",
     "tree_merge",
@@ -72,6 +73,29 @@ def check_columns(metric: Any, columns: Any, by: Any) -> tuple[list[Column], dic
     if by is not None:
         _column_name(by, "by")
     return positional, keywords
+
+
+def present_names(
+    present: Sequence[Any],
+    positional: list[Column],
+    keywords: dict[str, Column],
+    by: Column | None,
+) -> tuple[list[Column], dict[str, Column], Column | None]:
+    """The names as the frame spells them: an integer name missing from the frame whose
+    string is present (``"0"`` from a CSV header or from Spark's ``createDataFrame`` of a
+    pandas frame with integer columns) becomes that string, as 0.8.7 read every name."""
+    have = set(present)
+
+    def spelled(name: Column) -> Column:
+        if isinstance(name, int) and name not in have and str(name) in have:
+            return str(name)
+        return name
+
+    return (
+        [spelled(c) for c in positional],
+        {k: spelled(c) for k, c in keywords.items()},
+        None if by is None else spelled(by),
+    )
 
 
 def _column_name(name: Any, arg: str) -> Column:

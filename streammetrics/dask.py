@@ -115,6 +115,7 @@ def aggregate(
     if key_parts is not None:
         key_parts = config_int(key_parts, "key_parts", minimum=0)
     positional, keywords = _engines.check_columns(metric, columns, by)
+    positional, keywords, by = _engines.present_names(ddf.columns, positional, keywords, by)
     needed = list(dict.fromkeys([*positional, *keywords.values(), *([] if by is None else [by])]))
     missing = [c for c in needed if c not in ddf.columns]
     if missing:

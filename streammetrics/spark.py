@@ -63,10 +63,10 @@ def aggregate(
     from pyspark.sql import functions as F
 
     key_parts = config_int(key_parts, "key_parts", minimum=0)
-    # Spark names columns with strings: an integer name is reported missing just below.
-    positional, keywords = cast(
-        "tuple[list[str], dict[str, str]]", _engines.check_columns(metric, columns, by)
-    )
+    # Spark names columns with strings: an integer name is read as its string ("0"), as
+    # 0.8.7 read every name, or else reported missing just below.
+    names = _engines.present_names(df.columns, *_engines.check_columns(metric, columns, by), by)
+    positional, keywords, by = cast("tuple[list[str], dict[str, str], str | None]", names)
     needed = list(dict.fromkeys([*positional, *keywords.values(), *([] if by is None else [by])]))
     missing = [c for c in needed if c not in df.columns]
     if missing:

@@ -152,6 +152,9 @@ def test_integer_column_names(client) -> None:
     for parts in (None, 0):
         keyed = aggregate(ddf, sm.GAUC(exact=True), [0, 1, np.int64(2)], key_parts=parts)
         assert keyed.to_bytes() == want
+    # Columns named "0", "1" (a CSV header), asked for as 0, 1: read as those strings.
+    named = dd.from_pandas(df.rename(columns=str), npartitions=3)
+    assert aggregate(named, sm.ROCAUC(exact=True), [0, 1]).to_bytes() == got.to_bytes()
     with pytest.raises(sm.InputError, match="columns: expected column names"):
         aggregate(ddf, sm.ROCAUC(), [0, 1.5])
     with pytest.raises(sm.InputError, match="by: expected one column name"):

@@ -180,6 +180,16 @@ def test_column_names_with_dots_and_backticks(spark) -> None:
     assert got == want
 
 
+def test_integer_names_of_string_columns(spark) -> None:
+    # createDataFrame of a pandas frame with columns 0, 1, 2 names them "0", "1", "2": 0.8.7 read
+    # the names [0, 1] as those strings, and an early 0.8.8 refused them.
+    pdf = pd.DataFrame({0: [0, 1, 1, 0], 1: [0.2, 0.9, 0.4, 0.3], 2: [1, 1, 2, 2]})
+    df = spark.createDataFrame(pdf)
+    assert df.columns == ["0", "1", "2"]
+    got = aggregate(df, sm.ROCAUC(exact=True), [0, 1], by=2)
+    assert got == {k: sm.ROCAUC(exact=True).update(r[0], r[1]) for k, r in pdf.groupby(2)}
+
+
 @pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas")
 def test_instant_keys_do_not_depend_on_the_session_time_zone(spark) -> None:
     # The key column reached the workers as wall-clock times too: in New York, 05:00 and 06:00
