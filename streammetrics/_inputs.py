@@ -154,12 +154,13 @@ def as_array(x: Any, name: str) -> np.ndarray:
                 f"{name}: got a {type(item).__name__}, which has no order; pass a list or an array"
             )
         arr = arr.reshape(1)
-    if arr.dtype.fields is not None:
+    fields = arr.dtype.fields
+    if fields is not None and (len(fields) > 1 or any(f[0].shape for f in fields.values())):
         # numpy casts a one-field record to its field's first value: a field of shape (2,)
-        # would silently lose its second column.
+        # would silently lose its second column. (One scalar field reads as before.)
         raise InputError(
-            f"{name}: a structured array (fields {list(arr.dtype.fields)}); pass one field, "
-            f"e.g. {name}[{next(iter(arr.dtype.fields))!r}], or a plain array"
+            f"{name}: a structured array (fields {list(fields)}); pass one field, "
+            f"e.g. {name}[{next(iter(fields))!r}], or a plain array"
         )
     return arr
 

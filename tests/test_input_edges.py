@@ -401,9 +401,11 @@ def test_structured_arrays_are_refused_not_cut_to_their_first_field() -> None:
     rec = np.zeros(4, dtype=[("xy", "f8", (2,))])
     rec["xy"] = points
     refused(sm.CalinskiHarabasz(), rec, [0, 0, 1, 1], match=r"X: a structured array")
-    one = np.zeros(4, dtype=[("x", "f8")])
-    refused(sm.MeanSquaredError(), one, np.zeros(4), match=r"y_true: a structured array")
-    refused(sm.Accuracy().update([0, 0], [0, 0]), one[:2], [0, 0], match="y_true: a structured")
+    two = np.zeros(4, dtype=[("x", "f8"), ("y", "f8")])
+    refused(sm.MeanSquaredError(), two, np.zeros(4), match=r"y_true: a structured array")
+    refused(sm.Accuracy().update([0, 0], [0, 0]), two[:2], [0, 0], match="y_true: a structured")
+    one = np.zeros(4, dtype=[("x", "f8")])  # one scalar field reads as its values, as before
+    assert sm.MeanSquaredError().update(one, np.ones(4)).compute() == 1.0
 
 
 def test_iterators_are_named_under_their_own_argument() -> None:
@@ -422,6 +424,8 @@ def test_one_probability_column_is_the_positive_class() -> None:
     y, p = [0, 1, 1, 0], np.array([0.2, 0.7, 0.6, 0.1])
     for make in (sm.LogLoss, sm.BrierScore, sm.CalibrationError):
         assert make().update(y, p[:, None]) == make().update(y, p)
+    # Beside labels of three classes one column is no binary probability: refused, as before.
+    refused(sm.BrierScore(labels=[0, 1, 2]), y, p[:, None], match="labels names 3 classes")
     assert sm.LogLoss().update(y, p[:, None]).compute() == pytest.approx(log_loss(y, p[:, None]))
 
 

@@ -35,11 +35,14 @@ __all__ = ["BrierScore", "CalibrationError", "LogLoss"]
 MAX_BINS = 1_000_000
 
 
-def _probabilities(y_prob: Any, y_true: Any, name: str = "y_prob") -> np.ndarray:
+def _probabilities(
+    y_prob: Any, y_true: Any, labels: list[Any] | None = None, name: str = "y_prob"
+) -> np.ndarray:
     arr = one_sample_row(y_true, as_array(y_prob, name))
-    if arr.ndim == 2 and arr.shape[1] == 1:
+    if arr.ndim == 2 and arr.shape[1] == 1 and (labels is None or len(labels) == 2):
         # One column (``torch.sigmoid(logits)`` of shape (n, 1)): the positive class's
-        # probability, as scikit-learn's ``log_loss`` reads it.
+        # probability, as scikit-learn's ``log_loss`` reads it (beside ``labels`` of more
+        # classes it stays one column, and is refused as such).
         arr = arr[:, 0]
     if arr.ndim not in (1, 2):
         raise InputError(f"{name}: expected a 1-D (binary) or 2-D (n, classes) array")
@@ -128,7 +131,7 @@ class _SumMetric(Metric, register=False):
 
     def update(self, y_true: Any, y_prob: Any, sample_weight: Any = None) -> Any:
         """Add a batch of (label, probability) rows, optionally weighted. Complexity O(n k)."""
-        x = _probabilities(y_prob, y_true)
+        x = _probabilities(y_prob, y_true, self._config.get("labels"))
         n = len(x)
         k = 0 if x.ndim == 1 else x.shape[1]
         if n:
@@ -362,7 +365,7 @@ class CalibrationError(Metric):
 
     def update(self, y_true: Any, y_prob: Any, sample_weight: Any = None) -> Any:
         """Add a batch of (label, probability) rows, optionally weighted."""
-        x = _probabilities(y_prob, y_true)
+        x = _probabilities(y_prob, y_true, self._config.get("labels"))
         if x.ndim == 1:
             y = binary_labels(y_true)
             check_same_length(y_true=y, y_prob=x)

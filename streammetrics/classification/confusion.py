@@ -210,7 +210,7 @@ class MatthewsCorrCoef(_ConfusionMetric):
         # Margins scaled by the power of two bringing the total to [0.5, 1): exact, so the
         # value is the same to the bit, but products of squared totals can no longer underflow
         # (decayed weights of 1e-77 gave 0.0) or overflow.
-        scale = _unit_scale(float(p_sum.sum()))
+        scale = float(_unit_scale(np.array([p_sum.sum()], dtype=np.float64))[0])
         diag, t_sum, p_sum = (np.asarray(a, dtype=np.float64) * scale for a in (diag, t_sum, p_sum))
         correct = float(diag.sum())
         n = float(p_sum.sum())
@@ -255,7 +255,7 @@ class MatthewsCorrCoef(_ConfusionMetric):
             return NAN_INTERVAL
 
         def f(d: np.ndarray, r: np.ndarray, c: np.ndarray, n: np.ndarray) -> np.ndarray:
-            scale = np.ldexp(1.0, -np.frexp(n)[1])  # as in _compute: exact, no underflow
+            scale = _unit_scale(n)  # as in _compute: exact, no underflow
             d, r, c, n = d * scale[:, None], r * scale[:, None], c * scale[:, None], n * scale
             with np.errstate(invalid="ignore", divide="ignore"):
                 cov_tp = d.sum(axis=1) * n - (r * c).sum(axis=1)
@@ -461,8 +461,12 @@ class ClassificationReport(_ConfusionMetric):
         return out
 
 
-def _unit_scale(total: float) -> float:
-    """The power of two bringing a positive finite ``total`` to [0.5, 1) (1.0 otherwise)."""
-    if not (total > 0 and math.isfinite(total)):
-        return 1.0
-    return math.ldexp(1.0, -math.frexp(total)[1])
+def _unit_scale(totals: np.ndarray) -> np.ndarray:
+    """The powers of two bringing positive finite ``totals`` to [0.5, 1) (1.0 elsewhere):
+    scaling by them is exact, and keeps products of squared totals from under- or
+    overflowing."""
+    finite = np.isfinite(totals) & (totals > 0)
+    out: np.ndarray = np.where(
+        finite, np.ldexp(1.0, -np.frexp(np.where(finite, totals, 1.0))[1]), 1.0
+    )
+    return out
