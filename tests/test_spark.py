@@ -180,6 +180,7 @@ def test_column_names_with_dots_and_backticks(spark) -> None:
     assert got == want
 
 
+@pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas")
 def test_integer_names_of_string_columns(spark) -> None:
     # createDataFrame of a pandas frame with columns 0, 1, 2 names them "0", "1", "2": 0.8.7 read
     # the names [0, 1] as those strings, and an early 0.8.8 refused them.
