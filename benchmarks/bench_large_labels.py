@@ -14,23 +14,12 @@ line's (above 1: faster than scikit-learn).
 from __future__ import annotations
 
 import argparse
-import time
 from collections.abc import Callable
 
 import numpy as np
+from _timing import interleaved  # (this folder: the script's own)
 
 import streammetrics as sm
-
-
-def interleaved(fns: dict[str, Callable[[], object]], repeat: int) -> dict[str, float]:
-    """Best time of each function over ``repeat`` rounds, every function once per round."""
-    best = dict.fromkeys(fns, float("inf"))
-    for _ in range(repeat):
-        for name, fn in fns.items():
-            start = time.perf_counter()
-            fn()
-            best[name] = min(best[name], time.perf_counter() - start)
-    return best
 
 
 def main() -> None:

@@ -18,6 +18,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from _timing import interleaved
+
 import streammetrics as sm
 from streammetrics.states.mappings import mapping_for
 from tests.score_datasets import DATASETS
@@ -82,18 +84,6 @@ def floor_preallocated(y: np.ndarray, p: np.ndarray, batch: int) -> None:
         idx[:m] <<= 1
         idx[:m] += y[i : i + batch]
         counts += np.bincount(idx[:m], minlength=20_000)
-
-
-def interleaved(fns: dict[str, Any], repeats: int) -> dict[str, float]:
-    """Best time of each function over ``repeats`` rounds, every function once per round: a
-    machine that slows down for a while slows every line alike."""
-    best = dict.fromkeys(fns, float("inf"))
-    for _ in range(repeats):
-        for name, fn in fns.items():
-            t0 = time.perf_counter()
-            fn()
-            best[name] = min(best[name], time.perf_counter() - t0)
-    return best
 
 
 def peers(y: np.ndarray, p: np.ndarray, batch: int, repeats: int) -> list[tuple[str, int, float]]:
