@@ -4,9 +4,10 @@ The wrappers' own cases (``windows.py``, ``wrappers_uq.py``, ``collection.py``) 
 classification metrics; a review found that lists mixing strings and numbers, empty plain
 lists and late rows went wrong only around the other families (0.8.8). Here each family's
 representative case (ranking, clustering external and internal, text, detection, regression)
-is wrapped in ``Sliced``, the windows and ``MetricCollection``, and in ``Decayed`` and
-``Bootstrap`` where they take it, and run through the same laws: the batches are the family's
-own with the wrapper's key column added, and so are its refused batches.
+is wrapped in ``Sliced``, the windows and ``MetricCollection``, and in ``Bootstrap`` where it
+takes them (``Decayed`` takes none of these families' states), and run through the same
+laws: the batches are the family's own with the wrapper's key column added, and so are its
+refused batches.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any
 import numpy as np
 
 import streammetrics as sm
-from streammetrics.windows import Decayed, SlidingWindow, TumblingWindows
+from streammetrics.windows import SlidingWindow, TumblingWindows
 from tests.cases import clustering, detection, ranking, regression, text
 from tests.harness import Batch, Case
 
@@ -79,7 +80,6 @@ def _wrapped(
     other: Callable[[sm.Metric], sm.Metric],
     inner: Case,
     column: Callable[[np.random.Generator, int], dict[str, Any]] | None,
-    exact: bool | None = None,
 ) -> Case:
     add = column if column is not None else (lambda rng, n: {})
     return Case(
@@ -87,7 +87,7 @@ def _wrapped(
         lambda: wrap(inner.make()),
         _keyed(inner, add),
         _bad(inner, add, alone=name == "TumblingWindows"),
-        exact=inner.exact if exact is None else exact,
+        exact=inner.exact,
         rtol=max(inner.rtol, 1e-10),
         atol=inner.atol,
         other=lambda: other(inner.make()),
@@ -95,59 +95,40 @@ def _wrapped(
     )
 
 
-def _around(inner: Case, decayed: bool = False, bootstrap: bool = False) -> list[Case]:
-    out = [
-        _wrapped(
-            "Sliced",
-            sm.Sliced,
-            lambda m: sm.Sliced(m, max_slices=100),
-            inner,
-            _slices,
-        ),
-        _wrapped(
-            "TumblingWindows",
-            lambda m: TumblingWindows(m, width=10),
-            lambda m: TumblingWindows(m, width=20),
-            inner,
-            _times,
-        ),
-        _wrapped(
-            "SlidingWindow",
-            lambda m: SlidingWindow(m, width=40, slots=4),
-            lambda m: SlidingWindow(m, width=40, slots=5),
-            inner,
-            _times,
-        ),
-        _wrapped(
-            "MetricCollection",
-            lambda m: sm.MetricCollection(m=m),
-            lambda m: sm.MetricCollection(other=m),
-            inner,
-            None,
-        ),
-    ]
-    if decayed:
-        out.append(
-            _wrapped(
-                "Decayed",
-                lambda m: Decayed(m, half_life=25.0),
-                lambda m: Decayed(m, half_life=30.0),
-                inner,
-                _times,
-                exact=False,
-            )
-        )
-    if bootstrap:
-        out.append(
-            _wrapped(
-                "Bootstrap",
-                lambda m: sm.Bootstrap(m, replicates=8, seed=2),
-                lambda m: sm.Bootstrap(m, replicates=8, seed=3),
-                inner,
-                _ids,
-            )
-        )
-    return out
+#: (name, wrap, another configuration, the wrapper's own key column): every family is run
+#: through each; ``Bootstrap`` only around the families that take its weights or rows.
+WRAPPERS: list[tuple[str, Any, Any, Any]] = [
+    ("Sliced", sm.Sliced, lambda m: sm.Sliced(m, max_slices=100), _slices),
+    (
+        "TumblingWindows",
+        lambda m: TumblingWindows(m, width=10),
+        lambda m: TumblingWindows(m, width=20),
+        _times,
+    ),
+    (
+        "SlidingWindow",
+        lambda m: SlidingWindow(m, width=40, slots=4),
+        lambda m: SlidingWindow(m, width=40, slots=5),
+        _times,
+    ),
+    (
+        "MetricCollection",
+        lambda m: sm.MetricCollection(m=m),
+        lambda m: sm.MetricCollection(other=m),
+        None,
+    ),
+]
+BOOTSTRAP = (
+    "Bootstrap",
+    lambda m: sm.Bootstrap(m, replicates=8, seed=2),
+    lambda m: sm.Bootstrap(m, replicates=8, seed=3),
+    _ids,
+)
+
+
+def _around(inner: Case, bootstrap: bool = False) -> list[Case]:
+    wrappers = [*WRAPPERS, BOOTSTRAP] if bootstrap else WRAPPERS
+    return [_wrapped(name, wrap, other, inner, column) for name, wrap, other, column in wrappers]
 
 
 CASES = [
