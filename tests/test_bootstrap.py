@@ -36,6 +36,38 @@ def test_poisson_weights_are_poisson_one_and_pure():
     assert strings[0] == strings[4] and len(set(strings[:4].tolist())) == 4
 
 
+@pytest.mark.parametrize("scheme", [1, 2])
+def test_poisson_weights_do_not_depend_on_the_block_size(monkeypatch, scheme) -> None:
+    """Weights are drawn in cache-sized blocks of rows (0.8.9): any block size gives the
+    inverse distribution function of each row's own mix, computed here in one piece."""
+    from streammetrics.states.labels import splitmix64
+    from streammetrics.wrappers import _poisson
+
+    h = _id_hashes(np.arange(2_000), 2_000)
+    R, seed = 199, 11  # odd: scheme 2 drops the last pair's high half
+    golden, step = np.uint64(0x9E3779B97F4A7C15), np.arange(1, R + 2, dtype=np.uint64)
+    with np.errstate(over="ignore"):
+        if scheme == 1:
+            keys = splitmix64(
+                splitmix64(np.uint64(seed) * golden + np.uint64(1)) + step[:R] * golden
+            )
+            z = splitmix64(h[:, None] ^ keys[None, :])
+            want = np.searchsorted(_poisson._T64, z, side="right")
+        else:
+            tag = np.uint64(0x452821E638D01377)
+            pairs = step[: (R + 1) // 2]
+            keys = splitmix64(splitmix64(np.uint64(seed) * golden + tag) + pairs * golden)
+            z = splitmix64(h[:, None] ^ keys[None, :])
+            u = np.stack([z & np.uint64(0xFFFFFFFF), z >> np.uint64(32)], axis=2)
+            want = np.searchsorted(_poisson._T32.astype(np.uint64), u.reshape(len(h), -1), "right")
+            want = want[:, :R]
+    for chunk in (1, 7, 1 << 15, 1 << 22):
+        monkeypatch.setattr(_poisson, "_CHUNK", chunk)
+        got = _poisson.poisson_rows(h, seed, R, scheme)
+        assert got.dtype == np.uint8 and got.shape == (len(h), R)
+        np.testing.assert_array_equal(got, want)
+
+
 def _accuracy_stream(seed: int, n: int, p: float):
     rng = np.random.default_rng(seed)
     y = rng.integers(0, 2, n)

@@ -96,10 +96,30 @@ class Stacked(ABC):
 def _replicate_sums(counts: np.ndarray, starts: np.ndarray, sw: np.ndarray | None) -> np.ndarray:
     """``(cells, R)`` float64 sums of each replicate's weights over runs of rows."""
     if sw is None:
-        if len(counts) < 2**24:  # 255 * 2**24 < 2**32: exact in uint32
+        if len(counts) >= 2**24:  # 255 * 2**24 < 2**32: below, exact in uint32
+            return np.add.reduceat(counts, starts, axis=0, dtype=np.float64)
+        if len(starts) * 8 > len(counts):
             return np.add.reduceat(counts, starts, axis=0, dtype=np.uint32).astype(np.float64)
-        return np.add.reduceat(counts, starts, axis=0, dtype=np.float64)
+        # Runs of 8 rows or more: one contiguous sum per run. numpy's reduceat over axis 0
+        # casts uint8 to uint32 element by element; a run's sum(axis=0) adds whole rows. On
+        # 10,000 rows x 200 replicates (0.8.9, best of 30): 0.7 against 2.2 ms at 4 runs, 5.6
+        # against 7.5 ms at 3,000 runs. The same integers either way.
+        out = np.empty((len(starts), counts.shape[1]), dtype=np.uint32)
+        ends = [*starts[1:].tolist(), len(counts)]
+        for i, (a, b) in enumerate(zip(starts.tolist(), ends, strict=True)):
+            counts[a:b].sum(axis=0, dtype=np.uint32, out=out[i])
+        return out.astype(np.float64)
     return np.add.reduceat(counts * sw[:, None], starts, axis=0)
+
+
+def square_sums(counts: np.ndarray) -> list[float]:
+    """Each replicate's sum of squared Poisson counts, ``(rows, R)`` uint8 -> R floats
+    (exact: integers)."""
+    squares = counts.astype(np.uint16)
+    squares *= squares
+    # 255**2 * 66,000 < 2**32: whole-row adds in uint32, 1.6x faster than int64 at 10,000 rows.
+    wide = np.uint32 if len(counts) < 66_000 else np.int64
+    return squares.sum(axis=0, dtype=wide).astype(np.float64).tolist()  # type: ignore[no-any-return]
 
 
 def _first_drawn(counts: np.ndarray, begin: np.ndarray, stop: np.ndarray, step: int) -> np.ndarray:
@@ -205,9 +225,7 @@ class ConfusionStack(Stacked):
         sw = None if self.sw is None else self.sw[self.rows]
         sums = _replicate_sums(counts, self.starts, sw)
         if self.sw is None:
-            squares = counts.astype(np.uint16)
-            squares *= squares
-            sq = squares.sum(axis=0, dtype=np.int64).astype(np.float64).tolist()
+            sq = square_sums(counts)
         else:
             # Sums of squared weights in the rows' own order, as an update of each replicate
             # computes them (one dot product of contiguous weights).

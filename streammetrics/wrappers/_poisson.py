@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import sys
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -34,7 +35,11 @@ _NO_ID = np.uint64(0x243F6A8885A308D3)  # domain tag of row positions (no ids gi
 _PAIR = np.uint64(0x452821E638D01377)  # domain tag of scheme 2's pair keys
 # Poisson(1) cumulative distribution, k = 0..19; P(K >= 20) = 1.6e-19, below one 2**-53 step.
 _POISSON_CDF = np.cumsum([math.exp(-1) / math.factorial(k) for k in range(20)])
-_CHUNK = 1 << 22  # weights drawn per block: bounds the uint64 scratch to 32 MiB
+# Mixes per block: 32 Ki uint64 (256 KiB, and as much scratch) stay in L2 cache from step to
+# step. On 10,000 rows x 100 pairs (0.8.9, best of 60): 16.2 ms in 0.8.8's blocks of 4 Mi
+# mixes with a fresh array per step, 6.7 ms in blocks of 32 Ki mixed in place (6.8 at 64 Ki,
+# 7.0 at 16 Ki).
+_CHUNK = 1 << 15
 _LITTLE = sys.byteorder == "little"
 
 
@@ -80,44 +85,63 @@ def _resolve(out: np.ndarray, uniforms: np.ndarray, thresholds: np.ndarray) -> N
         flat[fix] = np.searchsorted(thresholds, uniforms.reshape(-1)[fix], side="right")
 
 
+def _finalise(z: np.ndarray, tmp: np.ndarray) -> None:
+    """splitmix64's finaliser on ``z`` in place (``tmp``: scratch of its shape): the same
+    values as ``states.labels.splitmix64``, without a fresh array per step."""
+    np.right_shift(z, np.uint64(30), out=tmp)
+    z ^= tmp
+    z *= np.uint64(0xBF58476D1CE4E5B9)
+    np.right_shift(z, np.uint64(27), out=tmp)
+    z ^= tmp
+    z *= np.uint64(0x94D049BB133111EB)
+    np.right_shift(z, np.uint64(31), out=tmp)
+    z ^= tmp
+
+
+def _blocks(hashes: np.ndarray, keys: np.ndarray) -> Iterator[tuple[int, int, np.ndarray]]:
+    """``(lo, hi, z)`` for blocks of rows: ``z`` the mixes of rows ``lo:hi`` with every key,
+    ``(hi - lo, len(keys))`` uint64, in scratch reused from block to block (read it before
+    asking for the next)."""
+    n, width = len(hashes), len(keys)
+    step = max(1, _CHUNK // max(width, 1))
+    z_all = np.empty((min(step, n), width), dtype=np.uint64)
+    tmp_all = np.empty_like(z_all)
+    with np.errstate(over="ignore"):
+        for lo in range(0, n, step):
+            hi = min(lo + step, n)
+            z, tmp = z_all[: hi - lo], tmp_all[: hi - lo]
+            np.bitwise_xor(hashes[lo:hi, None], keys[None, :], out=z)
+            _finalise(z, tmp)
+            yield lo, hi, z
+
+
 def _scheme1(hashes: np.ndarray, seed: int, replicates: int) -> np.ndarray:
-    n = len(hashes)
-    out = np.empty((n, replicates), dtype=np.uint8)
+    out = np.empty((len(hashes), replicates), dtype=np.uint8)
     with np.errstate(over="ignore"):
         r = np.arange(1, replicates + 1, dtype=np.uint64)
         keys = _mix(_mix(np.uint64(seed) * _GOLDEN + np.uint64(1)) + r * _GOLDEN)
-        step = max(1, _CHUNK // max(replicates, 1))
-        for lo in range(0, n, step):  # blocks of rows, each over every replicate
-            z = _mix(hashes[lo : lo + step, None] ^ keys[None, :])
-            block = _TABLE64[(z >> np.uint64(48)).astype(np.intp)]
-            _resolve(block, z, _T64)
-            out[lo : lo + step] = block
+    for lo, hi, z in _blocks(hashes, keys):  # blocks of rows, each over every replicate
+        block = out[lo:hi]
+        np.take(_TABLE64, z >> np.uint64(48), out=block, mode="clip")
+        _resolve(block, z, _T64)
     return out
 
 
 def _scheme2(hashes: np.ndarray, seed: int, replicates: int) -> np.ndarray:
-    n = len(hashes)
     pairs = (replicates + 1) // 2
-    out = np.empty((n, 2 * pairs), dtype=np.uint8)
+    out = np.empty((len(hashes), 2 * pairs), dtype=np.uint8)
     with np.errstate(over="ignore"):
         p = np.arange(1, pairs + 1, dtype=np.uint64)
         keys = _mix(_mix(np.uint64(seed) * _GOLDEN + _PAIR) + p * _GOLDEN)
-        step = max(1, _CHUNK // (2 * pairs))
-        for lo in range(0, n, step):
-            z = hashes[lo : lo + step, None] ^ keys[None, :]
-            z ^= z >> np.uint64(30)  # splitmix64's finaliser, in place
-            z *= np.uint64(0xBF58476D1CE4E5B9)
-            z ^= z >> np.uint64(27)
-            z *= np.uint64(0x94D049BB133111EB)
-            z ^= z >> np.uint64(31)
-            if not _LITTLE:
-                z = z.byteswap().view(z.dtype.newbyteorder())
-            # Little-endian bytes of each 64-bit mix: two 32-bit uniforms (low, high), whose
-            # top 16 bits are the 2nd and 4th uint16 of the word.
-            halves = z.view("<u4")  # (rows, 2 * pairs): replicate 2p low, 2p + 1 high
-            block = _TABLE32[z.view("<u2")[:, 1::2]]
-            _resolve(block, halves, _T32)
-            out[lo : lo + step] = block
+    for lo, hi, z in _blocks(hashes, keys):
+        if not _LITTLE:
+            z = z.byteswap().view(z.dtype.newbyteorder())
+        # Little-endian bytes of each 64-bit mix: two 32-bit uniforms (low, high), whose
+        # top 16 bits are the 2nd and 4th uint16 of the word.
+        halves = z.view("<u4")  # (rows, 2 * pairs): replicate 2p low, 2p + 1 high
+        block = out[lo:hi]
+        np.take(_TABLE32, z.view("<u2")[:, 1::2], out=block, mode="clip")  # (indices < 2**16)
+        _resolve(block, halves, _T32)
     return out if 2 * pairs == replicates else out[:, :replicates]
 
 
