@@ -374,3 +374,27 @@ def test_replicates_that_would_pass_the_weight_bound_are_refused_at_update() -> 
         assert b.to_bytes() == before
     b.update([1], [1], ids=[7], sample_weight=[1e20])
     assert sm.loads(b.to_bytes()) == b
+
+
+def test_a_collection_passes_ids_to_its_bootstrap_members_only() -> None:
+    """0.8.8 passed ``ids=`` to every member, and a plain member raised TypeError."""
+    rng = np.random.default_rng(3)
+    n = 400
+    y, p, by = rng.integers(0, 2, n), rng.integers(0, 2, n), rng.integers(0, 3, n)
+    ids = rng.permutation(10 * n)[:n]
+    both = sm.MetricCollection(
+        boot=sm.Bootstrap(sm.Accuracy(), replicates=20),
+        plain=sm.Accuracy(),
+        sliced=sm.Sliced(sm.Bootstrap(sm.Precision(), replicates=20)),
+    )
+    both.update(y, p, ids=ids, by=by)
+    alone = sm.Bootstrap(sm.Accuracy(), replicates=20).update(y, p, ids=ids)
+    assert both["boot"].to_bytes() == alone.to_bytes()
+    assert both["plain"].to_bytes() == sm.Accuracy().update(y, p).to_bytes()
+    sliced = sm.Sliced(sm.Bootstrap(sm.Precision(), replicates=20)).update(y, p, by=by, ids=ids)
+    assert both["sliced"].to_bytes() == sliced.to_bytes()
+    rows = sm.MetricCollection(boot=sm.Bootstrap(sm.Accuracy(), replicates=20), plain=sm.Accuracy())
+    for i in range(n):  # the per-request path routes the same way
+        rows.update(int(y[i]), int(p[i]), ids=int(ids[i]))
+    assert rows["boot"].to_bytes() == alone.to_bytes()
+    assert rows["plain"].compute() == both["plain"].compute()

@@ -239,10 +239,12 @@ def groups(codes: np.ndarray, size: int) -> list[tuple[int, np.ndarray | None]]:
 
 def row_keywords(metric: Metric) -> frozenset[str]:
     """The keyword columns ``metric.update`` needs beside the metric's own columns: the
-    ``own_keyword`` of each wrapper in it (``by``, ``timestamps``), nested ones included (a
-    collection needs what any member needs)."""
+    ``own_keyword`` of each wrapper in it (``by``, ``timestamps``) and the optional keyword
+    columns of each (``Bootstrap``'s ``ids``), nested ones included (a collection needs what
+    any member needs, and passes a keyword only to the members that take it)."""
     own = getattr(type(metric), "own_keyword", None)
     found = {own} if own else set()
+    found |= set(getattr(type(metric), "optional_keywords", ()))
     inner = getattr(metric, "_template", None)
     if isinstance(inner, Metric):
         found |= row_keywords(inner)

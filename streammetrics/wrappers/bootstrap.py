@@ -182,6 +182,9 @@ class Bootstrap(Metric):
     drawn: int
     #: None on the class; each instance takes the wrapped metric's direction.
     higher_is_better: ClassVar[bool | None] = None
+    #: Keyword columns ``update`` may take beside the metric's (``_rows.row_keywords``): a
+    #: ``MetricCollection`` passes ``ids=`` to its ``Bootstrap`` members only.
+    optional_keywords: ClassVar[tuple[str, ...]] = ("ids",)
 
     def __init__(
         self, metric: Metric, replicates: int = 200, seed: int = 0, *, scheme: int = 2
