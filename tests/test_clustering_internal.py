@@ -514,3 +514,31 @@ def test_clusters_seen_on_one_side_of_a_merge_keep_their_low_parts() -> None:
         got, want = other.compute(), whole.compute()
         for key in ("ssb", "ssw", "calinski_harabasz", "davies_bouldin"):
             assert got[key] == pytest.approx(want[key], rel=1e-13)
+
+
+def test_davies_bouldin_skips_clusters_whose_centroids_coincide() -> None:
+    """Clusters with equal means (small integer data meets them often) are at distance 0, a
+    pair scikit-learn skips. 0.8.8's two-part means put them 1e-16 apart, depending on the
+    order of the rows: Davies-Bouldin came out ~1e16 (found by a review, 0.8.9)."""
+    X = np.array([[2.0], [1.0], [0.0], [1.0], [3.0], [1.0], [0.0]])  # {0, 3, 1}, {2, 1, 1}: 4/3
+    labels = np.array([2, 2, 0, 2, 0, 0, 1])
+    assert C.DaviesBouldin().update(X, labels).compute() == pytest.approx(
+        skm.davies_bouldin_score(X, labels), rel=1e-12
+    )
+    rng = np.random.default_rng(7)
+    seen = 0
+    for _ in range(300):
+        n = int(rng.integers(6, 12))
+        X = rng.integers(0, 4, (n, int(rng.integers(1, 3)))).astype(np.float64)
+        labels = rng.integers(0, 3, n)
+        if len(np.unique(labels)) < 2 or len(np.unique(labels)) > n - 1:
+            continue
+        means = np.array([X[labels == k].mean(axis=0) for k in np.unique(labels)])
+        seen += len(np.unique(means, axis=0)) < len(means)
+        want = skm.davies_bouldin_score(X, labels)
+        a, b = C.DaviesBouldin(), C.DaviesBouldin()
+        for i in range(n):  # rows alternated over two shards, merged through bytes
+            (a if i % 2 else b).update(X[i : i + 1], labels[i : i + 1])
+        for got in (C.DaviesBouldin().update(X, labels), sm.loads((a + b).to_bytes())):
+            assert got.compute() == pytest.approx(want, rel=1e-9, abs=1e-12)
+    assert seen >= 5  # the case under test did occur

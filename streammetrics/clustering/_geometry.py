@@ -31,6 +31,7 @@ _DISTANCES = ("euclidean", "cosine", "cityblock")
 #: The largest magnitude of a coordinate of a row or a centre (about 1.6e60).
 VALUE_LIMIT = 2.0**200
 _FMAX = float(np.finfo(np.float64).max)
+_EPS = float(np.finfo(np.float64).eps)
 _BLOCK = 1 << 22  # distance-matrix entries per chunk of the sample computations
 _FLOAT_KEYS = (
     "compactness",
@@ -307,6 +308,21 @@ class _Geometry(Metric, register=False):
             ch = _ceil(ssb * (total - k) / (ssw * (k - 1.0)))
         return {"ssb": ssb, "ssw": ssw, "calinski_harabasz": ch}
 
+    def _coincident_below(self) -> Any:
+        """Centroid distances at or below this (per pair) are rounding, not distance: two
+        clusters whose means are equal get two-part means (``means``, ``means_lo``) that
+        differ in their last bits with the order of the rows, so their distance came out
+        1e-16 instead of 0, and Davies-Bouldin ~1e16 where scikit-learn (which skips pairs at
+        distance 0) gives a small value. The bound: 16 rounding steps of the larger mean's
+        size (its L1 norm bounds every distance's terms), or of a unit row's angle for cosine
+        (``|an - bn|**2 / 2``, squared). User-given centres are exact: no tolerance."""
+        if self._centers is not None:
+            return 0.0
+        if self._distance == "cosine":
+            return 16 * _EPS**2
+        size = np.abs(self.moments.means).sum(axis=1)
+        return 16 * _EPS * np.maximum(size[:, None], size[None, :])
+
     def _separation(self) -> float:
         k = len(self.moments.keys)
         if k < 2:
@@ -342,6 +358,7 @@ class _Geometry(Metric, register=False):
             return out
         centres = self._reference_centres()
         cd = _pairwise(centres, centres, self._distance)
+        cd[cd <= self._coincident_below()] = 0.0
         # scikit-learn's davies_bouldin_score, with the chosen distance.
         if np.allclose(cp, 0) or np.allclose(cd, 0):
             out["davies_bouldin"] = 0.0
