@@ -294,8 +294,9 @@ class StateDirectory:
 
         The files whose states merge together (same class and configuration, and states that
         accept each other: labels of one kind, say) form sets, grown greedily with the states
-        taken most rows first (then by their bytes); the set of the most files wins (then the
-        most rows; then a fixed order), so one stray file cannot displace the workers' states,
+        taken most rows first (then by their bytes); the set of the most files wins (files
+        without rows count for every set of their configuration; then the most rows; then a
+        fixed order), so one stray file cannot displace the workers' states,
         whatever its name. (Greedy: where label sets conflict in a chain, a larger set may
         exist than the one found.) A file that is not a valid state, or that is left
         out of the winning set, is skipped with a :class:`StateFileWarning` naming the file; it
@@ -315,11 +316,21 @@ class StateDirectory:
             sets, empty = _grouped((path, m) for path, _, m in found)
         if not sets and not empty:
             return None
-        if not sets:  # only empty states: the configuration of the most files
-            keys = [k for k, _, _ in empty]
-            best_key = max(set(keys), key=lambda k: (keys.count(k), -len(k), k))
-            sets.append(next((k, m, [p]) for k, m, p in empty if k == best_key))
-        best = max(sets, key=lambda s: (len(s[2]), s[1].count, -len(s[0]), s[0], min(s[2])))
+        # Files without rows (workers that have not counted yet) join any set of their
+        # configuration, so they count for it; a configuration that only such files hold
+        # competes as one set of them. (0.8.8 counted only files with rows: one stray file of
+        # an older deployment outvoted every freshly started worker.)
+        idle: dict[bytes, set[str]] = {}
+        for k, _, p in empty:
+            idle.setdefault(k, set()).add(p)
+        for k in idle:
+            if not any(s[0] == k for s in sets):
+                sets.append(next((k, m, [p]) for kk, m, p in empty if kk == k))
+
+        def files(s: tuple[bytes, Metric, list[str]]) -> int:
+            return len(idle.get(s[0], set()).union(s[2]))
+
+        best = max(sets, key=lambda s: (files(s), s[1].count, -len(s[0]), s[0], min(s[2])))
         key, kept, kept_paths = best
         for other_key, metric, paths in sets:
             if paths is kept_paths:

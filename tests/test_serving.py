@@ -710,3 +710,34 @@ def test_collect_depends_on_the_states_not_on_the_order_of_their_files(tmp_path:
             got.append(StateDirectory(folder).collect())
     assert got[0] == got[1] == got[2]
     assert got[0].count == 40
+
+
+def test_workers_without_rows_yet_outvote_one_stray_file(tmp_path: Path) -> None:
+    """Files without rows count for their configuration's set: 0.8.8 chose among the files
+    with rows only, so a stray state of an older deployment (many rows) outvoted every
+    freshly started worker (found by a review, 0.8.9)."""
+    d = StateDirectory(tmp_path)
+
+    def new() -> sm.Metric:
+        return sm.MetricCollection(auc=sm.ROCAUC(), ll=sm.LogLoss())
+
+    def write(name: str, metric: sm.Metric) -> None:
+        (tmp_path / f"metrics.{name}.state").write_bytes(metric.to_bytes())
+
+    stray = sm.MetricCollection(auc=sm.ROCAUC()).update([0, 1] * 500, [0.3, 0.6] * 500)
+    write("host.1.aaaa", stray)
+    worker = new().update([0, 1, 1], [0.2, 0.7, 0.9])
+    write("host.2.bbbb", worker)
+    for i in range(3):
+        write(f"host.{3 + i}.cccc", new())
+    with pytest.warns(StateFileWarning, match="host.1.aaaa"):
+        got = d.collect()
+    assert got is not None and got.to_bytes() == worker.to_bytes()
+    (tmp_path / "metrics.host.2.bbbb.state").unlink()  # every worker still empty
+    with pytest.warns(StateFileWarning, match="host.1.aaaa"):
+        got = d.collect()
+    assert got is not None and got.count == 0 and got.keys() == ["auc", "ll"]
+    write("host.9.dddd", stray)  # two stray files against three idle workers: still theirs
+    with pytest.warns(StateFileWarning):
+        got = d.collect()
+    assert got is not None and got.keys() == ["auc", "ll"]
