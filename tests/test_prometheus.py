@@ -51,7 +51,14 @@ def test_scrape_sees_every_update() -> None:
         assert second["streammetrics_rows{model=m1}"] == 4
     finally:
         server.shutdown()
+        server.server_close()
         thread.join(5)
+    # Stopped as documented, the port is free again (0.8.8's docstring left out server_close:
+    # the socket stayed bound and new clients hung).
+    again, again_thread, _ = serve(coll, port=port)
+    again.shutdown()
+    again.server_close()
+    again_thread.join(5)
 
 
 def test_scrape_windows() -> None:
