@@ -251,9 +251,10 @@ def serve(
     default, so the process's default metrics are not mixed in) and starts
     ``prometheus_client.start_http_server``. Returns ``(server, thread, collector)``; to stop,
     call ``server.shutdown()`` (ends the thread) and then ``server.server_close()`` (closes the
-    listening socket: without it the port stays bound, and clients connect and hang). ``port`` defaults to :data:`DEFAULT_PORT` (9464; ``0`` picks a
-    free port, read back from ``server.server_port``); ``addr`` defaults to loopback, so give
-    ``"0.0.0.0"`` for a Prometheus on another machine.
+    listening socket: without it the port stays bound, and clients connect and hang).
+    ``port`` defaults to :data:`DEFAULT_PORT` (9464; ``0`` picks a free port, read back from
+    ``server.server_port``); ``addr`` defaults to loopback, so give ``"0.0.0.0"`` for a
+    Prometheus on another machine.
     """
     from prometheus_client import CollectorRegistry, start_http_server
 

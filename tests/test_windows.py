@@ -11,6 +11,7 @@ import pytest
 from sklearn.metrics import accuracy_score, confusion_matrix, f1_score
 
 import streammetrics as sm
+from streammetrics.errors import InputError
 from streammetrics.windows import Decayed, SlidingWindow, TumblingWindows
 from streammetrics.wrappers import Bootstrap, MetricCollection, Sliced
 
@@ -577,3 +578,35 @@ def test_decayed_int64_nanoseconds_weigh_rows_exactly() -> None:
     np.testing.assert_allclose(later, want / 2, rtol=1e-14)
     acc = Decayed(sm.Accuracy(), half_life=half_life).update(y, [1, 1, 1, 1], timestamps=t)
     assert acc.compute() == pytest.approx(accuracy_score(y, [1, 1, 1, 1], sample_weight=w), 1e-15)
+
+
+def test_sliding_window_of_sliced_refuses_a_slice_that_cannot_join_its_namesakes() -> None:
+    """0.8.8 checked slices across slots by key kind only: a str label for a slice holding int
+    labels in another slot was accepted, then compute() raised and the bytes did not load
+    (a published worker's file was skipped whole). Found by a review, 0.8.9."""
+    for scalars in (True, False):
+
+        def one(v: object, scalars: bool = scalars) -> object:
+            return v if scalars else [v]
+
+        w = SlidingWindow(sm.Sliced(sm.Accuracy()), width=40, slots=4)
+        w.update(one(1), one(1), by=one(1), timestamps=one(0))
+        before = w.to_bytes()
+        with pytest.raises(InputError, match="slice 1"):
+            w.update(one("a"), one("a"), by=one(1), timestamps=one(15))
+        assert w.to_bytes() == before
+        w.update(one("a"), one("a"), by=one(2), timestamps=one(15))  # another slice: fine
+        assert sm.loads(w.to_bytes()).compute() == {1: 1.0, 2: 1.0}
+    # A binary F1 slice whose labels spread over slots: a third label across them is refused.
+    w = SlidingWindow(sm.Sliced(sm.F1()), width=30, slots=3)
+    w.update([0, 1], [0, 1], by=[7, 7], timestamps=[0, 0])
+    with pytest.raises(InputError, match="slice 7"):
+        w.update([2], [2], by=[7], timestamps=[10])
+    # Inside a collection, beside a member that joins pair by pair.
+    c = SlidingWindow(sm.MetricCollection(s=sm.Sliced(sm.Accuracy()), f=sm.F1()), width=30, slots=3)
+    c.update([0, 1], [0, 1], by=[1, 1], timestamps=[0, 0])
+    with pytest.raises(InputError, match="slice 1"):
+        c.update(["x"], ["x"], by=[1], timestamps=[10])
+    with pytest.raises(InputError):
+        c.update([1, 2], [1, 2], by=[3, 3], timestamps=[10, 10])  # F1's third label
+    assert c.count == 2

@@ -237,6 +237,12 @@ def merged(template: Metric, metrics: list[Metric]) -> Metric:
     return template.copy().merge(*metrics)
 
 
+#: A changed slot state of at most this many slices (``Sliced``) is checked slice by slice
+#: against its namesakes in the other slots; a larger one, only across slots (key kinds,
+#: ``max_slices``). A row given alone is checked alone: one slice.
+PER_SLICE_CHECKS = 64
+
+
 def check_joins(changed: list[Metric], others: list[Metric]) -> None:
     """``InputError`` unless the ``changed`` slot states merge with the window's ``others``.
 
@@ -245,9 +251,10 @@ def check_joins(changed: list[Metric], others: list[Metric]) -> None:
     slot holds int keys, more slices than ``max_slices`` between them. A plain metric refuses
     such rows at their call; so does the window, with the checks of a merge (nothing merged):
     pair by pair where a state is small, and across all slots at once
-    (``_check_compatible_together``: label sets, slice key kinds and counts). A state that is
-    large per key (``Sliced``: one state per slice) is checked across all slots only, not
-    slice by slice (``docs/streams.md``).
+    (``_check_compatible_together``: label sets, slice key kinds and counts). A state made of
+    one state per key (``Sliced``) is checked slice by slice against its namesakes when it
+    holds at most ``PER_SLICE_CHECKS`` slices (a row alone always is), else across all slots
+    only (``docs/streams.md``).
     """
     try:
         joins(changed, others)
@@ -267,8 +274,11 @@ def joins(changed: list[Metric], others: list[Metric]) -> None:
     binary metric's three labels, ``max_slices``): linear in the slots, not quadratic."""
     pool = list(others)
     for slot in changed:
-        if slot._joins_pairwise and pool:
-            slot._check_compatible(pool[-1])
+        if pool:
+            if slot._joins_pairwise:
+                slot._check_compatible(pool[-1])
+            elif (per_slice := getattr(slot, "_check_slices_join", None)) is not None:
+                per_slice(pool, PER_SLICE_CHECKS)
         pool.append(slot)
     if len(pool) > 1:
         pool[0]._check_compatible_together(tuple(pool[1:]))

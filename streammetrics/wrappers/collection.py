@@ -168,6 +168,16 @@ class MetricCollection(Metric):
             )
         return self._commit(next(iter(added.values()), 0), **updated)
 
+    def _check_slices_join(self, others: list[Any], limit: int) -> None:
+        """A window's per-slot check of a collection holding a ``Sliced`` member (which joins
+        slice by slice, ``Sliced._check_slices_join``): each member against its namesakes."""
+        for name in self._names:
+            mine, theirs = getattr(self, name), [getattr(o, name) for o in others]
+            if mine._joins_pairwise:
+                mine._check_compatible(theirs[-1])
+            elif (per_slice := getattr(mine, "_check_slices_join", None)) is not None:
+                per_slice(theirs, limit)
+
     def _check_compatible_together(self, others: tuple[Any, ...]) -> None:
         for name in self._fields:
             getattr(self, name)._check_compatible_together(tuple(getattr(o, name) for o in others))

@@ -233,6 +233,25 @@ class Sliced(Metric):
         super()._check_compatible(other)
         self._check_compatible_together((other,))
 
+    def _check_slices_join(self, others: list[Any], limit: int) -> None:
+        """``IncompatibleStateError`` unless each slice merges with its namesakes in
+        ``others`` (which already join each other; a window's other slots): checked when this
+        state holds at most ``limit`` slices, the others read by key (no pass over them)."""
+        table = self.slices
+        if len(table) > limit:
+            return
+        for key in table.key_list():
+            theirs = tuple(o.slices.state(key) for o in others if o.slices.has(key))
+            if not theirs:
+                continue
+            mine = table.state(key)
+            try:
+                if mine._joins_pairwise:
+                    mine._check_compatible(theirs[-1])
+                mine._check_compatible_together(theirs)
+            except IncompatibleStateError as exc:
+                raise IncompatibleStateError(f"slice {key!r}: {exc}") from None
+
     def _check_compatible_together(self, others: tuple[Any, ...]) -> None:
         """Key kinds and ``max_slices`` across every operand of a merge of several."""
         tables = [self.slices, *(o.slices for o in others)]
