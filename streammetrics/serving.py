@@ -323,6 +323,7 @@ class StateDirectory:
         idle: dict[bytes, set[str]] = {}
         for k, _, p in empty:
             idle.setdefault(k, set()).add(p)
+        rowless = len(sets)  # sets from here on hold files without rows only
         for k in idle:
             if not any(s[0] == k for s in sets):
                 sets.append(next((k, m, [p]) for kk, m, p in empty if kk == k))
@@ -332,7 +333,7 @@ class StateDirectory:
 
         best = max(sets, key=lambda s: (files(s), s[1].count, -len(s[0]), s[0], min(s[2])))
         key, kept, kept_paths = best
-        for other_key, metric, paths in sets:
+        for other_key, metric, paths in sets[:rowless]:  # (files without rows: below)
             if paths is kept_paths:
                 continue
             why = (
