@@ -79,7 +79,9 @@ class MetricCollection(Metric):
         return cls(**members)
 
     def __getitem__(self, name: str) -> Metric:
-        """The member called ``name`` (a live reference: do not update it directly)."""
+        """The member called ``name`` as it is now (do not update it directly). An update of
+        the collection may replace the member by an updated copy, so look it up again after
+        updating rather than keeping the object."""
         if name not in self._names:
             raise KeyError(name)
         member: Metric = getattr(self, name)
