@@ -36,8 +36,9 @@ def float_list(value: Any, name: str, default: np.ndarray) -> list[float]:
 def _boxes(x: Any, name: str, truth: bool = False) -> np.ndarray:
     """Boxes as an (n, 4) float64 array. A ground-truth box (``truth``) with x2 < x1 or y2 < y1
     is an ``InputError``: its negative area lies outside every area range, so it would be
-    dropped without a word. A predicted one is scored as COCOeval scores it (outside every
-    range: never counted), as a detector's raw output may hold such boxes."""
+    dropped without a word. A predicted one is scored as COCOeval scores it, as a detector's
+    raw output may hold such boxes: flipped on one axis, outside every area range (never
+    counted); on both, of positive area (counted there, unmatched: a false positive)."""
     arr = as_array(x, name)
     if arr.size == 0 and (arr.ndim == 1 or arr.shape[-1:] == (4,)):
         return np.zeros((0, 4), dtype=np.float64)
