@@ -334,7 +334,10 @@ def as_labels(x: Any, name: str) -> np.ndarray:
         _no_mixed_labels(x, name)
     if kind in "biu":
         if kind == "u" and arr.size and arr.max() > np.iinfo(np.int64).max:
-            raise InputError(f"{name}: labels above 2**63 - 1 are not supported")
+            raise InputError(
+                f"{name}: labels above 2**63 - 1 are not supported (integer labels are kept "
+                "as int64): give labels this large as strings"
+            )
         return arr.astype(np.int64, copy=False)
     if kind == "f":
         _finite(arr, name, "labels")

@@ -17,6 +17,7 @@ from sklearn.metrics.cluster._expected_mutual_info_fast import expected_mutual_i
 import streammetrics as sm
 from streammetrics import clustering as C
 from streammetrics.clustering._table import _Table, expected_mutual_info
+from streammetrics.errors import InputError
 from streammetrics.states.contingency import ContingencyCounts
 
 TOL = 1e-9
@@ -327,3 +328,13 @@ def test_ami_when_one_labelling_splits_the_other_into_singletons() -> None:
         [0, 0, 0, 1, 1, 1], [0, 0, 1, 2, 2, 3]
     )
     assert refined.compute() == pytest.approx(1.0, abs=1e-12)  # scikit-learn: 1.0 too
+
+
+def test_labels_past_int64_are_refused_with_the_way_out() -> None:
+    big = np.array([2**63, 2**63 + 1, 5], dtype=np.uint64)
+    m = C.ClusterAgreement()
+    with pytest.raises(InputError, match="as strings"):
+        m.update(big, big)
+    assert m.count == 0
+    m.update(big.astype(str), big.astype(str))  # the way out the message gives
+    assert m.compute()["adjusted_rand"] == 1.0
