@@ -8,7 +8,9 @@ must load with the same value; where the new second moments cannot be known the 
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
+import numpy as np
 import pytest
 
 import streammetrics as sm
@@ -185,7 +187,10 @@ KNOWN = {"Accuracy", "F1_macro", "NDCG_buffered"}
 def test_old_blob_loads_with_its_value(name: str) -> None:
     value, blob = GOLDEN_V010[name]
     metric = sm.loads(blob)
-    assert metric._schema == (3 if name in ("R2Score", "NDCG_folded", "NDCG_buffered") else 2)
+    # (3: R2Score's shape, 0.8.1; ranking's spread, 0.8.4; the loss means' sums under the
+    # weights squared, 0.8.9)
+    two = ("Accuracy", "Accuracy_weighted", "F1_macro", "TopKAccuracy")
+    assert metric._schema == (2 if name in two else 3)
     assert metric.compute() == pytest.approx(value, rel=1e-12)
     again = sm.loads(metric.to_bytes())
     assert again == metric
@@ -244,3 +249,45 @@ def test_ranking_schema_2_loads_with_its_value_and_interval(name: str) -> None:
     assert merged.compute() == pytest.approx(value, rel=1e-12)
     low, high = merged.interval()
     assert interval[0] < low < value < high < interval[1]
+
+
+# Loss means of schema 2 (0.2.0 to 0.8.8) kept no sums under the weights squared; 0.8.9's
+# schema 3 does (the linearised variance). The golden blobs of 0.8.8 (26dcc0a), with the
+# interval 0.8.8 gave (Kish's rule; None: no interval, more than one output).
+SCHEMA2_LOSSES = {
+    "BrierScore": (0.25807854586587636, 0.4362478085341526),
+    "BrierScore-multiclass": (0.7096790681181928, 0.930998897983502),
+    "LogLoss": (0.7800024768239304, 1.2501180808092769),
+    "LogLoss-multiclass": (0.7735332281636107, 3.1612394453896675),
+    "MeanAbsoluteError": (0.225499252031859, 0.37913252994390795),
+    "MeanAbsolutePercentageError": (0.38786107423662175, 1.9600084605866899),
+    "MeanSquaredError": (0.13213111553381174, 0.33311379516298295),
+    "MeanSquaredError-tensor-float64": (0.1250615511076093, 0.2632202825841913),
+    "MeanSquaredError-2d-raw": None,
+    "RootMeanSquaredError": None,
+}
+
+
+@pytest.mark.parametrize("case_id", sorted(SCHEMA2_LOSSES))
+def test_schema2_loss_blobs_load_with_the_interval_they_gave(case_id: str) -> None:
+    """Weighted: the new sums are unknown (nan) and the interval is 0.8.8's (Kish's rule),
+    also after merging fresh weighted rows in; unit weights: the sums are the plain ones and
+    the interval is the same. The value is this version's golden value."""
+    golden = Path(__file__).parent / "golden"
+    old = sm.loads((golden / "schema2" / f"{case_id}.bin").read_bytes())
+    new = sm.loads((golden / f"{case_id}.bin").read_bytes())
+    assert type(old)._schema == 3 and old.count == new.count
+    np.testing.assert_allclose(old.compute(), new.compute(), rtol=1e-12)
+    assert sm.loads(old.to_bytes()).to_bytes() == old.to_bytes()
+    want = SCHEMA2_LOSSES[case_id]
+    if want is None:
+        with pytest.raises(sm.NoIntervalError):
+            old.interval()
+        return
+    assert old.interval() == pytest.approx(want, rel=1e-9)
+    unit = old.weight_sq == old.count
+    sums = (old.loss_wsq,) if hasattr(old, "loss_wsq") else tuple(old.wsq_mean)
+    assert any(math.isnan(v) for v in sums) != unit  # (regression, unit weights: none kept)
+    merged = old + new
+    assert merged.count == 2 * old.count
+    assert all(math.isnan(v) for v in merged.interval()) is False

@@ -23,7 +23,13 @@ from .._inputs import (
 )
 from ..base import Metric
 from ..errors import IncompatibleStateError, InputError
-from ..uncertainty import NAN_INTERVAL, check_level, check_weight_sq, mean_interval
+from ..uncertainty import (
+    NAN_INTERVAL,
+    check_level,
+    check_weight_sq,
+    linearised_mean_interval,
+    mean_interval,
+)
 from ._checks import binary_labels, class_columns, column_labels
 
 __all__ = ["BrierScore", "CalibrationError", "LogLoss"]
@@ -104,7 +110,9 @@ class _SumMetric(Metric, register=False):
     """
 
     #: 2: the state gained ``loss_sq_sum`` (sum w loss**2) and ``weight_sq`` (sum w**2).
-    _schema: ClassVar[int] = 2
+    #: 3 (0.8.9): and ``loss_wsq`` (sum w**2 loss) and ``loss_sq_wsq`` (sum w**2 loss**2), the
+    #: sums of the linearised variance.
+    _schema: ClassVar[int] = 3
 
     def __init__(self, labels: Any = None) -> None:
         super().__init__()
@@ -114,6 +122,8 @@ class _SumMetric(Metric, register=False):
         self._add_state("columns", -1, merge="max")  # -1: none yet, 0: 1-D
         self._add_state("loss_sq_sum", 0.0)
         self._add_state("weight_sq", 0.0, power=2)
+        self._add_state("loss_wsq", 0.0, power=2)
+        self._add_state("loss_sq_wsq", 0.0, power=2)
         self._declare_rows("label", "probability")
 
     loss_sum: float
@@ -121,6 +131,8 @@ class _SumMetric(Metric, register=False):
     columns: int
     loss_sq_sum: float
     weight_sq: float
+    loss_wsq: float
+    loss_sq_wsq: float
 
     def _losses(self, y_true: Any, x: np.ndarray) -> np.ndarray:
         raise NotImplementedError
@@ -147,7 +159,12 @@ class _SumMetric(Metric, register=False):
         total = float(losses.sum()) if w is None else float(np.dot(losses, w))
         sq = losses * losses
         sq_total = float(sq.sum()) if w is None else float(np.dot(sq, w))
-        w_sq = float(n) if w is None else float(np.dot(w, w))
+        if w is None:  # unit weights: w**2 = w
+            w_sq, wsq_total, wsq_sq_total = float(n), total, sq_total
+        else:
+            w2 = w * w
+            w_sq = float(w2.sum())
+            wsq_total, wsq_sq_total = float(np.dot(losses, w2)), float(np.dot(sq, w2))
         return self._commit(
             n,
             loss_sum=self.loss_sum + total,
@@ -155,6 +172,8 @@ class _SumMetric(Metric, register=False):
             columns=k,
             loss_sq_sum=self.loss_sq_sum + sq_total,
             weight_sq=self.weight_sq + w_sq,
+            loss_wsq=self.loss_wsq + wsq_total,
+            loss_sq_wsq=self.loss_sq_wsq + wsq_sq_total,
         )
 
     def _check_compatible(self, other: Any) -> None:
@@ -177,6 +196,12 @@ class _SumMetric(Metric, register=False):
         if self.loss_sum < 0 or self.loss_sq_sum < 0:  # per-row losses are never negative
             raise ValueError("loss_sum and loss_sq_sum must be non-negative")
         check_weight_sq(self.weight_sq, self.weight_sum, self._count)
+        # sum w**2 loss and sum w**2 loss**2 lie within the largest loss (squared) times
+        # sum w**2; nan: unknown (a weighted state of schema 2 or older).
+        for name, bound in (("loss_wsq", top), ("loss_sq_wsq", top * top)):
+            value = getattr(self, name)
+            if not (0 <= value <= bound * self.weight_sq or math.isnan(value)):
+                raise ValueError(f"{name} must lie in [0, {bound:.6g} * weight_sq]")
         _validate_columns(self.columns, self._count, self._config["labels"])
 
     def _scale(self) -> float:
@@ -189,22 +214,49 @@ class _SumMetric(Metric, register=False):
     @classmethod
     def _upgrade_state(cls, state: Any, schema: int) -> Any:
         """Schema 1 (0.1.0) kept no second moments: unknown (nan) for a non-empty state, so
-        ``interval`` is nan; the value and merges are unchanged."""
+        ``interval`` is nan; the value and merges are unchanged. Schema 2 (to 0.8.8) kept no
+        ``sum w**2 loss`` nor ``sum w**2 loss**2``: for a state of unit weights they are the
+        plain sums it kept, else unknown (nan), and ``interval`` takes Kish's rule."""
         if schema < 2 and isinstance(state, dict) and "weight_sq" not in state:
             unknown = 0.0 if state.get("count") == 0 else math.nan
             state = {**state, "loss_sq_sum": unknown, "weight_sq": unknown}
+        if schema < 3 and isinstance(state, dict) and "loss_wsq" not in state:
+            n, w, sq = state.get("count"), state.get("weight_sum"), state.get("weight_sq")
+            unit = isinstance(n, int) and n == w == sq  # sum (w - 1)**2 = 0: every w is 1
+            state = {
+                **state,
+                "loss_wsq": state.get("loss_sum") if unit else math.nan,
+                "loss_sq_wsq": state.get("loss_sq_sum") if unit else math.nan,
+            }
         return state
 
     def interval(self, level: float = 0.95) -> tuple[float, float]:
-        """Student-t interval (central limit theorem) of the mean per-row loss, from the
-        running sums of the loss and its square, on Kish's effective sample size
-        ``(sum w)**2 / sum w**2``. ``nan, nan`` when empty. O(1)."""
+        """Student-t interval (central limit theorem) of the mean per-row loss, with the larger
+        of two variances: the linearised ``sum w**2 (loss - mean)**2 / (sum w)**2`` (right
+        also when the weights go with the losses) and Kish's (the loss's weighted spread over
+        ``n_eff``, steadier when they do not); ``n_eff - 1`` degrees of freedom, ``n_eff``
+        Kish's effective sample size ``(sum w)**2 / sum w**2``. For unit weights both are the
+        sample variance over ``n``. A weighted state written before 0.8.9 lacks the sums of
+        the first: Kish's alone. ``nan, nan`` when empty. O(1)."""
         level = check_level(level)
         if self.count == 0:
             return NAN_INTERVAL
-        low, high = mean_interval(
-            self.weight_sum, self.loss_sum, self.loss_sq_sum, self.weight_sq, level, (0.0, math.inf)
-        )
+        bounds = (0.0, math.inf)
+        if math.isnan(self.loss_wsq) or math.isnan(self.loss_sq_wsq):
+            low, high = mean_interval(
+                self.weight_sum, self.loss_sum, self.loss_sq_sum, self.weight_sq, level, bounds
+            )
+        else:
+            low, high = linearised_mean_interval(
+                self.weight_sum,
+                self.loss_sum,
+                self.loss_sq_sum,
+                self.weight_sq,
+                self.loss_wsq,
+                self.loss_sq_wsq,
+                level,
+                bounds,
+            )
         return low * self._scale(), high * self._scale()
 
 

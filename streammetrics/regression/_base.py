@@ -103,6 +103,28 @@ def _check_range(arr: np.ndarray, name: str) -> None:
         )
 
 
+def _wsq_merged(
+    first: tuple[float, np.ndarray, np.ndarray], second: tuple[float, np.ndarray, np.ndarray]
+) -> tuple[np.ndarray, np.ndarray]:
+    """Chan's merge of two (weight, mean, spread) triples, per output; an empty side (nothing
+    seen) gives the other. Non-finite results (past float64, or unknown) become nan."""
+    s1, a1, q1 = first
+    s2, a2, q2 = second
+    if not a1.size:
+        return a2, q2
+    if not a2.size:
+        return a1, q1
+    total = s1 + s2
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        d = a2 - a1
+        a = a1 + d * (s2 / total) if total > 0 else a1
+        q = q1 + q2 + d * d * (s1 * s2 / total) if total > 0 else q1 + q2
+    bad = ~(np.isfinite(a) & np.isfinite(q))
+    if bad.any():
+        a, q = np.where(bad, math.nan, a), np.where(bad, math.nan, q)
+    return np.asarray(a, dtype=np.float64), np.asarray(q, dtype=np.float64)
+
+
 class _RegressionMetric(Metric, register=False):
     """Shared state, update and multi-output averaging of the regression metrics."""
 
@@ -114,12 +136,15 @@ class _RegressionMetric(Metric, register=False):
     #: Keep the fourth-order central moments of (error, y_true) for the delta method.
     _shape: ClassVar[bool] = False
     #: 2: the moments gained the loss's second moment and the state ``weight_sq`` (Kish).
-    #: 3 (R2Score, ExplainedVariance only): the state gained ``shape``.
+    #: 3 (R2Score, ExplainedVariance): the state gained ``shape``; (the loss means, 0.8.9):
+    #: ``wsq_mean`` and ``wsq_spread``, the loss's moments under the weights squared.
     _schema: ClassVar[int] = 2
 
     moments: Moments
     weight_sq: float
     shape: CentralMoments
+    wsq_mean: np.ndarray
+    wsq_spread: np.ndarray
 
     def __init__(self, multioutput: Any = "uniform_average") -> None:
         super().__init__()
@@ -143,6 +168,14 @@ class _RegressionMetric(Metric, register=False):
         self._add_state("weight_sq", 0.0, power=2)
         if self._shape:
             self._add_state("shape", CentralMoments(2, _SHAPE), merge=None)
+        if self._loss is not None:
+            # The loss's mean and spread under the weights squared (``sum w**2 (x - a)**2``,
+            # merged by Chan's formula with weights ``weight_sq``), per output, for the
+            # linearised variance of the mean loss. Empty while every weight is 1 (they are
+            # then the moments' own: nothing to keep, nothing to pay per unweighted batch);
+            # nan where unknown (a weighted state written before 0.8.9).
+            self._add_state("wsq_mean", np.zeros(0), merge=None)
+            self._add_state("wsq_spread", np.zeros(0), merge=None)
         self._declare_rows("number", "number")
 
     def update(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Any:
@@ -231,14 +264,47 @@ class _RegressionMetric(Metric, register=False):
                 "the state is unchanged"
             ) from None
         sq = float(n) if weights is None else float(weights @ weights)
-        if shape is None:
-            return self._commit(n, moments=block, weight_sq=self.weight_sq + sq)
-        return self._commit(n, moments=block, weight_sq=self.weight_sq + sq, shape=shape)
+        extra: dict[str, Any] = {} if shape is None else {"shape": shape}
+        if self._loss is not None and (weights is not None or self.wsq_mean.size):
+            wsq_mean, wsq_spread = self._wsq_after(t, p, weights)
+            extra.update(wsq_mean=wsq_mean, wsq_spread=wsq_spread)
+        return self._commit(n, moments=block, weight_sq=self.weight_sq + sq, **extra)
+
+    def _wsq(self) -> tuple[np.ndarray, np.ndarray]:
+        """The loss's mean and spread under the weights squared (from the moments while every
+        weight is 1); empty arrays when nothing was seen."""
+        if self.wsq_mean.size or self.moments.width is None:
+            return self.wsq_mean, self.wsq_spread
+        i = self._index[self._loss]  # type: ignore[index]
+        return np.array(self.moments.mean[i]), np.array(self._co(self._loss, self._loss))  # type: ignore[arg-type]
+
+    def _wsq_after(
+        self, t: np.ndarray, p: np.ndarray, weights: np.ndarray | None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`_wsq` with the batch ``t``, ``p`` added (weights squared: ``weights**2``)."""
+        x = self._columns(t, p)[self._index[self._loss]]  # type: ignore[index]
+        with np.errstate(over="ignore", invalid="ignore"):
+            w2 = np.ones(len(x)) if weights is None else weights * weights
+            s2 = float(w2.sum())
+            if s2 == 0.0:
+                return self._wsq()
+            a = (w2 @ x) / s2
+            q = w2 @ np.square(x - a)
+            return _wsq_merged((self.weight_sq, *self._wsq()), (s2, a, q))
 
     def _merge_many(self, others: list[Any], join: bool = False) -> None:
         """All or nothing: every merged block is built (and checked against its bounds) before
         any field changes."""
         moments, shape, sq = self.moments, self.shape if self._shape else None, self.weight_sq
+        wsq = None
+        if self._loss is not None and any(m.wsq_mean.size for m in (self, *others)):
+            # Some side had weights: every side's moments under the weights squared, merged.
+            wsq = (self.weight_sq, *self._wsq())
+            for other in others:
+                wsq = (
+                    wsq[0] + other.weight_sq,
+                    *_wsq_merged(wsq, (other.weight_sq, *other._wsq())),
+                )
         for other in others:
             moments = moments.merged(other.moments)
             if shape is not None:
@@ -247,6 +313,8 @@ class _RegressionMetric(Metric, register=False):
         self.moments, self.weight_sq = moments, sq
         if shape is not None:
             self.shape = shape
+        if wsq is not None:
+            self.wsq_mean, self.wsq_spread = wsq[1], wsq[2]
 
     def _loss_sums(self, t: np.ndarray, p: np.ndarray, step: int) -> tuple[float, float]:
         """``(sum l, sum l * l)`` of a one-loss metric's loss (MSE, MAE, MAPE) on one column
@@ -308,6 +376,15 @@ class _RegressionMetric(Metric, register=False):
         for name in (_AE, _APE, _SE):
             if name in self._index and width is not None and self._mean(name).min() < 0:
                 raise ValueError(f"the mean {name} must be non-negative")
+        if self._loss is not None:
+            a, q = self.wsq_mean, self.wsq_spread
+            if a.ndim != 1 or a.shape != q.shape or a.size not in (0, width or 0):
+                raise ValueError("wsq_mean and wsq_spread hold one value per output, or none")
+            known = ~np.isnan(a)
+            if not (np.isfinite(a[known]).all() and (q[known] >= 0).all()):
+                raise ValueError("wsq_mean must be finite and wsq_spread non-negative (or nan)")
+            if not (np.isnan(q) == ~known).all() or not np.isfinite(q[known]).all():
+                raise ValueError("wsq_mean and wsq_spread are known (finite) together")
 
     @classmethod
     def _upgrade_state(cls, state: Any, schema: int) -> Any:
@@ -318,6 +395,18 @@ class _RegressionMetric(Metric, register=False):
         non-empty state, ``weight_sq`` becomes nan (the interval is unknown until reset)."""
         if schema < 2 and isinstance(state, dict) and "weight_sq" not in state:
             state = cls._upgrade_moments(state)
+        if cls._loss is not None and schema < 3 and isinstance(state, dict):
+            # 0.8.8 kept no moments under the weights squared: none needed for a state of unit
+            # weights (sum (w - 1)**2 = 0 when n = sum w = sum w**2), else unknown (nan), and
+            # ``interval`` keeps Kish's rule.
+            moments = state.get("moments")
+            mean = moments.get("mean") if isinstance(moments, dict) else None
+            weight = moments.get("weight") if isinstance(moments, dict) else None
+            n, sq = state.get("count"), state.get("weight_sq")
+            unit = isinstance(n, int) and n == weight == sq
+            width = mean.shape[1] if isinstance(mean, np.ndarray) and mean.ndim == 2 else 0
+            unknown = np.zeros(0) if unit else np.full(width, math.nan)
+            state = {**state, "wsq_mean": unknown, "wsq_spread": unknown.copy()}
         if cls._shape and schema < 3 and isinstance(state, dict) and "shape" not in state:
             # Schema 2 kept no fourth moments: the interval is unknown (weight_sq nan) until
             # reset; the value, the merges and the moments the value reads are unchanged.
@@ -359,8 +448,16 @@ class _RegressionMetric(Metric, register=False):
         if not w > 0:
             return NAN_INTERVAL
         mean = float(self._mean(self._loss)[0])
-        spread = float(self._co(self._loss, self._loss)[0]) / w
-        return t_interval(mean, spread, self._n_eff(), level, (0.0, math.inf))
+        n_eff = self._n_eff()
+        spread = float(self._co(self._loss, self._loss)[0]) / w  # Kish's rule
+        if self.wsq_mean.size and math.isfinite(a := float(self.wsq_mean[0])):
+            # Weighted: the linearised (ratio-estimator) variance, Cochran (1977) sec. 6.4,
+            # sum w**2 (x - m)**2 = spread + weight_sq (a - m)**2 about the w**2-mean a, if
+            # larger (``uncertainty.linearised_mean_interval`` says why). Every weight 1: the
+            # same value; unknown (weighted before 0.8.9): Kish's alone.
+            dev = float(self.wsq_spread[0]) + self.weight_sq * (a - mean) ** 2
+            spread = max(spread, n_eff * dev / (w * w))  # the spread t_interval reads
+        return t_interval(mean, spread, n_eff, level, (0.0, math.inf))
 
     def _explained_interval(self, level: float, kind: str) -> tuple[float, float]:
         """The delta-method interval of R2 (``kind="r2"``) or explained variance (``"ev"``)."""

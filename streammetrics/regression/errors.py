@@ -40,6 +40,7 @@ class MeanSquaredError(_RegressionMetric):
 
     _vars = (_SE,)
     _loss = _SE
+    _schema = 3  # (0.8.9: wsq_mean, wsq_spread)
 
     def _compute(self) -> Any:
         return self._average(self._mse())
@@ -70,6 +71,7 @@ class RootMeanSquaredError(_RegressionMetric):
 
     _vars = (_SE,)
     _loss = _SE
+    _schema = 3  # (0.8.9: wsq_mean, wsq_spread)
 
     def _compute(self) -> Any:
         return self._average(np.sqrt(self._mse()))
@@ -98,6 +100,7 @@ class MeanAbsoluteError(_RegressionMetric):
 
     _vars = (_AE,)
     _loss = _AE
+    _schema = 3  # (0.8.9: wsq_mean, wsq_spread)
 
     def _compute(self) -> Any:
         return self._average(self._mean(_AE))
@@ -128,6 +131,7 @@ class MeanAbsolutePercentageError(_RegressionMetric):
 
     _vars = (_APE,)
     _loss = _APE
+    _schema = 3  # (0.8.9: wsq_mean, wsq_spread)
 
     def _compute(self) -> Any:
         return self._average(self._mean(_APE))
