@@ -95,7 +95,8 @@ def count_grid(
     held: Any = None,
 ) -> Grid:
     """``(keys, neg, pos, lo, hi)`` of a batch over the keys ``0 .. size - 1`` (``keys``, if
-    given, are the batch's precomputed keys, else ``mapping`` computes them), counted densely
+    given, are the batch's precomputed keys, else ``mapping`` computes them, by
+    ``checked_keys_into``: the scores are checked for the mapping's domain), counted densely
     in ``dtype``. ``held``: a store (``ScoreBuckets`` with distinct keys in that range) whose
     counts are added after the batch's chunks, as a merge would add them; its smallest and
     largest scores seed the table's (min and max do not depend on order), so that few of the
@@ -110,7 +111,7 @@ def count_grid(
         # intp keys in a reused scratch array: ufunc.at and bincount run fastest on it.
         k = scratch.get("keys", len(xs), np.intp)
         if keys is None:
-            mapping.keys_into(xs, k)
+            mapping.checked_keys_into(xs, k)
         else:
             np.copyto(k, keys[a:b], casting="unsafe")
         _extremes(lo, hi, k, xs, fresh=held is None and a == 0)
@@ -157,7 +158,8 @@ def _extremes(lo: np.ndarray, hi: np.ndarray, k: np.ndarray, xs: np.ndarray, fre
     Only a score outside its bucket's current ``[lo, hi]`` can move them, and once a bucket has
     seen a few scores, few are: the rows are screened with two lookups (``mode="clip"``: the
     keys are in range), and ``ufunc.at``, twice the cost per row, runs on the few left. A
-    ``fresh`` table (every bucket empty) or a chunk where most rows qualify skips the screen.
+    ``fresh`` table (every bucket empty) or a chunk where most rows qualify skips the screen; a
+    chunk where none does (the common case on a long stream) stops after the screen.
     """
     if not fresh:
         n = len(xs)
@@ -165,6 +167,8 @@ def _extremes(lo: np.ndarray, hi: np.ndarray, k: np.ndarray, xs: np.ndarray, fre
         beyond = np.less(xs, at, out=scratch.get("beyond", n, np.bool_))
         np.take(hi, k, out=at, mode="clip")
         beyond |= np.greater(xs, at, out=scratch.get("above", n, np.bool_))
+        if not beyond.any():  # the common case once the buckets have seen a few scores
+            return
         rows = np.flatnonzero(beyond)
         if len(rows) < n // 2:
             k, xs = k[rows], xs[rows]
