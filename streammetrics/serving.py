@@ -294,9 +294,10 @@ class StateDirectory:
 
         The files whose states merge together (same class and configuration, and states that
         accept each other: labels of one kind, say) form sets, grown greedily with the states
-        taken most rows first (then by their bytes); the set of the most files wins (files
-        without rows count for every set of their configuration; then the most rows; then a
-        fixed order), so one stray file cannot displace the workers' states,
+        taken most rows first (then by their bytes); a set with rows wins over sets without,
+        then the set of the most files (files without rows count for every set of their
+        configuration; then the most rows; then a fixed order), so one stray file cannot
+        displace the workers' states,
         whatever its name. (Greedy: where label sets conflict in a chain, a larger set may
         exist than the one found.) A file that is not a valid state, or that is left
         out of the winning set, is skipped with a :class:`StateFileWarning` naming the file; it
@@ -318,8 +319,9 @@ class StateDirectory:
             return None
         # Files without rows (workers that have not counted yet) join any set of their
         # configuration, so they count for it; a configuration that only such files hold
-        # competes as one set of them. (0.8.8 counted only files with rows: one stray file of
-        # an older deployment outvoted every freshly started worker.)
+        # competes as one set of them, behind every set with rows. (0.8.8 counted only files
+        # with rows: one stray file of an older deployment outvoted the workers, one of which
+        # had rows, while the others had just started.)
         idle: dict[bytes, set[str]] = {}
         for k, _, p in empty:
             idle.setdefault(k, set()).add(p)
@@ -331,7 +333,11 @@ class StateDirectory:
         def files(s: tuple[bytes, Metric, list[str]]) -> int:
             return len(idle.get(s[0], set()).union(s[2]))
 
-        best = max(sets, key=lambda s: (files(s), s[1].count, -len(s[0]), s[0], min(s[2])))
+        # A set with rows first: two stale files without rows must not outvote a live worker.
+        best = max(
+            sets,
+            key=lambda s: (s[1].count > 0, files(s), s[1].count, -len(s[0]), s[0], min(s[2])),
+        )
         key, kept, kept_paths = best
         for other_key, metric, paths in sets[:rowless]:  # (files without rows: below)
             if paths is kept_paths:

@@ -18,14 +18,17 @@ class MetricCollection(Metric):
     ``{name: value}``. A wrapper's own keyword column (``by`` of a ``Sliced`` member,
     ``timestamps`` of a window or ``Decayed``) goes only to the members that take it: beside
     ``s=Sliced(MeanSquaredError())``, a plain ``all=MeanSquaredError()`` counts every row.
-    (``Bootstrap``'s ``ids`` is not one of them: every member receives it.)
+    So does ``Bootstrap``'s ``ids``: only its ``Bootstrap`` members receive it.
     The collection starts empty: it keeps each member's configuration, not
     the data a member may already hold. An update is all or nothing: if any member refuses the
-    batch, no member changes (each member updates a copy that is committed only when all have
-    succeeded, so an update costs one copy of every member's state besides the members' own
-    work). Two collections merge when they hold the same names with the same configurations,
-    in any order. Their bytes do not depend on the order the members were given in, so a
-    collection read back with ``loads`` lists its members (``keys()``, ``compute()``) by name.
+    batch, no member changes. One sample or a small batch that every member certainly accepts
+    is buffered in each (the per-request path, ``docs/serving.md``); where one member cannot
+    buffer it, that member is updated first, in place, and the others buffer it; otherwise
+    each member updates a copy, committed only when all have succeeded (one copy of every
+    member's state besides the members' own work). Two collections merge when they hold the
+    same names with the same configurations, in any order. Their bytes do not depend on the
+    order the members were given in, so a collection read back with ``loads`` lists its
+    members (``keys()``, ``compute()``) by name.
 
     Examples
     --------
