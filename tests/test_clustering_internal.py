@@ -542,3 +542,27 @@ def test_davies_bouldin_skips_clusters_whose_centroids_coincide() -> None:
         for got in (C.DaviesBouldin().update(X, labels), sm.loads((a + b).to_bytes())):
             assert got.compute() == pytest.approx(want, rel=1e-9, abs=1e-12)
     assert seen >= 5  # the case under test did occur
+    # Equal means at zero: the rounding follows the rows summed (+-0.1), not the means (0).
+    X = np.array([[-0.1], [0.1]] * 5 + [[0.0], [0.1]])
+    labels = np.array([0, 0] + [1] * 8 + [2, 2])
+    want = skm.davies_bouldin_score(X, labels)
+    for _ in range(50):
+        parts = np.array_split(rng.permutation(len(X)), int(rng.integers(1, 5)))
+        m = C.DaviesBouldin()
+        for part in parts:
+            m.update(X[part], labels[part])
+        assert m.compute() == pytest.approx(want, rel=1e-9)
+    A = rng.normal(size=(6, 8))
+    A -= A.mean(axis=0)  # two clusters of the same centred rows, a third elsewhere
+    X = np.r_[A, A[::-1], rng.normal(size=(6, 8)) + 3]
+    labels = np.repeat([0, 1, 2], 6)
+    m = C.DaviesBouldin()
+    for part in np.array_split(rng.permutation(len(X)), 3):
+        m.update(X[part], labels[part])
+    # (scikit-learn's own float means of the two clusters differ in their last bits here,
+    # and it gives ~1e16: the exact value skips the pair at distance 0.)
+    centres = [A.mean(axis=0), A.mean(axis=0), X[12:].mean(axis=0)]
+    cp = [np.linalg.norm(X[6 * i : 6 * i + 6] - c, axis=1).mean() for i, c in enumerate(centres)]
+    d = np.linalg.norm(centres[0] - centres[2])
+    ratios = [(cp[0] + cp[2]) / d, (cp[1] + cp[2]) / d]
+    assert m.compute() == pytest.approx((ratios[0] + ratios[1] + max(ratios)) / 3, rel=1e-9)
