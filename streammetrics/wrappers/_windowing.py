@@ -237,9 +237,10 @@ def merged(template: Metric, metrics: list[Metric]) -> Metric:
     return template.copy().merge(*metrics)
 
 
-#: A changed slot state of at most this many slices (``Sliced``) is checked slice by slice
-#: against its namesakes in the other slots; a larger one, only across slots (key kinds,
-#: ``max_slices``). A row given alone is checked alone: one slice.
+#: A changed slot state (``Sliced``) is checked slice by slice against its namesakes in the
+#: other slots when that reads at most this many slice states of theirs (a packed table builds
+#: each it is asked for); else only across slots (key kinds, ``max_slices``). A row given alone
+#: is checked alone: one slice, read from each other slot that holds it.
 PER_SLICE_CHECKS = 64
 
 
@@ -252,9 +253,9 @@ def check_joins(changed: list[Metric], others: list[Metric]) -> None:
     such rows at their call; so does the window, with the checks of a merge (nothing merged):
     pair by pair where a state is small, and across all slots at once
     (``_check_compatible_together``: label sets, slice key kinds and counts). A state made of
-    one state per key (``Sliced``) is checked slice by slice against its namesakes when it
-    holds at most ``PER_SLICE_CHECKS`` slices (a row alone always is), else across all slots
-    only (``docs/streams.md``).
+    one state per key (``Sliced``) is checked slice by slice against its namesakes when that
+    reads at most ``PER_SLICE_CHECKS`` of their states, else across all slots only
+    (``docs/streams.md``).
     """
     try:
         joins(changed, others)
