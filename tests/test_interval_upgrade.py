@@ -291,3 +291,33 @@ def test_schema2_loss_blobs_load_with_the_interval_they_gave(case_id: str) -> No
     merged = old + new
     assert merged.count == 2 * old.count
     assert all(math.isnan(v) for v in merged.interval()) is False
+
+
+def test_forged_sums_under_the_weights_squared_are_refused() -> None:
+    """Schema-3 fields no stream can give (found by the diff review, 0.8.9): a negative mean of
+    a loss, a spread past ``max(w) sum w (x - m)**2``, sums that differ from the plain ones
+    under unit weights. Genuine states of any split and merge load (``tests/test_uncertainty``)."""
+    from streammetrics._codec import decode, encode
+
+    def forged(metric: sm.Metric, **fields: object) -> bytes:
+        tree = decode(metric.to_bytes())
+        tree["state"].update(fields)
+        return encode(tree)
+
+    rng = np.random.default_rng(0)
+    t, p, w = rng.normal(size=50), rng.normal(size=50), rng.random(50) + 0.5
+    weighted = sm.MeanSquaredError().update(t, p, sample_weight=w)
+    unit = sm.MeanSquaredError().update(t, p, sample_weight=np.ones(50))
+    y, q = rng.integers(0, 2, 50), rng.random(50)
+    loss = sm.LogLoss().update(y, q)
+    for metric, fields in (
+        (weighted, {"wsq_mean": np.array([-5.0])}),
+        (weighted, {"wsq_spread": np.array([1e300])}),
+        (unit, {"wsq_mean": np.array([1e6])}),
+        (weighted, {"wsq_mean": np.array([math.nan])}),  # one known without the other
+        (loss, {"loss_sq_wsq": 3 * loss.loss_sq_sum}),
+        (loss, {"loss_wsq": math.nan}),
+    ):
+        sm.loads(metric.to_bytes())  # the genuine state loads
+        with pytest.raises(sm.StateDecodeError):
+            sm.loads(forged(metric, **fields))

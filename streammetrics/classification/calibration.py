@@ -202,6 +202,21 @@ class _SumMetric(Metric, register=False):
             value = getattr(self, name)
             if not (0 <= value <= bound * self.weight_sq or math.isnan(value)):
                 raise ValueError(f"{name} must lie in [0, {bound:.6g} * weight_sq]")
+        if math.isnan(self.loss_wsq) != math.isnan(self.loss_sq_wsq):
+            raise ValueError("loss_wsq and loss_sq_wsq are known (not nan) together")
+        if not math.isnan(self.loss_wsq) and self.weight_sum > 0:
+            # sum w**2 (x - m)**2 <= max(w) sum w (x - m)**2, max(w) at most sqrt(weight_sq)
+            # (1 when every weight is 1); the raw sums' rounding as slack.
+            w, sq = self.weight_sum, self.weight_sq
+            m = self.loss_sum / w
+            dev = self.loss_sq_wsq - 2.0 * m * self.loss_wsq + m * m * sq
+            spread = self.loss_sq_sum - m * self.loss_sum
+            top_w = 1.0 if self._count == w == sq else math.sqrt(sq)
+            slack = 1e-9 * (self.loss_sq_wsq + m * m * sq + top_w * self.loss_sq_sum)
+            if not dev <= top_w * max(spread, 0.0) * (1 + 1e-6) + slack:
+                raise ValueError(
+                    "loss_wsq and loss_sq_wsq give sum w**2 (x - m)**2 above what the sums allow"
+                )
         _validate_columns(self.columns, self._count, self._config["labels"])
 
     def _scale(self) -> float:

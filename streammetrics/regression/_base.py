@@ -385,6 +385,28 @@ class _RegressionMetric(Metric, register=False):
                 raise ValueError("wsq_mean must be finite and wsq_spread non-negative (or nan)")
             if not (np.isnan(q) == ~known).all() or not np.isfinite(q[known]).all():
                 raise ValueError("wsq_mean and wsq_spread are known (finite) together")
+            if a.size and known.any():
+                self._check_wsq(a[known], q[known], known)
+
+    def _check_wsq(self, a: np.ndarray, q: np.ndarray, known: np.ndarray) -> None:
+        """What every stream gives: a non-negative loss's mean under ``w**2`` is non-negative,
+        and ``sum w**2 (x - m)**2 <= max(w) sum w (x - m)**2``, ``max(w)`` at most
+        ``sqrt(weight_sq)``, and 1 when every weight is 1 (``count = sum w = sum w**2``);
+        with slack for rounding."""
+        if (a < 0).any():
+            raise ValueError("wsq_mean is the mean of a non-negative loss: it must be >= 0")
+        w, sq = self.moments.weight, self.weight_sq
+        if not (w > 0 and sq > 0):
+            return
+        mean = self._mean(self._loss)[known]  # type: ignore[arg-type]
+        spread = self._co(self._loss, self._loss)[known]  # type: ignore[arg-type]
+        top = 1.0 if self._count == w == sq else math.sqrt(sq)
+        dev = q + sq * np.square(a - mean)
+        slack = sq * np.square(1e-14 * (np.abs(mean) + np.sqrt(spread / w)))
+        if not (dev <= top * spread * (1 + 1e-6) + slack).all():
+            raise ValueError(
+                "wsq_spread and wsq_mean give sum w**2 (x - m)**2 above what the moments allow"
+            )
 
     @classmethod
     def _upgrade_state(cls, state: Any, schema: int) -> Any:
