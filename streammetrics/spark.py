@@ -111,6 +111,11 @@ def aggregate(
             yield pd.DataFrame({"key": range(shares), "state": pieces})
             return
         parts = _engines.partition_states(frames, template, positional, keywords, by)
+        if by is not None and not parts:
+            # A partition without rows (after a filter, or more partitions than rows) has no
+            # slice: its key column would be empty and untyped (float64 in pandas 3), which
+            # Arrow refused as the declared key type, and the whole job failed (0.8.8).
+            return
         keys = [0 if k is None else k for k in parts]
         yield pd.DataFrame({"key": keys, "state": list(parts.values())})
 

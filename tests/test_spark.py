@@ -216,3 +216,21 @@ def test_instant_keys_do_not_depend_on_the_session_time_zone(spark) -> None:
             assert [m.count for m in got.values()] == [1, 2, 1, 1, 1]
     finally:
         spark.conf.set("spark.sql.session.timeZone", old)
+
+
+@pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas")
+def test_by_a_string_column_with_empty_partitions(spark) -> None:
+    """A partition without rows sent an empty, untyped key column, which Arrow refused as a
+    string: any filter or more partitions than rows failed the job (found by a review, 0.8.9)."""
+    local = pd.DataFrame(
+        {
+            "y": [1, 0, 1, 1, 0, 1, 0, 0],
+            "p": [1, 0, 0, 1, 0, 1, 1, 0],
+            "country": ["fr", "fr", "de", "de", "us", "us", "fr", "de"],
+        }
+    )
+    df = spark.createDataFrame(local).repartition(16)  # most partitions are empty
+    got = aggregate(df, sm.Accuracy(), ["y", "p"], by="country")
+    want = {k: sm.Accuracy().update(r["y"], r["p"]) for k, r in local.groupby("country")}
+    assert got == want
+    assert aggregate(df.filter("country = 'none'"), sm.Accuracy(), ["y", "p"], by="country") == {}
