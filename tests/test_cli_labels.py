@@ -102,3 +102,42 @@ def test_labels_as_text_leaves_regression_values_numbers(capsys, tmp_path) -> No
     status, out, err = _eval(capsys, path, *both, "--labels-as-text", "--json")
     assert status == 0, err
     assert json.loads(out)["metrics"] == pytest.approx({"mse": 1 / 3, "accuracy": 2 / 3})
+
+
+@pytest.mark.parametrize("batch", ["1", "2", "100"])
+def test_booleans_beside_integers_and_nan_beside_text_do_not_depend_on_the_chunking(
+    capsys, tmp_path, batch
+) -> None:
+    """0.8.8 (found by a review): True, False, 1, 0 gave accuracy 1.0 in chunks of one row and
+    was refused as text beside numbers in one chunk; x, nan was refused alone in a chunk
+    and read as two text labels beside each other. Now booleans beside integers read as 1
+    and 0 in every chunking, and nan or inf beside text are refused in every chunking."""
+    mixed = _write(tmp_path, "y_true,y_pred\nTrue,1\nFalse,0\n1,1\n0,0\n", "bools.csv")
+    status, out, _ = _eval(capsys, mixed, *COLS, "--batch-size", batch)
+    assert status == 0 and json.loads(out)["metrics"]["accuracy"] == 1.0
+    for bad in ("nan", "inf", "-Infinity"):
+        text = _write(tmp_path, f"y_true,y_pred\nx,x\n{bad},{bad}\ny,y\n", "text.csv")
+        status, _, err = _eval(capsys, text, *COLS, "--batch-size", batch)
+        assert status == 1 and err, bad
+
+
+def test_a_boolean_label_column_is_also_a_slice_key(capsys, tmp_path) -> None:
+    """--by on the --y-pred column of booleans was refused (keys refuse booleans, and the
+    column was read as a label only); a copy of it worked (found by a review, 0.8.9)."""
+    data = _write(tmp_path, "y_true,y_pred,copy\n1,True,True\n0,False,False\n1,False,False\n")
+    rows = []
+    for by in ("y_pred", "copy"):
+        status, out, err = _eval(capsys, data, *COLS, "--by", by)
+        assert status == 0, err
+        rows.append(json.loads(out)["metrics"]["accuracy"])
+    assert rows[0] == rows[1] == {"False": 0.5, "True": 1.0}
+
+
+def test_python_dash_m_streammetrics_runs_the_command(tmp_path) -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "streammetrics", "--help"], capture_output=True, text=True
+    )
+    assert done.returncode == 0 and "eval" in done.stdout

@@ -117,6 +117,12 @@ def test_an_unwritable_report_path_fails_before_the_log_is_read(capsys, tmp_path
     )
     assert status == 1
     assert "cannot write the report there" in err
+    # A folder as the output: refused before the log is read, no table printed (0.8.8 read
+    # the whole log first; found by a review, 0.8.9).
+    status, printed, err = run(
+        capsys, "report", str(DATA), "--metric", "accuracy", *BINARY, "-o", str(tmp_path)
+    )
+    assert status == 1 and "is a folder" in err and not printed
 
 
 def test_a_list_column_in_parquet_is_a_one_line_error(capsys, tmp_path) -> None:

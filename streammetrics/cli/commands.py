@@ -145,7 +145,8 @@ class Plan:
         by = getattr(self.args, "by", None) or []
         extra: dict[str, Any] = {}
         if by:
-            extra["by"] = cols[by[0]] if len(by) == 1 else tuple(cols[c] for c in by)
+            keys = [_as_key(cols[c]) for c in by]
+            extra["by"] = keys[0] if len(by) == 1 else tuple(keys)
         self.collection.update_each(
             {
                 m.name: (
@@ -155,6 +156,14 @@ class Plan:
                 for m in self.members
             }
         )
+
+
+def _as_key(column: np.ndarray) -> np.ndarray:
+    """A key column: booleans as the text ``True``/``False`` (keys refuse booleans). A column
+    read as keys alone already is text; one that is also a label column (``--by`` on
+    ``--y-pred``) is read as booleans for the label, so its keys are converted here (0.8.8
+    refused them, with a hint about float keys)."""
+    return column.astype(str) if column.dtype.kind == "b" else column
 
 
 def build(names: list[str], args: argparse.Namespace) -> Plan:
@@ -342,6 +351,8 @@ def _report(args: argparse.Namespace) -> int:
     folder = os.path.dirname(os.path.abspath(args.output))
     if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
         raise CLIError(f"{args.output}: cannot write the report there (no such writable folder)")
+    if os.path.isdir(args.output):  # (0.8.8 read the whole log first, then failed)
+        raise CLIError(f"{args.output}: is a folder; give the report's file name (report.html)")
 
     if args.metric:
         if len(args.inputs) != 1:

@@ -311,6 +311,22 @@ def _labels(values: np.ndarray, name: str, src: Source, row: int, key: bool = Fa
         true = np.isin(text, list(_TRUE))
         if (true | np.isin(text, list(_FALSE))).all():
             return true
+    if not key:
+        # Booleans beside integers (True, False, 1, 0): a chunk of either alone reads as
+        # booleans or integers, which the metrics take alike (True as 1); so does a chunk
+        # holding both (0.8.8 refused it as text beside numbers: --batch-size changed the
+        # answer).
+        true = np.isin(text, list(_TRUE))
+        boolish = true | np.isin(text, list(_FALSE))
+        if boolish.any():
+            try:
+                ints = text[~boolish].astype(np.int64)
+            except (TypeError, ValueError, OverflowError):
+                ints = None
+            if ints is not None:
+                out = true.astype(np.int64)
+                out[~boolish] = ints
+                return out
     # Text labels. A column that also holds numbers would be read as numbers in a chunk of
     # numbers alone and as text in a chunk with text, so the answer would depend on the
     # chunking (--batch-size): refused, whatever the chunk.
@@ -328,16 +344,27 @@ def _labels(values: np.ndarray, name: str, src: Source, row: int, key: bool = Fa
     return text
 
 
+#: Text that ``float()`` reads as a non-finite number (in lower case, stripped).
+_NON_FINITE = frozenset(
+    sign + word for sign in ("", "+", "-") for word in ("nan", "inf", "infinity")
+)
+
+
 def _numeric(text: np.ndarray) -> np.ndarray:
-    """Which values of a str array read as a finite number (``float()``)."""
+    """Which values of a str array read as a number (``float()``), ``nan`` and ``inf``
+    included: alone in a chunk they read as numbers (and are refused as labels there), so
+    beside text they count as numbers too (0.8.8 took them as text labels there: the answer
+    depended on --batch-size)."""
+    words = np.char.lower(np.char.strip(text.astype(str)))
+    non_finite = np.isin(words, list(_NON_FINITE))
     try:
         import pandas as pd
     except ImportError:
-        return np.array([_is_number(v) for v in text.tolist()], dtype=bool)
+        return np.array([_is_number(v) for v in text.tolist()], dtype=bool) | non_finite
     parsed = pd.to_numeric(pd.Series(text, dtype=object), errors="coerce").to_numpy(
         dtype=np.float64, na_value=np.nan
     )
-    out: np.ndarray = np.isfinite(parsed)
+    out: np.ndarray = np.isfinite(parsed) | non_finite
     return out
 
 
