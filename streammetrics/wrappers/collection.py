@@ -60,6 +60,9 @@ class MetricCollection(Metric):
         needs = {name: row_keywords(m) for name, m in metrics.items()}
         self._routed = frozenset().union(*needs.values())
         self._needs = needs
+        #: Every member plans rows of its own columns alone (no window, no ``by=`` key): the
+        #: per-request path's short loop.
+        self._plain = all(m._rows is not None and m._rows.keyword is None for m in metrics.values())
 
     def _member_kwargs(self, name: str, kwargs: dict[str, Any]) -> dict[str, Any]:
         """The keyword columns of ``kwargs`` for member ``name``: a wrapper's own keyword
@@ -107,6 +110,20 @@ class MetricCollection(Metric):
                     with member._lock:
                         member._append_row(args)
                 self._count += 1
+                return True
+        if self._plain and not self._routed:  # (the common case: one loop, as in 0.8.8)
+            plain = []
+            for member in members:
+                plan = member._plan(args, kwargs)
+                if plan is None:
+                    break
+                plain.append(plan)
+            else:
+                added = 0
+                for member, plan in zip(members, plain, strict=True):
+                    with member._lock:
+                        added = member._push(plan)
+                self._count += added
                 return True
         plans = []
         alone: tuple[Metric, dict[str, Any]] | None = None
