@@ -4,4 +4,5 @@ import sys
 
 from .cli.commands import main
 
-sys.exit(main())
+if __name__ == "__main__":  # (not on import: pytest's doctest collection imports it)
+    sys.exit(main())

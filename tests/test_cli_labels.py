@@ -141,3 +141,16 @@ def test_python_dash_m_streammetrics_runs_the_command(tmp_path) -> None:
         [sys.executable, "-m", "streammetrics", "--help"], capture_output=True, text=True
     )
     assert done.returncode == 0 and "eval" in done.stdout
+
+
+@pytest.mark.parametrize("batch", ["1", "2", "100"])
+def test_booleans_beside_integers_in_a_column_that_is_also_a_key_are_refused(
+    capsys, tmp_path, batch
+) -> None:
+    """As labels they would read as 1 and 0, as keys as text: a column that is both is refused
+    in any chunking (as in 0.8.8), where a first version of 0.8.9 gave slices "0"/"1" in one
+    chunk and refused them in chunks of one row (the second diff review)."""
+    data = _write(tmp_path, "y,p\nTrue,True\nFalse,True\nTrue,False\nFalse,False\nTrue,1\n")
+    cols = ["--metric", "accuracy", "--y-true", "y", "--y-pred", "p", "--by", "p", "--json"]
+    status, _, err = _eval(capsys, data, *cols, "--batch-size", batch)
+    assert status == 1 and err

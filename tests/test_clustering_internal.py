@@ -566,3 +566,9 @@ def test_davies_bouldin_skips_clusters_whose_centroids_coincide() -> None:
     d = np.linalg.norm(centres[0] - centres[2])
     ratios = [(cp[0] + cp[2]) / d, (cp[1] + cp[2]) / d]
     assert m.compute() == pytest.approx((ratios[0] + ratios[1] + max(ratios)) / 3, rel=1e-9)
+    # Far from the origin (microsecond timestamps) real distances stay: a first tolerance of
+    # 16 eps times the means' size zeroed a distance of 4 at 1.7e15 (the second diff review).
+    X = (1.7e15 + np.array([0.0, 2.0, 4.0, 6.0, 100.0, 102.0]))[:, None]
+    labels = np.array([0, 0, 1, 1, 2, 2])  # means +1, +5, +101; each cluster's cp is 1
+    want = (0.5 + 0.5 + 2 / 96) / 3
+    assert C.DaviesBouldin().update(X, labels).compute() == pytest.approx(want, rel=1e-12)

@@ -321,3 +321,21 @@ def test_forged_sums_under_the_weights_squared_are_refused() -> None:
         sm.loads(metric.to_bytes())  # the genuine state loads
         with pytest.raises(sm.StateDecodeError):
             sm.loads(forged(metric, **fields))
+
+
+def test_near_constant_losses_over_several_outputs_round_trip() -> None:
+    """A first decode check refused states the library writes: near-constant losses over two
+    outputs, unit or constant weights (the second diff review), and squared weights below
+    float64's normal range."""
+    rng = np.random.default_rng(1)
+    t = rng.normal(size=(5000, 2)) + 3.0
+    for metric, p, w in (
+        (sm.MeanAbsolutePercentageError(multioutput="raw_values"), 0.9 * t, np.ones(5000)),
+        (sm.MeanSquaredError(multioutput="raw_values"), t + 0.1, np.ones(5000)),
+        (sm.MeanAbsoluteError(multioutput="raw_values"), t + 0.1, np.full(5000, 2.0)),
+    ):
+        metric.update(t, p, sample_weight=w)
+        assert sm.loads(metric.to_bytes()).to_bytes() == metric.to_bytes()
+    for make in (sm.BrierScore, sm.LogLoss):
+        tiny = make().update([0, 1] * 10, [0.3, 0.8] * 10, sample_weight=np.full(20, 1e-161))
+        assert sm.loads(tiny.to_bytes()).to_bytes() == tiny.to_bytes()

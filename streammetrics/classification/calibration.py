@@ -213,6 +213,9 @@ class _SumMetric(Metric, register=False):
             spread = self.loss_sq_sum - m * self.loss_sum
             top_w = 1.0 if self._count == w == sq else math.sqrt(sq)
             slack = 1e-9 * (self.loss_sq_wsq + m * m * sq + top_w * self.loss_sq_sum)
+            # Squared weights below 2**-1022 are subnormal: each rounds by up to 2**-1074
+            # absolute, times a loss up to ``top`` (squared).
+            slack += 4.0 * self._count * 2.0**-1074 * (top * top + m * m + 1.0)
             if not dev <= top_w * max(spread, 0.0) * (1 + 1e-6) + slack:
                 raise ValueError(
                     "loss_wsq and loss_sq_wsq give sum w**2 (x - m)**2 above what the sums allow"

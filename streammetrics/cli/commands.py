@@ -74,6 +74,11 @@ class Plan:
             put(col, "label")
         for col in (a.group, a.query, *by):
             put(col, "key")  # labels too, but booleans are no key: read as text
+            if col is not None and types[col] == "label":
+                # Both (``--by`` on ``--y-pred``): booleans stay booleans for the label and
+                # become text keys (``_as_key``); booleans beside integers, which a label
+                # column reads as 1 and 0, are refused here as for keys, in any chunking.
+                types[col] = "label+key"
         self.types = types
         #: ``--queries-grouped``: the ids of the queries marked complete so far (one per query,
         #: where buffering would keep every row), to refuse one that comes back.
@@ -204,7 +209,9 @@ def stream(
     fmt = guess_format(args.data, args.format)
     as_text = getattr(args, "labels_as_text", False)
     labels = {
-        c for c, kind in plan.types.items() if kind in ("label", "key") and c not in plan.values
+        c
+        for c, kind in plan.types.items()
+        if kind in ("label", "key", "label+key") and c not in plan.values
     }
     texts = {c for c, kind in plan.types.items() if kind in ("text", "references")}
     src = Source(args.data, fmt, frozenset(labels if as_text else ()), frozenset(texts))

@@ -270,9 +270,12 @@ def _numbers(values: np.ndarray, name: str, src: Source, row: int) -> np.ndarray
 _TRUE, _FALSE = frozenset({"True", "TRUE", "true"}), frozenset({"False", "FALSE", "false"})
 
 
-def _labels(values: np.ndarray, name: str, src: Source, row: int, key: bool = False) -> np.ndarray:
+def _labels(
+    values: np.ndarray, name: str, src: Source, row: int, key: bool = False, ints: bool = True
+) -> np.ndarray:
     """A label column (``key``: one that keys slices, groups or queries, where booleans are
-    refused, so they are read as the text ``True``/``False``)."""
+    refused, so they are read as the text ``True``/``False``; ``ints``: booleans beside
+    integers read as 1 and 0, for a column that keys nothing)."""
     kind = values.dtype.kind
     as_text = name in src.text
     if kind == "b":
@@ -311,7 +314,7 @@ def _labels(values: np.ndarray, name: str, src: Source, row: int, key: bool = Fa
         true = np.isin(text, list(_TRUE))
         if (true | np.isin(text, list(_FALSE))).all():
             return true
-    if not key:
+    if not key and ints:
         # Booleans beside integers (True, False, 1, 0): a chunk of either alone reads as
         # booleans or integers, which the metrics take alike (True as 1); so does a chunk
         # holding both (0.8.8 refused it as text beside numbers: --batch-size changed the
@@ -320,12 +323,12 @@ def _labels(values: np.ndarray, name: str, src: Source, row: int, key: bool = Fa
         boolish = true | np.isin(text, list(_FALSE))
         if boolish.any():
             try:
-                ints = text[~boolish].astype(np.int64)
+                whole = text[~boolish].astype(np.int64)
             except (TypeError, ValueError, OverflowError):
-                ints = None
-            if ints is not None:
+                whole = None
+            if whole is not None:
                 out = true.astype(np.int64)
-                out[~boolish] = ints
+                out[~boolish] = whole
                 return out
     # Text labels. A column that also holds numbers would be read as numbers in a chunk of
     # numbers alone and as text in a chunk with text, so the answer would depend on the
@@ -465,7 +468,7 @@ def convert(
         elif kind in ("text", "references"):
             out[name] = _texts(values, required=kind == "text")
         else:
-            out[name] = _labels(values, name, src, row, key=kind == "key")
+            out[name] = _labels(values, name, src, row, key=kind == "key", ints=kind == "label")
     refs = [out[c] for c, kind in types.items() if kind == "references" and c in out]
     if refs:
         none = np.logical_and.reduce([r == None for r in refs])  # noqa: E711 (elementwise)

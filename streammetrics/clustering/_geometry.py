@@ -313,11 +313,13 @@ class _Geometry(Metric, register=False):
         clusters whose means are equal get two-part means (``means``, ``means_lo``) that
         differ in their last bits with the order of the rows, so their distance came out
         1e-16 instead of 0, and Davies-Bouldin ~1e16 where scikit-learn (which skips pairs at
-        distance 0) gives a small value. The bound: 16 rounding steps of the size of the
-        rows each mean was summed from (the L1 norm of the mean plus ``sqrt(d m2 / n)``,
-        which bounds the mean absolute row over the ``d`` columns: near a zero mean the
-        rounding follows the rows, not the mean), or of a unit row's angle for cosine
-        (``|an - bn|**2 / 2``, squared). User-given centres are exact: no tolerance."""
+        distance 0) gives a small value. The two-part means are exact to about ``eps**2``
+        of their size, and their rounding comes from the rows' deviations: the bound is 16
+        rounding steps of the rows' spread (``sqrt(d m2 / n)`` over the ``d`` columns) plus
+        64 of ``eps**2`` times the means' L1 norm (so data far from the origin keeps its real
+        distances: at 1.7e15, 0.8.9's first bound, ``16 eps`` times the mean, was 6, and
+        zeroed a distance of 4), or 16 of ``eps**2`` for cosine (``|an - bn|**2 / 2``, a
+        squared angle). User-given centres are exact: no tolerance."""
         if self._centers is not None:
             return 0.0
         if self._distance == "cosine":
@@ -325,8 +327,8 @@ class _Geometry(Metric, register=False):
         m = self.moments
         width = m.means.shape[1] if m.means.ndim == 2 else 1
         rows = np.sqrt(width * np.maximum(m.m2, 0.0) / np.maximum(m.counts, 1))
-        size = np.abs(m.means).sum(axis=1) + rows
-        return 16 * _EPS * np.maximum(size[:, None], size[None, :])
+        size = 16 * _EPS * rows + 64 * _EPS**2 * np.abs(m.means).sum(axis=1)
+        return np.maximum(size[:, None], size[None, :])
 
     def _separation(self) -> float:
         k = len(self.moments.keys)
