@@ -224,6 +224,29 @@ def linearised_mean_interval(
     return t_interval(mean, spread, n_eff, level, bounds)
 
 
+def check_linearised_sums(
+    plain: tuple[float, float, float], squared: tuple[float, float, float], count: int, top: float
+) -> None:
+    """``ValueError`` unless the sums under the weights squared, ``squared = (sum w**2,
+    sum w**2 x, sum w**2 x**2)``, agree with the plain ones, ``plain = (sum w, sum w x,
+    sum w x**2)``, as every stream of ``count`` values within ``[0, top]`` gives them:
+    ``sum w**2 (x - m)**2 <= max(w) sum w (x - m)**2``, ``max(w)`` at most ``sqrt(sum w**2)``
+    and 1 when every weight is 1; the raw sums' rounding as slack (relative, and absolute
+    where squared weights are subnormal)."""
+    w, total, squares = plain
+    sq, wsq_total, wsq_squares = squared
+    m = total / w
+    dev = wsq_squares - 2.0 * m * wsq_total + m * m * sq
+    spread = squares - m * total
+    top_w = 1.0 if count == w == sq else math.sqrt(sq)
+    slack = 1e-9 * (wsq_squares + m * m * sq + top_w * squares)
+    # Squared weights below 2**-1022 are subnormal: each rounds by up to 2**-1074 absolute,
+    # times a value up to ``top`` (squared).
+    slack += 4.0 * count * 2.0**-1074 * (top * top + m * m + 1.0)
+    if not dev <= top_w * max(spread, 0.0) * (1 + 1e-6) + slack:
+        raise ValueError("the sums under the weights squared exceed what the plain sums allow")
+
+
 def t_interval(
     mean: float,
     spread: float,

@@ -26,6 +26,7 @@ from ..errors import IncompatibleStateError, InputError
 from ..uncertainty import (
     NAN_INTERVAL,
     check_level,
+    check_linearised_sums,
     check_weight_sq,
     linearised_mean_interval,
     mean_interval,
@@ -205,21 +206,12 @@ class _SumMetric(Metric, register=False):
         if math.isnan(self.loss_wsq) != math.isnan(self.loss_sq_wsq):
             raise ValueError("loss_wsq and loss_sq_wsq are known (not nan) together")
         if not math.isnan(self.loss_wsq) and self.weight_sum > 0:
-            # sum w**2 (x - m)**2 <= max(w) sum w (x - m)**2, max(w) at most sqrt(weight_sq)
-            # (1 when every weight is 1); the raw sums' rounding as slack.
-            w, sq = self.weight_sum, self.weight_sq
-            m = self.loss_sum / w
-            dev = self.loss_sq_wsq - 2.0 * m * self.loss_wsq + m * m * sq
-            spread = self.loss_sq_sum - m * self.loss_sum
-            top_w = 1.0 if self._count == w == sq else math.sqrt(sq)
-            slack = 1e-9 * (self.loss_sq_wsq + m * m * sq + top_w * self.loss_sq_sum)
-            # Squared weights below 2**-1022 are subnormal: each rounds by up to 2**-1074
-            # absolute, times a loss up to ``top`` (squared).
-            slack += 4.0 * self._count * 2.0**-1074 * (top * top + m * m + 1.0)
-            if not dev <= top_w * max(spread, 0.0) * (1 + 1e-6) + slack:
-                raise ValueError(
-                    "loss_wsq and loss_sq_wsq give sum w**2 (x - m)**2 above what the sums allow"
-                )
+            check_linearised_sums(
+                (self.weight_sum, self.loss_sum, self.loss_sq_sum),
+                (self.weight_sq, self.loss_wsq, self.loss_sq_wsq),
+                self._count,
+                top,
+            )
         _validate_columns(self.columns, self._count, self._config["labels"])
 
     def _scale(self) -> float:

@@ -35,6 +35,7 @@ from ..uncertainty import (
     normal_interval,
     t_interval,
 )
+from ._wsq import check_wsq, wsq_batch, wsq_merged
 
 # The variables a metric may keep moments of, in a fixed order.
 _T, _P, _E, _AE, _APE, _SE = "y_true", "y_pred", "error", "abs_error", "abs_pct_error", "sq_error"
@@ -101,28 +102,6 @@ def _check_range(arr: np.ndarray, name: str) -> None:
             f"{name}: values beyond +-2**200 (about 1.6e60) whose squares or moments would "
             "overflow float64; refused, the state is unchanged"
         )
-
-
-def _wsq_merged(
-    first: tuple[float, np.ndarray, np.ndarray], second: tuple[float, np.ndarray, np.ndarray]
-) -> tuple[np.ndarray, np.ndarray]:
-    """Chan's merge of two (weight, mean, spread) triples, per output; an empty side (nothing
-    seen) gives the other. Non-finite results (past float64, or unknown) become nan."""
-    s1, a1, q1 = first
-    s2, a2, q2 = second
-    if not a1.size:
-        return a2, q2
-    if not a2.size:
-        return a1, q1
-    total = s1 + s2
-    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        d = a2 - a1
-        a = a1 + d * (s2 / total) if total > 0 else a1
-        q = q1 + q2 + d * d * (s1 * s2 / total) if total > 0 else q1 + q2
-    bad = ~(np.isfinite(a) & np.isfinite(q))
-    if bad.any():
-        a, q = np.where(bad, math.nan, a), np.where(bad, math.nan, q)
-    return np.asarray(a, dtype=np.float64), np.asarray(q, dtype=np.float64)
 
 
 class _RegressionMetric(Metric, register=False):
@@ -283,14 +262,10 @@ class _RegressionMetric(Metric, register=False):
     ) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`_wsq` with the batch ``t``, ``p`` added (weights squared: ``weights**2``)."""
         x = self._columns(t, p)[self._index[self._loss]]  # type: ignore[index]
-        with np.errstate(over="ignore", invalid="ignore"):
-            w2 = np.ones(len(x)) if weights is None else weights * weights
-            s2 = float(w2.sum())
-            if s2 == 0.0:
-                return self._wsq()
-            a = (w2 @ x) / s2
-            q = w2 @ np.square(x - a)
-            return _wsq_merged((self.weight_sq, *self._wsq()), (s2, a, q))
+        batch = wsq_batch(x, weights)
+        if batch is None:  # every weight 0
+            return self._wsq()
+        return wsq_merged((self.weight_sq, *self._wsq()), batch)
 
     def _merge_many(self, others: list[Any], join: bool = False) -> None:
         """All or nothing: every merged block is built (and checked against its bounds) before
@@ -303,7 +278,7 @@ class _RegressionMetric(Metric, register=False):
             for other in others:
                 wsq = (
                     wsq[0] + other.weight_sq,
-                    *_wsq_merged(wsq, (other.weight_sq, *other._wsq())),
+                    *wsq_merged(wsq, (other.weight_sq, *other._wsq())),
                 )
         for other in others:
             moments = moments.merged(other.moments)
@@ -389,27 +364,9 @@ class _RegressionMetric(Metric, register=False):
                 self._check_wsq(a[known], q[known], known)
 
     def _check_wsq(self, a: np.ndarray, q: np.ndarray, known: np.ndarray) -> None:
-        """What every stream gives: a non-negative loss's mean under ``w**2`` is non-negative,
-        and ``sum w**2 (x - m)**2 <= max(w) sum w (x - m)**2``, ``max(w)`` at most
-        ``sqrt(weight_sq)``, and 1 when every weight is 1 (``count = sum w = sum w**2``);
-        with slack for rounding."""
-        if (a < 0).any():
-            raise ValueError("wsq_mean is the mean of a non-negative loss: it must be >= 0")
-        w, sq = self.moments.weight, self.weight_sq
-        if not (w > 0 and sq > 0):
-            return
         mean = self._mean(self._loss)[known]  # type: ignore[arg-type]
         spread = self._co(self._loss, self._loss)[known]  # type: ignore[arg-type]
-        top = 1.0 if self._count == w == sq else math.sqrt(sq)
-        dev = q + sq * np.square(a - mean)
-        # The mean under w**2 is one plain sum (its rounding grows with the rows: 66 steps
-        # were seen at 5,000 rows), against the moments' compensated mean: 1e-8 of the
-        # loss's size as slack, far above that and far below a forged mean's effect.
-        slack = sq * np.square(1e-8 * (np.abs(mean) + np.sqrt(spread / w)))
-        if not (dev <= top * spread * (1 + 1e-6) + slack).all():
-            raise ValueError(
-                "wsq_spread and wsq_mean give sum w**2 (x - m)**2 above what the moments allow"
-            )
+        check_wsq(a, q, mean, spread, self.moments.weight, self.weight_sq, self._count)
 
     @classmethod
     def _upgrade_state(cls, state: Any, schema: int) -> Any:
