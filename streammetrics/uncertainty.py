@@ -175,52 +175,33 @@ def mean_interval(
     weight_sq_sum: float,
     level: float,
     bounds: tuple[float, float] = (-math.inf, math.inf),
+    wsq: tuple[float, float] | None = None,
 ) -> tuple[float, float]:
-    """Student-t interval of the weighted mean ``value_sum / weight_sum``.
+    """Student-t interval of the weighted mean ``m = value_sum / weight_sum``.
 
     ``square_sum`` is ``sum w x**2`` and ``weight_sq_sum`` is ``sum w**2``; the sample size is
     Kish's effective size ``n_eff`` and the standard error ``s / sqrt(n_eff)`` with
-    ``s**2 = n_eff / (n_eff - 1) * (sum w x**2 / sum w - mean**2)`` and ``n_eff - 1`` degrees of
+    ``s**2 = n_eff / (n_eff - 1) * (sum w x**2 / sum w - m**2)`` and ``n_eff - 1`` degrees of
     freedom (the central limit theorem, with the small-sample t correction). ``nan, nan`` below
     an effective size of 2 (no variance to estimate) or when a sum is not finite.
-    """
-    if not weight_sum > 0:
-        return NAN_INTERVAL
-    mean = value_sum / weight_sum
-    spread = max(square_sum / weight_sum - mean * mean, 0.0)
-    return t_interval(mean, spread, kish(weight_sum, weight_sq_sum), level, bounds)
 
-
-def linearised_mean_interval(
-    weight_sum: float,
-    value_sum: float,
-    square_sum: float,
-    weight_sq_sum: float,
-    wsq_value_sum: float,
-    wsq_square_sum: float,
-    level: float,
-    bounds: tuple[float, float] = (-math.inf, math.inf),
-) -> tuple[float, float]:
-    """Student-t interval of the weighted mean ``m = sum w x / sum w`` with the linearised
-    (ratio-estimator) variance ``n_eff / (n_eff - 1) * sum w**2 (x - m)**2 / (sum w)**2``
-    (Cochran 1977, sec. 6.4), ``n_eff - 1`` degrees of freedom.
-
-    ``wsq_value_sum`` is ``sum w**2 x`` and ``wsq_square_sum`` ``sum w**2 x**2``, so the
-    squared deviations expand to ``wsq_square_sum - 2 m wsq_value_sum + m**2 weight_sq_sum``.
-    Unlike Kish's rule (:func:`mean_interval`) it stays right when the weights go with the
-    values (heavy rows with larger losses); for unit weights the two are the same. Where the
-    weights are unrelated to the values Kish's is the steadier estimate (the linearised one
-    rests on the few heaviest rows: lognormal(0, 1) weights over 200 rows covered 90.6%
-    against Kish's 94.6%), so the interval takes the larger of the two spreads.
-    ``square_sum`` is ``sum w x**2``, for Kish's.
+    ``wsq``: ``(sum w**2 x, sum w**2 x**2)``, for the linearised (ratio-estimator) variance
+    ``n_eff / (n_eff - 1) * sum w**2 (x - m)**2 / (sum w)**2`` (Cochran 1977, sec. 6.4), the
+    squared deviations expanded as ``sum w**2 x**2 - 2 m sum w**2 x + m**2 sum w**2``. Unlike
+    Kish's rule it stays right when the weights go with the values (heavy rows with larger
+    losses); for unit weights the two are the same. Where the weights are unrelated to the
+    values Kish's is the steadier estimate (the linearised one rests on the few heaviest rows:
+    lognormal(0, 1) weights over 200 rows covered 90.6% against Kish's 94.6%), so with
+    ``wsq`` the interval takes the larger of the two.
     """
     if not weight_sum > 0:
         return NAN_INTERVAL
     mean = value_sum / weight_sum
     n_eff = kish(weight_sum, weight_sq_sum)
-    dev = wsq_square_sum - 2.0 * mean * wsq_value_sum + mean * mean * weight_sq_sum
-    spread = n_eff * max(dev, 0.0) / (weight_sum * weight_sum)  # what t_interval reads
-    spread = max(spread, square_sum / weight_sum - mean * mean)  # Kish's, if larger
+    spread = max(square_sum / weight_sum - mean * mean, 0.0)  # Kish's
+    if wsq is not None:
+        dev = wsq[1] - 2.0 * mean * wsq[0] + mean * mean * weight_sq_sum
+        spread = max(spread, n_eff * dev / (weight_sum * weight_sum))  # what t_interval reads
     return t_interval(mean, spread, n_eff, level, bounds)
 
 

@@ -28,7 +28,6 @@ from ..uncertainty import (
     check_level,
     check_linearised_sums,
     check_weight_sq,
-    linearised_mean_interval,
     mean_interval,
 )
 from ._checks import binary_labels, class_columns, column_labels
@@ -251,22 +250,16 @@ class _SumMetric(Metric, register=False):
         level = check_level(level)
         if self.count == 0:
             return NAN_INTERVAL
-        bounds = (0.0, math.inf)
-        if math.isnan(self.loss_wsq) or math.isnan(self.loss_sq_wsq):
-            low, high = mean_interval(
-                self.weight_sum, self.loss_sum, self.loss_sq_sum, self.weight_sq, level, bounds
-            )
-        else:
-            low, high = linearised_mean_interval(
-                self.weight_sum,
-                self.loss_sum,
-                self.loss_sq_sum,
-                self.weight_sq,
-                self.loss_wsq,
-                self.loss_sq_wsq,
-                level,
-                bounds,
-            )
+        known = not (math.isnan(self.loss_wsq) or math.isnan(self.loss_sq_wsq))
+        low, high = mean_interval(
+            self.weight_sum,
+            self.loss_sum,
+            self.loss_sq_sum,
+            self.weight_sq,
+            level,
+            (0.0, math.inf),
+            wsq=(self.loss_wsq, self.loss_sq_wsq) if known else None,
+        )
         return low * self._scale(), high * self._scale()
 
 

@@ -314,27 +314,14 @@ def _labels(
         true = np.isin(text, list(_TRUE))
         if (true | np.isin(text, list(_FALSE))).all():
             return true
-    if not key and ints:
-        # Booleans beside integers (True, False, 1, 0): a chunk of either alone reads as
-        # booleans or integers, which the metrics take alike (True as 1); so does a chunk
-        # holding both (0.8.8 refused it as text beside numbers: --batch-size changed the
-        # answer).
-        true = np.isin(text, list(_TRUE))
-        boolish = true | np.isin(text, list(_FALSE))
-        if boolish.any():
-            try:
-                whole = text[~boolish].astype(np.int64)
-            except (TypeError, ValueError, OverflowError):
-                whole = None
-            if whole is not None:
-                out = true.astype(np.int64)
-                out[~boolish] = whole
-                return out
     # Text labels. A column that also holds numbers would be read as numbers in a chunk of
     # numbers alone and as text in a chunk with text, so the answer would depend on the
-    # chunking (--batch-size): refused, whatever the chunk.
+    # chunking (--batch-size): refused, whatever the chunk (booleans beside integers aside).
     numeric = _numeric(text)
     if numeric.any():
+        mixed = _bools_beside_ints(text) if not key and ints else None
+        if mixed is not None:
+            return mixed
         i, j = int(np.argmax(numeric)), int(np.argmin(numeric))
         raise src.fail_row(
             row + j,
@@ -345,6 +332,24 @@ def _labels(
             "label as text)",
         )
     return text
+
+
+def _bools_beside_ints(text: np.ndarray) -> np.ndarray | None:
+    """Booleans beside integers (True, False, 1, 0) as int64, True as 1; None for any other
+    text. A chunk of either alone reads as booleans or integers, which the metrics take alike,
+    so a chunk holding both does too (0.8.8 refused it as text beside numbers: --batch-size
+    changed the answer)."""
+    true = np.isin(text, list(_TRUE))
+    boolish = true | np.isin(text, list(_FALSE))
+    if not boolish.any():
+        return None
+    try:
+        whole = text[~boolish].astype(np.int64)
+    except (TypeError, ValueError, OverflowError):
+        return None
+    out = true.astype(np.int64)
+    out[~boolish] = whole
+    return out
 
 
 #: Text that ``float()`` reads as a non-finite number (in lower case, stripped).

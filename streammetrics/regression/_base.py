@@ -435,7 +435,7 @@ class _RegressionMetric(Metric, register=False):
         if self.wsq_mean.size and math.isfinite(a := float(self.wsq_mean[0])):
             # Weighted: the linearised (ratio-estimator) variance, Cochran (1977) sec. 6.4,
             # sum w**2 (x - m)**2 = spread + weight_sq (a - m)**2 about the w**2-mean a, if
-            # larger (``uncertainty.linearised_mean_interval`` says why). Every weight 1: the
+            # larger (``uncertainty.mean_interval`` says why). Every weight 1: the
             # same value; unknown (weighted before 0.8.9): Kish's alone.
             dev = float(self.wsq_spread[0]) + self.weight_sq * (a - mean) ** 2
             spread = max(spread, n_eff * dev / (w * w))  # the spread t_interval reads
