@@ -610,3 +610,91 @@ def test_sliding_window_of_sliced_refuses_a_slice_that_cannot_join_its_namesakes
     with pytest.raises(InputError):
         c.update([1, 2], [1, 2], by=[3, 3], timestamps=[10, 10])  # F1's third label
     assert c.count == 2
+
+
+# -- review of 0.8.9: decay's weight budget, huge times, calendar units --------------------------
+
+
+def test_decayed_accepts_the_weights_the_metric_accepts_at_any_time_in_any_order():
+    """0.8.9 weighed fresh rows from the start of their epoch, up to 2**64 times their own
+    weight, against the wrapped metric's bound of 2**100 on weights: a weight of 2**40 was
+    refused at t=63.5 half-lives (not at 0.5 or 64.5), and two rows were accepted in one order
+    and refused in the other. The reference is now the end of the epoch."""
+    for t in (0.5, 63.5, 63.99, 64.5, 1e6 + 63.9):
+        d = Decayed(sm.Accuracy(), half_life=1).update(
+            [1], [1], timestamps=[t], sample_weight=[2**40]
+        )
+        assert d.compute() == 1.0
+    rows = [([1], [1], [63.5], [2.0**40]), ([0], [1], [64.5], [1.0])]
+    forward, backward = Decayed(sm.Accuracy(), half_life=1), Decayed(sm.Accuracy(), half_life=1)
+    for y, p, t, w in rows:
+        forward.update(y, p, timestamps=t, sample_weight=w)
+    for y, p, t, w in reversed(rows):
+        backward.update(y, p, timestamps=t, sample_weight=w)
+    want = 2.0**40 * 2**-1 / (2.0**40 * 2**-1 + 1.0)  # the first row is one half-life older
+    assert forward.compute() == pytest.approx(want, rel=1e-15)
+    assert backward.compute() == pytest.approx(want, rel=1e-15)
+    many = Decayed(sm.ConfusionMatrix(), half_life=1)
+    many.update(np.ones(1000, int), np.ones(1000, int), timestamps=np.full(1000, 63.9),
+                sample_weight=np.full(1000, 2.0**27))  # fmt: skip
+    assert many.compute().sum() == pytest.approx(1000 * 2.0**27)
+    # every stored weight is at most the row's own
+    assert float(many.inner.counts.total()) <= 1000 * 2.0**27
+
+
+@pytest.mark.parametrize("case_id", ["Decayed", "Decayed-confusion", "Decayed-topk"])
+def test_decayed_states_of_schema_2_load_with_their_values(case_id):
+    """Blobs of 0.8.9 (reference at the epoch's start) load rescaled by exactly 2**-64: the
+    same value and interval as this version's golden state of the same rows, and they merge
+    with new states."""
+    golden = Path(__file__).parent / "golden"
+    old = sm.loads((golden / "schema2" / f"{case_id}.bin").read_bytes())
+    new = sm.loads((golden / f"{case_id}.bin").read_bytes())
+    np.testing.assert_allclose(old.compute(), new.compute(), rtol=1e-12)
+    assert old.weight == pytest.approx(new.weight, rel=1e-12)
+    assert old.weight_sq == pytest.approx(new.weight_sq, rel=1e-12)
+    if case_id != "Decayed-confusion":
+        assert old.interval() == pytest.approx(new.interval(), rel=1e-12)
+    assert sm.loads(old.to_bytes()).to_bytes() == old.to_bytes()  # the new layout, stable
+    np.testing.assert_allclose((old + new).compute(), (new + new).compute(), rtol=1e-12)
+
+
+def test_a_huge_time_over_a_tiny_width_is_an_input_error_on_every_path():
+    """One row at 1e306 over a width of 1e-3 made ``OverflowError`` (floor of inf) where the
+    batch path said ``InputError``; so did ``Decayed`` at 1e11 over a half-life of 1e-300."""
+    for make in (
+        lambda: TumblingWindows(sm.Accuracy(), width=0.001),
+        lambda: SlidingWindow(sm.Accuracy(), width=0.001, slots=4),
+    ):
+        m = make()
+        for t in (1e306, [1e306]):
+            with pytest.raises(InputError, match="timestamps"):
+                m.update(1, 1, timestamps=t) if not isinstance(t, list) else m.update(
+                    [1], [1], timestamps=t
+                )
+        assert m.count == 0
+    d = Decayed(sm.Accuracy(), half_life=1e-300)
+    with pytest.raises(InputError, match="timestamps"):
+        d.update([1], [1], timestamps=[1e11])
+    assert d.count == 0
+
+
+def test_calendar_units_and_timedelta_timestamps_are_input_errors():
+    """``np.timedelta64(1, "M")`` has no length in seconds: a bare ``TypeError`` before; a
+    ``timedelta64`` scalar timestamp went down the one-row path and raised ``TypeError``."""
+    for unit in ("M", "Y"):
+        for make in (
+            lambda w: TumblingWindows(sm.Accuracy(), width=w),
+            lambda w: SlidingWindow(sm.Accuracy(), width=w, slots=3),
+        ):
+            with pytest.raises(InputError, match=r"width: .* no fixed length"):
+                make(np.timedelta64(1, unit))
+        with pytest.raises(InputError, match=r"half_life: .* no fixed length"):
+            Decayed(sm.Accuracy(), half_life=np.timedelta64(1, unit))
+    assert TumblingWindows(sm.Accuracy(), width=np.timedelta64(2, "D")).config["width"] == 172800
+    for m in (TumblingWindows(sm.Accuracy(), width=10), SlidingWindow(sm.Accuracy(), width=10)):
+        m.update(1, 1, timestamps=5)  # the one-row path has learnt the call
+        before = m.to_bytes()
+        with pytest.raises(InputError, match="timestamps"):
+            m.update(1, 1, timestamps=np.timedelta64(1, "s"))
+        assert m.to_bytes() == before

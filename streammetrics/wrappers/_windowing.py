@@ -28,7 +28,10 @@ from ..errors import IncompatibleStateError, InputError, StateDecodeError
 
 # Forward decay renormalises on a fixed grid of epochs of this many half-lives, so that the scale
 # reference depends only on the latest timestamp (not on arrival order) and every rescaling is
-# an exact power of two. Fresh rows weigh at most 2**64, far from float64 overflow.
+# an exact power of two. The reference is the end of the latest row's epoch, so a stored row
+# weighs at most its own weight (2**-64 to 1 times it while fresh): the wrapped metric's bounds on
+# weights hold for the rows' own weights, whatever the time (0.8.9 took the epoch's start, and
+# fresh rows weighed up to 2**64 times theirs: weights of 2**40 were refused near an epoch's end).
 EPOCH_HALVINGS = 64
 MAX_KEY = 2**62
 #: The longest window width or half-life (seconds, or the timestamps' own unit: int64
@@ -40,7 +43,13 @@ def positive(value: Any, name: str) -> int | float:
     if isinstance(value, _dt.timedelta):
         value = value.total_seconds()
     elif isinstance(value, np.timedelta64):
-        value = value / np.timedelta64(1, "s")
+        try:
+            value = value / np.timedelta64(1, "s")
+        except TypeError:  # months and years have no fixed length in seconds
+            raise InputError(
+                f"{name}: {value!r} has no fixed length (months, years); give it in days or "
+                "smaller units"
+            ) from None
     if isinstance(value, np.generic):
         value = value.item()
     if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -141,8 +150,8 @@ def one_row_key(
     The same key as ``keys_of(times([timestamps]), unit, origin)``, computed without arrays; None
     sends the call down the batch path (which also reports what is wrong with it).
     """
-    if isinstance(timestamps, bool) or not isinstance(timestamps, SCALAR_TIMES):
-        return None
+    if isinstance(timestamps, (bool, np.timedelta64)) or not isinstance(timestamps, SCALAR_TIMES):
+        return None  # (a timedelta64 is an np.integer: the batch path refuses it by name)
     for v in args:
         if hasattr(v, "__len__") and not isinstance(v, str):
             return None
@@ -163,8 +172,9 @@ def one_row_key(
     else:
         return None
     num, den = _ratio(unit)  # (a fraction: scale, then divide, as keys_of)
-    q = math.floor(diff / num) if den == 1 else math.floor(diff * den / num)
-    return q if abs(q) < MAX_KEY else None
+    q = diff / num if den == 1 else diff * den / num
+    # (past MAX_KEY, or infinite for a huge time over a tiny width: the batch path's refusal)
+    return math.floor(q) if abs(q) < MAX_KEY else None
 
 
 def settle(metrics: Any) -> None:
@@ -199,7 +209,8 @@ def keys_of(t: np.ndarray, unit: int | float | Fraction, origin: int | float) ->
         if max(-lo, hi) * den < 2**62 and -(2**62) <= origin < 2**62:  # int64 cannot wrap
             return (t - origin) // num if den == 1 else (t - origin) * den // num
         return np.asarray((t.astype(object) - origin) * den // num, dtype=np.int64)
-    q = np.floor((t - origin) / num) if den == 1 else np.floor((t - origin) * den / num)
+    with np.errstate(over="ignore"):  # (inf for a huge time over a tiny width: refused below)
+        q = np.floor((t - origin) / num) if den == 1 else np.floor((t - origin) * den / num)
     if q.size and np.abs(q).max() >= MAX_KEY:
         raise InputError("timestamps: too far from origin for this width")
     return q.astype(np.int64)

@@ -77,6 +77,10 @@ def scale(metric: Metric, factor: float) -> None:
 #: well inside int64, so its bytes always encode.
 MAX_EPOCH = 2**62
 
+#: Marks a state of schema 2 or older for rescaling once loaded (its reference was the epoch's
+#: start); never on the wire.
+_START_REFERENCE = "\0start-reference"
+
 
 class Decayed(Wrapper):
     """A metric whose rows fade with age: a row ``half_life`` older than the newest weighs half.
@@ -90,10 +94,12 @@ class Decayed(Wrapper):
     Implementation: forward decay (Cormode, Shkapenyuk, Srivastava and Xu, "Forward decay: a
     practical time decay model for streaming systems", ICDE 2009). Rows are added with the
     growing weight ``2**((t - ref) / half_life)`` instead of shrinking every stored weight at
-    each step; the reference ``ref`` moves forward on a fixed grid of 64 half-lives, and then the
-    whole state is multiplied by an exact power of two, so weights never overflow and merges of
-    states at different references are exact rescalings. Rows more than about 1,000 half-lives
-    older than the newest underflow to weight 0 (they still count in ``count``).
+    each step; the reference ``ref`` is the end of the latest row's epoch on a fixed grid of 64
+    half-lives, so a stored weight never exceeds the row's own (the wrapped metric accepts the
+    weights it accepts unwrapped, at any time); when the reference moves the whole state is
+    multiplied by an exact power of two, so merges of states at different references are exact
+    rescalings. Rows more than about 1,000 half-lives older than the newest underflow to weight
+    0 (they still count in ``count``).
 
     Agrees with the closed form to float rounding (about 1e-15 relative); splits agree to
     rounding, not byte for byte (the state holds float sums). Memory: one state of the wrapped
@@ -142,7 +148,9 @@ class Decayed(Wrapper):
     weight_sq: float
 
     #: 2 (0.8.6): ``weight`` and ``weight_sq``, the decayed weights' sum and sum of squares.
-    _schema: ClassVar[int] = 2
+    #: 3 (0.8.10): the reference time is the end of the epoch, not its start (the stored
+    #: weights are 2**-64 times schema 2's).
+    _schema: ClassVar[int] = 3
 
     @classmethod
     def _upgrade_state(cls, state: Any, schema: int) -> Any:
@@ -151,10 +159,24 @@ class Decayed(Wrapper):
         if schema < 2 and isinstance(state, dict) and "weight" not in state:
             unknown = 0.0 if state.get("count") == 0 else math.nan
             state = {**state, "weight": unknown, "weight_sq": unknown}
+        if schema < 3 and isinstance(state, dict):
+            state = {**state, _START_REFERENCE: True}  # rescaled once loaded
         return state
 
+    def _load_state(self, state: Any) -> None:
+        if isinstance(state, dict) and _START_REFERENCE in state:
+            state = {k: v for k, v in state.items() if k != _START_REFERENCE}
+            super()._load_state(state)
+            # Schema 2 weighed rows from the start of the epoch: one epoch's halvings, exactly.
+            shift = math.ldexp(1.0, -EPOCH_HALVINGS)
+            scale(self.inner, shift)
+            self.weight, self.weight_sq = self.weight * shift, self.weight_sq * shift * shift
+            return
+        super()._load_state(state)
+
     def _ref(self, epoch: int) -> float:
-        return float(epoch * EPOCH_HALVINGS * self._config["half_life"])
+        """The reference time of ``epoch``: its end (where the next epoch starts)."""
+        return float((epoch + 1) * EPOCH_HALVINGS * self._config["half_life"])
 
     def _since_ref(self, t: np.ndarray, epoch: int) -> np.ndarray:
         """Each time minus the reference of ``epoch``, as float64. Integer times and half-life
@@ -163,16 +185,18 @@ class Decayed(Wrapper):
         weights off by 1e-4 relative at a 1 ms half-life)."""
         half_life = self._config["half_life"]
         if t.dtype.kind == "i" and isinstance(half_life, int) and len(t):
-            ref = epoch * EPOCH_HALVINGS * half_life
+            ref = (epoch + 1) * EPOCH_HALVINGS * half_life
             fits = abs(ref) < 2**63 and -(2**63) <= int(t.min()) - ref <= int(t.max()) - ref < 2**63
             if fits:
                 since: np.ndarray = (t - np.int64(ref)).astype(np.float64)
                 return since
         return t.astype(np.float64) - self._ref(epoch)
 
-    def _epoch_of(self, t: float) -> int:
-        epoch: int = math.floor(t / (EPOCH_HALVINGS * self._config["half_life"]))
-        return epoch
+    def _epoch_of(self, t: float) -> float:
+        """``floor(t / (64 half-lives))``; inf for a time whose epoch is past any int (a huge
+        time over a tiny half-life), which ``update`` refuses by its range check."""
+        q: float = t / (EPOCH_HALVINGS * self._config["half_life"])
+        return math.floor(q) if math.isfinite(q) else q
 
     def update(
         self, *args: Any, timestamps: Any = None, sample_weight: Any = None, **kwargs: Any
@@ -187,11 +211,12 @@ class Decayed(Wrapper):
             Rows(args, kwargs, 0, "timestamps", names).feed(self._template.copy(), None)
             return self
         latest = max(self.latest, float(t.max())) + 0.0  # -0.0 -> 0.0, as loads reads it
-        epoch = self._epoch_of(latest)
-        if not -MAX_EPOCH <= epoch <= MAX_EPOCH:  # its bytes would not encode (int64)
+        found = self._epoch_of(latest)
+        if not -MAX_EPOCH <= found <= MAX_EPOCH:  # its bytes would not encode (int64)
             raise InputError(
                 f"timestamps: {latest!r} lies more than 2**62 x 64 half-lives from time 0"
             )
+        epoch = int(found)
         # The columns' lengths, named, before the weights'.
         Rows(args, kwargs, n, "timestamps", column_names(self))
         inner = self.inner
