@@ -344,7 +344,8 @@ _BF16_INF = 0x7F80  # the bits of +inf; NaNs lie above it
 
 def _weight_column(weight: Any, n: int) -> np.ndarray | None:
     if type(weight) in _REAL_TYPES:
-        if not 0 <= weight <= MAX_WEIGHT:
+        # (Compared as floats: in float16 the bound 2**82 is inf, and inf weights passed.)
+        if not 0 <= float(weight) <= MAX_WEIGHT:
             return None
         return np.full(n, float(weight))
     w: np.ndarray
@@ -359,6 +360,6 @@ def _weight_column(weight: Any, n: int) -> np.ndarray | None:
         return None
     if w.ndim != 1 or len(w) != n or w.dtype.kind not in "biuf":
         return None
-    if not (w.min() >= 0 and w.max() <= MAX_WEIGHT):
+    if not (w.min() >= 0 and float(w.max()) <= MAX_WEIGHT):
         return None
     return w

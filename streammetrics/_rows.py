@@ -193,7 +193,8 @@ class Rows:
                 return False
         except Exception:  # not comparable: the ordinary path says what is wrong
             return False
-        return weight is None or (type(weight) in _REAL_TYPES and 0 <= weight <= MAX_WEIGHT)
+        # (As a float: in float16 the bound 2**82 is inf, and an inf weight passed, 0.8.9.)
+        return weight is None or (type(weight) in _REAL_TYPES and 0 <= float(weight) <= MAX_WEIGHT)
 
     def small_batch(self, args: tuple[Any, ...], weight: Any) -> tuple[np.ndarray, ...] | None:
         """Copies of the columns of a small batch that certainly passes the metric's update."""

@@ -442,3 +442,35 @@ def test_time_zone_aware_times_say_how_to_pass_them() -> None:
     refused(w, [0, 1], [0, 1], timestamps=t, match=r"datetime objects: give them as datetime64")
     fixed = pd.to_datetime(t, utc=True).to_numpy("datetime64[ns]")
     assert w.update([0, 1], [0, 1], timestamps=fixed).count == 2
+
+
+def test_a_float16_inf_weight_is_refused_at_the_call_on_the_fast_paths():
+    """In float16 the bound on weights (2**82) is inf, so ``inf <= bound`` held: a metric that
+    had learnt weighted calls buffered an inf weight, the next read raised and the rows
+    buffered with it were lost (review of 0.8.9)."""
+    for make, row in (
+        (sm.Accuracy, (1, 1)),
+        (sm.ROCAUC, (1, 0.6)),
+        (sm.AveragePrecision, (0, 0.2)),
+    ):
+        m = make()
+        for w in (1.0, 2.0, 1.0):
+            m.update(*row, sample_weight=w)  # teaches the one-row, weighted call
+        refused(m, *row, sample_weight=np.float16("inf"), match="sample_weight")
+        cols = [np.array([v, v]) for v in row]
+        m.update(*cols, sample_weight=[1.0, 2.0])  # teaches the small weighted batch
+        refused(
+            m, *cols, sample_weight=np.array([1, np.inf], dtype=np.float16), match="sample_weight"
+        )
+        assert m.count == 5
+
+
+def test_text_metrics_take_a_0d_string_array_as_one_string():
+    """Other metrics read a 0-d array as one sample; BLEU and CHRF refused it ("expected a 1-D
+    column") and, as a reference, with a message contradicting itself."""
+    for make in (BLEU, CHRF):
+        want = make().update("the cat sat on the mat", "the cat sat on a mat").to_bytes()
+        hyp, ref = np.array("the cat sat on the mat"), np.array("the cat sat on a mat")
+        assert make().update(hyp, ref).to_bytes() == want
+        assert make().update("the cat sat on the mat", ref).to_bytes() == want
+        assert make().update(["the cat sat on the mat"], [ref]).to_bytes() == want

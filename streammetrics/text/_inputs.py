@@ -36,6 +36,12 @@ def _as_list(x: Any, name: str) -> list[Any]:
         raise InputError(f"{name}: expected a list of strings, got {type(x).__name__}") from None
 
 
+def _zero_d(x: Any) -> Any:
+    if isinstance(x, np.ndarray) and x.ndim == 0 and x.dtype.kind == "U":
+        return str(x.item())
+    return x
+
+
 def as_texts(hypotheses: Any, references: Any) -> tuple[list[str], list[list[str]]]:
     """``(hypotheses, references)`` as a list of strings and a list of non-empty lists of strings.
 
@@ -44,6 +50,8 @@ def as_texts(hypotheses: Any, references: Any) -> tuple[list[str], list[list[str
     a list of strings; ``None`` inside such a list is dropped (sacrebleu's marker of a missing
     reference), so hypotheses may have different numbers of references, but at least one.
     """
+    # A 0-d string array is one string, as a 0-d number is one row elsewhere.
+    hypotheses, references = _zero_d(hypotheses), _zero_d(references)
     single = isinstance(hypotheses, str)
     hyps = _as_list(hypotheses, "hypotheses")
     if single:
@@ -66,6 +74,9 @@ def as_texts(hypotheses: Any, references: Any) -> tuple[list[str], list[list[str
             continue
         if isinstance(entry, np.ndarray):
             entry = entry.tolist()
+            if isinstance(entry, str):  # a 0-d string array inside a column
+                refs.append([entry])
+                continue
         if not isinstance(entry, (list, tuple)):
             raise InputError(
                 f"references: entry {i} is a {type(entry).__name__}; expected a string or a "
