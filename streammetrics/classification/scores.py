@@ -131,13 +131,20 @@ class _BinaryScoreMetric(Metric, register=False):
         h = self.hist
         return h.lo, h.hi, h.pos, h.neg
 
-    #: ``_validate_state`` checks exact stores alone, so the packed decoder of ``Sliced`` (grid
-    #: stores only) need not run it.
+    #: ``_validate_state`` checks, beyond what the packed decoder of ``Sliced`` (grid stores
+    #: only) checks itself, exact stores alone, so that decoder need not run it.
     _validates_exact_only: ClassVar[bool] = True
 
     def _validate_state(self) -> None:
         if self.hist.exact and self._config["score_type"] == "probability":
             check_exact_probabilities(self.hist.keys)
+        if not self.hist.weighted:
+            # Integer buckets are unweighted rows, one per row counted (as the confusion
+            # metrics check): a flipped byte gave 4.5e15 rows under a count of 120, and a
+            # silently wrong value.
+            held = int(self.hist.pos.sum()) + int(self.hist.neg.sum())
+            if held != self._count:
+                raise ValueError(f"the buckets hold {held} rows, the state {self._count}")
 
 
 class ROCAUC(_BinaryScoreMetric):

@@ -166,6 +166,8 @@ def decoded_pack(template: Any, pairs: list[Any], least: int) -> SlicePack | Non
         return None  # a slice's buckets unsorted or repeated
     index = {k: i for i, k in enumerate(keys)}
     rows = np.array(counts, dtype=np.int64)
+    if wide == _I64 and not np.array_equal(totals, rows):
+        return None  # integer buckets are rows: the per-slice decoder names the mismatch
     return SlicePack(template, keys, index, rows, totals, (cells, pos, neg, lo, hi))
 
 
