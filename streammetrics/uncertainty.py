@@ -228,6 +228,12 @@ def check_linearised_sums(
         raise ValueError("the sums under the weights squared exceed what the plain sums allow")
 
 
+#: Two effective rows, less rounding (Kish's size of two equal float weights may come out a
+#: few ulps short of 2): below it a mean or R2 has no interval. 0.8.9 asked only for more than
+#: one, and one weight of 1e6 among 199 of 1 (1.0004 effective rows) gave MSE (0, 5e151).
+TWO_ROWS = 2.0 - 1e-9
+
+
 def t_interval(
     mean: float,
     spread: float,
@@ -240,7 +246,7 @@ def t_interval(
     The sample variance is ``spread * n_eff / (n_eff - 1)``, the standard error its square root
     over ``sqrt(n_eff)``, with ``n_eff - 1`` degrees of freedom. ``nan, nan`` below 2 rows.
     """
-    if not (n_eff > 1.0 and math.isfinite(mean) and math.isfinite(spread)):
+    if not (n_eff >= TWO_ROWS and math.isfinite(mean) and math.isfinite(spread)):
         return NAN_INTERVAL
     var = max(spread, 0.0) * n_eff / (n_eff - 1.0)
     half = t_quantile(level, n_eff - 1.0) * math.sqrt(var / n_eff)
@@ -444,7 +450,7 @@ def explained_delta_se(block: Any, kind: str, n_eff: float) -> float:
     rows). ``block`` is a :class:`~streammetrics.states.central.CentralMoments` of
     (error, ``y_true``), one column. ``nan`` below 2 effective rows or when ``Var(t) = 0``.
     """
-    if not n_eff > 1 or not block.weight > 0:
+    if not n_eff >= TWO_ROWS or not block.weight > 0:
         return math.nan
     m = {k: float(block.central(k)[0]) for k in block.indices}
     d = float(block.mean[0, 0])

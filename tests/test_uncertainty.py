@@ -481,3 +481,29 @@ def test_a_perfect_f_beta_has_a_single_point_interval() -> None:
     y = np.array([0, 1] * 50)
     for metric in (sm.F1(), sm.FBeta(beta=2), sm.F1(average="macro"), sm.Precision("weighted")):
         assert metric.update(y, y).interval() == (1.0, 1.0)
+
+
+def test_intervals_below_two_effective_rows_and_of_conventions_are_nan() -> None:
+    """A review of 0.8.9: one weight of 1e6 among 199 of 1 (Kish's 1.0004 rows) gave MSE
+    (0, 5e151) and R2 (-122864, 1), from a t quantile at 0.0004 degrees of freedom; F1 of a
+    binary problem without positives (its value is ``zero_division``) and MCC with one class
+    (0 by convention) gave zero-width intervals, where Precision without predicted positives
+    and kappa with one class gave ``(nan, nan)``."""
+    rng = np.random.default_rng(1)
+    y, p = rng.normal(size=200), rng.normal(size=200)
+    w = np.ones(200)
+    w[0] = 1e6
+    for m in (sm.MeanSquaredError(), sm.MeanAbsoluteError(), sm.R2Score(), sm.ExplainedVariance()):
+        m.update(y, p, sample_weight=w)
+        assert all(math.isnan(v) for v in m.interval()), type(m).__name__
+        m.update(y[1:2], p[1:2], sample_weight=[1e6])  # a second heavy row: 2.0004 rows
+        assert all(math.isfinite(v) for v in m.interval()), type(m).__name__
+    two = sm.MeanSquaredError().update([0.0, 1.0], [0.5, 0.0], sample_weight=[0.1, 0.1])
+    assert all(math.isfinite(v) for v in two.interval())  # two equal float weights: 2 rows
+    for zero_division in (0.0, 1.0):
+        f1 = sm.F1(zero_division=zero_division).update([0, 0, 0], [0, 0, 0])
+        assert f1.compute() == zero_division and all(math.isnan(v) for v in f1.interval())
+    assert sm.F1().update([0, 1, 1], [0, 1, 0]).interval()[1] > 0.5
+    for y_true, y_pred in (([1, 1, 1], [1, 0, 1]), ([0, 1, 1], [1, 1, 1])):
+        mcc = sm.MatthewsCorrCoef().update(y_true, y_pred)
+        assert mcc.compute() == 0.0 and all(math.isnan(v) for v in mcc.interval())

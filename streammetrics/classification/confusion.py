@@ -253,6 +253,11 @@ class MatthewsCorrCoef(_ConfusionMetric):
         level = check_level(level)
         if self.count == 0:
             return NAN_INTERVAL
+        _, t_sum, p_sum = self._margins()
+        if np.count_nonzero(t_sum) < 2 or np.count_nonzero(p_sum) < 2:
+            # One class among the labels or the predictions: the MCC is undefined (reported as
+            # 0 by convention, as scikit-learn does), so no interval (0.8.9 gave (0, 0)).
+            return NAN_INTERVAL
 
         def f(d: np.ndarray, r: np.ndarray, c: np.ndarray, n: np.ndarray) -> np.ndarray:
             scale = _unit_scale(n)  # as in _compute: exact, no underflow

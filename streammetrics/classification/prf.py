@@ -188,12 +188,18 @@ class _PRF(_ConfusionMetric, register=False):
         self._check_labels(self.counts.rows)
         total = self.counts.total()
         design = self._n_eff() / total if total > 0 else math.nan
-        if self._metric != "f" and average in ("binary", "micro"):
+        if average in ("binary", "micro"):
             tp, pred, true = self._sums()
-            den = float((pred if self._metric == "precision" else true)[0])
-            if den == 0:
-                return NAN_INTERVAL
-            return wilson(float(tp[0]) * design, den * design, level)
+            if self._metric == "f":
+                if float(pred[0]) + float(true[0]) == 0:
+                    # No positive row and no positive prediction: the value is zero_division,
+                    # a convention, not an estimate (0.8.9 gave it a zero-width interval).
+                    return NAN_INTERVAL
+            else:
+                den = float((pred if self._metric == "precision" else true)[0])
+                if den == 0:
+                    return NAN_INTERVAL
+                return wilson(float(tp[0]) * design, den * design, level)
         value = self._compute()
         if value == 1.0:
             # Every selected label scored without a miss: no filled cell moves the value, so
