@@ -116,6 +116,43 @@ def test_report_from_saved_states_is_the_merge(capsys, tmp_path) -> None:
     assert captions == ["average_precision", "roc_auc"]
     status, _, err = run(capsys, "report", str(DATA), "-o", str(out))
     assert status == 1 and "not a streammetrics state" in err
+    # --save writes the merge the page shows (0.8.9 ignored it); the options that read a log
+    # are refused without --metric (0.8.9 ignored them: `--by` drew the whole log silently)
+    states = [str(tmp_path / "a.state"), str(tmp_path / "b.state")]
+    saved = tmp_path / "total.state"
+    status, _, err = run(capsys, "report", *states, "-o", str(out), "--save", str(saved))
+    assert status == 0, err
+    both = sm.loads((tmp_path / "a.state").read_bytes()) + sm.loads(
+        (tmp_path / "b.state").read_bytes()
+    )
+    assert saved.read_bytes() == both.to_bytes()
+    out.unlink()
+    for extra in (["--by", "y_true"], ["--y-true", "y_true"], ["--labels-as-text"]):
+        status, _, err = run(capsys, "report", *states, "-o", str(out), *extra)
+        assert status == 1 and f"{extra[0]}: read a DATA file with --metric" in err
+        assert not out.exists()
+
+
+def test_report_of_thousands_of_slices_draws_a_readable_chart(capsys, tmp_path) -> None:
+    """5,000 slices: every slice in the table, 40 bars in the chart (0.8.9 drew 5,000 bars
+    and names, 28 of the report's 48 s)."""
+    rng = np.random.default_rng(5)
+    n = 20_000
+    y = rng.integers(0, 2, n)
+    s, seg = np.clip(0.3 * y + 0.7 * rng.random(n), 0, 1), rng.integers(0, 5000, n)
+    rows = ["y,s,seg"] + [f"{a},{b:.4f},{c}" for a, b, c in zip(y, s, seg, strict=True)]
+    data = tmp_path / "many.csv"
+    data.write_text("\n".join(rows) + "\n")
+    out = tmp_path / "many.html"
+    status, printed, err = run(
+        capsys, "report", str(data), "--metric", "roc_auc", "--y-true", "y", "--y-score", "s",
+        "--by", "seg", "--json", "-o", str(out),
+    )  # fmt: skip
+    assert status == 0, err
+    slices = len(json.loads(printed)["metrics"]["roc_auc"])
+    page = out.read_text()
+    assert page.count("<tr><td>roc_auc.") == slices > 4000
+    assert f"20 lowest, 20 highest of {slices:,} slices" in page
 
 
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="Debian's chromium is not installed")

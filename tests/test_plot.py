@@ -287,3 +287,58 @@ def test_windows_and_slices_of_metrics_without_intervals_draw_their_values(make)
         widths = sorted(b.get_width() for b in bars)
         assert widths == pytest.approx(sorted(metric.compute().values()))
         assert ax.get_xlabel() == "value"
+
+
+def _bar_container(ax):
+    from matplotlib.container import BarContainer
+
+    (bars,) = [c for c in ax.containers if isinstance(c, BarContainer)]
+    return bars
+
+
+def test_many_slices_draw_the_lowest_and_highest_values_within_max_bars():
+    """5,000 slices drew 5,000 bars and names: 28 s of text layout in a report, unreadable
+    (review of 0.8.9). Past ``max_bars`` the chart keeps the lowest and highest half; the
+    figure grows a fifth of an inch per bar; ``None`` draws all; bad values are refused."""
+    rng = np.random.default_rng(3)
+    n = 20_000
+    y, s = rng.integers(0, 2, n), rng.random(n)
+    keys = rng.integers(0, 500, n)
+    m = sm.Sliced(sm.ROCAUC()).update(y, np.clip(s + 0.2 * y, 0, 1), by=keys)
+    values = m.compute()
+    finite = sorted(v for v in values.values() if np.isfinite(v))
+    ax = plot(m)
+    widths = [b.get_width() for b in _bar_container(ax)]
+    assert len(widths) == 40
+    assert widths[:20] == pytest.approx(finite[:20]) and widths[20:] == pytest.approx(finite[-20:])
+    assert "20 lowest, 20 highest of 500 slices" in ax.get_title()
+    assert ax.figure.get_size_inches()[1] == pytest.approx(1.2 + 0.2 * 40)
+    assert len(_bar_container(plot(m, max_bars=7))) == 7
+    assert len(_bar_container(plot(m, max_bars=None))) == len(values)
+    few = sm.Sliced(sm.Accuracy()).update([1, 0, 1], [1, 1, 1], by=["a", "b", "c"])
+    assert len(_bar_container(plot(few))) == 3 and plot(few).get_title() == "Accuracy by slice"
+    for bad in (1, 0, 2.5, True, "40"):
+        with pytest.raises(sm.InputError, match="max_bars"):
+            plot(m, max_bars=bad)
+
+
+def test_large_label_sets_draw_readable_axes():
+    """A confusion matrix of 300 labels names about 20 of them on each axis (not 300), and a
+    multiclass ROC of 50 classes draws the 5 lowest AUCs in colour, the others in grey."""
+    rng = np.random.default_rng(4)
+    n, k = 30_000, 300
+    yt = rng.integers(0, k, n)
+    cm = sm.ConfusionMatrix().update(yt, np.where(rng.random(n) < 0.7, yt, rng.integers(0, k, n)))
+    ax = plot(cm)
+    assert 10 <= len(ax.get_xticks()) <= 20 and len(ax.get_yticks()) == len(ax.get_xticks())
+    k = 50
+    scores = rng.random((n, k))
+    scores /= scores.sum(axis=1, keepdims=True)
+    labels = rng.integers(0, k, n)
+    ax = plot(sm.MulticlassROCAUC().update(labels, scores))
+    legend = [t.get_text() for t in ax.get_legend().get_texts() if t.get_text().startswith("class")]
+    one_vs_rest = [sm.ROCAUC().update(labels == j, scores[:, j]).compute() for j in range(k)]
+    lowest = sorted(range(k), key=lambda j: one_vs_rest[j])[:5]
+    assert legend == [f"class {j}: AUC = {one_vs_rest[j]:.4f}" for j in lowest]
+    assert "5 lowest of 50" in ax.get_title()
+    assert len([ln for ln in ax.get_lines() if (ln.get_gid() or "").startswith("curve-")]) == 50

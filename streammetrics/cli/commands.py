@@ -378,7 +378,15 @@ def _report(args: argparse.Namespace) -> int:
     else:
         if args.window is not None or args.time is not None:
             raise CLIError("--window and --time need a DATA file and --metric")
+        given = [f"--{o.replace('_', '-')}" for o in _DATA_ONLY if getattr(args, o, None)]
+        if given:  # (0.8.9 ignored them: `report STATE --by COL` drew the whole, silently)
+            raise CLIError(
+                f"{', '.join(given)}: read a DATA file with --metric; saved states keep the "
+                "columns, metrics and slices they were evaluated with"
+            )
         total = merged(args.inputs)
+        if args.save:  # the merge the page shows, as `merge -o` writes it
+            write(args.save, total.to_bytes())
         print_values(total, total.count, args.json, rolling=False, ci=args.ci)
         report = Report.for_state(total, args.ci)
         report.finish(total, total.count, source=", ".join(args.inputs))
@@ -390,6 +398,24 @@ def _report(args: argparse.Namespace) -> int:
     if not args.json:
         print(f"report written to {args.output}", file=sys.stderr)
     return 0
+
+
+#: The options of ``report`` that read a prediction log: without ``--metric`` (saved states),
+#: any of them is refused rather than ignored.
+_DATA_ONLY = (
+    "y_true",
+    "y_score",
+    "y_pred",
+    "group",
+    "query",
+    "queries_grouped",
+    "hypothesis",
+    "reference",
+    "format",
+    "score_type",
+    "labels_as_text",
+    "by",
+)
 
 
 # -- states --------------------------------------------------------------------------------------

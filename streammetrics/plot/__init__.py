@@ -25,7 +25,10 @@ What is drawn, by metric:
   value of each slot of the ring against the slot's start. When the wrapped metric has
   ``interval(level)``, the confidence band is shaded.
 * ``Sliced`` (any metric whose ``compute()`` is ``{key: value}`` and which has
-  ``intervals(level)``): one horizontal bar per slice, sorted by value, with error bars.
+  ``intervals(level)``): one horizontal bar per slice, sorted by value, with error bars. Past
+  ``max_bars`` slices (40 by default) the chart keeps the lowest and the highest half of them,
+  a dashed line between, and its title says how many of how many it shows (a bar per slice of
+  thousands is unreadable, and laying out their names took matplotlib a minute).
 
 Cost: O(points drawn): at most one point per bucket for sketched curves (a few thousand at the
 default resolution), whatever the number of rows.
@@ -43,6 +46,8 @@ Examples
 from __future__ import annotations
 
 from typing import Any
+
+import numpy as np
 
 from ..base import Metric
 from ..errors import InputError
@@ -63,7 +68,14 @@ def _matplotlib() -> Any:
     return Figure
 
 
-def plot(metric: Metric, ax: Any = None, *, normalize: bool = False, level: float = 0.95) -> Any:
+def plot(
+    metric: Metric,
+    ax: Any = None,
+    *,
+    normalize: bool = False,
+    level: float = 0.95,
+    max_bars: int | None = 40,
+) -> Any:
     """Draw ``metric`` on ``ax`` (a new figure's axes when ``None``) and return the axes.
 
     Parameters
@@ -77,6 +89,9 @@ def plot(metric: Metric, ax: Any = None, *, normalize: bool = False, level: floa
         diagonal).
     level : float, default 0.95
         Confidence level of interval bands and error bars, where the metric has intervals.
+    max_bars : int or None, default 40
+        ``Sliced`` metrics only: the most bars drawn (at least 2); past it, the lowest and the
+        highest values. ``None`` draws every slice.
 
     Returns
     -------
@@ -85,13 +100,16 @@ def plot(metric: Metric, ax: Any = None, *, normalize: bool = False, level: floa
     Raises
     ------
     InputError
-        ``metric`` is not a metric this module can draw.
+        ``metric`` is not a metric this module can draw, or ``max_bars`` is not an integer
+        of at least 2 (or None).
     ImportError
         matplotlib is not installed (the ``plot`` extra).
     """
+    if max_bars is not None and (
+        isinstance(max_bars, bool) or not isinstance(max_bars, (int, np.integer)) or max_bars < 2
+    ):
+        raise InputError(f"max_bars: expected an integer of at least 2 or None, got {max_bars!r}")
     Figure = _matplotlib()
-    if ax is None:
-        ax = Figure(figsize=(5, 4), layout="constrained").add_subplot()
     name = type(metric).__name__
     drawer = _DRAWERS.get(name)
     if drawer is None and is_sliced(metric):
@@ -102,7 +120,13 @@ def plot(metric: Metric, ax: Any = None, *, normalize: bool = False, level: floa
             + ", ".join(sorted(_DRAWERS))
             + " and Sliced metrics"
         )
-    drawer(metric, ax, normalize=normalize, level=level)
+    if ax is None:
+        height = 4.0
+        if drawer is sliced:  # a fifth of an inch per bar, so that their names never overlap
+            bars = len(metric.compute())
+            height = max(height, 1.2 + 0.2 * (bars if max_bars is None else min(bars, max_bars)))
+        ax = Figure(figsize=(5, height), layout="constrained").add_subplot()
+    drawer(metric, ax, normalize=normalize, level=level, max_bars=max_bars)
     return ax
 
 

@@ -172,15 +172,32 @@ def multiclass_roc(metric: Any, ax: Any, **_: Any) -> None:
 
     metric.compute()
     labels = metric._config["labels"]
+    stores = list(metric.columns)
+    aucs = [float(auc_from_table(s.lo, s.hi, s.pos, s.neg)[0]) for s in stores]
+    shown: list[int] = list(range(len(stores)))
+    title = "ROC curves, one vs rest"
+    if len(stores) > _MANY_CLASSES:
+        # One colour and one legend line per class stop being readable past about ten: every
+        # curve in grey, the lowest AUCs (nan last) in colour with their names.
+        shown = sorted(shown, key=lambda j: (math.isnan(aucs[j]), aucs[j]))[:_HIGHLIGHTED]
+        title = f"ROC, one vs rest: {_HIGHLIGHTED} lowest of {len(stores)} in colour"
+        for j, store in enumerate(stores):
+            if j not in shown:
+                fpr, tpr = _roc_points(store)
+                ax.plot(fpr, tpr, color="0.8", linewidth=0.6, gid=f"curve-{j}")
     handles: list[Any] = []
-    for j, store in enumerate(metric.columns):
+    for j in shown:
+        store = stores[j]
         fpr, tpr = _roc_points(store)
-        auc = auc_from_table(store.lo, store.hi, store.pos, store.neg)[0]
         name = labels[j] if labels is not None else j
-        text = f"class {literal(name)}: AUC = {auc:.4f}"
+        text = f"class {literal(name)}: AUC = {aucs[j]:.4f}"
         (line,) = ax.plot(fpr, tpr, label=text, gid=f"curve-{j}")
         band = _roc_band(ax, store, fpr, tpr, line.get_color())
         handles += _handles(line, band if not handles else None)
     ax.plot([0, 1], [0, 1], linestyle=":", color="grey", linewidth=1)
-    axes01(ax, "false positive rate", "true positive rate", "ROC curves, one vs rest")
+    axes01(ax, "false positive rate", "true positive rate", title)
     ax.legend(handles=handles, loc="lower right", fontsize="small")
+
+
+_MANY_CLASSES = 10  # classes drawn each in its own colour, with a legend line
+_HIGHLIGHTED = 5  # past that, the lowest AUCs in colour

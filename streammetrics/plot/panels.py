@@ -65,8 +65,11 @@ def confusion(metric: Any, ax: Any, *, normalize: bool, **_: Any) -> None:
     image = ax.imshow(matrix, cmap="Blues", gid="matrix")
     ax.figure.colorbar(image, ax=ax, shrink=0.8)
     ticks = np.arange(len(labels))
-    ax.set_xticks(ticks, labels, rotation=45 if len(labels) > 6 else 0)
-    ax.set_yticks(ticks, labels)
+    if len(labels) > 40:  # every label's name is unreadable there: about 20 of them, evenly
+        ticks = ticks[:: -(-len(labels) // 20)]
+    names = [labels[i] for i in ticks]
+    ax.set_xticks(ticks, names, rotation=45 if len(labels) > 6 else 0)
+    ax.set_yticks(ticks, names)
     ax.set_xlabel("predicted label")
     ax.set_ylabel("true label")
     ax.set_title("Confusion matrix" + (" (rows normalised)" if normalize else ""))
@@ -136,7 +139,7 @@ def is_sliced(metric: Any) -> bool:
     )
 
 
-def sliced(metric: Any, ax: Any, *, level: float, **_: Any) -> None:
+def sliced(metric: Any, ax: Any, *, level: float, max_bars: int | None = 40, **_: Any) -> None:
     values = metric.compute()
     inner = type(getattr(metric, "_template", metric)).__name__
     for k, v in values.items():
@@ -145,8 +148,24 @@ def sliced(metric: Any, ax: Any, *, level: float, **_: Any) -> None:
                 "metric: a chart by slice needs a number per slice; slice "
                 f"{k!r} holds a {type(v).__name__} ({inner})"
             )
-    intervals = interval_or_none(metric, level, many=True)  # None: no closed form, no bars
     order = sorted(values, key=lambda k: (not math.isfinite(values[k]), values[k]))
+    title = f"{inner} by slice"
+    cut = None  # where the lowest bars end and the highest begin, when some are left out
+    if max_bars is not None and len(order) > max_bars:
+        # Thousands of bars are unreadable and cost minutes to lay out: draw the lowest and
+        # the highest values (slices without a finite value draw no bar: they go first).
+        finite = [k for k in order if math.isfinite(values[k])]
+        high = max_bars // 2
+        low = max_bars - high
+        if len(finite) > max_bars:
+            order = finite[:low] + finite[len(finite) - high :]
+            cut = low - 0.5
+        else:
+            order = finite
+        title = f"{inner}: {len(order)} of {len(values):,} slices"
+        if cut is not None:
+            title = f"{inner}: {low} lowest, {high} highest of {len(values):,} slices"
+    intervals = interval_or_none(metric, level, many=True)  # None: no closed form, no bars
     keys = [literal(" / ".join(map(str, k)) if isinstance(k, tuple) else k) for k in order]
     y = np.arange(len(order))
     v = np.array([values[k] for k in order], dtype=np.float64)
@@ -160,5 +179,7 @@ def sliced(metric: Any, ax: Any, *, level: float, **_: Any) -> None:
         err = np.clip(np.vstack([np.nan_to_num(v - lows), np.nan_to_num(highs - v)]), 0.0, None)
         ax.barh(y, v, xerr=err, capsize=3, gid="slices")
         ax.set_xlabel(f"value ({level * 100:g}% interval)")
+    if cut is not None:
+        ax.axhline(cut, color="grey", linestyle="--", linewidth=0.8, gid="slices-left-out")
     ax.set_yticks(y, keys)
-    ax.set_title(f"{type(getattr(metric, '_template', metric)).__name__} by slice")
+    ax.set_title(title)
