@@ -178,9 +178,32 @@ def one_sample(calls: int, rounds: int) -> None:
     )
 
 
-def sliced_one_sample(calls: int, rounds: int, slices: int = 1_000) -> None:
+def fresh_per_call_ns(
+    make: Callable[[], Any],
+    update: Callable[..., Any],
+    calls: Sequence[tuple[Any, ...]],
+    rounds: int,
+    finish: Callable[[Any], Any] = lambda m: None,
+) -> float:
+    """As :func:`per_call_ns`, each round on a new state ``make()`` (made before the timed
+    section): the cost of first contacts (new slices, labels new to a slice), not of a warm
+    state. ``update(state, *args)``; ``finish(state)`` runs inside the timed section."""
+    best = float("inf")
+    for _ in range(rounds):
+        state = make()
+        start = perf_ns()
+        for args in calls:
+            update(state, *args)
+        finish(state)
+        best = min(best, (perf_ns() - start) / len(calls))
+    return best
+
+
+def sliced_one_sample(calls: int, rounds: int, slices: int = 1_000, fresh: bool = False) -> None:
     """``Sliced`` fed one sample per call with a scalar key (``by=``), against what a river user
-    writes for per-slice metrics: a dict of river metrics, one per key, created on first use."""
+    writes for per-slice metrics: a dict of river metrics, one per key, created on first use.
+    ``fresh``: each round starts from an empty state (with many slices, most calls then bring
+    a slice or a label the slice has not seen)."""
     river = optional("river.metrics")
     s = samples(calls)
     keys = np.random.default_rng(1).integers(0, slices, calls).tolist()
@@ -195,28 +218,35 @@ def sliced_one_sample(calls: int, rounds: int, slices: int = 1_000) -> None:
             scores,
         ),
     ]
-    print(f"## One sample per call with a slice key ({slices:,} slices), best of {rounds} rounds\n")
+    state = "each round from an empty state" if fresh else "warm state"
+    print(
+        f"## One sample per call with a slice key ({slices:,} slices, {state}), best of "
+        f"{rounds} rounds\n"
+    )
     rows = []
     for name, ours_cls, peer_cls, data in cases:
-        m = ours_cls()
 
-        def ours_call(y: Any, x: Any, key: Any, m: Any = m) -> None:
+        def ours_call(m: Any, y: Any, x: Any, key: Any) -> None:
             m.update(y, x, by=key)
 
-        ours = per_call_ns(ours_call, data, rounds, lambda m=m: m.count)
+        def peer_call(t: dict[Any, Any], y: Any, x: Any, key: Any, make: Any = peer_cls) -> None:
+            metric = t.get(key)
+            if metric is None:
+                metric = t[key] = make()
+            metric.update(y, x)
+
+        if fresh:
+            ours = fresh_per_call_ns(ours_cls, ours_call, data, rounds, lambda m: m.count)
+        else:
+            m = ours_cls()
+            ours = per_call_ns(lambda *a, m=m: ours_call(m, *a), data, rounds, lambda m=m: m.count)
         peer = None
         if peer_cls is not None:
-            table_of: dict[Any, Any] = {}
-
-            def peer_call(
-                y: Any, x: Any, key: Any, t: Any = table_of, make: Any = peer_cls
-            ) -> None:
-                metric = t.get(key)
-                if metric is None:
-                    metric = t[key] = make()
-                metric.update(y, x)
-
-            peer = per_call_ns(peer_call, data, rounds)
+            if fresh:
+                peer = fresh_per_call_ns(dict, peer_call, data, rounds)
+            else:
+                table_of: dict[Any, Any] = {}
+                peer = per_call_ns(lambda *a, t=table_of: peer_call(t, *a), data, rounds)
         rows.append([name, us(ours), "" if peer is None else us(peer), ratio(peer, ours)])
     table(["metric", "streammetrics µs", "river dict of metrics µs", "river / ours"], rows)
 
@@ -495,6 +525,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     one_sample(calls, rounds)
     sliced_one_sample(calls, rounds)
+    sliced_one_sample(calls, rounds, slices=100_000, fresh=True)
     batches(calls, rounds)
     collection(calls, rounds)
     threads(calls, rounds)

@@ -329,7 +329,9 @@ class PerRequest:
     #: The pending rows list while the buffer holds unweighted samples (the hot path's target).
     _buffer: list[tuple[Any, ...]] | None = None
 
-    def _declare_rows(self, *kinds: str, weights: bool = True, keyword: str | None = None) -> None:
+    def _declare_rows(
+        self, *kinds: str, weights: bool = True, keyword: str | None = None, free: bool = False
+    ) -> None:
         """Declare the columns of ``update`` for the per-request path (``streammetrics._pending``).
 
         ``kinds`` gives each positional column's kind: ``"label"`` (class labels),
@@ -340,9 +342,17 @@ class PerRequest:
         same state as one batch. A metric may also define ``_fold_rows``, taking the same
         columns as ``update``, to fold buffered rows without checking them again (they passed
         the checks of ``streammetrics._rows``, made for its ``update``). ``keyword``: the last
-        column is passed to ``update`` as this keyword argument (``Sliced``'s ``by=``).
+        column is passed to ``update`` as this keyword argument (``Sliced``'s ``by=``);
+        ``free``: a label accepted with one key is trusted with every key (see ``Rows``).
         """
-        self._rows = Rows(tuple(kinds), weights, keyword)
+        self._rows = Rows(tuple(kinds), weights, keyword, free)
+
+    def _slice_free_labels(self) -> bool:
+        """Whether ``update`` accepts a label on any state that accepted it on another, as long
+        as both hold labels of its kind (no check that reads the labels already held, such as
+        ``average="binary"``'s two classes): ``Sliced`` then trusts a label seen in one slice
+        in every slice."""
+        return False
 
     # -- the per-request path ----------------------------------------------------------------
 
@@ -464,7 +474,10 @@ class PerRequest:
             rows.forget()  # near the count bound: every call checks it on the ordinary path
             return
         if large:
-            return  # a large batch of the declared columns: nothing to learn from it
+            # A large batch of the declared columns: nothing to learn from it, but the kinds
+            # of labels it brought (labels trusted in every slice need to know them all).
+            rows.saw_kinds(args)
+            return
         rows.learn(args, kwargs.get("sample_weight"))
 
     def _near_bound(self) -> bool:

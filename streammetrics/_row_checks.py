@@ -124,14 +124,57 @@ def _paired_scalar_check(kind: str) -> Any:
 
 
 def _with_pairs(
-    check: Any, pairs_ok: Any, kinds: tuple[str, ...], checks: tuple[Any, ...], seen: list[Any]
+    check: Any,
+    pairs_ok: Any,
+    kinds: tuple[str, ...],
+    checks: tuple[Any, ...],
+    seen: list[Any],
+    anywhere: list[Any] | None = None,
 ) -> Any:
     """The row check of a call with a slice key last: ``check`` (every column's own check)
-    and ``pairs_ok`` (each paired value trusted with its slice key). Unrolled for the rows of
+    and ``pairs_ok`` (each paired value trusted with its slice key, or, given ``anywhere``,
+    each label value trusted in every slice: ``Rows._anywhere``). Unrolled for the rows of
     ``Sliced`` over two label columns (``Accuracy``, ``F1``, ...) or a label and a score
     (``ROCAUC``, ...): a server pays this on every request."""
     scalar = _SCALAR_TYPES
-    if kinds[:2] == (LABEL, LABEL) and len(kinds) == 3:
+    if anywhere is not None and kinds[:2] == (LABEL, LABEL) and len(kinds) == 3:
+        v0, v1, ck = anywhere[0], anywhere[1], checks[2]
+
+        def labels_anywhere(args: tuple[Any, ...]) -> bool:
+            try:
+                a, b, k = args
+                return (
+                    type(a) in scalar
+                    and type(b) in scalar
+                    and type(k) in scalar
+                    and ck(k)
+                    and a in v0
+                    and b in v1
+                )
+            except Exception:  # an unhashable value: not certainly valid
+                return False
+
+        return labels_anywhere
+    if anywhere is not None and kinds[0] == LABEL and kinds[1] in (NUMBER, PROBABILITY):
+        if len(kinds) == 3:
+            v0, c1, ck = anywhere[0], checks[1], checks[2]
+
+            def label_anywhere_score_and_key(args: tuple[Any, ...]) -> bool:
+                try:
+                    a, b, k = args
+                    return (
+                        type(a) in scalar
+                        and type(b) in scalar
+                        and type(k) in scalar
+                        and c1(b)
+                        and ck(k)
+                        and a in v0
+                    )
+                except Exception:
+                    return False
+
+            return label_anywhere_score_and_key
+    if anywhere is None and kinds[:2] == (LABEL, LABEL) and len(kinds) == 3:
         s0, s1, ck = seen[0], seen[1], checks[2]
 
         def labels_and_key(args: tuple[Any, ...]) -> bool:
@@ -149,7 +192,12 @@ def _with_pairs(
                 return False
 
         return labels_and_key
-    if kinds[0] == LABEL and kinds[1] in (NUMBER, PROBABILITY) and len(kinds) == 3:
+    if (
+        anywhere is None
+        and kinds[0] == LABEL
+        and kinds[1] in (NUMBER, PROBABILITY)
+        and len(kinds) == 3
+    ):
         s0, c1, ck = seen[0], checks[1], checks[2]
 
         def label_score_and_key(args: tuple[Any, ...]) -> bool:

@@ -49,6 +49,11 @@ from ._small_columns import _TENSOR, SMALL_BATCH, _small_column, _small_tensor
 __all__ = ["SMALL_BATCH", "_SCALAR_TYPES", "Rows"]
 
 
+def _label_kind(value: Any) -> str:
+    """The kind of a label as the label states tell them apart (``states.labels``)."""
+    return "str" if isinstance(value, str) else "int"
+
+
 class Rows:
     """The declared columns of a metric's ``update`` and what has been learnt about them.
 
@@ -63,9 +68,12 @@ class Rows:
 
     __slots__ = (
         "_check",
+        "anywhere",
         "checks",
+        "free",
         "keyword",
         "kinds",
+        "label_kinds",
         "labels",
         "n",
         "paired",
@@ -75,7 +83,13 @@ class Rows:
         "weights",
     )
 
-    def __init__(self, kinds: tuple[str, ...], weights: bool, keyword: str | None = None) -> None:
+    def __init__(
+        self,
+        kinds: tuple[str, ...],
+        weights: bool,
+        keyword: str | None = None,
+        free: bool = False,
+    ) -> None:
         for kind in kinds:
             if kind not in _KINDS:
                 raise ValueError(f"unknown column kind {kind!r}")
@@ -92,6 +106,16 @@ class Rows:
         self.paired: tuple[int, ...] = tuple(
             j for j, kind in enumerate(kinds[:-1]) if keyword is not None and kind in (LABEL, KEY)
         )
+        #: ``free``: the keyed metric's slices accept any label another slice accepted, as long
+        #: as every label accepted so far is of one kind (integers or strings): a label value is
+        #: then trusted in every slice, new ones included, not only in the slices it came with.
+        #: ``Sliced`` says so for wrapped metrics whose updates check labels by kind alone
+        #: (``Metric._slice_free_labels``). Only for paired columns that are all labels.
+        self.free = free and bool(self.paired) and all(kinds[j] == LABEL for j in self.paired)
+        #: With ``free``: per column, every label value accepted in any slice; and the kinds
+        #: ("int", "str") of all of them (one kind: the values are trusted anywhere).
+        self.anywhere: list[Seen] = [Seen() for _ in kinds] if self.free else []
+        self.label_kinds: set[str] = set()
         # One predicate per column for scalars (a bound ``set.__contains__`` for labels), and
         # one for the whole row: built at the first scalar call (most copies never see one).
         self.checks: tuple[Any, ...] | None = None
@@ -105,41 +129,57 @@ class Rows:
 
     def blank(self) -> Rows:
         """The same declaration with nothing learnt (what :meth:`forget` leaves)."""
-        return Rows(self.kinds, self.weights, self.keyword)
+        return Rows(self.kinds, self.weights, self.keyword, self.free)
 
     def copy(self) -> Rows:
         """A copy with its own learnt sets (and checks bound to them)."""
-        out = Rows(self.kinds, self.weights, self.keyword)
-        for mine, theirs in zip(out.labels, self.labels, strict=True):
-            mine.update(theirs)
-        out.shapes.update(self.shapes)
-        out._trust_scalars((True, False) in out.shapes)
+        out = Rows(self.kinds, self.weights, self.keyword, self.free)
+        out._take(self.labels, self.anywhere, self.label_kinds, self.shapes)
         return out
+
+    def _take(
+        self, labels: list[Any], anywhere: list[Any], kinds: set[str], shapes: set[Any]
+    ) -> None:
+        for mine, theirs in zip(self.labels, labels, strict=True):
+            mine.update(theirs)
+        for mine, theirs in zip(self.anywhere, anywhere, strict=True):
+            mine.update(theirs)
+        self.label_kinds.update(kinds)
+        self.shapes.update(shapes)
+        self._trust_scalars((True, False) in self.shapes)
 
     def __getstate__(self) -> tuple[Any, ...]:
         # Copies rebuild ``checks``: a bound ``set.__contains__`` would still read the original.
-        return self.kinds, self.weights, self.labels, self.shapes, self.keyword
+        return (
+            self.kinds,
+            self.weights,
+            self.labels,
+            self.shapes,
+            self.keyword,
+            self.free,
+            self.anywhere,
+            self.label_kinds,
+        )
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
-        kinds, weights, labels, shapes, keyword = state
-        self.__init__(kinds, weights, keyword)  # type: ignore[misc]
-        for mine, theirs in zip(self.labels, labels, strict=True):
-            mine.update(theirs)
-        self.shapes.update(shapes)
-        self._trust_scalars((True, False) in self.shapes)
+        kinds, weights, labels, shapes, keyword, free, anywhere, label_kinds = state
+        self.__init__(kinds, weights, keyword, free)  # type: ignore[misc]
+        self._take(labels, anywhere, label_kinds, shapes)
 
     @property
     def learnt(self) -> bool:
         """Whether anything is trusted."""
-        return bool(self.shapes) or any(self.labels)
+        return bool(self.shapes) or any(self.labels) or bool(self.label_kinds)
 
     def forget(self) -> None:
         """Trust nothing again (after ``reset``, ``merge`` or a load)."""
         if not self.learnt:
             return  # nothing learnt (a fresh copy, as ``a + b`` makes)
-        for seen in self.labels:
+        for seen in (*self.labels, *self.anywhere):
             seen.clear()
+        self.label_kinds.clear()
         self.shapes.clear()
+        self._check = None  # (built for the kinds of labels seen: rebuilt when trusted again)
         self._trust_scalars(False)
 
     def _trust_scalars(self, trusted: bool) -> None:
@@ -159,14 +199,23 @@ class Rows:
         if self._check is None:
             check = _row_check(self._scalar_checks())
             if self.paired:
+                anywhere = self.anywhere if self._anywhere() else None
                 check = _with_pairs(
-                    check, self._pairs_ok, self.kinds, self._scalar_checks(), self.labels
+                    check, self._pairs_ok, self.kinds, self._scalar_checks(), self.labels, anywhere
                 )
             self._check = check
         return self._check
 
+    def _anywhere(self) -> bool:
+        """Whether a label accepted in one slice is trusted in every slice (``free``, and every
+        label accepted so far of one kind)."""
+        return self.free and len(self.label_kinds) <= 1
+
     def _pairs_ok(self, args: tuple[Any, ...]) -> bool:
-        """Whether each paired value of one row of scalars was accepted in its row's slice."""
+        """Whether each paired value of one row of scalars was accepted in its row's slice
+        (or, see :meth:`_anywhere`, in any slice)."""
+        if self._anywhere():
+            return all(args[j] in self.anywhere[j] for j in self.paired)
         key = args[-1]
         for j in self.paired:
             v = args[j]
@@ -244,7 +293,10 @@ class Rows:
         return tuple(cols)
 
     def _pairs_trusted(self, cols: list[np.ndarray]) -> bool:
-        """Whether every paired value of a small batch was accepted in its row's slice."""
+        """Whether every paired value of a small batch was accepted in its row's slice (or,
+        see :meth:`_anywhere`, in any slice)."""
+        if self._anywhere():
+            return all(self.anywhere[j].issuperset(cols[j].tolist()) for j in self.paired)
         keys = cols[self.n - 1].tolist()
         for j in self.paired:
             values: Any = cols[j].tolist()
@@ -262,6 +314,31 @@ class Rows:
 
     # -- learning from accepted calls -----------------------------------------------------------
 
+    def saw_kinds(self, args: tuple[Any, ...]) -> None:
+        """Note the kinds of labels of a large batch ``update`` accepted without learning its
+        values (``free`` only: a second kind, or a column of unknown kind, ends the trust of
+        labels in every slice)."""
+        if not self.free or len(args) != self.n:
+            return
+        before = self._anywhere()
+        for j in self.paired:
+            x = args[j]
+            if isinstance(x, (list, tuple)):
+                try:
+                    x = np.asarray(x)
+                except (TypeError, ValueError, OverflowError):
+                    pass
+            kind = x.dtype.kind if isinstance(x, np.ndarray) else "?"
+            if kind in "biu":
+                self.label_kinds.add("int")
+            elif kind == "U":
+                self.label_kinds.add("str")
+            else:  # (a list, a tensor, a float or object column: read as either)
+                self.label_kinds.update(("int", "str"))
+        if before != self._anywhere():
+            self._check = None
+            self._trust_scalars((True, False) in self.shapes)
+
     def learn(self, args: tuple[Any, ...], weight: Any) -> None:
         """Trust what an ``update`` of the metric just accepted (small calls only)."""
         scalars = all(_is_scalar(v) for v in args)
@@ -272,23 +349,31 @@ class Rows:
             for kind, x in zip(self.kinds, args, strict=True):
                 arr = _small_column(x)
                 if arr is None or arr.ndim != 1:
+                    self.saw_kinds(args)  # (nothing else learnt from it)
                     return
                 if kind in (LABEL, KEY):
                     if arr.dtype.kind not in "biufU":
+                        self.saw_kinds(args)
                         return
                     values.append(arr.tolist())
                 else:
                     values.append([])  # only label and key values are remembered
         keys = values[-1]
+        uniform = self._anywhere()
         for j, (kind, seen, column) in enumerate(zip(self.kinds, self.labels, values, strict=True)):
             if kind == KEY:
                 column = [_key_kind(v) for v in column]
             if j in self.paired:
                 seen.update(pair for pair in zip(column, keys, strict=True) if pair[0] is not None)
+                if self.free:
+                    self.anywhere[j].update(column)
+                    self.label_kinds.update(_label_kind(v) for v in column)
             elif kind == LABEL:
                 seen.update(column)
             elif kind == KEY:
                 seen.update(column)
                 seen.discard(None)
+        if self.free and uniform != self._anywhere():
+            self._check = None  # a second kind of label: back to the pairs, slice by slice
         self.shapes.add((scalars, weight is not None))
         self._trust_scalars((True, False) in self.shapes)

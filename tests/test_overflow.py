@@ -83,9 +83,11 @@ def scaled(metric: sm.Metric, groups: Paths, target: int) -> tuple[bytes, int]:
     name, schema, config, state = _codec.unpack_envelope(metric.to_bytes())
     held = max(sum(_total(_get(state, p)) for p in group) for group in groups)
     factor = target // held
+    weighted = False
     for p in (p for group in groups for p in group):
         v = _get(state, p)
         if isinstance(v, np.ndarray):
+            weighted |= v.dtype.kind == "f"
             wide = np.uint64 if v.dtype.kind == "u" else np.int64  # narrow counts: GAUC
             _set(state, p, (v.astype(object) * factor).astype(wide))
         else:
@@ -93,6 +95,10 @@ def scaled(metric: sm.Metric, groups: Paths, target: int) -> tuple[bytes, int]:
     if not any(p == ("count",) for group in groups for p in group):
         # count bounds the rows held; it scales with them (past 2**53 only at 2**62).
         state["count"] = min(state["count"] * factor, 2**64 - 1)
+        if weighted:
+            # Integer-valued weights made integer counts: each is now that many rows, and the
+            # decoder checks integer buckets against the rows counted (0.8.10).
+            state["count"] = min(held * factor, 2**64 - 1)
     return _codec.pack_envelope(name, schema, config, state), factor
 
 

@@ -100,6 +100,10 @@ class _ConfusionMetric(Metric, register=False):
     def _check_labels(self, labels: np.ndarray) -> None:
         """Refuse, at update time, label sets the configuration cannot score."""
 
+    def _slice_free_labels(self) -> bool:
+        # Labels are checked by kind and by _check_labels alone.
+        return self._any_labels()
+
     def _any_labels(self) -> bool:
         """Whether :meth:`_check_labels` accepts every label set (a wrapper holding many
         states then need not check each state's own)."""

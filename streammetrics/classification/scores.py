@@ -65,6 +65,9 @@ class _BinaryScoreMetric(Metric, register=False):
 
     hist: ScoreBuckets
 
+    def _slice_free_labels(self) -> bool:
+        return True  # y_true is 0/1 (or bool) whatever the state holds
+
     def __init__(
         self,
         exact: bool = False,

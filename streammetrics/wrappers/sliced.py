@@ -146,7 +146,13 @@ class Sliced(Metric):
             # each adds one to one slice's count, so the whole count (which the buffer's bound
             # check reads) bounds every slice's. (With max_slices, a new key may be refused, so
             # every call is checked when it is made.)
-            self._declare_rows(*inner.kinds, "key", weights=False, keyword="by")
+            self._declare_rows(
+                *inner.kinds,
+                "key",
+                weights=False,
+                keyword="by",
+                free=self._template._slice_free_labels(),
+            )
 
     @classmethod
     def _from_config(cls, config: dict[str, Any]) -> Sliced:
