@@ -277,6 +277,15 @@ def _updating(fn: Callable[..., Any]) -> Callable[..., Any]:
                     if len(buffer) >= FOLD_ROWS:
                         self._fold()
                 return self
+            if not kwargs and rows is not None and (scalars := _zero_d_as_scalars(args)):
+                # One sample given as 0-d arrays or tensors (a model's single output): the same
+                # values as numpy scalars, which ``update`` reads alike, on the hot path too.
+                args = scalars
+                if rows.row_ok(args):
+                    self._append_row(args) if self._buffer is None else self._buffer.append(args)
+                    if self._buffer is not None and len(self._buffer) >= FOLD_ROWS:
+                        self._fold()
+                    return self
             if not kwargs and rows is not None and args and type(args[0]) not in _SCALAR_TYPES:
                 # An unweighted batch of arrays or tensors: what ``_plan`` would do, inlined.
                 cols = rows.small_batch(args, None) if len(args) == rows.n else None
@@ -298,6 +307,43 @@ def _updating(fn: Callable[..., Any]) -> Callable[..., Any]:
     update.__sm_locked__ = True  # type: ignore[attr-defined]
     update.__sm_raw__ = fn  # type: ignore[attr-defined]
     return update
+
+
+def _zero_d_as_scalars(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """``args`` with each 0-d numpy array or torch tensor as the numpy scalar of its dtype
+    (bfloat16 as the Python float it holds exactly), when at least one is and every other
+    value is a scalar; None otherwise (nothing to convert, or something ``update`` must read:
+    an object or datetime array, a float8 tensor, a tensor numpy cannot hold)."""
+    out: list[Any] | None = None
+    for i, a in enumerate(args):
+        t = type(a)
+        if t in _SCALAR_TYPES:
+            continue
+        if t is np.ndarray and a.ndim == 0 and a.dtype.kind in "biufU":
+            value = a[()]
+        elif t.__name__ == "Tensor" and t.__module__.startswith("torch"):
+            try:
+                if a.ndim != 0:
+                    return None
+                if a.dtype is _TENSOR_BFLOAT16[0] or str(a.dtype) == "torch.bfloat16":
+                    _TENSOR_BFLOAT16[0] = a.dtype
+                    value = float(a.item())
+                else:
+                    value = a.numpy(force=True)[()]
+            except (RuntimeError, TypeError, ValueError):
+                return None
+        else:
+            return None
+        if type(value) not in _SCALAR_TYPES:  # (uint64, longdouble: update reads the original)
+            return None
+        if out is None:
+            out = list(args)
+        out[i] = value
+    return None if out is None else tuple(out)
+
+
+#: torch.bfloat16 once seen (torch is never imported here).
+_TENSOR_BFLOAT16: list[Any] = [None]
 
 
 def wrap_class(cls: type) -> None:

@@ -287,3 +287,48 @@ def test_sliced_binary_f1_keeps_checking_each_slice_s_labels() -> None:
     with pytest.raises(sm.InputError, match="two classes"):
         m.update(2, 2, by="a")
     assert m.to_bytes() == before
+
+
+def test_one_sample_as_0d_arrays_and_tensors_takes_the_per_request_path() -> None:
+    """A model's single output is a 0-d tensor (or a 0-d array): 0.8.9 sent such calls to the
+    ordinary update, about 50 us each against 0.6 us for Python scalars. They are now read as
+    the numpy scalars of their dtypes: buffered when trusted, the state the batch's, and a bad
+    value still refused at the call."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(11)
+    n = 300
+    y, s = rng.integers(0, 2, n), rng.random(n).astype(np.float32)
+    t = rng.normal(size=n)
+    cases = [
+        (sm.ROCAUC, (y, s), (lambda v: np.array(v), lambda v: torch.tensor(v))),
+        (sm.Accuracy, (y, (s > 0.5).astype(np.int64)), (np.array, torch.tensor)),
+        (sm.MeanSquaredError, (t, t + s), (np.array, torch.tensor)),
+        (lambda: sm.Sliced(sm.Accuracy()), (y, y[::-1].copy()), (np.array, torch.tensor)),
+    ]
+    for make, cols, wraps in cases:
+        sliced = isinstance(make(), sm.Sliced)
+        keys = rng.integers(0, 5, n)
+        whole = make()
+        whole.update(*cols, **({"by": keys} if sliced else {}))
+        for wrap in wraps:
+            m = make()
+            buffered = 0
+            for i in range(n):
+                row = [wrap(c[i]) for c in cols]
+                m.update(*row, **({"by": wrap(keys[i])} if sliced else {}))
+                buffered += m._pending is not None
+            assert buffered > n // 2, (make, wrap)
+            if isinstance(whole, sm.MeanSquaredError):
+                assert m.compute() == pytest.approx(whole.compute(), rel=1e-12)
+            else:
+                assert m.to_bytes() == whole.to_bytes(), (make, wrap)
+    m = sm.ROCAUC().update(1, 0.5).update(0, 0.25)
+    before = m.to_bytes()
+    for bad in (np.array(np.nan), torch.tensor(float("nan")), np.array(1.5), torch.tensor(2.0)):
+        with pytest.raises(sm.InputError, match="y_score"):
+            m.update(np.array(1), bad)
+        assert m.to_bytes() == before
+    bf16 = sm.ROCAUC().update(1, 0.5).update(0, 0.25)
+    bf16.update(torch.tensor(1), torch.tensor(0.375, dtype=torch.bfloat16))
+    assert bf16._pending is not None
+    assert bf16.to_bytes() == sm.ROCAUC().update([1, 0, 1], [0.5, 0.25, 0.375]).to_bytes()
