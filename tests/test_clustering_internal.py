@@ -572,3 +572,17 @@ def test_davies_bouldin_skips_clusters_whose_centroids_coincide() -> None:
     labels = np.array([0, 0, 1, 1, 2, 2])  # means +1, +5, +101; each cluster's cp is 1
     want = (0.5 + 0.5 + 2 / 96) / 3
     assert C.DaviesBouldin().update(X, labels).compute() == pytest.approx(want, rel=1e-12)
+
+
+def test_no_public_class_shows_a_private_parameter() -> None:
+    """A review of 0.8.9 found ``_options`` in the signatures of five clustering classes (an
+    acceptance check comparing signatures flagged it); no public class has one now."""
+    import inspect
+
+    from tests.harness import public_metric_classes
+
+    shown = {
+        cls.__name__: [p for p in inspect.signature(cls).parameters if p.startswith("_")]
+        for cls in public_metric_classes()
+    }
+    assert not {name: ps for name, ps in shown.items() if ps}

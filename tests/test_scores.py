@@ -712,3 +712,18 @@ def test_average_precision_bound_holds_with_weights_far_apart() -> None:
     )
     exact = sum(j / (2 * 10**12 + j) for j in range(1, 5)) / 4  # each positive below them all
     assert bound >= 0 and value - bound <= exact <= value + bound
+
+
+def test_multiclass_rocauc_update_names_its_matrix_as_the_contract_does() -> None:
+    """API.md: ``MulticlassROCAUC.update(y_true, y_prob_matrix, sample_weight=None)``; 0.8.9
+    named the second column ``y_prob``, so keyword callers written from the contract failed."""
+    import inspect
+
+    assert list(inspect.signature(sm.MulticlassROCAUC.update).parameters) == [
+        "self", "y_true", "y_prob_matrix", "sample_weight",
+    ]  # fmt: skip
+    probs = [[0.8, 0.1, 0.1], [0.1, 0.8, 0.1], [0.1, 0.1, 0.8], [0.5, 0.4, 0.1]]
+    by_keyword = sm.MulticlassROCAUC().update(y_true=[0, 1, 2, 1], y_prob_matrix=probs)
+    assert by_keyword.to_bytes() == sm.MulticlassROCAUC().update([0, 1, 2, 1], probs).to_bytes()
+    with pytest.raises(sm.InputError, match="y_prob_matrix"):
+        by_keyword.update([0], [[0.5, 0.5]])

@@ -103,20 +103,24 @@ class MulticlassROCAUC(Metric):
 
     columns: ScoreColumns
 
-    def update(self, y_true: Any, y_prob: Any, sample_weight: Any = None) -> Any:
-        """Add a batch of (class, score row) pairs. Complexity O(n C)."""
+    def update(self, y_true: Any, y_prob_matrix: Any, sample_weight: Any = None) -> Any:
+        """Add a batch of (class, score row) pairs. Complexity O(n C).
+
+        ``y_prob_matrix``: one row of class scores per sample, one column per class (named as
+        the design contract names it; 0.8.9 called it ``y_prob``)."""
         y = as_labels(y_true, "y_true")
-        x = as_matrix(one_sample_row(y_true, as_array(y_prob, "y_prob")), "y_prob")
-        n = check_same_length(y_true=y, y_prob=x)
+        name = "y_prob_matrix"
+        x = as_matrix(one_sample_row(y_true, as_array(y_prob_matrix, name)), name)
+        n = check_same_length(y_true=y, y_prob_matrix=x)
         w = as_weights(sample_weight, n)
         if n == 0:
             return self
         k = x.shape[1]
         codes = class_columns(y, k, self._config["labels"])
         if self.columns and len(self.columns) != k:
-            raise InputError(f"y_prob: has {k} columns, earlier batches had {len(self.columns)}")
+            raise InputError(f"{name}: has {k} columns, earlier batches had {len(self.columns)}")
         if self._config["score_type"] == "probability":
-            checked_scores(x.reshape(-1), "probability", "y_prob")
+            checked_scores(x.reshape(-1), "probability", name)
         new = self.columns.added(x, codes, w)
         self._check_pooled("y_true", list(new))
         return self._commit(n, columns=new)

@@ -142,14 +142,22 @@ class _Geometry(Metric, register=False):
                 state = {**state, "moments": {**moments, "means_lo": low}}
         return state
 
+    #: The arguments a class takes and keeps in its config (the internal indices take fewer:
+    #: ``CalinskiHarabasz`` only ``distance``). A class attribute, not a keyword of ``__init__``
+    #: (0.8.9's ``_options`` showed in every public signature).
+    _config_options: ClassVar[tuple[str, ...]] = (
+        "distance",
+        "centers",
+        "center_labels",
+        "sample_size",
+    )
+
     def __init__(
         self,
         distance: str = "euclidean",
         centers: Any = None,
         center_labels: Any = None,
         sample_size: int = 1024,
-        *,
-        _options: tuple[str, ...] = ("distance", "centers", "center_labels", "sample_size"),
     ) -> None:
         super().__init__()
         distance = _check_distance(distance)
@@ -191,7 +199,7 @@ class _Geometry(Metric, register=False):
             "center_labels": keys,
             "sample_size": int(sample_size),
         }
-        self._add_config(**{k: values[k] for k in _options})
+        self._add_config(**{k: values[k] for k in type(self)._config_options})
         self._distance = distance
         self._add_state(
             "moments", ClusterMoments(n_extra=1 if centers is not None else 0), merge=None

@@ -152,8 +152,10 @@ class CalinskiHarabasz(_Single):
     _key = "calinski_harabasz"
     _uses_sample = False
 
+    _config_options = ("distance",)
+
     def __init__(self, distance: str = "euclidean") -> None:
-        super().__init__(distance, _options=("distance",))
+        super().__init__(distance)
 
 
 class Separation(_Single):
@@ -174,12 +176,12 @@ class Separation(_Single):
     _key = "separation"
     _uses_sample = False
 
+    _config_options = ("distance", "centers", "center_labels")
+
     def __init__(
         self, distance: str = "euclidean", centers: Any = None, center_labels: Any = None
     ) -> None:
-        super().__init__(
-            distance, centers, center_labels, _options=("distance", "centers", "center_labels")
-        )
+        super().__init__(distance, centers, center_labels)
 
 
 class Compactness(_Single):
