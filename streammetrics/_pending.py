@@ -400,6 +400,16 @@ class PerRequest:
         in every slice."""
         return False
 
+    def _label_kinds(self) -> set[str]:
+        """The kinds ("int", "str") of the labels this state holds, for a metric whose
+        :meth:`_slice_free_labels` is True (the others: both, unknown)."""
+        return {"int", "str"}
+
+    def _held_label_kinds(self) -> set[str]:
+        """The kinds of labels held anywhere in this state (``Sliced``: in any slice), read
+        when :class:`Rows` must know them to trust a label in every slice."""
+        return {"int", "str"}
+
     # -- the per-request path ----------------------------------------------------------------
 
     def _plan(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -492,7 +502,9 @@ class PerRequest:
                 return False
             kwargs = dict(kwargs)
             args = (*args, kwargs.pop(keyword))
-        return not kwargs and rows.row_ok(args)
+        # (Each label seen in this row's own slice: the window checks a row new to a slot
+        # against the other slots, which a label trusted in every slice has not passed.)
+        return not kwargs and rows.row_known(args)
 
     def _try_buffer(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
         """Buffer this ``update`` call if it certainly passes (lock held); False otherwise."""
@@ -520,10 +532,16 @@ class PerRequest:
             rows.forget()  # near the count bound: every call checks it on the ordinary path
             return
         if large:
-            # A large batch of the declared columns: nothing to learn from it, but the kinds
-            # of labels it brought (labels trusted in every slice need to know them all).
-            rows.saw_kinds(args)
+            # A large batch of the declared columns: nothing to learn from it, and the kinds
+            # of labels it brought are read off the state when next needed.
+            rows.kinds_unknown()
             return
+        if rows.free and not rows.kinds_known:
+            # Labels trusted in every slice need the kinds every slice holds: after a load,
+            # a merge, a reset or a large batch, read them off the state (0.8.10's first
+            # version counted only the labels learnt since, and trusted an integer label in
+            # a slice that a merge had filled with strings).
+            rows.know_kinds(self._held_label_kinds())
         rows.learn(args, kwargs.get("sample_weight"))
 
     def _near_bound(self) -> bool:

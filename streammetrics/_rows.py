@@ -73,6 +73,7 @@ class Rows:
         "free",
         "keyword",
         "kinds",
+        "kinds_known",
         "label_kinds",
         "labels",
         "n",
@@ -113,9 +114,12 @@ class Rows:
         #: (``Metric._slice_free_labels``). Only for paired columns that are all labels.
         self.free = free and bool(self.paired) and all(kinds[j] == LABEL for j in self.paired)
         #: With ``free``: per column, every label value accepted in any slice; and the kinds
-        #: ("int", "str") of all of them (one kind: the values are trusted anywhere).
+        #: ("int", "str") of the labels the state holds (one kind: the values are trusted
+        #: anywhere), known only once read off the state (``know_kinds``) since the last
+        #: forget, load or large batch.
         self.anywhere: list[Seen] = [Seen() for _ in kinds] if self.free else []
         self.label_kinds: set[str] = set()
+        self.kinds_known = False
         # One predicate per column for scalars (a bound ``set.__contains__`` for labels), and
         # one for the whole row: built at the first scalar call (most copies never see one).
         self.checks: tuple[Any, ...] | None = None
@@ -134,17 +138,23 @@ class Rows:
     def copy(self) -> Rows:
         """A copy with its own learnt sets (and checks bound to them)."""
         out = Rows(self.kinds, self.weights, self.keyword, self.free)
-        out._take(self.labels, self.anywhere, self.label_kinds, self.shapes)
+        out._take(self.labels, self.anywhere, self.label_kinds, self.kinds_known, self.shapes)
         return out
 
     def _take(
-        self, labels: list[Any], anywhere: list[Any], kinds: set[str], shapes: set[Any]
+        self,
+        labels: list[Any],
+        anywhere: list[Any],
+        kinds: set[str],
+        known: bool,
+        shapes: set[Any],
     ) -> None:
         for mine, theirs in zip(self.labels, labels, strict=True):
             mine.update(theirs)
         for mine, theirs in zip(self.anywhere, anywhere, strict=True):
             mine.update(theirs)
         self.label_kinds.update(kinds)
+        self.kinds_known = known
         self.shapes.update(shapes)
         self._trust_scalars((True, False) in self.shapes)
 
@@ -159,17 +169,18 @@ class Rows:
             self.free,
             self.anywhere,
             self.label_kinds,
+            self.kinds_known,
         )
 
     def __setstate__(self, state: tuple[Any, ...]) -> None:
-        kinds, weights, labels, shapes, keyword, free, anywhere, label_kinds = state
+        kinds, weights, labels, shapes, keyword, free, anywhere, label_kinds, known = state
         self.__init__(kinds, weights, keyword, free)  # type: ignore[misc]
-        self._take(labels, anywhere, label_kinds, shapes)
+        self._take(labels, anywhere, label_kinds, known, shapes)
 
     @property
     def learnt(self) -> bool:
         """Whether anything is trusted."""
-        return bool(self.shapes) or any(self.labels) or bool(self.label_kinds)
+        return bool(self.shapes) or any(self.labels) or bool(self.label_kinds) or self.kinds_known
 
     def forget(self) -> None:
         """Trust nothing again (after ``reset``, ``merge`` or a load)."""
@@ -178,6 +189,7 @@ class Rows:
         for seen in (*self.labels, *self.anywhere):
             seen.clear()
         self.label_kinds.clear()
+        self.kinds_known = False
         self.shapes.clear()
         self._check = None  # (built for the kinds of labels seen: rebuilt when trusted again)
         self._trust_scalars(False)
@@ -207,15 +219,25 @@ class Rows:
         return self._check
 
     def _anywhere(self) -> bool:
-        """Whether a label accepted in one slice is trusted in every slice (``free``, and every
-        label accepted so far of one kind)."""
-        return self.free and len(self.label_kinds) <= 1
+        """Whether a label accepted in one slice is trusted in every slice (``free``, and the
+        state known to hold labels of one kind at most)."""
+        return self.free and self.kinds_known and len(self.label_kinds) <= 1
+
+    def row_known(self, args: tuple[Any, ...]) -> bool:
+        """``row_ok``, with each paired value accepted before in this row's own slice (never
+        merely in another): the row adds no label to its slice (a window's test)."""
+        if not self.row_ok(args):
+            return False
+        return not self._anywhere() or self._pairs_seen(args)
 
     def _pairs_ok(self, args: tuple[Any, ...]) -> bool:
         """Whether each paired value of one row of scalars was accepted in its row's slice
         (or, see :meth:`_anywhere`, in any slice)."""
         if self._anywhere():
             return all(args[j] in self.anywhere[j] for j in self.paired)
+        return self._pairs_seen(args)
+
+    def _pairs_seen(self, args: tuple[Any, ...]) -> bool:
         key = args[-1]
         for j in self.paired:
             v = args[j]
@@ -314,30 +336,21 @@ class Rows:
 
     # -- learning from accepted calls -----------------------------------------------------------
 
-    def saw_kinds(self, args: tuple[Any, ...]) -> None:
-        """Note the kinds of labels of a large batch ``update`` accepted without learning its
-        values (``free`` only: a second kind, or a column of unknown kind, ends the trust of
-        labels in every slice)."""
-        if not self.free or len(args) != self.n:
-            return
-        before = self._anywhere()
-        for j in self.paired:
-            x = args[j]
-            if isinstance(x, (list, tuple)):
-                try:
-                    x = np.asarray(x)
-                except (TypeError, ValueError, OverflowError):
-                    pass
-            kind = x.dtype.kind if isinstance(x, np.ndarray) else "?"
-            if kind in "biu":
-                self.label_kinds.add("int")
-            elif kind == "U":
-                self.label_kinds.add("str")
-            else:  # (a list, a tensor, a float or object column: read as either)
-                self.label_kinds.update(("int", "str"))
-        if before != self._anywhere():
+    def kinds_unknown(self) -> None:
+        """The state took labels this object did not learn (a large batch): their kinds are
+        read off the state before labels are trusted in every slice again."""
+        if self.free and self.kinds_known:
+            self.kinds_known = False
+            self.label_kinds.clear()
             self._check = None
             self._trust_scalars((True, False) in self.shapes)
+
+    def know_kinds(self, kinds: set[str]) -> None:
+        """The kinds of labels the state holds (``free`` only), read off it."""
+        self.label_kinds.update(kinds)
+        self.kinds_known = True
+        self._check = None
+        self._trust_scalars((True, False) in self.shapes)
 
     def learn(self, args: tuple[Any, ...], weight: Any) -> None:
         """Trust what an ``update`` of the metric just accepted (small calls only)."""
@@ -349,11 +362,11 @@ class Rows:
             for kind, x in zip(self.kinds, args, strict=True):
                 arr = _small_column(x)
                 if arr is None or arr.ndim != 1:
-                    self.saw_kinds(args)  # (nothing else learnt from it)
+                    self.kinds_unknown()  # (nothing learnt from it)
                     return
                 if kind in (LABEL, KEY):
                     if arr.dtype.kind not in "biufU":
-                        self.saw_kinds(args)
+                        self.kinds_unknown()
                         return
                     values.append(arr.tolist())
                 else:

@@ -332,3 +332,62 @@ def test_one_sample_as_0d_arrays_and_tensors_takes_the_per_request_path() -> Non
     bf16.update(torch.tensor(1), torch.tensor(0.375, dtype=torch.bfloat16))
     assert bf16._pending is not None
     assert bf16.to_bytes() == sm.ROCAUC().update([1, 0, 1], [0.5, 0.25, 0.375]).to_bytes()
+
+
+def test_sliced_trust_in_every_slice_reads_the_kinds_the_state_holds() -> None:
+    """The first version of the trust above knew only the labels learnt since the last
+    merge, load or reset (review of this release): after a merge or a load that brought
+    string labels into slice ``a``, an integer label learnt in a new slice was trusted in
+    ``a``, buffered, and the next read raised (the row then lost). The kinds are now read off
+    the state first; a window still checks a row new to a slot against the other slots."""
+
+    def with_strings() -> sm.Sliced:
+        return sm.Sliced(sm.Accuracy()).update(["x", "y"], ["x", "x"], by=["a", "a"])
+
+    def learnt(m: sm.Sliced) -> sm.Sliced:
+        for k in ("b", "c"):
+            m.update(0, 0, by=k)
+            m.update(0, 1, by=k)
+        return m
+
+    merged = learnt(sm.Sliced(sm.Accuracy()))
+    merged.merge(with_strings())
+    loaded = sm.loads(with_strings().to_bytes())
+    collection = sm.MetricCollection(acc=sm.Sliced(sm.Accuracy()), f1=sm.Sliced(sm.F1("macro")))
+    other = sm.MetricCollection(acc=sm.Sliced(sm.Accuracy()), f1=sm.Sliced(sm.F1("macro")))
+    collection.merge(other.update(["x", "y"], ["x", "x"], by=["a", "a"]))
+    reset = with_strings()
+    for m in (merged, loaded, collection, reset):
+        for k in ("b", "c", "d"):
+            m.update(0, 0, by=k)  # a new slice of integer labels: learnt
+            m.update(0, 1, by=k)
+        before = m.to_bytes()
+        with pytest.raises(sm.InputError, match="int labels, but this state holds str"):
+            m.update(0, 0, by="a")
+        assert m.to_bytes() == before
+        m.compute()  # every read works: nothing was buffered
+    reset.reset()
+    learnt(reset).update(0, 0, by="a")  # after a reset, slice "a" is new: trusted
+    assert reset._pending is not None and reset.compute()["a"] == 1.0
+    window = sm.SlidingWindow(sm.Sliced(sm.Accuracy()), width=10, slots=2)
+    window.update("x", "x", by="a", timestamps=0.0)
+    window.update(0, 0, by="b", timestamps=6.0)
+    before = window.to_bytes()
+    with pytest.raises(sm.InputError, match="cannot join the window's other slots"):
+        window.update(0, 0, by="a", timestamps=6.0)
+    assert window.to_bytes() == before and window.compute() == {"a": 1.0, "b": 1.0}
+
+
+def test_an_empty_schema_2_decayed_state_loads_as_an_empty_state() -> None:
+    """Rescaling an empty 0.8.9 state made its empty table weighted: its bytes then failed to
+    load ("state of count 0 holds data"; review of this release)."""
+    from pathlib import Path
+
+    from streammetrics.windows import Decayed
+
+    old = sm.loads(
+        (Path(__file__).parent / "golden" / "schema2" / "Decayed-empty.bin").read_bytes()
+    )
+    fresh = Decayed(sm.ConfusionMatrix(), half_life=1.5)
+    assert old.to_bytes() == fresh.to_bytes()
+    assert sm.loads(old.to_bytes()).count == 0

@@ -104,6 +104,10 @@ class _ConfusionMetric(Metric, register=False):
         # Labels are checked by kind and by _check_labels alone.
         return self._any_labels()
 
+    def _label_kinds(self) -> set[str]:
+        rows = self.counts.rows
+        return {"str" if rows.dtype.kind == "U" else "int"} if len(rows) else set()
+
     def _any_labels(self) -> bool:
         """Whether :meth:`_check_labels` accepts every label set (a wrapper holding many
         states then need not check each state's own)."""

@@ -68,6 +68,9 @@ class _BinaryScoreMetric(Metric, register=False):
     def _slice_free_labels(self) -> bool:
         return True  # y_true is 0/1 (or bool) whatever the state holds
 
+    def _label_kinds(self) -> set[str]:
+        return set()  # (0/1 labels: no kind to mix)
+
     def __init__(
         self,
         exact: bool = False,

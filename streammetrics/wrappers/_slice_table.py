@@ -121,6 +121,21 @@ class SliceTable(StateBlock):
             return int(self._pack.counts.sum())
         return sum(m.count for m in self.view().values())
 
+    def label_kinds(self) -> set[str]:
+        """The kinds ("int", "str") of the labels the slices hold (the wrapped metric's
+        ``_label_kinds``): one look at a packed table's label set (a pack holds one kind),
+        else one per slice."""
+        pack = self._pack
+        if pack is not None:
+            labels = getattr(pack, "labels", None)
+            if labels is None:  # score buckets: labels 0/1, no kind to mix
+                return set()
+            return {"str" if labels.dtype.kind == "U" else "int"} if len(labels) else set()
+        out: set[str] = set()
+        for metric in self.view().values():
+            out |= metric._label_kinds()
+        return out
+
     def kind(self) -> Any:
         if self._pack is not None:
             return slice_kind(self._pack.keys[0]) if len(self._pack) else None

@@ -168,6 +168,8 @@ class Decayed(Wrapper):
         if isinstance(state, dict) and _START_REFERENCE in state:
             state = {k: v for k, v in state.items() if k != _START_REFERENCE}
             super()._load_state(state)
+            if not self._count:
+                return  # nothing to rescale (and scaling would make an empty table weighted)
             # Schema 2 weighed rows from the start of the epoch: one epoch's halvings, exactly.
             shift = math.ldexp(1.0, -EPOCH_HALVINGS)
             scale(self.inner, shift)

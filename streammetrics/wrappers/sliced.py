@@ -154,6 +154,9 @@ class Sliced(Metric):
                 free=self._template._slice_free_labels(),
             )
 
+    def _held_label_kinds(self) -> set[str]:
+        return self.slices.label_kinds()
+
     @classmethod
     def _from_config(cls, config: dict[str, Any]) -> Sliced:
         if set(config) != {"metric", "max_slices"}:
