@@ -506,6 +506,24 @@ class PerRequest:
         # against the other slots, which a label trusted in every slice has not passed.)
         return not kwargs and rows.row_known(args)
 
+    def _learn_row(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        """Trust each value of one row of scalars that ``update`` just accepted, with its own
+        slice key (:meth:`_row_trusted`'s test): a window calls it after a checked update,
+        which the per-request path may have buffered without learning anything."""
+        with self._lock:
+            rows = self._rows
+            if rows is None:
+                return
+            keyword = rows.keyword
+            if keyword is not None:
+                if keyword not in kwargs:
+                    return
+                kwargs = dict(kwargs)
+                args = (*args, kwargs.pop(keyword))
+            if kwargs or len(args) != rows.n or not all(type(v) in _SCALAR_TYPES for v in args):
+                return
+            rows.learn(args, None)
+
     def _try_buffer(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
         """Buffer this ``update`` call if it certainly passes (lock held); False otherwise."""
         if self._rows is None:

@@ -131,6 +131,9 @@ class SlidingWindow(Wrapper):
                     self._slots[key] = row
                 else:
                     metric.update(*args, **kwargs)  # type: ignore[attr-defined]
+                    # (Buffered on a label trusted in every slice, the row taught its slot
+                    # nothing: taught here, its like skips this check next time.)
+                    metric._learn_row(args, kwargs)
             if head != self._head:
                 self._head = head
                 self._dropped += self._age_out()
