@@ -123,7 +123,8 @@ def plot(
     if ax is None:
         height = 4.0
         if drawer is sliced:  # a fifth of an inch per bar, so that their names never overlap
-            bars = len(metric.compute())
+            keys = getattr(metric, "keys", None)  # (Sliced: without computing every slice)
+            bars = len(keys() if callable(keys) else metric.compute())
             height = max(height, 1.2 + 0.2 * (bars if max_bars is None else min(bars, max_bars)))
         ax = Figure(figsize=(5, height), layout="constrained").add_subplot()
     drawer(metric, ax, normalize=normalize, level=level, max_bars=max_bars)

@@ -181,8 +181,9 @@ def multiclass_roc(metric: Any, ax: Any, **_: Any) -> None:
         # curve in grey, the lowest AUCs (nan last) in colour with their names.
         shown = sorted(shown, key=lambda j: (math.isnan(aucs[j]), aucs[j]))[:_HIGHLIGHTED]
         title = f"ROC, one vs rest: {_HIGHLIGHTED} lowest of {len(stores)} in colour"
+        coloured = set(shown)
         for j, store in enumerate(stores):
-            if j not in shown:
+            if j not in coloured:
                 fpr, tpr = _roc_points(store)
                 ax.plot(fpr, tpr, color="0.8", linewidth=0.6, gid=f"curve-{j}")
     handles: list[Any] = []

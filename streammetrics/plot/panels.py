@@ -65,7 +65,7 @@ def confusion(metric: Any, ax: Any, *, normalize: bool, **_: Any) -> None:
     image = ax.imshow(matrix, cmap="Blues", gid="matrix")
     ax.figure.colorbar(image, ax=ax, shrink=0.8)
     ticks = np.arange(len(labels))
-    if len(labels) > 40:  # every label's name is unreadable there: about 20 of them, evenly
+    if len(labels) > 40:  # every label's name is unreadable there: at most 20, evenly spaced
         ticks = ticks[:: -(-len(labels) // 20)]
     names = [labels[i] for i in ticks]
     ax.set_xticks(ticks, names, rotation=45 if len(labels) > 6 else 0)
