@@ -282,9 +282,7 @@ def _updating(fn: Callable[..., Any]) -> Callable[..., Any]:
                 # values as numpy scalars, which ``update`` reads alike, on the hot path too.
                 args = scalars
                 if rows.row_ok(args):
-                    self._append_row(args) if self._buffer is None else self._buffer.append(args)
-                    if self._buffer is not None and len(self._buffer) >= FOLD_ROWS:
-                        self._fold()
+                    self._append_row(args)
                     return self
             if not kwargs and rows is not None and args and type(args[0]) not in _SCALAR_TYPES:
                 # An unweighted batch of arrays or tensors: what ``_plan`` would do, inlined.
@@ -307,6 +305,17 @@ def _updating(fn: Callable[..., Any]) -> Callable[..., Any]:
     update.__sm_locked__ = True  # type: ignore[attr-defined]
     update.__sm_raw__ = fn  # type: ignore[attr-defined]
     return update
+
+
+def _keyword_last(rows: Rows, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """``args`` with the declared keyword column (``Sliced``'s ``by=``) as the last, when the
+    call passes nothing else by keyword; None otherwise."""
+    keyword = rows.keyword
+    if keyword is None:
+        return None if kwargs else args
+    if len(kwargs) != 1 or keyword not in kwargs:
+        return None
+    return (*args, kwargs[keyword])
 
 
 def _zero_d_as_scalars(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
@@ -494,17 +503,10 @@ class PerRequest:
         no slice). The test of :func:`_updating`, without updating, and without the lock: for
         a wrapper asking about a state only it holds (a window's slot)."""
         rows = self._rows
-        if rows is None:
-            return False
-        keyword = rows.keyword
-        if keyword is not None:
-            if keyword not in kwargs:
-                return False
-            kwargs = dict(kwargs)
-            args = (*args, kwargs.pop(keyword))
+        row = None if rows is None else _keyword_last(rows, args, kwargs)
         # (Each label seen in this row's own slice: the window checks a row new to a slot
         # against the other slots, which a label trusted in every slice has not passed.)
-        return not kwargs and rows.row_known(args)
+        return row is not None and rows is not None and rows.row_known(row)
 
     def _learn_row(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         """Trust each value of one row of scalars that ``update`` just accepted, with its own
@@ -512,17 +514,11 @@ class PerRequest:
         which the per-request path may have buffered without learning anything."""
         with self._lock:
             rows = self._rows
-            if rows is None:
+            row = None if rows is None else _keyword_last(rows, args, kwargs)
+            if rows is None or row is None:
                 return
-            keyword = rows.keyword
-            if keyword is not None:
-                if keyword not in kwargs:
-                    return
-                kwargs = dict(kwargs)
-                args = (*args, kwargs.pop(keyword))
-            if kwargs or len(args) != rows.n or not all(type(v) in _SCALAR_TYPES for v in args):
-                return
-            rows.learn(args, None)
+            if len(row) == rows.n and all(type(v) in _SCALAR_TYPES for v in row):
+                rows.learn(row, None)
 
     def _try_buffer(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
         """Buffer this ``update`` call if it certainly passes (lock held); False otherwise."""

@@ -137,45 +137,11 @@ def _with_pairs(
     ``Sliced`` over two label columns (``Accuracy``, ``F1``, ...) or a label and a score
     (``ROCAUC``, ...): a server pays this on every request."""
     scalar = _SCALAR_TYPES
-    if anywhere is not None and kinds[:2] == (LABEL, LABEL) and len(kinds) == 3:
-        v0, v1, ck = anywhere[0], anywhere[1], checks[2]
-
-        def labels_anywhere(args: tuple[Any, ...]) -> bool:
-            try:
-                a, b, k = args
-                return (
-                    type(a) in scalar
-                    and type(b) in scalar
-                    and type(k) in scalar
-                    and ck(k)
-                    and a in v0
-                    and b in v1
-                )
-            except Exception:  # an unhashable value: not certainly valid
-                return False
-
-        return labels_anywhere
-    if anywhere is not None and kinds[0] == LABEL and kinds[1] in (NUMBER, PROBABILITY):
-        if len(kinds) == 3:
-            v0, c1, ck = anywhere[0], checks[1], checks[2]
-
-            def label_anywhere_score_and_key(args: tuple[Any, ...]) -> bool:
-                try:
-                    a, b, k = args
-                    return (
-                        type(a) in scalar
-                        and type(b) in scalar
-                        and type(k) in scalar
-                        and c1(b)
-                        and ck(k)
-                        and a in v0
-                    )
-                except Exception:
-                    return False
-
-            return label_anywhere_score_and_key
-    if anywhere is None and kinds[:2] == (LABEL, LABEL) and len(kinds) == 3:
-        s0, s1, ck = seen[0], seen[1], checks[2]
+    # Paired: a label is looked up with its slice key; anywhere: alone.
+    pair = anywhere is None
+    sets = seen if anywhere is None else anywhere
+    if kinds[:2] == (LABEL, LABEL) and len(kinds) == 3:
+        s0, s1, ck = sets[0], sets[1], checks[2]
 
         def labels_and_key(args: tuple[Any, ...]) -> bool:
             try:
@@ -185,20 +151,15 @@ def _with_pairs(
                     and type(b) in scalar
                     and type(k) in scalar
                     and ck(k)
-                    and (a, k) in s0
-                    and (b, k) in s1
+                    and ((a, k) if pair else a) in s0
+                    and ((b, k) if pair else b) in s1
                 )
             except Exception:  # an unhashable value: not certainly valid
                 return False
 
         return labels_and_key
-    if (
-        anywhere is None
-        and kinds[0] == LABEL
-        and kinds[1] in (NUMBER, PROBABILITY)
-        and len(kinds) == 3
-    ):
-        s0, c1, ck = seen[0], checks[1], checks[2]
+    if kinds[0] == LABEL and kinds[1] in (NUMBER, PROBABILITY) and len(kinds) == 3:
+        s0, c1, ck = sets[0], checks[1], checks[2]
 
         def label_score_and_key(args: tuple[Any, ...]) -> bool:
             try:
@@ -209,7 +170,7 @@ def _with_pairs(
                     and type(k) in scalar
                     and c1(b)
                     and ck(k)
-                    and (a, k) in s0
+                    and ((a, k) if pair else a) in s0
                 )
             except Exception:
                 return False
