@@ -320,6 +320,35 @@ def _int64_labels(arr: np.ndarray, name: str) -> np.ndarray:
         raise InputError(f"{name}: integers must lie within int64 (-2**63 to 2**63 - 1)") from None
 
 
+def check_text(arr: np.ndarray, name: str) -> np.ndarray:
+    """``arr`` (unicode) unless a string holds a lone surrogate: how Python decodes bytes that
+    are not UTF-8 (``os.fsdecode``, ``errors="surrogateescape"``). Such a string has no UTF-8
+    form, so a state holding it could never be written (``to_bytes`` failed, 0.8.10)."""
+    if arr.size:
+        points = np.ascontiguousarray(arr).view(np.uint32)
+        bad = (points - np.uint32(0xD800)) < np.uint32(0x800)  # (0xD800 .. 0xDFFF, wrapping)
+        if bad.any():
+            row = int(np.flatnonzero(bad.reshape(len(arr), -1).any(axis=1))[0])
+            raise InputError(
+                f"{name}: {str(arr[row])!r} (row {row}) holds a lone surrogate, which has no UTF-8 "
+                "form (undecodable bytes read with surrogateescape?); decode the bytes as "
+                "what they are, or with errors='replace'"
+            )
+    return arr
+
+
+def encodable(text: str) -> bool:
+    """Whether ``text`` has a UTF-8 form (:func:`check_text` of one string, for the checks
+    of one sample)."""
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def as_labels(x: Any, name: str) -> np.ndarray:
     """Class labels as a 1-D int64 or unicode array.
 
@@ -355,7 +384,7 @@ def as_labels(x: Any, name: str) -> np.ndarray:
             )
         return whole
     if kind == "U":
-        return arr
+        return check_text(arr, name)
     if kind in "OS":
         if kind == "S":
             try:
@@ -372,7 +401,7 @@ def as_labels(x: Any, name: str) -> np.ndarray:
         if all(issubclass(t, bytes) for t in types):
             return as_labels(np.array(values, dtype=np.bytes_), name)  # decoded as UTF-8
         if all(issubclass(t, str) for t in types):
-            return arr.astype(np.str_)
+            return check_text(arr.astype(np.str_), name)
         if all(issubclass(t, (int, np.integer, np.bool_)) for t in types):
             return _int64_labels(arr, name)
         if any(issubclass(t, (str, bytes)) for t in types):

@@ -12,8 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from ._inputs import BFLOAT16_BITS
+from ._inputs import BFLOAT16_BITS, check_text, encodable
 from ._small_columns import SMALL_BATCH, _bfloat16_bits
+from .errors import InputError
 
 # Column kinds.
 LABEL = "label"  # a class label (int or str); each value is trusted once accepted
@@ -269,8 +270,16 @@ def _key_kind(v: Any) -> str | None:
     if t in _INT_TYPES:
         return "int" if -_INT64 <= v < _INT64 else None
     if t in _STR_TYPES:
-        return "str"
+        return "str" if encodable(v) else None
     return None
+
+
+def _no_surrogates(arr: np.ndarray) -> bool:
+    try:
+        check_text(arr, "")
+    except InputError:
+        return False
+    return True
 
 
 def _key_trusted(seen: set[Any], v: Any) -> bool:
@@ -330,7 +339,7 @@ def _column_trusted(kind: str, seen: Seen, arr: np.ndarray) -> bool:
     if kind == KEY:  # (bool keys take the ordinary path, as bool scalars do)
         if dk == "i" or (dk == "u" and arr.dtype.itemsize < 8):
             return "int" in seen
-        return dk == "U" and "str" in seen
+        return dk == "U" and "str" in seen and _no_surrogates(arr)
     if dk not in "biuf":
         return False
     if kind == PROBABILITY:

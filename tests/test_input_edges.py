@@ -11,6 +11,7 @@ import pytest
 
 import streammetrics as sm
 from streammetrics.errors import InputError
+from streammetrics.ranking import MRR
 from streammetrics.text import BLEU, CHRF
 from streammetrics.windows import Decayed, SlidingWindow, TumblingWindows
 
@@ -474,3 +475,59 @@ def test_text_metrics_take_a_0d_string_array_as_one_string():
         assert make().update(hyp, ref).to_bytes() == want
         assert make().update("the cat sat on the mat", ref).to_bytes() == want
         assert make().update(["the cat sat on the mat"], [ref]).to_bytes() == want
+
+
+def _lone_surrogate() -> str:
+    import os
+
+    return os.fsdecode(b"user\xff")  # 'user\udcff': undecodable bytes, as Python reads them
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda q: sm.ConfusionMatrix().update([q, "y"], ["y", "y"]),
+        lambda q: sm.ConfusionMatrix().update(np.array(["y", q]), ["y", "y"]),
+        lambda q: sm.GAUC().update([1, 0], [0.9, 0.1], [q, q]),
+        lambda q: MRR().update([q, q], [1, 0], [0.9, 0.1]),
+        lambda q: sm.Sliced(sm.Accuracy()).update([1, 0], [1, 1], by=["x", q]),
+        lambda q: sm.Sliced(sm.Accuracy()).update([1, 0], [1, 1], by=([q, "x"], [1, 2])),
+        lambda q: sm.Bootstrap(sm.Accuracy(), replicates=4).update([1], [1], ids=[q]),
+    ],
+)
+def test_a_string_without_utf8_form_is_refused_at_update(call: Any) -> None:
+    # 0.8.10 took it, computed, and then could never write the state (UnicodeEncodeError).
+    with pytest.raises(sm.InputError, match="lone surrogate"):
+        call(_lone_surrogate())
+
+
+@pytest.mark.parametrize(
+    "make, good, bad",
+    [
+        (lambda: sm.ConfusionMatrix(), ("a", "a"), lambda q: (q, "a")),
+        (lambda: sm.GAUC(), (1, 0.9, "g"), lambda q: (1, 0.3, q)),
+        (lambda: MRR(), ("a", 1, 0.5), lambda q: (q, 1, 0.3)),
+        (lambda: sm.Sliced(sm.Accuracy()), (1, 1), lambda q: (1, 1)),
+    ],
+)
+def test_a_string_without_utf8_form_is_refused_one_sample_at_a_time(
+    make: Any, good: tuple, bad: Any
+) -> None:
+    # One sample per call: a key of a kind already seen is trusted without a look at the
+    # state, so the checks of one sample refuse it at its call, not at the fold.
+    q = _lone_surrogate()
+    sliced = isinstance(make(), sm.Sliced)
+    m, ref = make(), make()
+    for metric in (m, ref):
+        for k in range(3):
+            if sliced:
+                metric.update(*good, by=f"s{k}")
+            else:
+                metric.update(*good)
+    for args in (bad(q), tuple(np.array([v]) for v in bad(q))):  # a sample, a batch of one
+        with pytest.raises(sm.InputError, match="lone surrogate"):
+            if sliced:
+                m.update(*args, by=q if args[0] == 1 else np.array([q]))
+            else:
+                m.update(*args)
+    assert m.to_bytes() == ref.to_bytes()

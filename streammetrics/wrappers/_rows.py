@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from .._inputs import as_array
+from .._inputs import as_array, check_text
 from ..base import Metric
 from ..errors import InputError
 
@@ -141,15 +141,18 @@ def one_kind(arr: np.ndarray, refusal: str, raw: Any = None) -> np.ndarray:
     """An object array of keys or ids as int64 or unicode (one kind only; ``refusal`` is the
     ``InputError`` message otherwise); any other array unchanged. ``raw``: the value ``arr``
     was made from, when numpy may have turned a list of strings and integers into strings."""
+    name = refusal.split(":")[0]
     if arr.dtype.kind == "U" and isinstance(raw, (list, tuple)):
         if not all(isinstance(v, str) for v in raw):
             raise InputError(refusal)
-        return arr
+        return check_text(arr, name)
+    if arr.dtype.kind == "U":
+        return check_text(arr, name)
     if arr.dtype.kind != "O":
         return arr
     values = arr.tolist()
     if all(isinstance(v, str) for v in values):
-        return np.asarray(values, dtype=str) if values else np.zeros(0, dtype="U1")
+        return check_text(np.asarray(values, dtype=str), name) if values else np.zeros(0, "U1")
     if all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in values):
         try:
             return np.asarray(values, dtype=np.int64)
