@@ -256,6 +256,8 @@ def _updating(fn: Callable[..., Any]) -> Callable[..., Any]:
     def update(self: Any, *args: Any, **kwargs: Any) -> Any:
         with self._lock:
             rows = self._rows
+            if rows is None and self._take_row is not None and self._take_row(args, kwargs):
+                return self  # (a wrapper's own split of one sample: ``Bootstrap``)
             keyword = None if rows is None else rows.keyword
             if keyword is not None:
                 # A column passed by keyword (``Sliced``'s ``by=``) is the declaration's last:
@@ -383,6 +385,10 @@ class PerRequest:
     _rows: Rows | None
     #: The pending rows list while the buffer holds unweighted samples (the hot path's target).
     _buffer: list[tuple[Any, ...]] | None = None
+    #: A metric without declared columns may take one sample its own way: ``_take_row(args,
+    #: kwargs)`` (lock held) buffers the call and returns True, or returns False and changes
+    #: nothing (``Bootstrap``: the wrapped metric takes the row, the replicates wait).
+    _take_row: Callable[[tuple[Any, ...], dict[str, Any]], bool] | None = None
 
     def _declare_rows(
         self, *kinds: str, weights: bool = True, keyword: str | None = None, free: bool = False

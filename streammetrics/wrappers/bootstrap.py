@@ -22,8 +22,9 @@ from .._inputs import as_array, as_weights, config_int
 from ..base import Metric, metric_from_spec, metric_spec
 from ..errors import IncompatibleStateError, InputError, NoIntervalError
 from ..states.labels import fnv1a, splitmix64
-from ..states.stacked import Stacked, blanks, stacked_batch
+from ..states.stacked import blanks, stacked_batch
 from ..uncertainty import check_level
+from ._bootstrap_rows import id_hash, position_hash, room, row_columns
 from ._poisson import SCHEMES, poisson_rows, position_hashes
 from ._rows import Rows, batch_length, column_names, one_kind, template
 from ._slice_table import SliceTable
@@ -257,12 +258,22 @@ class Bootstrap(Metric):
             return self
         if hashes is None:
             hashes = position_hashes(self.drawn, n)
-        R, seed = self._config["replicates"], self._config["seed"]
         self._check_replicate_totals(main, hashes, kwargs.get("sample_weight"), n)
         drawn = self.drawn + (n if ids is None else 0)
+        reps = self._drawn_into_replicates(args, kwargs, hashes, n)
+        return self._commit(added, metric=main, reps=reps, drawn=drawn)
+
+    def _drawn_into_replicates(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any], hashes: np.ndarray, n: int
+    ) -> SliceTable:
+        """The replicates with the batch's ``n`` rows (of ``hashes``) drawn into each. Nothing
+        here fails for a batch the wrapped metric took (``_check_replicate_totals`` first)."""
+        R, seed = self._config["replicates"], self._config["seed"]
         table = self.reps
         reps = [table.slices.get(r) for r in range(R)]
-        stack = self._stack(args, kwargs)
+        # The stack is laid out on the replicates' label set (all share one), not the wrapped
+        # metric's: rows taken one at a time reach it before they reach the replicates.
+        stack = stacked_batch(self._template if reps[0] is None else reps[0], args, kwargs)
         if stack is not None and stack.accepts([m for m in reps if m is not None]):
             # One pass over (rows, replicates): nothing below can fail, so the replicates
             # are updated in place (they belong to this state alone).
@@ -273,14 +284,10 @@ class Bootstrap(Metric):
                 ready[r] = metric
             counts = poisson_rows(hashes[stack.rows], seed, R, self._scheme)
             stack.fold_replicates(ready, counts)
-            if missing:
-                table = table.updated({r: ready[r] for r in missing})
-            return self._commit(added, metric=main, reps=table, drawn=drawn)
+            return table.updated({r: ready[r] for r in missing}) if missing else table
         counts = poisson_rows(hashes, seed, R, self._scheme)
         if self._by_rows:
-            return self._commit(
-                added, metric=main, reps=self._resampled(args, kwargs, n, counts), drawn=drawn
-            )
+            return self._resampled(args, kwargs, n, counts)
         rest = dict(kwargs)
         sample_weight = as_weights(rest.pop("sample_weight", None), n)
         weights = counts.T if sample_weight is None else counts.T * sample_weight
@@ -293,7 +300,58 @@ class Bootstrap(Metric):
                 None,
                 sample_weight=weights[r].astype(np.float64),
             )
-        return self._commit(added, metric=main, reps=table.updated(updated), drawn=drawn)
+        return table.updated(updated)
+
+    # -- one sample per call (``_bootstrap_rows``) -------------------------------------------
+
+    def _take_row(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+        """Take one sample given as scalars: the wrapped metric now (its checks refuse a bad
+        row here), the replicates at the next fold. False, with nothing changed, for any other
+        call (the ordinary ``update`` takes it). Lock held."""
+        if self._by_rows:
+            return False
+        pending = self._pending
+        main = self.metric  # (a metric field is never taken out while rows wait: see StateAttr)
+        plan = row_columns(main, args, kwargs)
+        if plan is None:
+            return False
+        weight, ids = plan
+        weighted = weight is not None
+        if pending is not None and pending.weighted != weighted:
+            self._fold()  # (one shape of rows per buffer: see Pending)
+            pending = None
+        if pending is None:
+            self._queued_positions = 0
+            self._room = room(main, self._count)
+        if ids is None:
+            drawn = self.drawn if pending is None else pending.stash["drawn"]
+            h = position_hash(drawn + self._queued_positions)
+        else:
+            hashed = id_hash(ids)
+            if hashed is None:
+                return False
+            h = hashed
+        cost = 1.0 if weight is None else max(1.0, float(weight))  # (nan: refused below)
+        if not cost <= self._room:
+            return False  # near the bound: the ordinary update checks every replicate
+        main.update(*args, **({} if weight is None else {"sample_weight": weight}))  # type: ignore[attr-defined]
+        self._room -= cost
+        self._queued_positions += ids is None
+        # (The hash as the int64 of its bits: a column of Python ints on both sides of 2**63
+        # would join as float64, rounded.)
+        row = (*args, h - (h >> 63 << 64), ids is None)
+        self._push((row if weight is None else (*row, weight), weighted))
+        return True
+
+    def _fold_rows(self, *cols: Any, sample_weight: Any = None) -> None:
+        """Draw rows :meth:`_take_row` buffered into every replicate (the wrapped metric has
+        them already): ``cols`` are its columns, then each row's hash and whether it was
+        drawn by position."""
+        args, hashes, by_position = cols[:-2], cols[-2], cols[-1]
+        n = len(hashes)
+        kwargs = {} if sample_weight is None else {"sample_weight": sample_weight}
+        reps = self._drawn_into_replicates(args, kwargs, hashes.astype(np.int64).view(np.uint64), n)
+        self._commit(n, reps=reps, drawn=self.drawn + int(np.count_nonzero(by_position)))
 
     def _check_replicate_totals(
         self, main: Metric, hashes: np.ndarray, weight: Any, n: int
@@ -341,10 +399,6 @@ class Bootstrap(Metric):
                 metric = rows.feed(metric, np.repeat(positions, times))
             updated[r] = metric
         return self.reps.updated(updated)
-
-    def _stack(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Stacked | None:
-        """The batch for one stacked fold of every replicate, if the metric offers one."""
-        return stacked_batch(self.metric, args, kwargs)
 
     def _compute(self) -> Any:
         return self.metric.compute()
