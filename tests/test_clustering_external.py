@@ -338,3 +338,22 @@ def test_labels_past_int64_are_refused_with_the_way_out() -> None:
     assert m.count == 0
     m.update(big.astype(str), big.astype(str))  # the way out the message gives
     assert m.compute()["adjusted_rand_index"] == 1.0
+
+
+def test_v_measure_with_beta_zero_and_no_completeness_is_zero() -> None:
+    # One class over two clusters: homogeneity 1, completeness 0, and beta = 0 left
+    # (1 + beta) h c / (beta h + c) at 0 / 0 (ZeroDivisionError in 0.8.10, also after loads);
+    # its limit as beta -> 0 is 0.
+    m = C.VMeasure(beta=0.0).update([0, 0, 0, 0], [0, 1, 0, 1])
+    assert m.compute() == 0.0
+    assert sm.loads(m.to_bytes()).compute() == 0.0
+    assert C.VMeasure(beta=1e-300).update([0, 0, 0, 0], [0, 1, 0, 1]).compute() == 0.0
+    assert (
+        C.ClusterAgreement(beta=0.0).update([0, 0, 0, 0], [0, 1, 0, 1]).compute()["v_measure"]
+        == 0.0
+    )
+    # Elsewhere beta = 0 is the homogeneity, as the formula gives.
+    y, c = [0, 0, 1, 1, 2], [0, 1, 1, 1, 2]
+    assert C.VMeasure(beta=0.0).update(y, c).compute() == pytest.approx(
+        skm.homogeneity_score(y, c), rel=1e-12
+    )

@@ -586,3 +586,24 @@ def test_no_public_class_shows_a_private_parameter() -> None:
         for cls in public_metric_classes()
     }
     assert not {name: ps for name, ps in shown.items() if ps}
+
+
+def test_cosine_centre_that_cancels_is_zero_in_every_order_and_split() -> None:
+    # Three unit rows at 120 degrees cancel: their mean is rounding residue, whose direction
+    # depended on the order of the rows (separation 1.0 in one order, 1.71 in another, 1.32
+    # when split and merged, in 0.8.10). It is read as a zero row: distance 1 to everything.
+    ang = np.deg2rad([0, 120, 240])
+    X = np.r_[np.c_[np.cos(ang), np.sin(ang)], [[1.0, 0.1], [1.0, -0.1], [0.9, 0.0]]]
+    lab = np.array([0, 0, 0, 1, 1, 1])
+    results = []
+    for order in ([0, 1, 2, 3, 4, 5], [2, 1, 0, 3, 4, 5], [1, 2, 0, 5, 4, 3]):
+        results.append(C.ClusterGeometry(distance="cosine").update(X[order], lab[order]))
+    a = C.ClusterGeometry(distance="cosine").update(X[:2], lab[:2])
+    b = C.ClusterGeometry(distance="cosine").update(X[2:], lab[2:])
+    results += [a + b, b + a]
+    first = results[0].compute()
+    assert first["separation"] == 1.0
+    for m in results[1:]:
+        got = m.compute()
+        for key in ("separation", "davies_bouldin", "compactness"):
+            assert got[key] == pytest.approx(first[key], rel=1e-12), key

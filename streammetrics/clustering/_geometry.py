@@ -80,6 +80,25 @@ def unit_rows(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return unit, zero
 
 
+def _cosine_centres(means: np.ndarray) -> np.ndarray:
+    """Means of unit rows, with those that are zero to rounding set to zero.
+
+    Each unit row is rounded (about ``eps`` per entry), and the two-part sums of a cluster
+    whose rows cancel leave a residue of that order whose value, and so direction, depends on
+    the order of the rows: a cosine distance to it could be anything in [0, 2] and differ
+    between splits of one stream. A mean shorter than ``16 eps sqrt(d)`` is read as zero, the
+    convention of an all-zero row (distance 1 to everything), in every order and split."""
+    if not len(means):
+        return means
+    tol = 16 * _EPS * math.sqrt(means.shape[1])
+    residue = np.sqrt(np.einsum("ij,ij->i", means, means)) <= tol
+    if not residue.any():
+        return means
+    out: np.ndarray = means.copy()
+    out[residue] = 0.0
+    return out
+
+
 #: Cosine distances below this are recomputed from the unit rows (:func:`_pairwise`).
 _COSINE_EXACT_BELOW = 1e-12
 
@@ -294,7 +313,7 @@ class _Geometry(Metric, register=False):
         invariant distances, the centroids relative to the first (both parts of each mean)."""
         m = self.moments
         if self._centers is None:
-            return m.means if self._distance == "cosine" else m.centred()
+            return _cosine_centres(m.means) if self._distance == "cosine" else m.centred()
         assert self._center_keys is not None
         return self._centers[np.searchsorted(self._center_keys, m.keys)]
 
@@ -355,7 +374,7 @@ class _Geometry(Metric, register=False):
             return m.extra[:, 0] / m.counts, True
         s = self.sample
         if self._distance == "cosine":
-            dist = _to_centres(s.rows, m.means[s.codes], self._distance)
+            dist = _to_centres(s.rows, _cosine_centres(m.means)[s.codes], self._distance)
         else:  # each row less its centroid's two parts: the deviation, exact far from 0
             dev = (s.rows - m.means[s.codes]) - m.means_lo[s.codes]
             dist = _to_centres(dev, np.zeros_like(dev), self._distance)

@@ -275,7 +275,9 @@ class _Table:
 
     def v_measure(self, beta: float) -> float:
         h, c = self.homogeneity_completeness()
-        if h + c == 0.0:
+        if beta * h + c == 0.0:
+            # h = c = 0; or beta = 0 and c = 0, where the limit as beta -> 0 is 0 too
+            # (scikit-learn divides by zero there).
             return 0.0
         return (1 + beta) * h * c / (beta * h + c)
 
