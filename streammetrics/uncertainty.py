@@ -428,6 +428,10 @@ def fisher_z(r: float, n_eff: float, level: float) -> tuple[float, float]:
     return math.tanh(centre - half), math.tanh(centre + half)
 
 
+#: The smallest positive normal float64: below it a float keeps fewer than 53 bits.
+_SMALLEST_NORMAL = 2.0**-1022
+
+
 def explained_delta_se(block: Any, kind: str, n_eff: float) -> float:
     """Delta-method standard error of R2 (``kind="r2"``) or explained variance (``"ev"``).
 
@@ -455,7 +459,9 @@ def explained_delta_se(block: Any, kind: str, n_eff: float) -> float:
     m = {k: float(block.central(k)[0]) for k in block.indices}
     d = float(block.mean[0, 0])
     b = m[(0, 2)]
-    if not b > 0:
+    if not b * b >= _SMALLEST_NORMAL:
+        # (Var(t) = 0; or so small that the fourth moments, of the order of b**2, lost their
+        # digits below float64's normal range: the state cannot give the variance.)
         return math.nan
     var_u = m[(0, 4)] - b * b
     if kind == "r2":

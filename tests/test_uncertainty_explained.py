@@ -150,3 +150,19 @@ def test_schema2_blobs_still_load(case_id: str) -> None:
         metric.reset()
         metric.update(rng.normal(size=20), rng.normal(size=20))
         assert all(math.isfinite(v) for v in metric.interval())
+
+
+@pytest.mark.parametrize("cls", [R2Score, ExplainedVariance])
+def test_interval_of_a_tiny_spread_is_nan_not_an_error(cls: type) -> None:
+    # Var(y_true) ~ 1e-200: its square (the scale of the fourth moments) underflows, and
+    # 0.8.10 divided by it (ZeroDivisionError). The value stays exact; the interval is nan
+    # where the state's fourth moments lost their digits, and right just above that.
+    base_t, base_p = np.array([1.0, 2, 3, 4]), np.array([1.5, 2, 2.5, 4.5])
+    want = cls().update(base_t, base_p).interval()
+    for scale in (1e-100, 1e-81, 1e-79):
+        m = cls().update(base_t * scale, base_p * scale)
+        assert m.compute() == pytest.approx(cls().update(base_t, base_p).compute(), rel=1e-12)
+        low, high = m.interval()
+        assert math.isnan(low) and math.isnan(high)
+    got = cls().update(base_t * 1e-60, base_p * 1e-60).interval()
+    assert got == pytest.approx(want, rel=1e-9)
