@@ -320,3 +320,36 @@ def test_whole_number_options_given_as_floats_are_the_same_configuration() -> No
         a.merge(b)
     with pytest.raises(sm.IncompatibleStateError, match=r"beta: 2\.5 here, 3 there"):
         CHRF(beta=2.5).merge(CHRF(beta=3))
+
+
+@pytest.mark.parametrize(
+    "config",
+    [
+        {"char_order": 0, "word_order": 2},  # word n-grams alone
+        {"char_order": 0, "word_order": 1, "beta": 1},
+        {"beta": 0},  # precision alone
+        {"beta": 0, "word_order": 2, "eps_smoothing": True},
+    ],
+)
+def test_chrf_configurations_sacrebleu_computes(config: dict) -> None:
+    # 0.8.10 refused char_order=0 and beta=0, which sacrebleu scores.
+    rng = random.Random(7)
+    words = "the cat sat on a mat dog is big red , . !".split()
+    for _ in range(40):
+        n = rng.randint(1, 4)
+        hyps = [" ".join(rng.choices(words, k=rng.randint(0, 8))) for _ in range(n)]
+        refs = [[" ".join(rng.choices(words, k=rng.randint(0, 8))) for _ in range(n)]]
+        want = sacrebleu.metrics.CHRF(**config).corpus_score(hyps, refs).score
+        m = CHRF(**config)
+        for h, r in zip(hyps, refs[0], strict=True):
+            m.update([h], [[r]])
+        assert m.compute() == pytest.approx(want, abs=1e-9)
+        assert sm.loads(m.to_bytes()).compute() == m.compute()
+
+
+@pytest.mark.parametrize(
+    "config", [{"char_order": 0}, {"beta": float("inf")}, {"beta": -0.5}, {"char_order": 33}]
+)
+def test_chrf_refuses_configurations_without_a_score(config: dict) -> None:
+    with pytest.raises(sm.InputError, match=next(iter(config))):
+        CHRF(**config)

@@ -176,11 +176,14 @@ class CHRF(Metric):
         eps_smoothing: bool = False,
     ) -> None:
         super().__init__()
-        for name, value, low in (("char_order", char_order, 1), ("word_order", word_order, 0)):
-            if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= 32:
-                raise InputError(f"{name}: must be an int between {low} and 32; got {value!r}")
-        if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not beta > 0:
-            raise InputError(f"beta: must be a positive number; got {beta!r}")
+        for name, value in (("char_order", char_order), ("word_order", word_order)):
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 32:
+                raise InputError(f"{name}: must be an int between 0 and 32; got {value!r}")
+        if char_order + word_order == 0:
+            raise InputError("char_order: 0 needs a word_order of at least 1 (no n-grams at all)")
+        # (beta = 0 scores precision alone, as sacrebleu does; an infinite beta has no score.)
+        if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not 0 <= beta < 1e300:
+            raise InputError(f"beta: must be a finite number of at least 0; got {beta!r}")
         self._add_config(
             char_order=char_order,
             word_order=word_order,
