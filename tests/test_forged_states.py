@@ -237,3 +237,52 @@ def test_integer_score_buckets_must_hold_the_rows_counted() -> None:
     hist["neg"] = _bumped(hist["neg"], 1)
     with pytest.raises(sm.StateDecodeError, match="buckets hold"):
         sm.loads(msgpack.packb(tree, use_bin_type=True))
+
+
+def _replaced(ext: msgpack.ExtType, values: np.ndarray) -> msgpack.ExtType:
+    """The wire array ``ext`` with ``values`` in place of its own (same dtype)."""
+    dtype = msgpack.unpackb(ext.data)[0]
+    values = np.ascontiguousarray(values, dtype=dtype)
+    return msgpack.ExtType(ext.code, msgpack.packb([dtype, list(values.shape), values.tobytes()]))
+
+
+def test_ranking_totals_and_spreads_no_stream_gives_are_refused() -> None:
+    # A review of 0.8.10: a DCG with a folded total and no folded query computed 1e300; an MRR
+    # spread of 3.9 over two queries in [0, 1] (at most 0.5) widened its interval to (0, 1).
+    from streammetrics.ranking import DCG, MRR
+
+    dcg = DCG().update([1, 1], [1, 0], [0.9, 0.1])
+    with pytest.raises(sm.StateDecodeError, match="without folded queries"):
+        sm.loads(forge(dcg, total=1e300))
+    mrr = MRR().update([1, 1], [1, 0], [0.9, 0.1], complete=True)
+    mrr.update([2, 2], [1, 0], [0.1, 0.9], complete=True)  # values 1 and 0.5
+    sm.loads(forge(mrr, spread=0.5))  # the most two values in [0, 1] spread
+    for spread in (0.51, 3.9):
+        with pytest.raises(sm.StateDecodeError, match="spread"):
+            sm.loads(forge(mrr, spread=spread))
+    one = MRR().update([1, 1], [1, 0], [0.9, 0.1], complete=True)
+    with pytest.raises(sm.StateDecodeError, match="spread"):
+        sm.loads(forge(one, spread=0.01))  # one query has no spread
+
+
+@pytest.mark.parametrize("exact", [True, False])
+def test_detection_area_counts_past_the_whole_are_refused(exact: bool) -> None:
+    # 1,000 small boxes under 1 box in all areas loaded and gave map_small 0.0099 for a
+    # perfect detection (review of 0.8.10).
+    from streammetrics.detection import MeanAveragePrecision
+
+    m = MeanAveragePrecision(exact=exact).update(
+        [{"boxes": [[0, 0, 10, 10], [1, 1, 9, 9]], "scores": [0.9, 0.8], "labels": [1, 1]}],
+        [{"boxes": [[0, 0, 10, 10]], "labels": [1]}],
+    )
+    tree = msgpack.unpackb(m.to_bytes(), strict_map_key=False)
+    records = tree["state"]["records"]
+    records["gt_counts"] = _replaced(records["gt_counts"], np.array([[1, 1000, 0, 0]]))
+    with pytest.raises(sm.StateDecodeError, match="area range"):
+        sm.loads(msgpack.packb(tree, use_bin_type=True))
+    if exact:  # two detections of one image and class at the same rank
+        tree = msgpack.unpackb(m.to_bytes(), strict_map_key=False)
+        records = tree["state"]["records"]
+        records["rank"] = _replaced(records["rank"], np.array([0, 0]))
+        with pytest.raises(sm.StateDecodeError, match="share a rank"):
+            sm.loads(msgpack.packb(tree, use_bin_type=True))

@@ -462,6 +462,9 @@ class MeanAveragePrecision(Metric):
     def _validate_state(self) -> None:
         """Decoding: no class has more true positives than ground-truth boxes (per area)."""
         recs, t = self.records, len(self._ious)
+        if (recs.gt_counts[:, 1:] > recs.gt_counts[:, :1]).any():
+            # (The first range, "all", holds every other: COCO's areas.)
+            raise ValueError("a class counts more ground truth in an area range than in all")
         if not self._config["exact"]:
             table = recs.table
             args = (table["label"], table["combo"], table["tp"])

@@ -332,9 +332,18 @@ class _RankingMetric(Keyed, Metric, register=False):
             raise ValueError("more than 2**53 rows counted")
         if not (math.isfinite(self.total) and self.total >= 0):
             raise ValueError("the folded total must be finite and non-negative")
-        top = self._bounds[1]
+        low, top = self._bounds
+        if self.queries == 0 and self.total != 0:  # (DCG's is unbounded: no check below)
+            raise ValueError("a folded total without folded queries")
         if math.isfinite(top) and self.total > top * self.queries * (1 + 1e-12):
             raise ValueError(f"the folded total passes {top:g} per scored query")
+        if math.isfinite(top) and self.queries and not math.isnan(self.spread):
+            # Popoviciu: q values within [low, top] spread at most (top - low)**2 times
+            # floor(q / 2) ceil(q / 2) / q (half at each end); 0 for one query.
+            q, width = self.queries, (top - low) ** 2
+            most = width * (q // 2) * (q - q // 2) / q
+            if self.spread > most * (1 + 1e-9) + 1e-12 * width:
+                raise ValueError("the folded spread passes what values in range can spread")
         if not (math.isnan(self.spread) or (math.isfinite(self.spread) and self.spread >= 0)):
             raise ValueError("the folded spread must be finite and non-negative (or nan)")
         if self.queries == 0 and self.spread != 0 and not math.isnan(self.spread):
