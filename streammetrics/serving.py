@@ -48,6 +48,7 @@ import os
 import re
 import secrets
 import socket
+import stat
 import threading
 import time
 import warnings
@@ -134,6 +135,19 @@ def _seconds(value: Any, name: str) -> float:
     if not seconds >= 0 or seconds == float("inf"):
         raise InputError(f"{name} must be finite and >= 0, got {value!r}")
     return seconds
+
+
+def _read_regular(path: str) -> bytes | None:
+    """The bytes of the file at ``path``; None if it is not a regular file (a FIFO, a device),
+    which is opened without waiting for a writer and not read."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            return f.read()
+    finally:
+        os.close(fd)
 
 
 class StateDirectory:
@@ -267,13 +281,16 @@ class StateDirectory:
         skipped)."""
         for path in self.files():
             try:
-                with open(path, "rb") as f:
-                    blob = f.read()
+                blob = _read_regular(path)
             except FileNotFoundError:
                 continue
             except OSError as exc:
                 if warn:
                     _skip(path, f"cannot be read ({exc})")
+                continue
+            if blob is None:
+                if warn:  # (a FIFO of that name blocked collect() for good in 0.8.10)
+                    _skip(path, "is not a regular file")
                 continue
             try:
                 metric = loads(blob)

@@ -742,3 +742,23 @@ def test_workers_without_rows_yet_outvote_one_stray_file(tmp_path: Path) -> None
     with pytest.warns(StateFileWarning, match="eeee"):
         got = d.collect()
     assert got is not None and got.to_bytes() == worker.to_bytes()
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="FIFOs are a POSIX thing")
+def test_collect_skips_a_fifo_named_like_a_state(tmp_path: Path) -> None:
+    # 0.8.10 opened it and waited for a writer for good (and every scrape with it).
+    os.mkfifo(tmp_path / "metrics.stray.state")
+    folder = StateDirectory(tmp_path)
+    folder.publish(sm.Accuracy().update([1, 0], [1, 1]))
+    result: list = []
+    worker = threading.Thread(target=lambda: result.append(folder.collect()), daemon=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        worker.start()
+        worker.join(timeout=30)
+    assert not worker.is_alive(), "collect() blocked on the FIFO"
+    assert result[0].count == 2
+    assert any(
+        issubclass(w.category, StateFileWarning) and "not a regular file" in str(w.message)
+        for w in caught
+    )
