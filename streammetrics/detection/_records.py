@@ -139,11 +139,6 @@ class DetectionRecords(StateBlock):
         check_counts("ground-truth counts", wire["gt_counts"])
         if (wire["rank"] < 0).any():
             raise ValueError("ranks must be non-negative")
-        if n > 1:  # a detection's rank is its place in its (image, class): one of each
-            order = np.lexsort((wire["rank"], wire["image"], wire["label"]))
-            same = [np.diff(wire[c][order]) == 0 for c in ("label", "image", "rank")]
-            if (same[0] & same[1] & same[2]).any():
-                raise ValueError("two detections share a rank in one image and class")
         if not np.isfinite(wire["score"]).all():
             raise ValueError("scores must be finite")
         if n and not np.isin(wire["label"], wire["classes"]).all():
