@@ -254,6 +254,76 @@ def sliced_one_sample(calls: int, rounds: int, slices: int = 1_000, fresh: bool 
 # -- 2. batches ------------------------------------------------------------------------------------
 
 
+def bootstrap_one_sample(calls: int, rounds: int, replicates: int = 200) -> None:
+    """``Bootstrap`` fed one sample per call, with and without ids, each round on a new state
+    and the final read (which draws the queued rows into the replicates) timed; against
+    torchmetrics' ``BootStrapper(num_bootstraps=200)`` fed the same samples as 1-element
+    tensors (its best per-sample use: no other peer keeps a bootstrap per request)."""
+    s = samples(calls)
+    ids = [f"req-{i:08d}" for i in range(calls)]
+    cases = [
+        ("Accuracy", sm.Accuracy, list(zip(s["y"], s["pred"], strict=True)), "BinaryAccuracy"),
+        ("ROCAUC", sm.ROCAUC, list(zip(s["y"], s["prob"], strict=True)), "BinaryAUROC"),
+        (
+            "MeanSquaredError",
+            sm.MeanSquaredError,
+            list(zip(s["target"], s["estimate"], strict=True)),
+            "MeanSquaredError",
+        ),
+    ]
+    tm = optional("torchmetrics")
+    print(
+        f"## `Bootstrap(metric, {replicates})`, one sample per call, best of {rounds} rounds of "
+        f"{calls:,} calls on a fresh state (the final read timed)\n"
+    )
+    rows = []
+    for name, cls, data, peer_name in cases:
+        plain = fresh_per_call_ns(
+            lambda cls=cls: sm.Bootstrap(cls(), replicates=replicates),
+            lambda m, y, x: m.update(y, x),
+            data,
+            rounds,
+            lambda m: m.count,
+        )
+        with_ids = fresh_per_call_ns(
+            lambda cls=cls: sm.Bootstrap(cls(), replicates=replicates),
+            lambda m, y, x, i: m.update(y, x, ids=i),
+            [(y, x, i) for (y, x), i in zip(data, ids, strict=True)],
+            rounds,
+            lambda m: m.count,
+        )
+        peer = ""
+        if tm is not None:
+            import torch
+            from torchmetrics.wrappers import BootStrapper
+
+            peer_cls = getattr(tm, peer_name, None) or getattr(tm.classification, peer_name)
+            # Its cost per call is milliseconds: a tenth of the calls, one round.
+            few = data[: max(calls // 10, 100)]
+            tensors = [(torch.tensor([x], dtype=torch.float32), torch.tensor([y])) for y, x in few]
+            if name == "MeanSquaredError":
+                tensors = [(p, t.float()) for p, t in tensors]
+            peer = us(
+                fresh_per_call_ns(
+                    lambda peer_cls=peer_cls: BootStrapper(peer_cls(), num_bootstraps=replicates),
+                    lambda m, p, t: m.update(p, t),
+                    tensors,
+                    1,
+                    lambda m: m.compute(),
+                )
+            )
+        rows.append([name, us(plain), us(with_ids), peer])
+    table(
+        [
+            "wrapped metric",
+            "streammetrics µs",
+            "with ids µs",
+            f"torchmetrics BootStrapper({replicates}) µs",
+        ],
+        rows,
+    )
+
+
 def batches(calls: int, rounds: int) -> None:
     torch = optional("torch")
     tm = optional("torchmetrics") if torch is not None else None
@@ -526,6 +596,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     one_sample(calls, rounds)
     sliced_one_sample(calls, rounds)
     sliced_one_sample(calls, rounds, slices=100_000, fresh=True)
+    bootstrap_one_sample(calls, rounds)
     batches(calls, rounds)
     collection(calls, rounds)
     threads(calls, rounds)

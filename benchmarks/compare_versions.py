@@ -108,6 +108,17 @@ def measure():
             m.update(y[a:a + 10_000], s[a:a + 10_000], ids=ids[a:a + 10_000])
     return n / 1e3 / best(run, 3)
 """,
+    "`Bootstrap(Accuracy(), 200)` one-row update with ids, 2,000 calls on a fresh state, "
+    "the read that folds them timed (µs)": """
+ys, ids = rng.integers(0, 2, 2_000).tolist(), [f"req-{i}" for i in range(2_000)]
+def measure():
+    def run():
+        m = sm.Bootstrap(sm.Accuracy(), replicates=200)
+        for i in range(2_000):
+            m.update(ys[i], 1, ids=ids[i])
+        m.count
+    return best(run, 3) / 2_000 * 1e6
+""",
     "`MetricCollection(Accuracy, F1)` one-row update, weighted (µs)": _one_row(
         "sm.MetricCollection(a=sm.Accuracy(), f=sm.F1())", "m.update(1, 0, sample_weight=2.0)", 5
     ),
