@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._codec import check_sum
+from .._codec import COUNT_LIMIT, check_sum
 from .._inputs import (
     as_array,
     as_labels,
@@ -17,6 +17,7 @@ from .._inputs import (
     check_same_length,
     one_sample_row,
 )
+from .._pending import FOLD_ROWS
 from ..base import Metric
 from ..errors import InputError
 from ..states.buckets import ScoreBuckets
@@ -38,6 +39,7 @@ from ._checks import (
     class_columns,
     column_labels,
 )
+from ._multiclass_rows import trusted_row
 
 __all__ = ["MulticlassROCAUC"]
 
@@ -124,6 +126,29 @@ class MulticlassROCAUC(Metric):
         new = self.columns.added(x, codes, w)
         self._check_pooled("y_true", list(new))
         return self._commit(n, columns=new)
+
+    def _take_row(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+        """Buffer one sample given as a scalar label and its row of class probabilities (a list,
+        tuple or 1-D float array), when the checks of :meth:`update` certainly pass it
+        (:func:`~streammetrics.classification._multiclass_rows.trusted_row`); the buffer is
+        folded by one ordinary update before any read. False, with nothing changed, for any
+        other call (then ``update`` takes it). Lock held."""
+        pending = self._pending
+        columns = (self.__dict__ if pending is None else pending.stash)["columns"]
+        row = trusted_row(args, kwargs, self._config, len(columns))
+        if row is None:
+            return False
+        if pending is None and self._pooled_near_bound(len(columns)):
+            return False
+        self._push((row, len(row) == 3))
+        return True
+
+    def _pooled_near_bound(self, pooled: int) -> bool:
+        # "micro" pools every class's table: k columns count each row k times.
+        if self._config["average"] != "micro":
+            pooled = 1
+        total = max(float(self._count), self._held_total()) * max(pooled, 1)
+        return bool(total > (COUNT_LIMIT - 2 * FOLD_ROWS) / max(pooled, 1) or total > 2.0**98)
 
     def _check_pooled(self, what: str, columns: list[ScoreBuckets]) -> None:
         """``"micro"`` pools every class's table (each holds every row): the pooled counts
