@@ -381,3 +381,92 @@ def test_an_error_in_rows_held_back_names_their_lines(capsys, monkeypatch, tmp_p
     assert status == 1
     first, last = map(int, re.search(r"rows at lines (\d+)-(\d+)", _one_line(err)).groups())
     assert first <= 5 <= last
+
+
+BY_G = ["--metric", "accuracy", "--y-true", "y", "--y-pred", "p", "--by", "g", "--json"]
+
+
+@pytest.mark.parametrize("other", ["1_2", "\u0661\u0662"])  # an underscore; Arabic-Indic 12
+def test_digit_like_text_keys_are_not_read_as_integers(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path, other: str
+) -> None:
+    # 0.8.10 read "1_2" and "١٢" as 12 (Python's int() rules), so two slices (or groups)
+    # became one: accuracy 0.5 for the slices 1.0 and 0.0. Beside the integer 12 they are
+    # text beside a number: refused, from a file and standard input alike; as text, two.
+    data = f"g,y,p\n{other},1,1\n{other},0,0\n12,1,0\n12,0,1\n".encode()
+    for status, _, err in _both(capsys, monkeypatch, tmp_path, data, *BY_G):
+        assert status == 1 and "is text, but '12'" in _one_line(err)
+    for status, out, _ in _both(capsys, monkeypatch, tmp_path, data, *BY_G, "--labels-as-text"):
+        assert status == 0
+        assert json.loads(out)["metrics"]["accuracy"] == {other: 1.0, "12": 0.0}
+
+
+def test_booleans_are_not_scores(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # pandas' parser reads a chunk of TRUE/FALSE as booleans, which 0.8.10 took as 1 and 0
+    # (roc_auc 0.75) where standard input refused the same bytes.
+    data = b"y,s\n1,TRUE\n0,FALSE\n1,FALSE\n"
+    for status, _, err in _both(capsys, monkeypatch, tmp_path, data, *AUC):
+        assert status == 1 and "is not a number" in _one_line(err)
+    path = tmp_path / "log.jsonl"
+    path.write_text('{"y": 1, "s": true}\n{"y": 0, "s": 0.5}\n')
+    status, _, err = _run(capsys, monkeypatch, "eval", str(path), *AUC)
+    assert status == 1 and "True is not a number" in _one_line(err)
+
+
+def test_boolean_keys_read_alike_from_a_file_and_stdin(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    data = b"k,y,p\ntrue,1,1\nfalse,0,1\nTRUE,1,0\n"
+    args = ["--metric", "accuracy", "--y-true", "y", "--y-pred", "p", "--by", "k", "--json"]
+    outs = [
+        json.loads(out)["metrics"]
+        for _, out, _ in _both(capsys, monkeypatch, tmp_path, data, *args)
+    ]
+    assert outs[0] == outs[1] == {"accuracy": {"False": 0.0, "True": 0.5}}
+
+
+def test_long_fields_twice_named_columns_and_pipes(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # A field over 128 KiB (the csv module's default limit) failed standard input, and a file
+    # whose first record held it; a column named twice was taken silently (the first from a
+    # file, or pandas' "a.1"); a pipe given as a path was read three times.
+    long = '"' + "w " * 100_000 + '"'
+    data = f"blob,y,s\n{long},1,0.9\n0,0,0.1\n".encode()
+    for status, out, _ in _both(capsys, monkeypatch, tmp_path, data, *AUC, "--json"):
+        assert status == 0 and json.loads(out)["metrics"]["roc_auc"] == 1.0
+    data = b"y,y,s\n1,0,0.9\n0,1,0.1\n"
+    for status, _, err in _both(capsys, monkeypatch, tmp_path, data, *AUC):
+        assert status == 1 and "named twice" in _one_line(err)
+    status, _, err = _run(
+        capsys,
+        monkeypatch,
+        "eval",
+        str(tmp_path / "log.csv"),
+        "--metric",
+        "roc_auc",
+        "--y-true",
+        "y.1",
+        "--y-score",
+        "s",
+    )
+    assert status == 1 and "no column 'y.1'" in _one_line(err)
+    if sys.platform != "win32":
+        import os
+
+        fifo = tmp_path / "pipe.csv"
+        os.mkfifo(fifo)
+        import threading
+
+        def write() -> None:
+            with open(fifo, "wb") as fh:
+                fh.write(b"y,s\n1,0.9\n0,0.5\n1,0.2\n")
+
+        writer = threading.Thread(target=write)
+        writer.start()
+        status, out, err = _run(capsys, monkeypatch, "eval", str(fifo), *AUC, "--json")
+        writer.join(timeout=30)
+        assert status == 0, err
+        assert json.loads(out)["metrics"]["roc_auc"] == 0.5

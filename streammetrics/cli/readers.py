@@ -11,6 +11,8 @@ from __future__ import annotations
 import io
 import json
 import math
+import os
+import stat
 import sys
 import warnings
 from collections.abc import Generator
@@ -41,7 +43,19 @@ def guess_format(path: str, fmt: str | None) -> str:
     return "csv"
 
 
+def _regular(path: str) -> bool:
+    """Whether ``path`` is a regular file, which pandas may open more than once (a pipe such
+    as ``<(zcat log.gz)`` or ``/dev/stdin`` is read once, by the standard library's parser)."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError:
+        return True  # (pandas then says what is wrong with it)
+
+
 def _missing(src: Source, wanted: list[str], present: list[str], line: int | None) -> None:
+    twice = [c for c in wanted if present.count(c) > 1]
+    if twice:  # (0.8.10 took the first silently from a file, and pandas' "a.1" for the next)
+        raise src.fail(line, f"column {twice[0]!r} is named twice in the header: rename one")
     absent = [c for c in wanted if c not in present]
     if absent:
         names = ", ".join(repr(c) if not c.isprintable() else c for c in map(str, present))
@@ -49,7 +63,7 @@ def _missing(src: Source, wanted: list[str], present: list[str], line: int | Non
 
 
 def _read_csv(src: Source, wanted: list[str], batch: int) -> Chunks:
-    if src.raw != "-":
+    if src.raw != "-" and _regular(src.raw):
         try:
             import pandas as pd
         except ImportError:
@@ -76,11 +90,12 @@ def _read_csv_pandas(pd: Any, src: Source, wanted: list[str], batch: int) -> Chu
     # a first row for an index (shifting every column) and reports undecodable bytes without
     # their line.
     own = src.raw.lower().endswith((".zip", ".tar", ".tgz"))  # archives only pandas opens
+    names = None
     if not own:
         with open_binary(src) as fh:
             records = csv_records(src, Lines(src, fh))
-            for _ in zip(range(2), records, strict=False):
-                pass
+            for _, (_, fields) in zip(range(2), records, strict=False):
+                names = fields if names is None else names
     try:
         header = pd.read_csv(src.raw, nrows=0, encoding="utf-8").columns.tolist()
     except pd.errors.EmptyDataError:
@@ -89,7 +104,9 @@ def _read_csv_pandas(pd: Any, src: Source, wanted: list[str], batch: int) -> Chu
         raise problem(exc) from None
     except READ_ERRORS as exc:
         raise src.fail(None, f"cannot read ({exc})") from None
-    _missing(src, wanted, header, 1)
+    # Wanted columns are looked up in the header as written, not in pandas' (which renames a
+    # second "a" to "a.1", a name standard input never has).
+    _missing(src, wanted, header if names is None else names, 1)
     src.resolve = None if own else row_lines(src)
     dtype = {c: str for c in wanted if c in src.verbatim}
     row = 0
@@ -189,7 +206,8 @@ def _json_text(value: Any) -> Any:
 def _json_column(values: list[Any]) -> np.ndarray:
     kinds = {type(v) for v in values}
     try:
-        if len(kinds) > 1 and str in kinds:  # numpy would read a NaN beside text as "nan"
+        if len(kinds) > 1 and (str in kinds or bool in kinds):
+            # numpy would read a NaN beside text as "nan", and true beside 0.5 as 1.0
             raise TypeError
         arr = np.asarray(values)
     except (TypeError, ValueError):
@@ -250,6 +268,13 @@ def _plain(value: Any) -> Any:
 
 
 def _numbers(values: np.ndarray, name: str, src: Source, row: int) -> np.ndarray:
+    if values.dtype.kind == "b" or (
+        values.dtype.kind == "O" and any(isinstance(v, (bool, np.bool_)) for v in values)
+    ):
+        # (pandas' parser reads a chunk of TRUE/FALSE as booleans, JSON has true and false:
+        # they were read as 1 and 0, where standard input refused the same bytes as text.)
+        i = _first_bad(values, lambda v: not isinstance(v, (bool, np.bool_)))
+        raise src.fail_row(row + i, f"column {name!r}: {_plain(values[i])!r} is not a number")
     try:
         out = values.astype(np.float64)
     except (TypeError, ValueError):
@@ -302,11 +327,17 @@ def _labels(
         raise src.fail_row(row + i, f"column {name!r}: missing value")
     if name in src.text:
         return text
-    for dtype in (np.int64, np.float64):
-        try:
-            return text.astype(dtype)
-        except (TypeError, ValueError, OverflowError):
-            continue
+    if key:
+        # Booleans written as text become the text True/False, as pandas' parser reads them
+        # from a file (as booleans, then named) whatever their neighbours: standard input
+        # kept "true" and "TRUE" apart, and a file's chunk of booleans alone merged them.
+        text = _named_booleans(text)
+    if _plain_ascii(text):
+        for dtype in (np.int64, np.float64):
+            try:
+                return text.astype(dtype)
+            except (TypeError, ValueError, OverflowError):
+                continue
     if not key and text.size and str(text[0]) in _TRUE | _FALSE:
         # Booleans written as text (standard input, read by the csv module): booleans, as the
         # same bytes read from a file by pandas' parser (and Parquet's booleans) are. (Text
@@ -334,6 +365,27 @@ def _labels(
     return text
 
 
+def _plain_ascii(text: np.ndarray) -> bool:
+    """Whether every string of ``text`` is ASCII without underscores: the only text whose
+    conversion by ``astype`` (Python's ``int()``/``float()`` rules) reads numbers as pandas'
+    parser does. Python also reads ``1_2`` as 12 and Arabic-Indic digits as digits, which
+    merged the distinct groups or slices ``1_2`` and ``12`` (0.8.10)."""
+    if not text.size:
+        return True
+    points = np.ascontiguousarray(text).view(np.uint32)
+    return bool(points.max() < 128 and not (points == ord("_")).any())
+
+
+def _named_booleans(text: np.ndarray) -> np.ndarray:
+    """``text`` with pandas' spellings of booleans as ``True`` and ``False``."""
+    true, false = np.isin(text, list(_TRUE)), np.isin(text, list(_FALSE))
+    if not (true.any() or false.any()):
+        return text
+    out = text.astype(object)
+    out[true], out[false] = "True", "False"
+    return out.astype(str)
+
+
 def _bools_beside_ints(text: np.ndarray) -> np.ndarray | None:
     """Booleans beside integers (True, False, 1, 0) as int64, True as 1; None for any other
     text. A chunk of either alone reads as booleans or integers, which the metrics take alike,
@@ -343,8 +395,11 @@ def _bools_beside_ints(text: np.ndarray) -> np.ndarray | None:
     boolish = true | np.isin(text, list(_FALSE))
     if not boolish.any():
         return None
+    rest = text[~boolish]
+    if not _plain_ascii(rest):
+        return None
     try:
-        whole = text[~boolish].astype(np.int64)
+        whole = rest.astype(np.int64)
     except (TypeError, ValueError, OverflowError):
         return None
     out = true.astype(np.int64)
@@ -449,7 +504,9 @@ def _times(values: np.ndarray, name: str, src: Source, row: int) -> np.ndarray:
 
 def _is_time(v: Any) -> bool:
     try:
-        np.datetime64(v)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # (numpy's warning about a time zone offset)
+            np.datetime64(v)
     except (TypeError, ValueError):
         return False
     return True

@@ -174,6 +174,9 @@ def csv_records(src: Source, lines: Lines) -> Iterator[tuple[int, list[str]]]:
     starts on. Blank lines are skipped; a record with more fields than the header, or with a
     quote that is never closed, is an error at its line; a shorter one is padded with empty
     fields (as pandas reads it: missing values)."""
+    # Any field length, as pandas' parser reads them (the csv module's default refused a
+    # field over 128 KiB: a long unused column failed standard input, not the file).
+    csv.field_size_limit(2**31 - 1)
     reader = csv.reader(lines)
     width: int | None = None
     while True:
