@@ -18,7 +18,6 @@ from collections.abc import Set
 from typing import Any, ClassVar
 
 import numpy as np
-from scipy.spatial.distance import cdist
 
 from .._inputs import as_labels, as_matrix, check_same_length
 from ..base import Metric
@@ -105,6 +104,8 @@ _COSINE_EXACT_BELOW = 1e-12
 
 def _pairwise(a: np.ndarray, b: np.ndarray, distance: str) -> np.ndarray:
     if distance != "cosine":
+        from scipy.spatial.distance import cdist  # (imported when used)
+
         return np.asarray(cdist(a, b, metric=distance))
     # scikit-learn's cosine_distances: 1 - cos, clipped to [0, 2]; zero rows count as distance 1.
     an, a_zero = unit_rows(a)

@@ -9,7 +9,6 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy.optimize import linear_sum_assignment
 from scipy.special import gammaln
 
 from ..states.contingency import ContingencyCounts
@@ -339,6 +338,8 @@ class _Table:
 
     def accuracy(self) -> float:
         table = self.counts.table  # the Hungarian algorithm needs every cell
+        from scipy.optimize import linear_sum_assignment  # (136 ms to import: when used)
+
         r, c = linear_sum_assignment(table, maximize=True)
         return int(table[r, c].sum()) / self.n
 
