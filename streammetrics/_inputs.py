@@ -325,7 +325,9 @@ def check_text(arr: np.ndarray, name: str) -> np.ndarray:
     are not UTF-8 (``os.fsdecode``, ``errors="surrogateescape"``). Such a string has no UTF-8
     form, so a state holding it could never be written (``to_bytes`` failed, 0.8.10)."""
     if arr.size:
-        points = np.ascontiguousarray(arr).view(np.uint32)
+        # (In native byte order: a big-endian array's code points read byte-swapped.)
+        native = arr.astype(arr.dtype.newbyteorder("="), copy=False)
+        points = np.ascontiguousarray(native).view(np.uint32)
         bad = (points - np.uint32(0xD800)) < np.uint32(0x800)  # (0xD800 .. 0xDFFF, wrapping)
         if bad.any():
             row = int(np.flatnonzero(bad.reshape(len(arr), -1).any(axis=1))[0])

@@ -54,7 +54,7 @@ from ._configs import same_config
 from ._merges import MERGES
 from ._pending import PerRequest, StateAttr, wrap_class
 from ._serialised import Serialised
-from .errors import IncompatibleStateError, NoIntervalError
+from .errors import IncompatibleStateError, InputError, NoIntervalError
 
 __all__ = [
     "Metric",
@@ -138,6 +138,10 @@ class Metric(Serialised, PerRequest):
                 _codec.encode(value)
             except TypeError as exc:
                 raise TypeError(f"config {name!r} cannot be serialised: {exc}") from None
+            except UnicodeEncodeError:  # (a lone surrogate, in pos_label or labels)
+                raise InputError(
+                    f"{name}: {value!r} holds text without a UTF-8 form (a lone surrogate)"
+                ) from None
             self._config[name] = _copy.deepcopy(value)
 
     def _add_state(

@@ -531,3 +531,26 @@ def test_a_string_without_utf8_form_is_refused_one_sample_at_a_time(
             else:
                 m.update(*args)
     assert m.to_bytes() == ref.to_bytes()
+
+
+def test_big_endian_text_and_one_element_ids_of_none() -> None:
+    # Review of 0.8.11's first version: a big-endian unicode array read its code points
+    # byte-swapped, so a lone surrogate passed the check (and Bootstrap hashed such ids
+    # apart from the same ids in native order); ids=[None] beside one sample was read as
+    # "no ids"; a lone surrogate in pos_label raised UnicodeEncodeError at construction.
+    q = _lone_surrogate()
+    with pytest.raises(sm.InputError, match="lone surrogate"):
+        sm.Accuracy().update(np.array([q, "a"], dtype=">U5"), np.array(["a", "a"]))
+    with pytest.raises(sm.InputError, match="lone surrogate"):
+        sm.Sliced(sm.Accuracy()).update([1, 1], [1, 0], by=np.array([q, "b"], dtype=">U5"))
+    ids = np.array(["req-1", "é"], dtype=">U5")
+    little = sm.Bootstrap(sm.Accuracy(), replicates=8).update([1, 0], [1, 1], ids=ids.astype("<U5"))
+    big = sm.Bootstrap(sm.Accuracy(), replicates=8).update([1, 0], [1, 1], ids=ids)
+    assert big.to_bytes() == little.to_bytes()
+    for bad in ([None], (None,)):
+        b = sm.Bootstrap(sm.Accuracy(), replicates=8)
+        with pytest.raises(sm.InputError, match="ids"):
+            b.update(1, 1, ids=bad)
+        assert b.count == 0
+    with pytest.raises(sm.InputError, match="pos_label"):
+        sm.F1(pos_label=q)

@@ -213,7 +213,8 @@ def fnv1a(strings: np.ndarray, offset: np.uint64 = _FNV_OFFSET) -> np.ndarray:
     depend on the longest string of its array. One pass per character position, not per row.
     """
     width = strings.dtype.itemsize // 4
-    points = np.ascontiguousarray(strings).view(np.uint32).reshape(len(strings), width)
+    native = strings.astype(strings.dtype.newbyteorder("="), copy=False)  # (big-endian ones)
+    points = np.ascontiguousarray(native).view(np.uint32).reshape(len(strings), width)
     h = np.full(len(strings), offset, dtype=np.uint64)
     with np.errstate(over="ignore"):
         for j in range(width):

@@ -88,8 +88,10 @@ def row_columns(metric: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> A
     for name, value in kwargs.items():
         if name == "ids":
             ids = value
-            if type(ids) in (list, tuple) and len(ids) == 1:
+            if type(ids) in (list, tuple) and len(ids) == 1 and ids[0] is not None:
                 ids = ids[0]  # (one id per row: a list of one is what a batch of one passes)
+            if ids is not None and id_hash(ids) is None:
+                return None  # ([None], a float, a bool: the ordinary update refuses it)
         elif name == "sample_weight" and type(value) in _REAL_TYPES and rows.weights:
             weight = value
         else:
