@@ -328,6 +328,15 @@ def test_queries_grouped_scores_each_query_as_it_ends(capsys, monkeypatch, tmp_p
         )
         assert status == 1
         assert "the rows of query 1 are not together" in _one_line(err)
+    # ... also with rolling reports: a query whose held-back rows went in before one, and
+    # that came back after another, was taken without the error (0.8.10).
+    path.write_text("q,y,s\n1,1,0.9\n1,0,0.8\n2,1,0.3\n2,0,0.2\n1,0,0.95\n")
+    for every in ("1", "2", "3"):
+        status, _, err = _run(
+            capsys, monkeypatch, "eval", str(path), *RANK, "--queries-grouped", "--every", every
+        )
+        assert status == 1
+        assert "the rows of query 1 are not together" in err.strip().splitlines()[-1]
 
 
 def test_score_type_reaches_the_score_sketches(capsys, monkeypatch, tmp_path) -> None:

@@ -88,6 +88,9 @@ class Plan:
         self.carry: dict[str, np.ndarray] | None = None
         #: Rows of earlier chunks the last update or flush fed (for the lines of its errors).
         self.carried = 0
+        #: The query whose rows a rolling report's flush fed as not complete: it is closed
+        #: when the next chunk starts with another.
+        self.open: Any = None
         #: Columns a regression metric reads beside label metrics: labels, but never as text.
         self.values = frozenset(
             c for c in (a.y_true, a.y_pred) if c is not None and "regression" in families
@@ -123,6 +126,12 @@ class Plan:
         q = cols[self.args.query]
         starts = np.flatnonzero(q[1:] != q[:-1]) + 1
         ids = q[np.concatenate(([0], starts))].tolist()
+        if self.open is not None:
+            # (Its rows went in before a rolling report; unless they go on here, it is done:
+            # 0.8.10 forgot it, and took it back later without the documented error.)
+            if ids[0] != self.open:
+                self.closed.add(self.open)
+            self.open = None
         again = [i for i in ids if i in self.closed]
         if again or len(set(ids)) < len(ids):
             who = again[0] if again else next(i for i in ids if ids.count(i) > 1)
@@ -144,6 +153,8 @@ class Plan:
         self.carried = 0 if carry is None else len(carry[self.args.query])
         if carry is not None:
             self._update(carry, final)
+            if not final and self.closed is not None and len(carry[self.args.query]):
+                self.open = carry[self.args.query][0].item()
 
     def _update(self, cols: dict[str, np.ndarray], complete: bool) -> None:
         # Members take different columns: each gets its own, all or nothing.
