@@ -367,3 +367,19 @@ def test_score_type_reaches_the_pictures_the_report_adds(capsys, tmp_path) -> No
     page = out.read_text()
     assert "No precision-recall curve" not in page
     assert "Precision-recall curve" in re.findall(r"<figcaption>(.*?)</figcaption>", page)
+
+
+def test_report_of_a_saved_sliced_state_prints_its_slices_with_intervals(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # 0.8.10 printed the plain table for a Sliced state read alone, which leaves out values
+    # that are dicts: no slice, no interval.
+    s = sm.Sliced(sm.Accuracy()).update([1, 0, 1, 1, 0, 1], [1, 0, 0, 1, 1, 1], by=list("aaabbb"))
+    state = tmp_path / "sliced.state"
+    state.write_bytes(s.to_bytes())
+    assert main(["report", str(state), "--ci", "-o", str(tmp_path / "r.html")]) == 0
+    out = capsys.readouterr().out
+    low, high = s.intervals(0.95)["a"]
+    for key in "ab":
+        line = next(x for x in out.splitlines() if x.startswith(key + " "))
+        assert f"{low:.6g}"[:6] in line and f"{high:.6g}"[:6] in line

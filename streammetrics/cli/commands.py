@@ -338,8 +338,10 @@ def print_values(
     if not isinstance(coll, MetricCollection):
         values = {type(coll).__name__: values}
     bounds = intervals(coll, ci) if ci is not None and not rolling else None
-    sliced = isinstance(coll, MetricCollection) and any(
-        isinstance(coll[n], Sliced) for n in coll.keys()
+    # (A saved Sliced read alone, `report STATE --ci`, is sliced too: 0.8.10 printed the plain
+    # table, which leaves out values that are dicts, intervals and all.)
+    sliced = isinstance(coll, Sliced) or (
+        isinstance(coll, MetricCollection) and any(isinstance(coll[n], Sliced) for n in coll.keys())
     )
     if as_json:
         out: dict[str, Any] = {"rows": rows, "metrics": plain(values)}
