@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, cast
 
-from . import _engines, errors
+from . import _codec, _engines, errors
 from ._inputs import config_int
 from .base import Metric, loads
 from .errors import InputError
@@ -85,7 +85,7 @@ def aggregate(
     instants = {
         c
         for c in {*positional, *keywords.values()}
-        if c != by and df.schema[c].dataType.typeName() == "timestamp"
+        if df.schema[c].dataType.typeName() == "timestamp"
     }
     # Columns travel under plain names (c0, c1, ...): mapInPandas cannot resolve some names
     # (a backtick), and a dot in one would name a struct's field. The worker restores them.
@@ -99,6 +99,15 @@ def aggregate(
         ).alias(plain[c])
         for c in needed
     ]
+    key_name = by
+    if instant_key and by in instants:
+        # The key column of instants is also a metric column: the metric reads it as UTC
+        # datetimes, the key stays microseconds, under a name of its own (0.8.10 gave the
+        # metric the microseconds, read as seconds: windows 10**6 times too late).
+        key_name = "\x00by"
+        plain_key = f"c{len(needed)}"
+        selected.append(F.expr(f"unix_micros({_quoted(by)})").alias(plain_key))
+        named[plain_key] = key_name
     schema = f"key {key_type}, state binary"
 
     key = None if by is not None else _engines.key_column(metric, positional, keywords)
@@ -110,7 +119,7 @@ def aggregate(
             pieces = _engines.partition_pieces(frames, template, positional, keywords, shares)
             yield pd.DataFrame({"key": range(shares), "state": pieces})
             return
-        parts = _engines.partition_states(frames, template, positional, keywords, by)
+        parts = _engines.partition_states(frames, template, positional, keywords, key_name)
         if by is not None and not parts:
             # A partition without rows (after a filter, or more partitions than rows) has no
             # slice: its key column would be empty and untyped (float64 in pandas 3), which
@@ -177,8 +186,10 @@ def _worker_errors() -> Iterator[None]:
     try:
         yield
     except Exception as exc:
-        found = re.findall(r"streammetrics\.errors\.(\w+): ([^\n]*)", str(exc))
-        kind = getattr(errors, found[-1][0], None) if found else None
+        # (CountOverflowError, an InputError too, lives in streammetrics._codec.)
+        found = re.findall(r"streammetrics\.(?:errors|_codec)\.(\w+): ([^\n]*)", str(exc))
+        name = found[-1][0] if found else ""
+        kind = getattr(errors, name, None) or getattr(_codec, name, None)
         if not (isinstance(kind, type) and issubclass(kind, errors.StreamMetricsError)):
             raise
         raise kind(found[-1][1]) from exc

@@ -234,3 +234,32 @@ def test_by_a_string_column_with_empty_partitions(spark) -> None:
     want = {k: sm.Accuracy().update(r["y"], r["p"]) for k, r in local.groupby("country")}
     assert got == want
     assert aggregate(df.filter("country = 'none'"), sm.Accuracy(), ["y", "p"], by="country") == {}
+
+
+@pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas")
+def test_a_key_of_instants_that_is_also_a_metric_column(spark) -> None:
+    # The metric read the key's microseconds as seconds: windows 10**6 times too late (a
+    # review of 0.8.10); Dask and one process were right.
+    from streammetrics.windows import TumblingWindows
+
+    t = pd.to_datetime(["2024-01-01 00:10", "2024-01-01 00:20", "2024-01-01 01:10"])
+    local = pd.DataFrame({"y": [1, 0, 1], "p": [1, 1, 1], "t": t})
+    window = TumblingWindows(sm.Accuracy(), width=3600)
+    columns = {"y_true": "y", "y_pred": "p", "timestamps": "t"}
+    got = aggregate(spark.createDataFrame(local), window, columns, by="t")
+    assert len(got) == 3
+    for key, metric in got.items():
+        rows = local[local["t"] == key]
+        want = window.copy().update(rows["y"], rows["p"], timestamps=rows["t"].to_numpy())
+        assert metric.to_bytes() == want.to_bytes()
+
+
+@pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas")
+def test_a_count_overflow_in_a_reducer_is_an_input_error(spark) -> None:
+    # CountOverflowError lives in streammetrics._codec: it reached the driver as PySpark's
+    # PythonException, which `except InputError` missed.
+    local = pd.DataFrame({"y": [1] * 4, "p": [1] * 4, "w": [2.0**99] * 4})
+    df = spark.createDataFrame(local).repartition(4)
+    columns = {"y_true": "y", "y_pred": "p", "sample_weight": "w"}
+    with pytest.raises(sm.InputError, match="2\\*\\*100"):
+        aggregate(df, sm.ConfusionMatrix(), columns)
