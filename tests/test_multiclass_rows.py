@@ -116,3 +116,21 @@ def test_threads_feeding_one_sample_each() -> None:
     for t in threads:
         t.join()
     assert shared.to_bytes() == whole.to_bytes()  # counting states: order does not matter
+
+
+def test_rows_that_could_pass_the_pooled_bound_take_the_ordinary_path() -> None:
+    # "micro" pools k columns: a buffer of heavy rows could take the pooled weight total past
+    # its bound at the fold, where nothing may fail. Each waiting row spends its weight times
+    # k from what the bound leaves; past that, rows take the ordinary update.
+    fast = sm.MulticlassROCAUC(average="micro")
+    slow = _ordinary(sm.MulticlassROCAUC(average="micro"))
+    rows = [(0, [0.5, 0.3, 0.2], 1.0), (1, [0.2, 0.5, 0.3], 2.0**52), (2, [0.1, 0.2, 0.7], 1.0)]
+    waiting = []
+    for m in (fast, slow):
+        m.update([0, 1, 2], np.eye(3) * 0.5 + 0.1)
+    for y, row, w in rows:
+        fast.update(y, row, sample_weight=w)
+        slow.update(y, row, sample_weight=w)
+        waiting.append(fast._pending is not None)
+    assert waiting == [True, False, False]  # 3 * 2**52 > 2**53 - 3 * 3: the ordinary path
+    assert fast.to_bytes() == slow.to_bytes()

@@ -17,7 +17,6 @@ from .._inputs import (
     check_same_length,
     one_sample_row,
 )
-from .._pending import FOLD_ROWS
 from ..base import Metric
 from ..errors import InputError
 from ..states.buckets import ScoreBuckets
@@ -135,20 +134,21 @@ class MulticlassROCAUC(Metric):
         other call (then ``update`` takes it). Lock held."""
         pending = self._pending
         columns = (self.__dict__ if pending is None else pending.stash)["columns"]
-        row = trusted_row(args, kwargs, self._config, len(columns))
+        k = len(columns)
+        row = trusted_row(args, kwargs, self._config, k)
         if row is None:
             return False
-        if pending is None and self._pooled_near_bound(len(columns)):
-            return False
+        # "micro" pools every class's table: k columns count each row k times.
+        pooled = k if self._config["average"] == "micro" else 1
+        if pending is None:  # what may wait: the count bound less what the state holds
+            held = max(float(self._count), self._held_total())
+            self._room = float(COUNT_LIMIT) - held * pooled
+        cost = (1.0 if len(row) == 2 else max(1.0, float(row[2]))) * pooled
+        if not cost <= self._room:
+            return False  # (near the bound, or a heavy weight: the ordinary update checks it)
+        self._room -= cost
         self._push((row, len(row) == 3))
         return True
-
-    def _pooled_near_bound(self, pooled: int) -> bool:
-        # "micro" pools every class's table: k columns count each row k times.
-        if self._config["average"] != "micro":
-            pooled = 1
-        total = max(float(self._count), self._held_total()) * max(pooled, 1)
-        return bool(total > (COUNT_LIMIT - 2 * FOLD_ROWS) / max(pooled, 1) or total > 2.0**98)
 
     def _check_pooled(self, what: str, columns: list[ScoreBuckets]) -> None:
         """``"micro"`` pools every class's table (each holds every row): the pooled counts

@@ -75,28 +75,30 @@ def id_hash(value: Any) -> int | None:
 
 
 def row_columns(metric: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """``(weight, ids)`` when ``update(*args, **kwargs)`` is one sample that the split above
+    """``(weight, hashed)`` when ``update(*args, **kwargs)`` is one sample that the split above
     can take for ``metric`` (the wrapped metric: one with declared, unkeyed columns), else
-    None. ``weight`` is the scalar ``sample_weight`` or None; ``ids`` the one id or None."""
+    None. ``weight`` is the scalar ``sample_weight`` or None; ``hashed`` the hash of the one id
+    given (:func:`id_hash`), or None when no id is."""
     rows = metric._rows
     if rows is None or rows.keyword is not None or len(args) != rows.n or KEY in rows.kinds:
         return None
     for a in args:
         if type(a) not in _REAL_TYPES and type(a) not in _STR_TYPES:
             return None
-    weight = ids = None
+    weight = hashed = None
     for name, value in kwargs.items():
         if name == "ids":
-            ids = value
-            if type(ids) in (list, tuple) and len(ids) == 1 and ids[0] is not None:
-                ids = ids[0]  # (one id per row: a list of one is what a batch of one passes)
-            if ids is not None and id_hash(ids) is None:
-                return None  # ([None], a float, a bool: the ordinary update refuses it)
+            if type(value) in (list, tuple) and len(value) == 1 and value[0] is not None:
+                value = value[0]  # (one id per row: a list of one is what a batch of one passes)
+            if value is not None:
+                hashed = id_hash(value)
+                if hashed is None:
+                    return None  # ([None], a float, a bool: the ordinary update refuses it)
         elif name == "sample_weight" and type(value) in _REAL_TYPES and rows.weights:
             weight = value
         else:
             return None
-    return weight, ids
+    return weight, hashed
 
 
 def room(metric: Any, count: int) -> float:

@@ -24,7 +24,7 @@ from ..errors import IncompatibleStateError, InputError, NoIntervalError
 from ..states.labels import fnv1a, splitmix64
 from ..states.stacked import blanks, stacked_batch
 from ..uncertainty import check_level
-from ._bootstrap_rows import id_hash, position_hash, room, row_columns
+from ._bootstrap_rows import position_hash, room, row_columns
 from ._poisson import SCHEMES, poisson_rows, position_hashes
 from ._rows import Rows, batch_length, column_names, one_kind, template
 from ._slice_table import SliceTable
@@ -315,7 +315,7 @@ class Bootstrap(Metric):
         plan = row_columns(main, args, kwargs)
         if plan is None:
             return False
-        weight, ids = plan
+        weight, hashed = plan
         weighted = weight is not None
         if pending is not None and pending.weighted != weighted:
             self._fold()  # (one shape of rows per buffer: see Pending)
@@ -323,23 +323,21 @@ class Bootstrap(Metric):
         if pending is None:
             self._queued_positions = 0
             self._room = room(main, self._count)
-        if ids is None:
+        by_position = hashed is None  # (no id: the row's place in this instance's stream)
+        if by_position:
             drawn = self.drawn if pending is None else pending.stash["drawn"]
             h = position_hash(drawn + self._queued_positions)
         else:
-            hashed = id_hash(ids)
-            if hashed is None:
-                return False
             h = hashed
         cost = 1.0 if weight is None else max(1.0, float(weight))  # (nan: refused below)
         if not cost <= self._room:
             return False  # near the bound: the ordinary update checks every replicate
         main.update(*args, **({} if weight is None else {"sample_weight": weight}))  # type: ignore[attr-defined]
         self._room -= cost
-        self._queued_positions += ids is None
+        self._queued_positions += by_position
         # (The hash as the int64 of its bits: a column of Python ints on both sides of 2**63
         # would join as float64, rounded.)
-        row = (*args, h - (h >> 63 << 64), ids is None)
+        row = (*args, h - (h >> 63 << 64), by_position)
         self._push((row if weight is None else (*row, weight), weighted))
         return True
 
