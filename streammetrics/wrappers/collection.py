@@ -11,6 +11,13 @@ from ._rows import row_keywords
 __all__ = ["MetricCollection"]
 
 
+def _rows_held(metric: Metric) -> int:
+    """The rows ``metric`` has counted or holds in its pending buffer (``count`` once folded)."""
+    with metric._lock:
+        pending = metric._pending
+        return metric._count + (0 if pending is None else pending.size)
+
+
 class MetricCollection(Metric):
     """Several named metrics fed the same columns, merged and serialised as one state.
 
@@ -154,9 +161,11 @@ class MetricCollection(Metric):
             # copied them all on every such call: 3-12 ms per request with a window or 500
             # slices inside).
             member, given = alone
-            before = member.count
+            # (Rows counted or waiting: reading ``count`` would fold the member's buffer, a
+            # Bootstrap's one-sample split included, on every call.)
+            before = _rows_held(member)
             member.update(*args, **given)  # type: ignore[attr-defined]
-            added = member.count - before
+            added = _rows_held(member) - before
         for member, plan in plans:
             with member._lock:
                 added = max(added, member._push(plan))
