@@ -479,3 +479,12 @@ def test_long_fields_twice_named_columns_and_pipes(
         writer.join(timeout=30)
         assert status == 0, err
         assert json.loads(out)["metrics"]["roc_auc"] == 0.5
+
+
+def test_old_mac_line_endings_are_named(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # The csv module's advice ("open the file in universal-newline mode") meant nothing to a
+    # command-line user.
+    for status, _, err in _both(capsys, monkeypatch, tmp_path, b"y,s\r1,0.5\r0,0.2\r", *AUC):
+        assert status == 1 and "lone carriage return" in _one_line(err)

@@ -186,6 +186,13 @@ def csv_records(src: Source, lines: Lines) -> Iterator[tuple[int, list[str]]]:
         except StopIteration:
             return
         except csv.Error as exc:
+            if "new-line character seen in unquoted field" in str(exc):
+                # (The csv module's own advice, "universal-newline mode", means nothing here.)
+                raise src.fail(
+                    reader.line_num,
+                    "cannot parse CSV: lines end in a lone carriage return (\\r, old Mac line "
+                    "endings); convert them to \\n (for example: tr '\\r' '\\n')",
+                ) from None
             raise src.fail(reader.line_num, f"cannot parse CSV: {exc}") from None
         if _blank(fields):
             continue
