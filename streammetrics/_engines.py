@@ -19,6 +19,7 @@ per share merges its pieces (Spark's shuffle of rows through the JVM cost more t
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -135,9 +136,33 @@ def _update(
         values: np.ndarray = column.to_numpy() if hasattr(column, "to_numpy") else column
         return values if rows is None else values[rows]
 
-    metric.update(  # type: ignore[attr-defined]
-        *[col(c) for c in positional], **{k: col(c) for k, c in keywords.items()}
-    )
+    try:
+        metric.update(  # type: ignore[attr-defined]
+            *[col(c) for c in positional], **{k: col(c) for k, c in keywords.items()}
+        )
+    except InputError as exc:
+        raise type(exc)(_in_columns(str(exc), metric, positional, keywords)) from None
+
+
+def _in_columns(
+    message: str, metric: Metric, positional: Sequence[Column], keywords: Mapping[str, Column]
+) -> str:
+    """``message`` (an ``InputError`` of ``update``, naming its argument) with the column that
+    argument came from, and a word on its row numbers, which count within one batch of one
+    partition (a review of 0.8.10 found "found nan at 50" for the frame's row 250)."""
+    arg = message.split(":", 1)[0]
+    column = keywords.get(arg)
+    if column is None:
+        try:
+            names = list(inspect.signature(metric.update).parameters)  # type: ignore[attr-defined]
+        except (TypeError, ValueError):
+            names = []
+        if arg in names and names.index(arg) < len(positional):
+            column = positional[names.index(arg)]
+    out = message if column is None else f"column {column!r}, {message}"
+    if re.search(r"\b(at|row|rows) \d+", message):
+        out += " (row numbers count within one batch of one partition, not the whole frame)"
+    return out
 
 
 def _key(value: Any) -> Any:

@@ -239,3 +239,21 @@ def test_by_keys_of_several_kinds_do_not_depend_on_the_partitions() -> None:
         lists = pd.DataFrame({"y": [0, 1], "k": pd.Series([[1], [2]], dtype=object)})
         with pytest.raises(sm.InputError, match="by: the column 'k' holds list values"):
             aggregate(dd.from_pandas(lists, npartitions=1), sm.Accuracy(), ["y", "y"], by="k")
+
+
+def test_a_bad_value_is_named_by_its_column(client) -> None:
+    # The error named the update's argument (y_score) and a row number within one batch of
+    # one partition ("at 50" for the frame's row 250), where the user wrote the column "p".
+    local = pd.DataFrame(
+        {"label": [0, 1] * 200, "p": np.linspace(0, 1, 400), "user": np.arange(400) % 7}
+    )
+    local.loc[250, "p"] = np.nan
+    ddf = dd.from_pandas(local, npartitions=4)
+    for metric, columns, kwargs in [
+        (sm.ROCAUC(), ["label", "p"], {}),
+        (sm.ROCAUC(), {"y_true": "label", "y_score": "p"}, {"by": "user"}),
+        (sm.GAUC(), ["label", "p", "user"], {"key_parts": 2}),
+    ]:
+        with pytest.raises(sm.InputError, match="column 'p', y_score: values must be finite") as e:
+            aggregate(ddf, metric, columns, **kwargs)
+        assert "within one batch of one partition" in str(e.value)
