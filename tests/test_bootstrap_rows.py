@@ -184,3 +184,12 @@ def test_inside_a_collection_the_split_survives_the_call() -> None:
             assert fast.count == slow.count == 201
     assert fast["boot"]._pending is not None  # the rows since the last read still wait
     assert fast.to_bytes() == slow.to_bytes()
+
+
+def test_an_integer_weight_no_float_holds_is_an_input_error() -> None:
+    # float(10**400) raised OverflowError from the split (a review of this release).
+    b = sm.Bootstrap(sm.Accuracy(), replicates=4)
+    b.update(1, 1)
+    with pytest.raises(sm.InputError, match="sample_weight"):
+        b.update(1, 1, sample_weight=10**400)
+    assert b.count == 1

@@ -134,3 +134,11 @@ def test_rows_that_could_pass_the_pooled_bound_take_the_ordinary_path() -> None:
         waiting.append(fast._pending is not None)
     assert waiting == [True, False, False]  # 3 * 2**52 > 2**53 - 3 * 3: the ordinary path
     assert fast.to_bytes() == slow.to_bytes()
+
+
+def test_an_integer_weight_no_float_holds_is_an_input_error() -> None:
+    m = sm.MulticlassROCAUC().update([0, 1, 2], np.eye(3) * 0.5 + 0.1)
+    before = m.to_bytes()
+    with pytest.raises(sm.InputError, match="sample_weight"):
+        m.update(1, [0.1, 0.2, 0.7], sample_weight=10**400)
+    assert m.to_bytes() == before

@@ -54,6 +54,8 @@ def trusted_row(
         weight = kwargs["sample_weight"]
         if type(weight) not in _REAL_TYPES or type(weight) in _BOOLS:
             return None
+        if type(weight) is int and not -(2**1023) < weight < 2**1023:
+            return None  # (no float holds it: the ordinary update names it)
         if not 0 <= float(weight) <= MAX_WEIGHT:  # (as floats: float16's 2**82 is inf)
             return None
     y, row = args

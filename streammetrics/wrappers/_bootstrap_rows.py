@@ -95,6 +95,8 @@ def row_columns(metric: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> A
                 if hashed is None:
                     return None  # ([None], a float, a bool: the ordinary update refuses it)
         elif name == "sample_weight" and type(value) in _REAL_TYPES and rows.weights:
+            if type(value) is int and not -(2**1023) < value < 2**1023:
+                return None  # (no float holds it: the ordinary update names it)
             weight = value
         else:
             return None
