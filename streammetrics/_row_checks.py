@@ -360,10 +360,19 @@ _BF16_ONE = 0x3F80  # the bits of 1.0
 _BF16_INF = 0x7F80  # the bits of +inf; NaNs lie above it
 
 
+def scalar_weight_ok(weight: Any) -> bool:
+    """Whether one sample weight certainly passes the ordinary checks: a real number in
+    ``[0, MAX_WEIGHT]``. Compared as a float (in float16 the bound 2**82 is inf, and inf
+    weights passed, 0.8.9), except a Python int, compared as it is (``float(10**400)`` raised
+    ``OverflowError`` where the ordinary update names ``sample_weight``, 0.8.10)."""
+    if type(weight) is int:
+        return 0 <= weight <= MAX_WEIGHT
+    return type(weight) in _REAL_TYPES and 0 <= float(weight) <= MAX_WEIGHT
+
+
 def _weight_column(weight: Any, n: int) -> np.ndarray | None:
     if type(weight) in _REAL_TYPES:
-        # (Compared as floats: in float16 the bound 2**82 is inf, and inf weights passed.)
-        if not 0 <= float(weight) <= MAX_WEIGHT:
+        if not scalar_weight_ok(weight):
             return None
         return np.full(n, float(weight))
     w: np.ndarray

@@ -26,11 +26,9 @@ import numpy as np
 
 from ._row_checks import (
     _KINDS,
-    _REAL_TYPES,
     _SCALAR_TYPES,
     KEY,
     LABEL,
-    MAX_WEIGHT,
     Seen,
     _all_str,
     _bfloat16_column,
@@ -43,6 +41,7 @@ from ._row_checks import (
     _scalar_check,
     _weight_column,
     _with_pairs,
+    scalar_weight_ok,
 )
 from ._small_columns import _TENSOR, SMALL_BATCH, _small_column, _small_tensor
 
@@ -264,8 +263,7 @@ class Rows:
                 return False
         except Exception:  # not comparable: the ordinary path says what is wrong
             return False
-        # (As a float: in float16 the bound 2**82 is inf, and an inf weight passed, 0.8.9.)
-        return weight is None or (type(weight) in _REAL_TYPES and 0 <= float(weight) <= MAX_WEIGHT)
+        return weight is None or scalar_weight_ok(weight)
 
     def small_batch(self, args: tuple[Any, ...], weight: Any) -> tuple[np.ndarray, ...] | None:
         """Copies of the columns of a small batch that certainly passes the metric's update."""

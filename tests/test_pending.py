@@ -391,3 +391,22 @@ def test_an_empty_schema_2_decayed_state_loads_as_an_empty_state() -> None:
     fresh = Decayed(sm.ConfusionMatrix(), half_life=1.5)
     assert old.to_bytes() == fresh.to_bytes()
     assert sm.loads(old.to_bytes()).count == 0
+
+
+@pytest.mark.parametrize("batch", [False, True], ids=["one-sample", "small-batch"])
+def test_an_integer_weight_no_float_holds_is_an_input_error(batch: bool) -> None:
+    # Once weighted calls were trusted, float(10**400) in the checks of one sample or a small
+    # batch raised OverflowError, where the ordinary update names sample_weight.
+    m = sm.Accuracy()
+    for _ in range(3):
+        if batch:
+            m.update([1], [1], sample_weight=[1.0])
+        else:
+            m.update(1, 1, sample_weight=1.0)
+    before = m.to_bytes()
+    with pytest.raises(sm.InputError, match="sample_weight"):
+        if batch:
+            m.update([1], [1], sample_weight=10**400)
+        else:
+            m.update(1, 1, sample_weight=10**400)
+    assert m.to_bytes() == before

@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .._row_checks import _INT_TYPES, _REAL_TYPES, _SCALAR_TYPES, MAX_WEIGHT
+from .._row_checks import _INT_TYPES, _REAL_TYPES, _SCALAR_TYPES, scalar_weight_ok
 
 __all__ = ["trusted_row"]
 
@@ -52,11 +52,7 @@ def trusted_row(
         if len(kwargs) != 1 or "sample_weight" not in kwargs:
             return None
         weight = kwargs["sample_weight"]
-        if type(weight) not in _REAL_TYPES or type(weight) in _BOOLS:
-            return None
-        if type(weight) is int and not -(2**1023) < weight < 2**1023:
-            return None  # (no float holds it: the ordinary update names it)
-        if not 0 <= float(weight) <= MAX_WEIGHT:  # (as floats: float16's 2**82 is inf)
+        if type(weight) in _BOOLS or not scalar_weight_ok(weight):
             return None
     y, row = args
     labels = config["labels"]

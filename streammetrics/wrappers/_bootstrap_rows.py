@@ -26,7 +26,7 @@ import numpy as np
 
 from .._codec import COUNT_LIMIT
 from .._inputs import encodable
-from .._row_checks import _REAL_TYPES, _STR_TYPES, KEY
+from .._row_checks import _REAL_TYPES, _STR_TYPES, KEY, scalar_weight_ok
 
 __all__ = ["id_hash", "position_hash", "room", "row_columns"]
 
@@ -94,9 +94,7 @@ def row_columns(metric: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> A
                 hashed = id_hash(value)
                 if hashed is None:
                     return None  # ([None], a float, a bool: the ordinary update refuses it)
-        elif name == "sample_weight" and type(value) in _REAL_TYPES and rows.weights:
-            if type(value) is int and not -(2**1023) < value < 2**1023:
-                return None  # (no float holds it: the ordinary update names it)
+        elif name == "sample_weight" and rows.weights and scalar_weight_ok(value):
             weight = value
         else:
             return None
