@@ -320,22 +320,31 @@ def _int64_labels(arr: np.ndarray, name: str) -> np.ndarray:
         raise InputError(f"{name}: integers must lie within int64 (-2**63 to 2**63 - 1)") from None
 
 
+def surrogate_row(arr: np.ndarray) -> int | None:
+    """The first string of ``arr`` (unicode) holding a lone surrogate, or None: how Python
+    decodes bytes that are not UTF-8 (``os.fsdecode``, ``errors="surrogateescape"``). Such a
+    string has no UTF-8 form, so a state holding it could never be written (0.8.10)."""
+    if not arr.size:
+        return None
+    # (In native byte order: a big-endian array's code points read byte-swapped.)
+    native = arr.astype(arr.dtype.newbyteorder("="), copy=False)
+    points = np.ascontiguousarray(native).view(np.uint32)
+    bad = (points - np.uint32(0xD800)) < np.uint32(0x800)  # (0xD800 .. 0xDFFF, wrapping)
+    if not bad.any():
+        return None
+    return int(np.flatnonzero(bad.reshape(len(arr), -1).any(axis=1))[0])
+
+
 def check_text(arr: np.ndarray, name: str) -> np.ndarray:
-    """``arr`` (unicode) unless a string holds a lone surrogate: how Python decodes bytes that
-    are not UTF-8 (``os.fsdecode``, ``errors="surrogateescape"``). Such a string has no UTF-8
-    form, so a state holding it could never be written (``to_bytes`` failed, 0.8.10)."""
-    if arr.size:
-        # (In native byte order: a big-endian array's code points read byte-swapped.)
-        native = arr.astype(arr.dtype.newbyteorder("="), copy=False)
-        points = np.ascontiguousarray(native).view(np.uint32)
-        bad = (points - np.uint32(0xD800)) < np.uint32(0x800)  # (0xD800 .. 0xDFFF, wrapping)
-        if bad.any():
-            row = int(np.flatnonzero(bad.reshape(len(arr), -1).any(axis=1))[0])
-            raise InputError(
-                f"{name}: {str(arr[row])!r} (row {row}) holds a lone surrogate, which has no UTF-8 "
-                "form (undecodable bytes read with surrogateescape?); decode the bytes as "
-                "what they are, or with errors='replace'"
-            )
+    """``arr`` (unicode); ``InputError`` naming ``name`` if a string has no UTF-8 form
+    (:func:`surrogate_row`)."""
+    row = surrogate_row(arr)
+    if row is not None:
+        raise InputError(
+            f"{name}: {str(arr[row])!r} (row {row}) holds a lone surrogate, which has no UTF-8 "
+            "form (undecodable bytes read with surrogateescape?); decode the bytes as what "
+            "they are, or with errors='replace'"
+        )
     return arr
 
 

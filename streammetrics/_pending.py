@@ -389,6 +389,8 @@ class PerRequest:
     #: kwargs)`` (lock held) buffers the call and returns True, or returns False and changes
     #: nothing (``Bootstrap``: the wrapped metric takes the row, the replicates wait).
     _take_row: Callable[[tuple[Any, ...], dict[str, Any]], bool] | None = None
+    #: What ``_take_row``'s waiting rows may still add before a fold could pass 2**53.
+    _room: float = 0.0
 
     def _declare_rows(
         self, *kinds: str, weights: bool = True, keyword: str | None = None, free: bool = False
@@ -407,6 +409,21 @@ class PerRequest:
         ``free``: a label accepted with one key is trusted with every key (see ``Rows``).
         """
         self._rows = Rows(tuple(kinds), weights, keyword, free)
+
+    def _room_for(self, weight: Any, factor: float, held: Callable[[], float]) -> bool:
+        """For ``_take_row``: whether one more waiting row of ``weight`` (None: 1; at least 1)
+        keeps every total its fold can reach within 2**53, the row counted ``factor`` times (a
+        bootstrap replicate's Poisson draw, up to 255; ``"micro"``'s pooled columns); if so,
+        it is spent. ``held()``, the largest total the state holds, is read when a buffer
+        starts. Rows beyond take the ordinary update, which checks the bounds exactly: a
+        fold must not fail. Lock held."""
+        if self._pending is None:
+            self._room = float(COUNT_LIMIT) - factor * held()
+        cost = factor * (1.0 if weight is None else max(1.0, float(weight)))  # (nan: 1)
+        if not cost <= self._room:
+            return False
+        self._room -= cost
+        return True
 
     def _slice_free_labels(self) -> bool:
         """Whether ``update`` accepts a label on any state that accepted it on another, as long

@@ -12,9 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from ._inputs import BFLOAT16_BITS, check_text, encodable
+from ._inputs import BFLOAT16_BITS, encodable, surrogate_row
 from ._small_columns import SMALL_BATCH, _bfloat16_bits
-from .errors import InputError
 
 # Column kinds.
 LABEL = "label"  # a class label (int or str); each value is trusted once accepted
@@ -274,14 +273,6 @@ def _key_kind(v: Any) -> str | None:
     return None
 
 
-def _no_surrogates(arr: np.ndarray) -> bool:
-    try:
-        check_text(arr, "")
-    except InputError:
-        return False
-    return True
-
-
 def _key_trusted(seen: set[Any], v: Any) -> bool:
     kind = _key_kind(v)
     return kind is not None and kind in seen
@@ -339,7 +330,7 @@ def _column_trusted(kind: str, seen: Seen, arr: np.ndarray) -> bool:
     if kind == KEY:  # (bool keys take the ordinary path, as bool scalars do)
         if dk == "i" or (dk == "u" and arr.dtype.itemsize < 8):
             return "int" in seen
-        return dk == "U" and "str" in seen and _no_surrogates(arr)
+        return dk == "U" and "str" in seen and surrogate_row(arr) is None
     if dk not in "biuf":
         return False
     if kind == PROBABILITY:

@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._codec import COUNT_LIMIT, check_sum
+from .._codec import check_sum
 from .._inputs import (
     as_array,
     as_labels,
@@ -140,13 +140,9 @@ class MulticlassROCAUC(Metric):
             return False
         # "micro" pools every class's table: k columns count each row k times.
         pooled = k if self._config["average"] == "micro" else 1
-        if pending is None:  # what may wait: the count bound less what the state holds
-            held = max(float(self._count), self._held_total())
-            self._room = float(COUNT_LIMIT) - held * pooled
-        cost = (1.0 if len(row) == 2 else max(1.0, float(row[2]))) * pooled
-        if not cost <= self._room:
+        weight = row[2] if len(row) == 3 else None
+        if not self._room_for(weight, pooled, lambda: max(float(self._count), self._held_total())):
             return False  # (near the bound, or a heavy weight: the ordinary update checks it)
-        self._room -= cost
         self._push((row, len(row) == 3))
         return True
 

@@ -24,20 +24,16 @@ from typing import Any
 
 import numpy as np
 
-from .._codec import COUNT_LIMIT
 from .._inputs import encodable
 from .._row_checks import _REAL_TYPES, _STR_TYPES, KEY, scalar_weight_ok
 
-__all__ = ["id_hash", "position_hash", "room", "row_columns"]
+__all__ = ["held_total", "id_hash", "position_hash", "row_columns"]
 
 _M64 = (1 << 64) - 1
 # The domain tags of streammetrics.wrappers.bootstrap (string ids) and _poisson (positions).
 _STR = 0xB7E151628AED2A6B
 _NO_ID = 0x243F6A8885A308D3
 _FNV_PRIME = 0x100000001B3
-#: A replicate counts a row at most 255 times (its Poisson draw is below 20): rows are buffered
-#: while every replicate's total stays below the count bound (2**53) however they are drawn.
-_ROOM = COUNT_LIMIT / 255.0
 
 
 def _splitmix64(z: int) -> int:
@@ -101,11 +97,8 @@ def row_columns(metric: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> A
     return weight, hashed
 
 
-def room(metric: Any, count: int) -> float:
-    """How much weight (a row weighs at least 1) may wait before a replicate could pass the
-    count bound: ``metric``'s largest total (its buffer folded first) and the wrapper's
-    ``count``, each against 2**53 / 255."""
+def held_total(metric: Any) -> float:
+    """``metric``'s largest count or weight total, its buffer folded first."""
     with metric._lock:
         metric._fold()
-        held = metric._held_total()
-    return _ROOM - max(float(held), float(count))
+        return float(metric._held_total())

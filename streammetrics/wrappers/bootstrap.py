@@ -24,7 +24,7 @@ from ..errors import IncompatibleStateError, InputError, NoIntervalError
 from ..states.labels import fnv1a, splitmix64
 from ..states.stacked import blanks, stacked_batch
 from ..uncertainty import check_level
-from ._bootstrap_rows import position_hash, room, row_columns
+from ._bootstrap_rows import held_total, position_hash, row_columns
 from ._poisson import SCHEMES, poisson_rows, position_hashes
 from ._rows import Rows, batch_length, column_names, one_kind, template
 from ._slice_table import SliceTable
@@ -322,18 +322,16 @@ class Bootstrap(Metric):
             pending = None
         if pending is None:
             self._queued_positions = 0
-            self._room = room(main, self._count)
+        # (A replicate counts a row up to 255 times: its Poisson draw is below 20.)
+        if not self._room_for(weight, 255.0, lambda: max(held_total(main), self._count)):
+            return False  # near the bound: the ordinary update checks every replicate
         by_position = hashed is None  # (no id: the row's place in this instance's stream)
         if by_position:
             drawn = self.drawn if pending is None else pending.stash["drawn"]
             h = position_hash(drawn + self._queued_positions)
         else:
             h = hashed
-        cost = 1.0 if weight is None else max(1.0, float(weight))  # (nan: refused below)
-        if not cost <= self._room:
-            return False  # near the bound: the ordinary update checks every replicate
         main.update(*args, **({} if weight is None else {"sample_weight": weight}))  # type: ignore[attr-defined]
-        self._room -= cost
         self._queued_positions += by_position
         # (The hash as the int64 of its bits: a column of Python ints on both sides of 2**63
         # would join as float64, rounded.)
