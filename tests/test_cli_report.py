@@ -127,7 +127,14 @@ def test_report_from_saved_states_is_the_merge(capsys, tmp_path) -> None:
     )
     assert saved.read_bytes() == both.to_bytes()
     out.unlink()
-    for extra in (["--by", "y_true"], ["--y-true", "y_true"], ["--labels-as-text"]):
+    # (0.8.11 ignored --batch-size there, whatever its value)
+    for extra in (
+        ["--by", "y_true"],
+        ["--y-true", "y_true"],
+        ["--labels-as-text"],
+        ["--batch-size", "10"],
+        ["--batch-size", "0"],
+    ):
         status, _, err = run(capsys, "report", *states, "-o", str(out), *extra)
         assert status == 1 and f"{extra[0]}: read a DATA file with --metric" in err
         assert not out.exists()

@@ -32,6 +32,10 @@ __all__ = ["Plan", "main", "parser", "stream"]
 
 Sink = Callable[[dict[str, np.ndarray]], None]
 
+#: Rows per chunk when ``--batch-size`` is not given (an explicit value is told apart, so that
+#: ``report STATE --batch-size N`` is refused rather than ignored).
+DEFAULT_BATCH = 100_000
+
 
 # -- what to read and feed -----------------------------------------------------------------------
 
@@ -212,7 +216,8 @@ def stream(
     With ``args.every`` the chunks are cut where a rolling report is due, and ``every(rows)``
     is called there. The progress bar shows on a terminal.
     """
-    if args.batch_size < 1 or (args.every is not None and args.every < 1):
+    batch = DEFAULT_BATCH if args.batch_size is None else args.batch_size
+    if batch < 1 or (args.every is not None and args.every < 1):
         raise CLIError("--batch-size and --every must be positive")
     ci = getattr(args, "ci", None)
     if ci is not None and not 0.0 < ci < 1.0:  # before the file is read, not after
@@ -230,7 +235,6 @@ def stream(
         raise src.fail(None, "no such file")
     reader = READERS[fmt]
     wanted = plan.wanted
-    batch = args.batch_size
     if args.data == "-" and args.every:
         batch = min(batch, args.every)  # a live pipe (tail -f) reports as soon as rows are due
     progress = Progress(sys.stderr.isatty())
@@ -391,7 +395,11 @@ def _report(args: argparse.Namespace) -> int:
     else:
         if args.window is not None or args.time is not None:
             raise CLIError("--window and --time need a DATA file and --metric")
-        given = [f"--{o.replace('_', '-')}" for o in _DATA_ONLY if getattr(args, o, None)]
+        given = [
+            f"--{o.replace('_', '-')}"
+            for o in _DATA_ONLY
+            if getattr(args, o, None) is not None and getattr(args, o) is not False
+        ]
         if given:  # (0.8.9 ignored them: `report STATE --by COL` drew the whole, silently)
             raise CLIError(
                 f"{', '.join(given)}: read a DATA file with --metric; saved states keep the "
@@ -428,6 +436,7 @@ _DATA_ONLY = (
     "score_type",
     "labels_as_text",
     "by",
+    "batch_size",
 )
 
 
@@ -540,9 +549,8 @@ def _data_options(e: argparse.ArgumentParser, required: bool) -> None:
     e.add_argument(
         "--batch-size",
         type=int,
-        default=100_000,
         metavar="N",
-        help="rows per chunk (default 100000)",
+        help=f"rows per chunk (default {DEFAULT_BATCH})",
     )
     e.add_argument(
         "--score-type",
