@@ -134,14 +134,61 @@ def _update(
     def col(name: Column) -> np.ndarray:
         column = frame[name]  # a pandas column, or an array (``share_state``'s columns)
         values: np.ndarray = column.to_numpy() if hasattr(column, "to_numpy") else column
-        return values if rows is None else values[rows]
+        return _rows_of_arrays(values if rows is None else values[rows], name)
 
     try:
         metric.update(  # type: ignore[attr-defined]
             *[col(c) for c in positional], **{k: col(c) for k, c in keywords.items()}
         )
     except InputError as exc:
-        raise type(exc)(_in_columns(str(exc), metric, positional, keywords)) from None
+        message = _in_columns(str(exc), metric, positional, keywords)
+        if "got values of types ['str']" in message:
+            message += _TEXT_ARRAYS
+        raise type(exc)(message) from None
+
+
+#: Dask's ``dataframe.convert-string`` (on by default) turns an object column of a frame given
+#: to ``dd.from_pandas`` into text, arrays included: ``"[0.1, 0.9]"``.
+_TEXT_ARRAYS = (
+    " (a column of arrays read as text? Dask's dataframe.convert-string option turns the "
+    "object columns of dd.from_pandas into strings: create the frame under "
+    'dask.config.set({"dataframe.convert-string": False}); dd.read_parquet keeps arrays)'
+)
+
+
+def _rows_of_arrays(values: np.ndarray, column: Column) -> np.ndarray:
+    """A column whose every row holds an array of numbers (Spark's ``array<double>``, a pandas
+    column of lists or numpy arrays) as one 2-D array, one row per row, for the arguments that
+    take a matrix (``MulticlassROCAUC``'s probabilities, ``TopKAccuracy``'s scores,
+    multi-output regression, ``ClusterGeometry``'s ``X``). Other columns are returned as given,
+    rows of text too (BLEU's references per hypothesis). Rows of numbers of different lengths
+    are an ``InputError`` naming the column (0.8.11 handed them all to ``update`` as an object
+    column, refused as "expected numbers")."""
+    if values.dtype != object or not len(values):
+        return values
+    first = values[0]
+    if not isinstance(first, list | tuple | np.ndarray):
+        return values
+    try:
+        stacked = (
+            np.stack(list(values)) if isinstance(first, np.ndarray) else np.array(values.tolist())
+        )
+    except ValueError:
+        if np.asarray(first).dtype.kind not in "biuf":
+            return values
+        arrays = [isinstance(v, list | tuple | np.ndarray) for v in values]
+        if not all(arrays):
+            row = arrays.index(False)
+            raise InputError(
+                f"column {column!r}: row {row} holds {values[row]!r}, not an array like the "
+                "other rows"
+            ) from None
+        sizes = sorted({np.size(v) for v in values})
+        raise InputError(
+            f"column {column!r}: its rows hold arrays of different lengths ({sizes[0]} to "
+            f"{sizes[-1]}); a matrix argument needs one length"
+        ) from None
+    return stacked if stacked.dtype.kind in "biuf" and stacked.ndim == 2 else values
 
 
 def _in_columns(

@@ -257,3 +257,57 @@ def test_a_bad_value_is_named_by_its_column(client) -> None:
         with pytest.raises(sm.InputError, match="column 'p', y_score: values must be finite") as e:
             aggregate(ddf, metric, columns, **kwargs)
         assert "within one batch of one partition" in str(e.value)
+
+
+def test_matrix_arguments_from_columns_of_arrays(client, tmp_path) -> None:
+    import dask
+
+    # A column whose rows hold arrays (class probabilities, a feature vector, several outputs)
+    # feeds a matrix argument; 0.8.11 handed it to update as an object column, refused.
+    rng = np.random.default_rng(4)
+    n = 3_000
+    prob = rng.dirichlet(np.ones(4), size=n)
+    X = rng.normal(size=(n, 3))
+    t, p = rng.normal(size=(n, 2)), rng.normal(size=(n, 2))
+    y = rng.integers(0, 4, n)
+    local = pd.DataFrame(
+        {"y": y, "prob": list(prob), "X": [list(r) for r in X], "t": list(t), "p": list(p)}
+    )
+    local["user"] = np.arange(n) % 5
+    # dd.from_pandas turns object columns into text unless told not to: the error says so
+    with pytest.raises(sm.InputError, match=r"dataframe\.convert-string"):
+        aggregate(dd.from_pandas(local, npartitions=2), sm.MulticlassROCAUC(), ["y", "prob"])
+    with dask.config.set({"dataframe.convert-string": False}):
+        ddf = dd.from_pandas(local, npartitions=7)
+    cases = [
+        (sm.MulticlassROCAUC(), ["y", "prob"], (y, prob)),
+        (sm.TopKAccuracy(k=2), ["y", "prob"], (y, prob)),
+        (sm.ClusterGeometry(), ["X", "y"], (X, y)),
+        (sm.MeanSquaredError(multioutput="raw_values"), ["t", "p"], (t, p)),
+    ]
+    for metric, columns, arrays in cases:
+        got = aggregate(ddf, metric.copy(), columns)
+        want = metric.copy().update(*arrays)
+        values, wanted = got.compute(), want.compute()
+        if not isinstance(wanted, dict):
+            values, wanted = {"value": values}, {"value": wanted}
+        for key in set(wanted) - {"exact"}:
+            assert np.allclose(values[key], wanted[key], rtol=1e-12), (metric, key)
+        assert got.count == n
+    per_user = aggregate(ddf, sm.MulticlassROCAUC(), ["y", "prob"], by="user")
+    for user in range(5):
+        rows = np.arange(n) % 5 == user
+        assert (
+            per_user[user].to_bytes()
+            == sm.MulticlassROCAUC().update(y[rows], prob[rows]).to_bytes()
+        )
+    # a Parquet file's list column arrives as arrays, whatever the option
+    path = tmp_path / "rows.parquet"
+    local.to_parquet(path)
+    got = aggregate(dd.read_parquet(path), sm.MulticlassROCAUC(), ["y", "prob"])
+    assert got.to_bytes() == sm.MulticlassROCAUC().update(y, prob).to_bytes()
+    ragged = pd.DataFrame({"y": [0, 1, 2], "prob": [[0.5, 0.5], [0.2, 0.8], [1.0]]})
+    with dask.config.set({"dataframe.convert-string": False}):
+        ragged_frame = dd.from_pandas(ragged, npartitions=1)
+    with pytest.raises(sm.InputError, match="column 'prob': its rows hold arrays of different"):
+        aggregate(ragged_frame, sm.MulticlassROCAUC(), ["y", "prob"])

@@ -263,3 +263,21 @@ def test_a_count_overflow_in_a_reducer_is_an_input_error(spark) -> None:
     columns = {"y_true": "y", "y_pred": "p", "sample_weight": "w"}
     with pytest.raises(sm.InputError, match="2\\*\\*100"):
         aggregate(df, sm.ConfusionMatrix(), columns)
+
+
+@pytest.mark.filterwarnings("ignore:PySpark does not yet fully support pandas")
+def test_matrix_arguments_from_array_columns(spark) -> None:
+    # An array<double> column feeds a matrix argument (class probabilities, several outputs);
+    # 0.8.11 handed it to update as an object column, refused.
+    rng = np.random.default_rng(6)
+    n = 2_000
+    prob = rng.dirichlet(np.ones(3), size=n)
+    t, p = rng.normal(size=(n, 2)), rng.normal(size=(n, 2))
+    y = rng.integers(0, 3, n)
+    local = pd.DataFrame({"y": y, "prob": list(prob), "t": list(t), "p": list(p)})
+    df = spark.createDataFrame(local).repartition(5)
+    got = aggregate(df, sm.MulticlassROCAUC(), ["y", "prob"])
+    assert got.to_bytes() == sm.MulticlassROCAUC().update(y, prob).to_bytes()
+    mse = aggregate(df, sm.MeanSquaredError(multioutput="raw_values"), ["t", "p"])
+    want = sm.MeanSquaredError(multioutput="raw_values").update(t, p).compute()
+    assert np.allclose(mse.compute(), want, rtol=1e-12)
