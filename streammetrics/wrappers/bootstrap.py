@@ -339,6 +339,22 @@ class Bootstrap(Metric):
         self._push((row if weight is None else (*row, weight), weighted))
         return True
 
+    def _row_trusted(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+        """The wrapped metric's test (``ids`` aside: they never make states incompatible). A
+        row whose values the wrapped metric has all seen adds nothing new to a replicate
+        either, which holds some of the same rows: a window that trusted it skips checking the
+        row against its other slots (2.9 ms a row for ``SlidingWindow(Bootstrap(Accuracy(),
+        200))`` in 0.8.11, every replicate of every slot folded and compared)."""
+        if "ids" in kwargs:
+            kwargs = {k: v for k, v in kwargs.items() if k != "ids"}
+        trusted: bool = self.metric._row_trusted(args, kwargs)
+        return trusted
+
+    def _learn_row(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        if "ids" in kwargs:
+            kwargs = {k: v for k, v in kwargs.items() if k != "ids"}
+        self.metric._learn_row(args, kwargs)
+
     def _fold_rows(self, *cols: Any, sample_weight: Any = None) -> None:
         """Draw rows :meth:`_take_row` buffered into every replicate (the wrapped metric has
         them already): ``cols`` are its columns, then each row's hash and whether it was

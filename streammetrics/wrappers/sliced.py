@@ -13,6 +13,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._inputs import as_array, config_int
+from .._pending import FOLD_ROWS
+from .._row_checks import _SCALAR_TYPES, _key_kind
 from ..base import Metric, metric_from_spec, metric_spec
 from ..errors import IncompatibleStateError, InputError
 from ..states.labels import unique_codes
@@ -22,6 +24,11 @@ from ._rows import Rows, column_names, groups, joint_codes, one_kind, template
 from ._slice_table import Key, SliceTable, slice_kind
 
 __all__ = ["Sliced", "SliceTable", "slice_keys"]
+
+#: Rows that may wait per slice, on average, in the buffers of slice states that take one
+#: sample their own way (``Sliced._take_row``): a few KiB, against some 170 KiB for the state
+#: of a ``Bootstrap(Accuracy(), 200)``.
+WAITING_PER_SLICE = 64
 
 
 def _component(x: Any, name: str) -> tuple[np.ndarray, list[Any]]:
@@ -237,6 +244,74 @@ class Sliced(Metric):
             # buffers would outgrow the states, so each slice folds its rows now.
             metric._fold_locked()
         return self._commit(n, slices=table.updated(fresh))
+
+    # -- one sample per call, for a wrapped metric that takes it its own way -----------------
+
+    #: Rows waiting in the buffers of slice states (``_take_row``), and those slices' keys: a
+    #: hint, never the truth (every read of a slice folds its own rows), that bounds the rows
+    #: waiting in all slices together to ``FOLD_ROWS`` plus ``WAITING_PER_SLICE`` per slice.
+    _waiting_rows: int = 0
+    _waiting: set[Key] | None = None
+
+    def _take_row(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+        """One sample as scalars, for a wrapped metric that takes one sample its own way
+        (``Bootstrap``; one with declared columns uses the buffer of ``_declare_rows``): the
+        slice's state takes the row in place, where it waits in that state's buffer, instead
+        of a copy of the slice updated and folded per call (2 ms a call for
+        ``Sliced(Bootstrap(Accuracy(), 200))`` in 0.8.11). False, with nothing changed, for
+        any other call (the ordinary ``update`` takes it, and words its errors). Lock held."""
+        if type(self._template)._take_row is None:
+            return False
+        by = kwargs.get("by")
+        kind = _key_kind(by)  # an int64 or a string with a UTF-8 form; not a bool
+        if kind is None or not all(type(a) in _SCALAR_TYPES for a in args):
+            return False
+        rest = {}
+        for name, value in kwargs.items():
+            if name == "by":
+                continue
+            if name not in ("sample_weight", "ids"):
+                return False
+            if value is not None and type(value) not in _SCALAR_TYPES:
+                return False
+            rest[name] = value
+        table = self.slices
+        if table._pack is not None:
+            return False
+        held = table.view()
+        key = int(by) if kind == "int" else str(by)  # type: ignore[arg-type]
+        metric = held.get(key)
+        if metric is None:
+            if table.kind() not in (None, kind):
+                return False
+            limit = self._config["max_slices"]
+            if limit is not None and len(held) >= limit:
+                return False
+        self._check_room(1)
+        if metric is None:
+            metric = self._template.copy().update(*args, **rest)  # type: ignore[attr-defined]
+            held[key] = metric
+        else:
+            metric.update(*args, **rest)  # type: ignore[attr-defined]
+        self._count += 1
+        if metric._pending is not None:
+            if self._waiting is None:
+                self._waiting = set()
+            self._waiting.add(key)
+            self._waiting_rows += 1
+            if self._waiting_rows > FOLD_ROWS + WAITING_PER_SLICE * len(held):
+                self._fold_waiting()
+        return True
+
+    def _fold_waiting(self) -> None:
+        """Fold the rows waiting in slice states (:meth:`_take_row`). Lock held."""
+        table = self.slices
+        held = table.view() if table._pack is None else {}
+        for key in self._waiting or ():
+            metric = held.get(key)
+            if metric is not None:
+                metric._fold_locked()
+        self._waiting, self._waiting_rows = None, 0
 
     def _check_compatible(self, other: Any) -> None:
         super()._check_compatible(other)
