@@ -324,6 +324,41 @@ def bootstrap_one_sample(calls: int, rounds: int, replicates: int = 200) -> None
     )
 
 
+def wrapped_bootstrap_one_sample(calls: int, rounds: int, replicates: int = 200) -> None:
+    """``Bootstrap(Accuracy(), 200)`` inside ``Sliced`` (10 and 1,000 slices),
+    ``SlidingWindow`` (an hour of 60 one-minute slots, 100 requests a second) and
+    ``TumblingWindows``, fed one sample per call, each round on a new state, the final read
+    timed. No peer keeps a bootstrap per slice or per window."""
+    s = samples(calls)
+    data = list(zip(s["y"], s["pred"], strict=True))
+    inner = sm.Bootstrap(sm.Accuracy(), replicates=replicates)
+    print(
+        f"## `Bootstrap(Accuracy(), {replicates})` inside wrappers, one sample per call, best "
+        f"of {rounds} rounds of {calls:,} calls on a fresh state (the final read timed)\n"
+    )
+    rows = []
+    for slices in (10, 1_000):
+        keyed = [(y, p, f"s{i % slices}") for i, (y, p) in enumerate(data)]
+        ns = fresh_per_call_ns(
+            lambda: sm.Sliced(inner),
+            lambda m, y, p, k: m.update(y, p, by=k),
+            keyed,
+            rounds,
+            lambda m: m.count,
+        )
+        rows.append([f"`Sliced`, {slices:,} slices", us(ns)])
+    timed = [(y, p, i / 100) for i, (y, p) in enumerate(data)]
+    for name, make in [
+        ("`SlidingWindow(width=3600, slots=60)`", lambda: sm.SlidingWindow(inner, 3600, 60)),
+        ("`TumblingWindows(width=60)`", lambda: sm.TumblingWindows(inner, 60)),
+    ]:
+        ns = fresh_per_call_ns(
+            make, lambda m, y, p, t: m.update(y, p, timestamps=t), timed, rounds, lambda m: m.count
+        )
+        rows.append([name, us(ns)])
+    table(["wrapper around the Bootstrap", "µs per call"], rows)
+
+
 def batches(calls: int, rounds: int) -> None:
     torch = optional("torch")
     tm = optional("torchmetrics") if torch is not None else None
@@ -587,20 +622,32 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--quick", action="store_true", help="a smoke run of a few seconds")
     parser.add_argument("--calls", type=int, default=20_000, help="calls per timed loop")
     parser.add_argument("--rounds", type=int, default=5, help="timed loops; the best is kept")
+    parser.add_argument(
+        "--only", metavar="NAME", help="run the sections whose function name holds NAME"
+    )
     args = parser.parse_args(argv)
     calls, rounds = (2_000, 2) if args.quick else (args.calls, args.rounds)
     print(
         f"streammetrics {sm.__version__}, Python {sys.version.split()[0]}, "
         f"numpy {np.__version__}, {os.cpu_count()} CPUs\n"
     )
-    one_sample(calls, rounds)
-    sliced_one_sample(calls, rounds)
-    sliced_one_sample(calls, rounds, slices=100_000, fresh=True)
-    bootstrap_one_sample(calls, rounds)
-    batches(calls, rounds)
-    collection(calls, rounds)
-    threads(calls, rounds)
-    collect(rounds=rounds, rows_per_state=2_000 if args.quick else 20_000)
+    sections = [
+        (one_sample, lambda: one_sample(calls, rounds)),
+        (sliced_one_sample, lambda: sliced_one_sample(calls, rounds)),
+        (
+            sliced_one_sample,
+            lambda: sliced_one_sample(calls, rounds, slices=100_000, fresh=True),
+        ),
+        (bootstrap_one_sample, lambda: bootstrap_one_sample(calls, rounds)),
+        (wrapped_bootstrap_one_sample, lambda: wrapped_bootstrap_one_sample(calls, rounds)),
+        (batches, lambda: batches(calls, rounds)),
+        (collection, lambda: collection(calls, rounds)),
+        (threads, lambda: threads(calls, rounds)),
+        (collect, lambda: collect(rounds=rounds, rows_per_state=2_000 if args.quick else 20_000)),
+    ]
+    for fn, run in sections:
+        if args.only is None or args.only in fn.__name__:
+            run()
 
 
 if __name__ == "__main__":

@@ -163,3 +163,43 @@ def test_sliding_window_of_a_bootstrap_trusts_rows_its_slot_has_seen() -> None:
 
 def window_slots(w: sm.SlidingWindow) -> list[sm.Metric]:
     return [w._slots[k] for k in sorted(w._slots)]
+
+
+def test_rows_without_ids_are_numbered_by_their_place_in_the_windows_stream() -> None:
+    """A window's slots each start a stream: a ``Bootstrap`` numbering rows by its own
+    position gave the k-th row of every slot the same weights, so a window of one row per slot
+    had an interval of width 0 (0.8.11). Rows are now numbered by their place in the window's
+    stream: the window's value is the ``Bootstrap`` of its rows with those ids."""
+    y = np.array([1, 0] * 30)
+    p = np.ones(60, dtype=np.int64)
+    ts = np.arange(0, 3600, 60)
+    boot = sm.Bootstrap(sm.Accuracy(), replicates=200, seed=1)
+    one, batch = (sm.SlidingWindow(boot, width=3600, slots=60) for _ in range(2))
+    for a, b, t in zip(y.tolist(), p.tolist(), ts.tolist(), strict=True):
+        one.update(a, b, timestamps=t)
+    for lo in range(0, 60, 7):
+        batch.update(y[lo : lo + 7], p[lo : lo + 7], timestamps=ts[lo : lo + 7])
+    assert one.to_bytes() == batch.to_bytes()
+    want = boot.copy().update(y, p, ids=np.arange(60))
+    assert one.window().to_bytes() == want.to_bytes()
+    low, high = one.interval()
+    assert high - low > 0.2  # about (0.37, 0.63), as a plain Bootstrap of 60 rows gives
+    # ids given by the caller are kept
+    given = sm.SlidingWindow(boot, width=3600, slots=60)
+    given.update(y, p, timestamps=ts, ids=np.arange(60) * 7 + 1)
+    assert (
+        given.window().to_bytes() == boot.copy().update(y, p, ids=np.arange(60) * 7 + 1).to_bytes()
+    )
+    # the closed pieces of a tumbling window: late rows joined the closed window with the
+    # weights of the first piece's rows
+    tw = sm.TumblingWindows(boot, width=60, retention=1)
+    tw.update(1, 1, timestamps=100)
+    for i in range(60):
+        tw.update(i % 2, 1, timestamps=5)
+    closed = tw.pop_closed()[0]
+    rows = np.arange(60) % 2
+    assert (
+        closed.to_bytes()
+        == boot.copy().update(rows, np.ones(60, int), ids=np.arange(1, 61)).to_bytes()
+    )
+    assert np.ptp(closed.replicates()) > 0

@@ -313,6 +313,8 @@ class Wrapper(Metric, register=False):
     _template: Metric
     #: The keyword column ``update`` keeps for itself (see ``_rows.row_keywords``).
     own_keyword: ClassVar[str | None] = "timestamps"
+    #: Whether the wrapped metric takes ``ids`` (a ``Bootstrap`` in it; see :meth:`_numbered`).
+    _numbers_rows = False
 
     @classmethod
     def _from_config(cls, config: dict[str, Any]) -> Any:
@@ -326,6 +328,21 @@ class Wrapper(Metric, register=False):
     def metric(self) -> Metric:
         """An empty copy of the wrapped metric (its class and configuration)."""
         return self._template.copy()
+
+    def _numbered(self, kwargs: dict[str, Any], n: int | None) -> dict[str, Any]:
+        """``kwargs`` with ``ids=`` the rows' positions in this wrapper's stream (its count
+        before them: one int for one sample, ``n is None``, else ``n`` of them) when the
+        wrapped metric takes ids (a ``Bootstrap`` in it) and the call gives none. A
+        ``Bootstrap`` without ids numbers rows by their position in its own stream, and every
+        slot or window starts a stream of its own at 0: merged into the window's value, the
+        k-th row of every slot drew the same weights in every replicate (0.8.11; a
+        ``SlidingWindow`` of one row per slot gave an interval of width 0). Merged shards of a
+        window still number their rows alike, as shards of a ``Bootstrap`` do: pass ids."""
+        if not self._numbers_rows or kwargs.get("ids") is not None:
+            return kwargs
+        start = self._count
+        ids = start if n is None else np.arange(start, start + n, dtype=np.int64)
+        return {**kwargs, "ids": ids}
 
     def __repr__(self) -> str:
         rest = ", ".join(f"{k}={v!r}" for k, v in self._config.items() if k != "metric")

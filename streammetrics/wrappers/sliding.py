@@ -11,7 +11,7 @@ import numpy as np
 from .._inputs import config_int
 from ..base import Metric, metric_spec
 from ..errors import IncompatibleStateError
-from ._rows import Rows, column_names, template
+from ._rows import Rows, column_names, row_keywords, template
 from ._windowing import (
     Wrapper,
     check_joins,
@@ -71,6 +71,7 @@ class SlidingWindow(Wrapper):
     ) -> None:
         super().__init__()
         self._template = template(metric, "its windows", takes="timestamps")
+        self._numbers_rows = "ids" in row_keywords(self._template)
         self.higher_is_better = getattr(self._template, "higher_is_better", None)
         width = positive(width, "width")
         origin = number(origin, "origin")
@@ -113,6 +114,7 @@ class SlidingWindow(Wrapper):
         key = one_row_key(args, kwargs, timestamps, self._unit, self._config["origin"])
         if key is not None:
             self._check_room(1)  # (before a slot's metric takes the row in place)
+            kwargs = self._numbered(kwargs, None)
             head = key if self._head is None else max(self._head, key)
             metric = self._slots.get(key)
             floor = head - self._config["slots"]
@@ -141,6 +143,7 @@ class SlidingWindow(Wrapper):
             return self._commit(1)
         t = times(timestamps)
         n = len(t)
+        kwargs = self._numbered(kwargs, n)
         rows = Rows(args, kwargs, n, "timestamps", column_names(self))
         if n == 0:
             rows.feed(self._template.copy(), None)

@@ -7,7 +7,7 @@ from typing import Any
 from .._inputs import config_int
 from ..base import Metric, metric_spec
 from ..errors import IncompatibleStateError, InputError
-from ._rows import Rows, column_names, template
+from ._rows import Rows, column_names, row_keywords, template
 from ._windowing import (
     Wrapper,
     check_mergeable,
@@ -77,6 +77,7 @@ class TumblingWindows(Wrapper):
     ) -> None:
         super().__init__()
         self._template = template(metric, "its windows", takes="timestamps")
+        self._numbers_rows = "ids" in row_keywords(self._template)
         width = positive(width, "width")
         origin = number(origin, "origin")
         if retention is not None:
@@ -124,6 +125,7 @@ class TumblingWindows(Wrapper):
         key = one_row_key(args, kwargs, timestamps, self._config["width"], self._config["origin"])
         if key is not None:
             self._check_room(1)  # (before the window's metric takes the row in place)
+            kwargs = self._numbered(kwargs, None)
             metric = self._open.get(key)
             if metric is not None:
                 metric.update(*args, **kwargs)  # type: ignore[attr-defined]
@@ -134,6 +136,7 @@ class TumblingWindows(Wrapper):
             return self._commit(1)
         t = times(timestamps)
         n = len(t)
+        kwargs = self._numbered(kwargs, n)
         rows = Rows(args, kwargs, n, "timestamps", column_names(self))
         if n == 0:
             rows.feed(self._template.copy(), None)  # validates the (empty) columns
