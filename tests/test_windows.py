@@ -741,3 +741,21 @@ def test_a_sliding_window_of_slices_checks_each_new_slice_once(monkeypatch):
     keys = [f"k{i % 50}" for i in range(2000)]
     whole.update(np.ones(2000, int), np.ones(2000, int), by=keys, timestamps=np.full(2000, 3.0))
     assert w.compute() == whole.compute() and w.count == whole.count
+
+
+def test_integer_times_near_the_int64_ends_do_not_wrap_over_a_float_width() -> None:
+    # int64 times minus an int origin wrapped silently in the batch path (0.8.11): a time near
+    # 2**63 fell in a window near -2**63, and a sliding window dropped its newest row as late.
+    t = 2**63 - 10
+    batch = sm.TumblingWindows(sm.Accuracy(), width=4.5, origin=-20)
+    batch.update([1], [1], timestamps=np.array([t]))
+    one = sm.TumblingWindows(sm.Accuracy(), width=4.5, origin=-20).update(1, 1, timestamps=t)
+    assert list(batch.compute()) == list(one.compute()) and min(one.compute()) > 9e18
+    assert batch.to_bytes() == one.to_bytes()
+    s = sm.SlidingWindow(sm.Accuracy(), width=45.5, slots=1, origin=-20)
+    s.update([1], [1], timestamps=[5])
+    s.update([0], [1], timestamps=np.array([t]))
+    assert s.compute() == 0.0 and s.span[0] > 9e18
+    early = sm.TumblingWindows(sm.Accuracy(), width=4.5, origin=20)
+    early.update([1, 0], [1, 1], timestamps=np.array([-(2**63), -(2**63) + 3]))
+    assert list(early.compute()) == [min(early.compute())] and min(early.compute()) < -9e18

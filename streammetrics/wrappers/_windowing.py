@@ -209,8 +209,15 @@ def keys_of(t: np.ndarray, unit: int | float | Fraction, origin: int | float) ->
         if max(-lo, hi) * den < 2**62 and -(2**62) <= origin < 2**62:  # int64 cannot wrap
             return (t - origin) // num if den == 1 else (t - origin) * den // num
         return np.asarray((t.astype(object) - origin) * den // num, dtype=np.int64)
+    diff = t - origin
+    if t.dtype.kind == "i" and isinstance(origin, int) and t.size:
+        # int64 minus an int origin wraps silently past 2**63 (a time near 2**63 before an
+        # origin of -20 became a time near -2**63 in 0.8.11): the difference exactly, in
+        # Python integers where it could wrap, then float64, as one_row_key takes it.
+        safe = -(2**62) <= origin < 2**62 and -(2**62) <= int(t.min()) and int(t.max()) < 2**62
+        diff = (diff if safe else t.astype(object) - origin).astype(np.float64)
     with np.errstate(over="ignore"):  # (inf for a huge time over a tiny width: refused below)
-        q = np.floor((t - origin) / num) if den == 1 else np.floor((t - origin) * den / num)
+        q = np.floor(diff / num) if den == 1 else np.floor(diff * den / num)
     if q.size and np.abs(q).max() >= MAX_KEY:
         raise InputError("timestamps: too far from origin for this width")
     return q.astype(np.int64)
