@@ -106,10 +106,14 @@ def t_quantile(level: float, df: float) -> float:
 
 
 def kish(weight_sum: float, weight_sq_sum: float) -> float:
-    """Kish's effective sample size ``(sum w)**2 / sum w**2`` (``n`` for unit weights)."""
+    """Kish's effective sample size ``(sum w)**2 / sum w**2`` (``n`` for unit weights).
+
+    Divided before it is multiplied: ``(sum w)**2`` overflows for weights of 1e154 and more,
+    and underflows below 1e-154 (0.8.11 gave no interval there). Below about 1e-154 the
+    squared weights themselves underflow in the state (``sum w**2`` is 0): 0, no interval."""
     if not weight_sq_sum > 0:
         return 0.0
-    return weight_sum * weight_sum / weight_sq_sum
+    return weight_sum / weight_sq_sum * weight_sum
 
 
 def _clip(low: float, high: float, bounds: tuple[float, float]) -> tuple[float, float]:
@@ -201,7 +205,9 @@ def mean_interval(
     spread = max(square_sum / weight_sum - mean * mean, 0.0)  # Kish's
     if wsq is not None:
         dev = wsq[1] - 2.0 * mean * wsq[0] + mean * mean * weight_sq_sum
-        spread = max(spread, n_eff * dev / (weight_sum * weight_sum))  # what t_interval reads
+        # (divided twice: the square of a total below 1e-154 is 0, a ZeroDivisionError in
+        # 0.8.11)
+        spread = max(spread, n_eff * dev / weight_sum / weight_sum)  # what t_interval reads
     return t_interval(mean, spread, n_eff, level, bounds)
 
 

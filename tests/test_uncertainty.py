@@ -507,3 +507,29 @@ def test_intervals_below_two_effective_rows_and_of_conventions_are_nan() -> None
     for y_true, y_pred in (([1, 1, 1], [1, 0, 1]), ([0, 1, 1], [1, 1, 1])):
         mcc = sm.MatthewsCorrCoef().update(y_true, y_pred)
         assert mcc.compute() == 0.0 and all(math.isnan(v) for v in mcc.interval())
+
+
+def test_tiny_weights_give_no_interval_rather_than_an_error() -> None:
+    # Weights below about 1e-154: their squares underflow in the state (sum w**2 is 0), and
+    # 0.8.11 divided by the square of the total (0 too): ZeroDivisionError for LogLoss,
+    # BrierScore and GAUC. Now nan, nan, as every other metric gives, except GAUC, whose
+    # interval reads the group weights and is the same for any scale.
+    y, p = [0, 1, 1, 0, 1], [0.1, 0.8, 0.6, 0.3, 0.4]
+    w = np.array([1.0, 2, 1, 1, 3])
+    for scale in (1e-150, 1e-170, 1e-300):
+        for make in (sm.LogLoss, sm.BrierScore):
+            got = make().update(y, p, sample_weight=w * scale).interval()
+            want = make().update(y, p, sample_weight=w).interval()
+            if scale == 1e-150:
+                assert np.allclose(got, want, rtol=1e-9)
+            else:
+                assert all(math.isnan(v) for v in got)
+        args = ([0, 1, 0, 1, 0, 1, 0, 1], [0.2, 0.7, 0.4, 0.3, 0.1, 0.9, 0.5, 0.6])
+        groups = [1, 1, 2, 2, 3, 3, 3, 3]
+        gw = np.array([1.0, 2, 1, 1, 3, 1, 1, 2])
+        got = sm.GAUC().update(*args, groups, sample_weight=gw * scale).interval()
+        want = sm.GAUC().update(*args, groups, sample_weight=gw).interval()
+        assert np.allclose(got, want, rtol=1e-12)
+    # Kish's size divides before it multiplies: the same for weights scaled up or down
+    assert uncertainty.kish(4e-160, 4e-320) == pytest.approx(4.0, rel=1e-4)  # (subnormal)
+    assert uncertainty.kish(1e160, 1e300) == pytest.approx(1e20)

@@ -178,7 +178,7 @@ class Accuracy(_ConfusionMetric):
         z = normal_quantile(level)
         z2 = z * z
         with np.errstate(invalid="ignore", divide="ignore"):
-            n = np.where(weight_sq > 0, total * total / weight_sq, 0.0)
+            n = np.where(weight_sq > 0, total / weight_sq * total, 0.0)  # as kish()
             p = np.minimum(np.maximum(correct * n / total / n, 0.0), 1.0)
             centre = (p + z2 / (2 * n)) / (1 + z2 / n)
             half = z / (1 + z2 / n) * np.sqrt(p * (1 - p) / n + z2 / (4 * n * n))

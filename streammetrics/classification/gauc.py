@@ -232,8 +232,13 @@ class GAUC(Keyed, Metric):
         # einsum rather than BLAS dot products, which OpenBLAS threads for long vectors (costly
         # to synchronise on a busy machine).
         value = float(np.einsum("i,i->", w, a) / total)
-        spread = float(np.einsum("i,i->", w * w, (a - value) ** 2))
-        var = groups / (groups - 1.0) * spread / (total * total)
+        # The variance is the same for weights scaled by any constant: scaled to a largest of
+        # 1, so that neither w**2 nor total**2 underflows (sample weights of 1e-170 raised
+        # ZeroDivisionError in 0.8.11) or overflows.
+        top = float(w.max())
+        scaled = w / top
+        spread = float(np.einsum("i,i->", scaled * scaled, (a - value) ** 2))
+        var = groups / (groups - 1.0) * spread / (total / top) ** 2
         widen = float(np.einsum("i,i->", w, bound[used]) / total)
         return normal_interval(value, math.sqrt(var), level, (0.0, 1.0), widen)
 
