@@ -759,3 +759,23 @@ def test_integer_times_near_the_int64_ends_do_not_wrap_over_a_float_width() -> N
     early = sm.TumblingWindows(sm.Accuracy(), width=4.5, origin=20)
     early.update([1, 0], [1, 1], timestamps=np.array([-(2**63), -(2**63) + 3]))
     assert list(early.compute()) == [min(early.compute())] and min(early.compute()) < -9e18
+
+
+@pytest.mark.parametrize("one_row", [True, False])
+def test_a_slice_held_in_more_than_64_slots_is_still_checked(one_row: bool) -> None:
+    # 0.8.11 counted every slice state it read against a budget of 64, so a slice spread over
+    # 70 slots went unchecked: a third label for a binary F1 slice was accepted, and then
+    # compute() raised and the window's bytes did not load. Reads of states held one per slice
+    # cost microseconds; only states built from a packed table count against that budget.
+    w = SlidingWindow(sm.Sliced(sm.F1()), width=200, slots=200)
+    for t in range(70):
+        w.update(t % 2, t % 2, timestamps=t, by="x")
+    before = w.to_bytes()
+    with pytest.raises(InputError, match="cannot join the window's other slots"):
+        if one_row:
+            w.update(1, 2, timestamps=150, by="x")
+        else:
+            w.update([1, 0], [2, 0], timestamps=[150, 151], by=["x", "y"])
+    assert w.to_bytes() == before
+    assert w.compute() == {"x": 1.0}
+    assert sm.loads(w.to_bytes()).to_bytes() == before

@@ -25,6 +25,17 @@ from ._slice_table import Key, SliceTable, slice_kind
 
 __all__ = ["Sliced", "SliceTable", "slice_keys"]
 
+#: The most slice states a window compares to check one changed slot against its other slots
+#: (``_check_slices_join``; a few µs each when held one state per slice).
+PER_SLICE_READS = 4096
+
+
+def _builds(table: SliceTable) -> bool:
+    """Whether reading one slice of ``table`` builds its state (a packed table not yet
+    materialised, some 0.2 ms a slice) rather than looking it up."""
+    return table._pack is not None and table._dict is None
+
+
 #: Rows that may wait per slice, on average, in the buffers of slice states that take one
 #: sample their own way (``Sliced._take_row``): a few KiB, against some 170 KiB for the state
 #: of a ``Bootstrap(Accuracy(), 200)``.
@@ -320,17 +331,22 @@ class Sliced(Metric):
     def _check_slices_join(self, others: list[Any], limit: int) -> None:
         """``IncompatibleStateError`` unless each slice merges with its namesakes in
         ``others`` (which already join each other; a window's other slots): checked when that
-        reads at most ``limit`` slice states of the others (reading one from a packed table
-        builds it: some 0.2 ms), else not at all."""
+        builds at most ``limit`` slice states from packed tables (some 0.2 ms each) and
+        compares at most ``PER_SLICE_READS`` slice states in all, else not at all. (0.8.11
+        counted every state read against ``limit``, built or not: a slice held in more than
+        64 slots of a window went unchecked, and a third label of a binary ``F1`` slice, one
+        row, made the window's value and bytes fail.)"""
         table = self.slices
-        if len(table) > limit:
+        builds = len(table) if _builds(table) else 0
+        reads = len(table)
+        if builds > limit or reads > PER_SLICE_READS:
             return
         holders: list[tuple[Any, list[Any]]] = []
-        reads = 0
         for key in table.key_list():
             found = [o for o in others if o.slices.has(key)]
             reads += len(found)
-            if reads > limit:
+            builds += sum(1 for o in found if _builds(o.slices))
+            if builds > limit or reads > PER_SLICE_READS:
                 return
             if found:
                 holders.append((key, found))
