@@ -6,6 +6,13 @@ the reliability diagram, the confusion matrix) and the metrics over time, each p
 SVG written by matplotlib's SVG backend (glyphs as paths: no font, script, style sheet or image
 is fetched from anywhere). It opens offline in any browser.
 
+The pictures are drawn and saved under the rc settings the page needs (:data:`_RC`), whatever a
+``matplotlibrc`` says: the heat map inlined, glyphs as paths, ids from a fixed salt. Every other
+setting (fonts, colours, a style) is the user's, as in :func:`streammetrics.plot.plot`. Each
+figure's ids (matplotlib numbers them per figure: ``xtick_1``, the glyphs' ``DejaVuSans-30``)
+take a prefix of their own, so that ids are unique on the page and every ``#reference`` finds
+its own figure's element.
+
 Besides the metrics asked for, a report on a log draws the pictures the columns allow: with
 ``--y-score`` and binary labels the ROC and precision-recall curves (sketched) and the
 reliability diagram; with ``--y-pred`` and a classification metric the confusion matrix. A
@@ -72,6 +79,22 @@ _MARGINS = {"left": 0.13, "right": 0.97, "bottom": 0.12, "top": 0.92}
 _FIXED = {"ROCAUC", "ROCCurve", "AveragePrecision", "PRCurve", "CalibrationError"}
 #: Class names up to this many characters fit the margins of a confusion matrix.
 _SHORT_LABEL = 6
+
+#: The rc settings a picture of the page is drawn and saved under, whatever the matplotlibrc
+#: (in the working folder, ~/.config/matplotlib, $MATPLOTLIBRC) in force says: without them
+#: ``svg.image_inline: False`` wrote the heat map to hidden files ``.image0.png`` in the working
+#: folder (a broken image once the page moved) and ``svg.fonttype: none`` wrote ``<text>`` in a
+#: font the reader may not have.
+_RC: dict[Any, Any] = {  # (Any: matplotlib types the names as literals)
+    "svg.image_inline": True,  # the heat map as a data: URI, no file beside the page
+    "svg.fonttype": "path",  # glyphs as paths: no font needed to read the page
+    "svg.hashsalt": "streammetrics report",  # ids hashed from the content, not from uuid4
+    "text.usetex": False,  # TeX needs an installation (and a cache) the page must not
+    "text.parse_math": True,  # labels escape "$" for mathtext (curves.literal)
+    "figure.dpi": 100.0,  # the heat map's pixels (savefig.dpi 1200: a page 4 times as large)
+    "savefig.dpi": "figure",
+    "savefig.bbox": None,  # the fixed margins of _axes, in one drawing pass
+}
 
 
 class Report:
@@ -176,8 +199,12 @@ class Report:
         from ..plot import plot
 
         try:
-            ax = plot(metric, _axes(metric), level=self.level)
-            svg = _svg(ax.figure)  # (matplotlib lays texts out only now: some fail here)
+            import matplotlib  # (checked before the log is read: this never fails)
+
+            with matplotlib.rc_context(_RC):  # (a Text reads usetex when made: draw under it too)
+                ax = plot(metric, _axes(metric), level=self.level)
+                # (matplotlib lays texts out only now: some fail here)
+                svg = _svg(ax.figure, f"fig{len(self.sections) + 1}-")
         except StreamMetricsError as exc:
             self.notes.append(f"No picture of {title}: {exc}")
             return
@@ -290,13 +317,33 @@ def _interval_text(interval: Any, level: float) -> str:
     return f"{level * 100:g}% interval [{interval[0]:.6g}, {interval[1]:.6g}]"
 
 
-def _svg(figure: Any) -> str:
+def _svg(figure: Any, prefix: str) -> str:
+    """``figure`` as an SVG element for the page, every id in it starting with ``prefix``."""
     buf = io.StringIO()
     figure.savefig(buf, format="svg", metadata={"Date": None})
     text = buf.getvalue()
     text = text[text.index("<svg") :]
     # the RDF metadata names web addresses (never fetched); the page needs none of it
-    return re.sub(r"<metadata>.*?</metadata>\s*", "", text, count=1, flags=re.S)
+    text = re.sub(r"<metadata>.*?</metadata>\s*", "", text, count=1, flags=re.S)
+    return _TAG.sub(lambda m: _prefixed(m.group(0), prefix), text)
+
+
+#: A comment or a tag of matplotlib's SVG (which escapes "<" and ">" in attributes and comments).
+_TAG = re.compile(r"<!--.*?-->|<[^>]*>", re.S)
+_ID = re.compile(r'(\sid=")([^"]*")')
+_REF = re.compile(r'(href="#|url\(#)')
+
+
+def _prefixed(tag: str, prefix: str) -> str:
+    """``tag`` with its id and its references to ids (``xlink:href="#..."``, ``url(#...)``)
+    starting with ``prefix``. matplotlib numbers ids per figure (and hashes clip paths from their
+    content), so two figures on one page share ids, and a browser resolves a reference to the
+    first element of that id on the page: another figure's glyph or clip path. Comments (the
+    figure's texts as written, which may hold anything) are left as they are."""
+    if tag.startswith("<!--"):
+        return tag
+    tag = _ID.sub(lambda m: m.group(1) + prefix + m.group(2), tag)
+    return _REF.sub(lambda m: m.group(1) + prefix, tag)
 
 
 _PAGE = """<!DOCTYPE html>

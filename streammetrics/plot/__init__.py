@@ -4,7 +4,10 @@ metrics over time and per-slice bars, drawn with matplotlib (the ``plot`` extra)
 :func:`plot` reads only the state, so it draws a metric merged from shards or loaded from bytes
 as well as one fed in this process. It never touches global state: no ``pyplot``, no
 ``rcParams``; without ``ax`` it draws on a new :class:`matplotlib.figure.Figure` (no GUI
-backend), whose ``savefig`` writes PNG, SVG or PDF.
+backend), whose ``savefig`` writes PNG, SVG or PDF. The figure is the user's: it is drawn and
+saved under the rc settings in force (``streammetrics report`` alone pins the few its page
+needs). Artists that may repeat in one figure carry numbered gids (``accuracy-3`` for bin 3,
+``slices-0``, ``band-2`` for class 2), so that the ids of a saved SVG are unique.
 
 What is drawn, by metric:
 
@@ -18,7 +21,8 @@ What is drawn, by metric:
 * ``MulticlassROCAUC``: one one-vs-rest ROC curve per class, each with its AUC.
 * ``CalibrationError``: the reliability diagram, mean outcome (accuracy) per confidence bin as
   bars, the mean confidence of each bin as points, the diagonal of perfect calibration, and the
-  rows in each bin written above its bar.
+  rows in each bin written above its bar (the weight in each bin when rows were weighted: the
+  title says which).
 * ``ConfusionMatrix``: a heat map (true labels on rows, predicted on columns), counts or, with
   ``normalize=True``, each row divided by its total; the labels on both axes.
 * ``TumblingWindows``: the value of each open window against its start; ``SlidingWindow``: the

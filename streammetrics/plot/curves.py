@@ -16,8 +16,12 @@ __all__ = ["axes01", "band_boxes", "literal", "multiclass_roc", "pr", "roc"]
 def literal(value: Any) -> str:
     """``value`` as text matplotlib draws as written: a ``$`` in a class label or a slice key
     would otherwise start mathematical text ("$5 to $10" drawn as "5to10", a ``$\\nope$``
-    failing when the figure is saved)."""
-    return str(value).replace("$", r"\$")
+    failing when the figure is saved). Under ``text.parse_math: False`` (which matplotlib reads
+    when the text is made, as this is) every text is drawn as written: no escape."""
+    from matplotlib import rcParams
+
+    text = str(value)
+    return text.replace("$", r"\$") if rcParams["text.parse_math"] else text
 
 
 def _roc_points(store: Any) -> tuple[np.ndarray, np.ndarray]:
@@ -37,8 +41,9 @@ def _uncertain(store: Any) -> np.ndarray:
     return out
 
 
-def _band(ax: Any, boxes: np.ndarray, color: Any) -> Any:
-    """Shade rectangles (rows x0, x1, y0, y1) as one compound path: the certified band.
+def _band(ax: Any, boxes: np.ndarray, color: Any, gid: str = "band") -> Any:
+    """Shade rectangles (rows x0, x1, y0, y1) as one compound path: the certified band (``gid``
+    is ``band``, ``band-{j}`` for class ``j``'s: ids are unique in an SVG).
 
     One path of ``5 k`` vertices whatever the number ``k`` of rectangles, so drawing stays
     O(k) in numpy rather than O(k) matplotlib objects.
@@ -62,7 +67,7 @@ def _band(ax: Any, boxes: np.ndarray, color: Any) -> Any:
     )
     band = PathPatch(Path(verts, codes), facecolor=color, edgecolor="none", alpha=0.25)
     band.set_label("certified band (order unknown inside a bucket)")
-    band.set_gid("band")
+    band.set_gid(gid)
     # add_artist, not add_patch: the limits are fixed (0..1), and add_patch would walk every
     # segment of the path to update them, which costs more than all the rest of the drawing
     band.set_transform(ax.transData)
@@ -72,9 +77,11 @@ def _band(ax: Any, boxes: np.ndarray, color: Any) -> Any:
 
 
 def band_boxes(ax: Any) -> np.ndarray:
-    """The rectangles of the certified band drawn on ``ax``, rows ``x0, x1, y0, y1`` (tests)."""
+    """The rectangles of the certified band drawn on ``ax`` (the first class's, one per class),
+    rows ``x0, x1, y0, y1`` (tests)."""
     for patch in ax.get_children():
-        if patch.get_gid() == "band":
+        gid = patch.get_gid() or ""
+        if gid == "band" or gid.startswith("band-"):
             corners = patch.get_path().vertices.reshape(-1, 5, 2)
             return np.stack(
                 [corners[:, 0, 0], corners[:, 1, 0], corners[:, 0, 1], corners[:, 2, 1]], axis=1
@@ -82,9 +89,12 @@ def band_boxes(ax: Any) -> np.ndarray:
     return np.empty((0, 4))
 
 
-def _roc_band(ax: Any, store: Any, fpr: np.ndarray, tpr: np.ndarray, color: Any) -> Any:
+def _roc_band(
+    ax: Any, store: Any, fpr: np.ndarray, tpr: np.ndarray, color: Any, gid: str = "band"
+) -> Any:
     idx = np.flatnonzero(_uncertain(store))
-    return _band(ax, np.stack([fpr[idx], fpr[idx + 1], tpr[idx], tpr[idx + 1]], axis=1), color)
+    boxes = np.stack([fpr[idx], fpr[idx + 1], tpr[idx], tpr[idx + 1]], axis=1)
+    return _band(ax, boxes, color, gid)
 
 
 def _value_label(metric: Metric, what: str, level: float) -> str:
@@ -193,7 +203,7 @@ def multiclass_roc(metric: Any, ax: Any, **_: Any) -> None:
         name = labels[j] if labels is not None else j
         text = f"class {literal(name)}: AUC = {aucs[j]:.4f}"
         (line,) = ax.plot(fpr, tpr, label=text, gid=f"curve-{j}")
-        band = _roc_band(ax, store, fpr, tpr, line.get_color())
+        band = _roc_band(ax, store, fpr, tpr, line.get_color(), f"band-{j}")
         handles += _handles(line, band if not handles else None)
     ax.plot([0, 1], [0, 1], linestyle=":", color="grey", linewidth=1)
     axes01(ax, "false positive rate", "true positive rate", title)

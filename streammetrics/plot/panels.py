@@ -32,9 +32,11 @@ def calibration(metric: Any, ax: Any, **_: Any) -> None:
         edgecolor="black",
         linewidth=0.5,
         label=f"accuracy per bin (ECE {metric._config['norm']} = {value:.4f})",
-        gid="accuracy",
     )
-    counts = [f"{w:g}" for w in weight[keep]]
+    for b, patch in zip(np.flatnonzero(keep), bars, strict=True):
+        patch.set_gid(f"accuracy-{b}")  # (a gid per bar: ids are unique in an SVG)
+    weighted = _weighted(metric)
+    counts = [f"{w:g}" if weighted else f"{w:.0f}" for w in weight[keep]]
     ax.bar_label(bars, labels=counts, fontsize="x-small", padding=2)
     ax.plot(
         confidence[keep],
@@ -46,9 +48,22 @@ def calibration(metric: Any, ax: Any, **_: Any) -> None:
         gid="confidence",
     )
     ax.plot([0, 1], [0, 1], linestyle=":", color="grey", label="perfect calibration")
-    axes01(ax, "confidence", "accuracy", "Reliability diagram (rows per bin above bars)")
+    above = "weight" if weighted else "rows"
+    axes01(ax, "confidence", "accuracy", f"Reliability diagram ({above} per bin above bars)")
     ax.set_ylim(0, 1.1)
     ax.legend(loc="upper left", fontsize="small")
+
+
+def _weighted(metric: Any) -> bool:
+    """Whether the bin weights of a ``CalibrationError`` state may differ from its rows per bin.
+
+    The state keeps no flag: it holds the weight of each bin and the rows fed (``count``). Rows
+    of weight 1 (no ``sample_weight``) make whole bin weights totalling ``count``; anything else
+    was weighted (rows of weight 0 count but weigh nothing). Whole weights that happen to total
+    the rows (2 and 0, say) cannot be told from rows: those are still written as rows.
+    """
+    weight = metric.weight
+    return bool(float(weight.sum()) != metric.count or (weight != np.floor(weight)).any())
 
 
 def confusion(metric: Any, ax: Any, *, normalize: bool, **_: Any) -> None:
@@ -170,15 +185,17 @@ def sliced(metric: Any, ax: Any, *, level: float, max_bars: int | None = 40, **_
     y = np.arange(len(order))
     v = np.array([values[k] for k in order], dtype=np.float64)
     if intervals is None:
-        ax.barh(y, v, gid="slices")
+        bars = ax.barh(y, v)
         ax.set_xlabel("value")
     else:
         lows = np.array([intervals[k][0] for k in order], dtype=np.float64)
         highs = np.array([intervals[k][1] for k in order], dtype=np.float64)
         # (clipped at 0: an interval that stops a rounding short of its value draws no bar)
         err = np.clip(np.vstack([np.nan_to_num(v - lows), np.nan_to_num(highs - v)]), 0.0, None)
-        ax.barh(y, v, xerr=err, capsize=3, gid="slices")
+        bars = ax.barh(y, v, xerr=err, capsize=3)
         ax.set_xlabel(f"value ({level * 100:g}% interval)")
+    for i, patch in enumerate(bars):
+        patch.set_gid(f"slices-{i}")  # (a gid per bar: ids are unique in an SVG)
     if cut is not None:
         ax.axhline(cut, color="grey", linestyle="--", linewidth=0.8, gid="slices-left-out")
     ax.set_yticks(y, keys)
