@@ -23,6 +23,7 @@ from .._inputs import (
 )
 from ..base import Metric
 from ..errors import IncompatibleStateError, InputError
+from ..states.labels import codes_in
 from ..uncertainty import (
     NAN_INTERVAL,
     check_level,
@@ -45,10 +46,10 @@ def _probabilities(
     y_prob: Any, y_true: Any, labels: list[Any] | None = None, name: str = "y_prob"
 ) -> np.ndarray:
     arr = one_sample_row(y_true, as_array(y_prob, name))
-    if arr.ndim == 2 and arr.shape[1] == 1 and (labels is None or len(labels) == 2):
+    if arr.ndim == 2 and arr.shape[1] == 1:
         # One column (``torch.sigmoid(logits)`` of shape (n, 1)): the positive class's
-        # probability, as scikit-learn's ``log_loss`` reads it (beside ``labels`` of more
-        # classes it stays one column, and is refused as such).
+        # probability, as scikit-learn's ``log_loss`` reads it; 1-D probabilities need
+        # ``labels`` of two classes, if any (``_binary_outcomes``).
         arr = arr[:, 0]
     if arr.ndim not in (1, 2):
         raise InputError(f"{name}: expected a 1-D (binary) or 2-D (n, classes) array")
@@ -56,6 +57,26 @@ def _probabilities(
     if x.size and (x.min() < 0.0 or x.max() > 1.0):
         raise InputError(f"{name}: probabilities must lie in [0, 1]")
     return x
+
+
+def _binary_outcomes(y_true: Any, labels: list[Any] | None) -> np.ndarray:
+    """The outcome (1: the positive class) of each row of 1-D probabilities.
+
+    Without ``labels``, ``y_true`` holds binary labels (0/1, False/True). With ``labels`` (sorted,
+    see :func:`column_labels`), they must name two classes, and ``y_true`` holds those classes:
+    the probability is that of the larger one, ``labels[1]``, as scikit-learn's ``log_loss``
+    reads one column beside two labels (and as the second of two columns, so that 1-D and 2-D
+    probabilities agree). ``InputError`` naming the argument otherwise.
+    """
+    if labels is None:
+        return binary_labels(y_true)
+    if len(labels) != 2:
+        classes = "1 class" if len(labels) == 1 else f"{len(labels)} classes"
+        raise InputError(
+            "labels: 1-D (binary) y_prob, the probability of labels[1], needs two classes, but "
+            f"labels names {classes}; pass one probability column per class"
+        )
+    return codes_in(np.asarray(labels), as_labels(y_true, "y_true"), "y_true")
 
 
 def _class_codes(y_true: Any, k: int, labels: list[Any] | None) -> np.ndarray:
@@ -93,6 +114,8 @@ def _validate_columns(columns: int, count: int, labels: list[Any] | None) -> Non
         raise ValueError(f"columns must be at most 2**31, got {columns}")
     if labels is not None and columns > 0 and columns != len(labels):
         raise ValueError(f"{columns} columns, but labels names {len(labels)} classes")
+    # (A 1-D state beside labels of other than two classes loads: 0.8.11 and earlier built
+    # them, labels= ignored for 1-D probabilities; its further 1-D updates are refused.)
 
 
 # Relative slack of the consistency bounds below (float sums in different orders round apart).
@@ -268,7 +291,10 @@ class LogLoss(_SumMetric):
 
     ``y_prob`` is the probability of class 1 (1-D, binary labels) or a matrix of class
     probabilities (one column per class; ``y_true`` holds column indices, or the classes named
-    by ``labels``, which must be sorted). Probabilities are clipped to ``[eps, 1 - eps]`` as
+    by ``labels``, which are sorted). Beside ``labels`` of two classes, 1-D probabilities are
+    those of ``labels[1]`` and ``y_true`` holds the two labels (as scikit-learn reads one
+    column beside two labels); beside any other number, 1-D probabilities are an
+    ``InputError``. Probabilities are clipped to ``[eps, 1 - eps]`` as
     scikit-learn clips them (``eps="auto"``: float64's machine epsilon); rows are not
     renormalised.
 
@@ -300,7 +326,7 @@ class LogLoss(_SumMetric):
     def _losses(self, y_true: Any, x: np.ndarray) -> np.ndarray:
         eps = self._eps
         if x.ndim == 1:
-            y = binary_labels(y_true)
+            y = _binary_outcomes(y_true, self._config["labels"])
             check_same_length(y_true=y, y_prob=x)
             chosen = np.where(y, x, 1.0 - x)
         else:
@@ -318,7 +344,9 @@ class BrierScore(_SumMetric):
     """Mean squared difference between the predicted probability and the outcome, as
     scikit-learn's ``brier_score_loss``.
 
-    1-D ``y_prob`` (probability of class 1, binary labels): ``mean((y - p)**2)``. A matrix of
+    1-D ``y_prob`` (probability of class 1, binary labels; or, beside ``labels`` of two
+    classes, of ``labels[1]``, as :class:`LogLoss` reads it and as ``brier_score_loss`` with
+    ``pos_label=labels[1]``): ``mean((y - p)**2)``. A matrix of
     class probabilities: ``mean(sum_c (onehot - p)**2)``, scikit-learn's multiclass form, halved
     when there are two columns (as its ``scale_by_half="auto"``: two columns are the binary
     case, and give the 1-D form's value). State, memory and complexity as :class:`LogLoss`; the
@@ -339,7 +367,7 @@ class BrierScore(_SumMetric):
 
     def _losses(self, y_true: Any, x: np.ndarray) -> np.ndarray:
         if x.ndim == 1:
-            y = binary_labels(y_true)
+            y = _binary_outcomes(y_true, self._config["labels"])
             check_same_length(y_true=y, y_prob=x)
             d: np.ndarray = y - x
             sq: np.ndarray = d * d
@@ -364,7 +392,8 @@ class BrierScore(_SumMetric):
 class CalibrationError(Metric):
     """Expected (or maximum) calibration error over equal-width confidence bins.
 
-    For 1-D ``y_prob`` (probability of class 1, binary labels) the confidence is ``p`` and the
+    For 1-D ``y_prob`` (probability of class 1, binary labels; or, beside ``labels`` of two
+    classes, of ``labels[1]``, as :class:`LogLoss` reads it) the confidence is ``p`` and the
     outcome ``y``; for a matrix of class probabilities it is the top probability and whether the
     top class is right (``y_true`` holds column indices). Bins split [0, 1] into ``bins`` equal
     widths, a value on an inner edge going to the lower bin, as scikit-learn's
@@ -422,7 +451,7 @@ class CalibrationError(Metric):
         """Add a batch of (label, probability) rows, optionally weighted."""
         x = _probabilities(y_prob, y_true, self._config.get("labels"))
         if x.ndim == 1:
-            y = binary_labels(y_true)
+            y = _binary_outcomes(y_true, self._config["labels"])
             check_same_length(y_true=y, y_prob=x)
             conf, hit = x, y.astype(np.float64)
         else:
