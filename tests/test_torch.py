@@ -167,9 +167,46 @@ def _worker(rank: int, world: int, port: int, out: str) -> None:
             else:
                 path.write_bytes(merged.to_bytes())
             assert m.to_bytes() == before, "sync changed its argument"
+        _measure_sync_memory(rank, world, Path(out))
         dist.barrier()
     finally:
         dist.destroy_process_group()
+
+
+def _measure_sync_memory(rank: int, world: int, out: Path) -> None:
+    """Python and numpy memory (tracemalloc, from just before ``sync``) held when the first state
+    is decoded, less that state's own bytes (the argument of ``loads``), with the size of this
+    rank's state on the wire: written as ``memory.<rank>.json``."""
+    import json
+    import tracemalloc
+    import zlib
+
+    import streammetrics.torch as smt
+
+    rng = np.random.default_rng([23, rank])
+    m = sm.ROCAUC(exact=True)  # distinct float64 scores: 7 MB to_bytes(), 2 MB compressed
+    n = 300_000 - 20_000 * rank
+    m.update(rng.integers(0, 2, n), rng.uniform(size=n))
+    wire = len(zlib.compress(m.to_bytes(), 1))
+    held: list[int] = []
+    real = smt.loads
+
+    def spy(blob):
+        if not held:
+            held.append(tracemalloc.get_traced_memory()[0] - base - len(blob))
+        return real(blob)
+
+    smt.loads = spy
+    tracemalloc.start()
+    base = tracemalloc.get_traced_memory()[0]
+    try:
+        merged = sync(m)
+    finally:
+        tracemalloc.stop()
+        smt.loads = real
+    (out / f"memory.{rank}.json").write_text(
+        json.dumps({"held": held[0], "wire": wire, "count": merged.count})
+    )
 
 
 def _free_port() -> int:
@@ -232,6 +269,47 @@ def test_mismatched_ranks_fail_on_every_rank(synced):
             assert err.exists(), f"{name}: rank {r} did not raise"
             text = err.read_text()
             assert f"rank {odd} has a" in text and f"this is rank {r}" in text, text
+
+
+def test_merging_holds_world_size_times_the_largest_state_on_the_wire(synced):
+    """The documented bound: while states are decoded and merged, ``sync`` holds one buffer of
+    ``world_size`` times the largest state on the wire, besides the state being decoded (no
+    second copy of its own state, of the gathered rows or of the received bytes)."""
+    import json
+
+    world, tmp_path = synced
+    got = [json.loads((tmp_path / f"memory.{r}.json").read_text()) for r in range(world)]
+    assert all(g["count"] == sum(300_000 - 20_000 * r for r in range(world)) for g in got)
+    bound = world * max(g["wire"] for g in got)
+    for r, g in enumerate(got):
+        assert g["held"] <= 1.05 * bound + 256 * 1024, (
+            f"rank {r} held {g['held'] / 1e6:.1f} MB at the first decode, "
+            f"over the documented {bound / 1e6:.1f} MB"
+        )
+
+
+def test_an_unsupported_gather_into_one_tensor_falls_back_to_views_of_it():
+    """gloo of older torch (2.1) has no all-gather into one tensor: the list form fills its rows."""
+    from streammetrics.torch import _gather_into
+
+    class OldGloo:
+        def all_gather_single(self, out, mine, group=None):
+            raise RuntimeError("no support for _allgather_base in Gloo process group")
+
+        def all_gather(self, outs, mine, group=None):
+            for i, o in enumerate(outs):
+                o.copy_(mine + i)
+
+    out = torch.zeros(3, 4, dtype=torch.uint8)
+    _gather_into(OldGloo(), out, torch.arange(4, dtype=torch.uint8), None)
+    assert out.tolist() == [[0, 1, 2, 3], [1, 2, 3, 4], [2, 3, 4, 5]]
+
+    class Broken(OldGloo):
+        def all_gather_single(self, out, mine, group=None):
+            raise RuntimeError("Connection closed by peer")
+
+    with pytest.raises(RuntimeError, match="closed by peer"):
+        _gather_into(Broken(), out, torch.arange(4, dtype=torch.uint8), None)
 
 
 def test_outside_a_process_group_sync_is_a_copy():
@@ -302,7 +380,7 @@ def test_sketch_auc_fits_the_first_gather_whatever_the_sample_count():
     m = sm.ROCAUC()
     for _ in range(6):  # 3M uniform scores fill every bucket of the sketch
         m.update(rng.integers(0, 2, 500_000), rng.uniform(size=500_000))
-    wire, compressed, _ = _wire(m)
+    wire, compressed = _wire(m)
     assert compressed and len(wire) <= min(64 * 1024, _FIRST - _HEADER)
 
 
