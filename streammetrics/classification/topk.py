@@ -20,11 +20,66 @@ from .._inputs import (
     check_same_length,
     config_int,
 )
+from .._row_checks import _INT_TYPES, _REAL_TYPES, scalar_weight_ok
 from ..base import Metric
 from ..errors import InputError
 from ..uncertainty import NAN_INTERVAL, check_level, kish, wilson
 
 __all__ = ["TopKAccuracy"]
+
+_BOOLS = (bool, np.bool_)
+
+
+def _top_k_row(args: tuple[Any, ...], kwargs: dict[str, Any], k: int) -> tuple[Any, ...] | None:
+    """``(hit[, weight])`` for ``update(*args, **kwargs)`` when it is one sample that
+    :meth:`TopKAccuracy.update` certainly accepts: a label (an int, not a bool) that indexes a
+    row of scores finite as float64 (a list or tuple of Python or numpy reals, not bools, or a
+    1-D float or integer array), and no weight or one that passes (:func:`scalar_weight_ok`).
+    None for any other call. Scores are compared as float64, as ``update`` reads them (two
+    integers above 2**53 may tie there). A hit as ``update`` counts it: fewer than ``k``
+    scores rank ahead of the true class's, a tie ranking the higher column ahead
+    (scikit-learn's stable sort)."""
+    if len(args) != 2:
+        return None
+    weight = None
+    if kwargs:
+        if len(kwargs) != 1 or "sample_weight" not in kwargs:
+            return None
+        weight = kwargs["sample_weight"]
+        if type(weight) in _BOOLS or not scalar_weight_ok(weight):
+            return None
+    y, row = args
+    if type(y) not in _INT_TYPES or type(y) in _BOOLS:
+        return None
+    t = type(row)
+    if t is np.ndarray:  # compared as float64, as update reads every score
+        if row.ndim != 1 or row.dtype.kind not in "iuf" or row.dtype.itemsize > 8:
+            return None
+        scores = row.astype(np.float64, copy=False)
+        if not 0 <= y < len(scores) or not np.isfinite(scores).all():
+            return None
+        true = scores[y]
+        ahead = int(np.count_nonzero(scores > true)) + int(
+            np.count_nonzero(scores[y + 1 :] == true)
+        )
+    elif t is list or t is tuple:
+        if not 0 <= y < len(row):
+            return None
+        try:
+            values = [float(v) for v in row if type(v) in _REAL_TYPES and type(v) not in _BOOLS]
+        except OverflowError:  # (a Python int beyond float64: update names it)
+            return None
+        if len(values) != len(row) or not all(map(math.isfinite, values)):
+            return None
+        true = values[y]
+        ahead = 0
+        for j, v in enumerate(values):
+            if v > true or (v == true and j > y):
+                ahead += 1
+    else:
+        return None
+    hit = int(ahead < k)
+    return (hit,) if weight is None else (hit, weight)
 
 
 class TopKAccuracy(Metric):
@@ -88,6 +143,37 @@ class TopKAccuracy(Metric):
         sq = float(n) if weights is None else float(weights @ weights)
         check_sum("sample_weight", "f", self.total, total)
         return self._commit(
+            n, hits=self.hits + hits, total=self.total + total, weight_sq=self.weight_sq + sq
+        )
+
+    # -- one sample per call ---------------------------------------------------------------
+
+    def _take_row(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+        """Take one sample (a scalar label and its row of class scores) that :meth:`update`
+        certainly accepts: whether it is a hit is decided now, and the hit (with its weight)
+        waits in the buffer, folded into the two sums before any read. False, with nothing
+        changed, for any other call (the ordinary ``update`` takes it, and words its errors).
+        15 µs a call on the ordinary path in 0.8.11 (a batch of one row). Lock held."""
+        row = _top_k_row(args, kwargs, self._config["k"])
+        if row is None:
+            return False
+        weight = row[1] if len(row) == 2 else None
+        if not self._room_for(weight, 1.0, lambda: max(float(self._count), self.total)):
+            return False
+        self._push((row, weight is not None))
+        return True
+
+    def _fold_rows(self, hit: np.ndarray, sample_weight: Any = None) -> None:
+        """Fold the hits :meth:`_take_row` buffered (one 0/1 per row), as ``update`` adds a
+        batch's."""
+        n = len(hit)
+        hit = hit.astype(bool)
+        if sample_weight is None:
+            hits, total, sq = float(hit.sum()), float(n), float(n)
+        else:
+            w = np.asarray(sample_weight, dtype=np.float64)
+            hits, total, sq = float(w[hit].sum()), float(w.sum()), float(w @ w)
+        self._commit(
             n, hits=self.hits + hits, total=self.total + total, weight_sq=self.weight_sq + sq
         )
 
