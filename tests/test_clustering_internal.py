@@ -607,3 +607,20 @@ def test_cosine_centre_that_cancels_is_zero_in_every_order_and_split() -> None:
         got = m.compute()
         for key in ("separation", "davies_bouldin", "compactness"):
             assert got[key] == pytest.approx(first[key], rel=1e-12), key
+
+
+def test_one_sample_as_its_row_beside_a_scalar_label() -> None:
+    # 0.8.11 read a 1-D row beside one label as d rows of one column: "columns differ in
+    # length: X has 8, labels has 1". One sample is its row, as MulticlassROCAUC reads it.
+    rng = np.random.default_rng(7)
+    X, labels = rng.normal(size=(60, 8)), rng.integers(0, 3, 60)
+    for make in (sm.ClusterGeometry, C.CalinskiHarabasz):
+        one, batch = make(), make()
+        for row, label in zip(X, labels.tolist(), strict=True):
+            one.update(row, label)
+            batch.update(row[None, :], [label])
+        assert one.to_bytes() == batch.to_bytes()
+        named = make().update(list(X[0]), "a").update(X[1], np.str_("b"))
+        assert named.count == 2
+    with pytest.raises(sm.InputError, match="columns differ in length"):
+        sm.ClusterGeometry().update(X[0], [1, 2])

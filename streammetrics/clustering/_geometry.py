@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._inputs import as_labels, as_matrix, check_same_length
+from .._inputs import as_array, as_labels, as_matrix, check_same_length, one_sample_row
 from ..base import Metric
 from ..errors import IncompatibleStateError, InputError
 from ..states.centroids import ClusterMoments
@@ -232,9 +232,13 @@ class _Geometry(Metric, register=False):
     def update(self, X: Any, labels: Any) -> Any:
         """Add a batch of rows ``X`` (shape (n, d)) with their cluster ``labels`` (n,).
 
+        One sample may be given as its row (1-D, d > 1 values) beside a scalar label, as
+        ``MulticlassROCAUC`` and ``TopKAccuracy`` take one (0.8.11 read that row as d rows of
+        one column, refused beside one label).
+
         Complexity: O(n * d) plus O(n log n) to group the rows by cluster and pick the sample.
         """
-        x = as_matrix(X, "X")
+        x = as_matrix(one_sample_row(labels, as_array(X, "X")), "X")
         lab = as_labels(labels, "labels")
         n = check_same_length(X=x, labels=lab)
         if n == 0:
