@@ -353,3 +353,33 @@ def test_chrf_configurations_sacrebleu_computes(config: dict) -> None:
 def test_chrf_refuses_configurations_without_a_score(config: dict) -> None:
     with pytest.raises(sm.InputError, match=next(iter(config))):
         CHRF(**config)
+
+
+def test_few_tokens_are_counted_as_the_vectorised_path_counts_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Batches of at most SMALL_TOKENS tokens take Counter per sentence (one request's sentence:
+    250 -> 75 µs a call); the statistics are the vectorised path's, ties and repeats included."""
+    rng = np.random.default_rng(1)
+    cases = []
+    for _ in range(1_500):
+        words = [f"w{i}" for i in range(int(rng.integers(1, 6)))]
+        b, order = int(rng.integers(1, 4)), int(rng.integers(1, 6))
+        hyps = [list(rng.choice(words, int(rng.integers(0, 15)))) for _ in range(b)]
+        refs = [
+            [
+                list(rng.choice(words, int(rng.integers(0, 15))))
+                for _ in range(int(rng.integers(1, 4)))
+            ]
+            for _ in range(b)
+        ]
+        cases.append((hyps, refs, order, _ngrams.bleu_statistics(hyps, refs, order)))
+    monkeypatch.setattr(_ngrams, "SMALL_TOKENS", -1)
+    for hyps, refs, order, small in cases:
+        assert (small == _ngrams.bleu_statistics(hyps, refs, order)).all()
+    monkeypatch.undo()
+    hyps, refs, streams = corpus(31, 60, 2)
+    one = BLEU()
+    for h, r in zip(hyps, refs, strict=True):
+        one.update(h, r)
+    assert one.compute() == pytest.approx(sacrebleu.corpus_bleu(hyps, streams).score, abs=1e-9)

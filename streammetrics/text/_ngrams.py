@@ -38,20 +38,28 @@ def closest_length(hyp_len: int, ref_lens: list[int]) -> int:
 
 
 def _counter_statistics(hyp: list[str], refs: list[list[str]], order: int) -> np.ndarray:
-    # The plain definition, for sentences too long for exact int64 keys.
+    """The plain definition, with ``collections.Counter``: for sentences too long for exact
+    int64 keys, and for batches of few tokens (:data:`SMALL_TOKENS`), where the vectorised
+    path's fixed cost of some 130 µs dominates (one sentence of a translation server's
+    request). A reference's n-grams join the best counts as a multiset union (the largest
+    count of each), the clipped matches are the intersection with the hypothesis's."""
     out = np.zeros(2 + 2 * order, dtype=np.int64)
     out[0] = len(hyp)
     out[1] = closest_length(len(hyp), [len(r) for r in refs])
     for n in range(1, order + 1):
-        grams = Counter(tuple(hyp[i : i + n]) for i in range(len(hyp) - n + 1))
+        grams = Counter(zip(*[hyp[i:] for i in range(n)], strict=False))
         best: Counter[tuple[str, ...]] = Counter()
         for ref in refs:
-            for gram, c in Counter(tuple(ref[i : i + n]) for i in range(len(ref) - n + 1)).items():
-                if c > best[gram]:
-                    best[gram] = c
-        out[1 + n] = sum(min(c, best[g]) for g, c in grams.items() if g in best)
+            best |= Counter(zip(*[ref[i:] for i in range(n)], strict=False))
+        out[1 + n] = sum((grams & best).values())
         out[1 + order + n] = max(len(hyp) - n + 1, 0)
     return out
+
+
+#: Batches of at most this many tokens (hypotheses and references together) are counted with
+#: ``Counter`` per sentence (about 1.5 µs a token over four orders) rather than vectorised
+#: (some 130 µs, plus 0.5 µs a token): one sentence of 12 words and its reference, 150 -> 40 µs.
+SMALL_TOKENS = 64
 
 
 def bleu_statistics(hyps: list[list[str]], refs: list[list[list[str]]], order: int) -> np.ndarray:
@@ -62,6 +70,10 @@ def bleu_statistics(hyps: list[list[str]], refs: list[list[list[str]]], order: i
     """
     out = np.zeros(2 + 2 * order, dtype=np.int64)
     if not hyps:
+        return out
+    if sum(len(h) + sum(map(len, rs)) for h, rs in zip(hyps, refs, strict=True)) <= SMALL_TOKENS:
+        for hyp, rs in zip(hyps, refs, strict=True):
+            out += _counter_statistics(hyp, rs, order)
         return out
     flat: list[int] = []
     line_len: list[int] = []
