@@ -383,3 +383,37 @@ def test_few_tokens_are_counted_as_the_vectorised_path_counts_them(
     for h, r in zip(hyps, refs, strict=True):
         one.update(h, r)
     assert one.compute() == pytest.approx(sacrebleu.corpus_bleu(hyps, streams).score, abs=1e-9)
+
+
+def test_few_positions_are_matched_as_the_sorted_path_matches_them(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """chrF batches of at most SMALL_POSITIONS characters (or words) are matched with Counter
+    per line (one request's sentence: 414 -> 126 µs a call); the same counts per reference
+    line as the sorted path, and the same score as sacrebleu one sentence per call."""
+    rng = np.random.default_rng(2)
+    cases = []
+    for _ in range(2_000):
+        n_refs = rng.integers(1, 4, int(rng.integers(1, 4))).astype(np.int64)
+        lines = [
+            rng.integers(0, int(rng.integers(1, 6)), int(rng.integers(0, 12)))
+            for k in n_refs.tolist()
+            for _ in range(k + 1)
+        ]
+        ids = np.concatenate(lines).astype(np.int64)
+        lengths = np.array([len(x) for x in lines], dtype=np.int64)
+        order = int(rng.integers(1, 8))
+        for by_line in (True, False):
+            got = _ngrams.match_counts(ids, lengths, n_refs, order, by_line)
+            cases.append((ids, lengths, n_refs, order, by_line, got))
+    monkeypatch.setattr(_ngrams, "SMALL_POSITIONS", -1)
+    for ids, lengths, n_refs, order, by_line, got in cases:
+        want = _ngrams.match_counts(ids, lengths, n_refs, order, by_line)
+        assert got.shape == want.shape and (got == want).all()
+    monkeypatch.undo()
+    hyps, refs, streams = corpus(33, 40, 2)
+    one = CHRF(word_order=2)
+    for h, r in zip(hyps, refs, strict=True):
+        one.update(h, r)
+    want_score = sacrebleu.CHRF(word_order=2).corpus_score(hyps, streams).score
+    assert one.compute() == pytest.approx(want_score, abs=1e-9)
