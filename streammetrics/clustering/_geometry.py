@@ -25,6 +25,7 @@ from ..errors import IncompatibleStateError, InputError
 from ..states.centroids import ClusterMoments
 from ..states.labels import codes_in, config_labels
 from ..states.samples import BottomKSample
+from ._rows import held_far_from_bounds, trusted_row
 
 _DISTANCES = ("euclidean", "cosine", "cityblock")
 #: The largest magnitude of a coordinate of a row or a centre (about 1.6e60).
@@ -259,6 +260,35 @@ class _Geometry(Metric, register=False):
             return self._commit(n, moments=moments)
         sample = self.sample.merged(self.sample.batch(lab, x, "labels"))
         return self._commit(n, moments=moments, sample=sample)
+
+    def _take_row(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+        """Buffer one sample (its row and a scalar label) when ``update`` certainly accepts it
+        (:func:`~streammetrics.clustering._rows.trusted_row`); the buffer is folded by one
+        ordinary update before any read. False, with nothing changed, for any other call.
+        Lock held."""
+        pending = self._pending
+        moments = (self.__dict__ if pending is None else pending.stash)["moments"]
+        if not len(moments.keys):
+            return False
+        if pending is None and not held_far_from_bounds(moments):
+            return False  # (a decoded state near its bounds: the ordinary update checks them)
+        kind = "str" if moments.keys.dtype.kind == "U" else "int"
+        centres = self._center_set
+        row = trusted_row(args, kwargs, moments.dim, kind, centres, self._distance == "cosine")
+        if row is None or not self._room_for(None, 1.0, lambda: float(self._count)):
+            return False
+        self._push((row, False))
+        return True
+
+    @property
+    def _center_set(self) -> frozenset[Any] | None:
+        """The ``center_labels`` (or centre numbers) as a set, for :meth:`_take_row`."""
+        if self._center_keys is None:
+            return None
+        found = self.__dict__.get("_center_keys_set")
+        if found is None:
+            found = self.__dict__["_center_keys_set"] = frozenset(self._center_keys.tolist())
+        return found
 
     def _moments_of(self, x: np.ndarray, lab: np.ndarray, d: int) -> ClusterMoments:
         """The moments with the rows of one batch; ``InputError`` naming ``X`` if they would
