@@ -363,7 +363,8 @@ def test_tumbling_retention_refuses_rows_a_closed_window_cannot_take_and_changes
     w = sm.TumblingWindows(sm.Sliced(sm.Accuracy()), width=10, retention=1)
     w.update([1, 0, 1], [1, 1, 0], by=["a", "b", "a"], timestamps=[1, 12, 25])
     before = w.to_bytes()
-    with pytest.raises(sm.InputError, match="closed window at 0 cannot join it"):
+    # (0.8.12: late rows join their closed window directly, whose own update refuses them)
+    with pytest.raises(sm.InputError, match="keys of kind int, this stream holds keys of str"):
         w.update([1, 0], [1, 0], by=[1, 2], timestamps=[1, 35])
     assert w.to_bytes() == before
     w.update([1, 0], [1, 0], by=["c", "a"], timestamps=[1, 35])  # str keys: they join

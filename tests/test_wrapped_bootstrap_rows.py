@@ -166,10 +166,11 @@ def window_slots(w: sm.SlidingWindow) -> list[sm.Metric]:
 
 
 def test_rows_without_ids_are_numbered_by_their_place_in_the_windows_stream() -> None:
-    """A window's slots each start a stream: a ``Bootstrap`` numbering rows by its own
+    """A sliding window's slots each start a stream: a ``Bootstrap`` numbering rows by its own
     position gave the k-th row of every slot the same weights, so a window of one row per slot
     had an interval of width 0 (0.8.11). Rows are now numbered by their place in the window's
-    stream: the window's value is the ``Bootstrap`` of its rows with those ids."""
+    stream, as positions: the window's value is the ``Bootstrap`` of its rows fed without
+    ids."""
     y = np.array([1, 0] * 30)
     p = np.ones(60, dtype=np.int64)
     ts = np.arange(0, 3600, 60)
@@ -180,26 +181,51 @@ def test_rows_without_ids_are_numbered_by_their_place_in_the_windows_stream() ->
     for lo in range(0, 60, 7):
         batch.update(y[lo : lo + 7], p[lo : lo + 7], timestamps=ts[lo : lo + 7])
     assert one.to_bytes() == batch.to_bytes()
-    want = boot.copy().update(y, p, ids=np.arange(60))
-    assert one.window().to_bytes() == want.to_bytes()
+    plain = boot.copy().update(y, p)  # (its bytes hold the positions reached: `drawn`)
+    assert np.array_equal(one.window().replicates(), plain.replicates())
     low, high = one.interval()
     assert high - low > 0.2  # about (0.37, 0.63), as a plain Bootstrap of 60 rows gives
     # ids given by the caller are kept
+    ids = np.arange(60) * 7 + 1
     given = sm.SlidingWindow(boot, width=3600, slots=60)
-    given.update(y, p, timestamps=ts, ids=np.arange(60) * 7 + 1)
-    assert (
-        given.window().to_bytes() == boot.copy().update(y, p, ids=np.arange(60) * 7 + 1).to_bytes()
-    )
-    # the closed pieces of a tumbling window: late rows joined the closed window with the
-    # weights of the first piece's rows
-    tw = sm.TumblingWindows(boot, width=60, retention=1)
-    tw.update(1, 1, timestamps=100)
-    for i in range(60):
-        tw.update(i % 2, 1, timestamps=5)
-    closed = tw.pop_closed()[0]
+    given.update(y, p, timestamps=ts, ids=ids)
+    assert given.window().to_bytes() == boot.copy().update(y, p, ids=ids).to_bytes()
+    # a row without an id never shares the weights of a row whose id is its position (the
+    # first version of this fix passed positions as ids: a review found id 1 and row 1 tied)
+    mixed = sm.SlidingWindow(boot, width=10, slots=2)
+    mixed.update(1, 1, ids=1, timestamps=0)
+    mixed.update(1, 0, timestamps=0)
+    plain = boot.copy().update(1, 1, ids=1).update(1, 0)
+    assert mixed.interval() == plain.interval() == (0.0, 1.0)  # (width 0 when tied)
+
+
+def test_late_rows_join_their_closed_tumbling_window_numbered_on() -> None:
+    """A late row for a closed window opened a piece of it anew, whose ``Bootstrap`` numbered
+    its rows from 0 again: the closed window's first rows' weights, drawn twice (0.8.11). Late
+    rows now join the closed window, numbered on from its rows."""
+    boot = sm.Bootstrap(sm.Accuracy(), replicates=200, seed=1)
     rows = np.arange(60) % 2
-    assert (
-        closed.to_bytes()
-        == boot.copy().update(rows, np.ones(60, int), ids=np.arange(1, 61)).to_bytes()
-    )
-    assert np.ptp(closed.replicates()) > 0
+    for one_row in (True, False):
+        tw = sm.TumblingWindows(boot, width=60, retention=1)
+        tw.update(1, 1, timestamps=100)
+        if one_row:
+            for i in range(60):
+                tw.update(i % 2, 1, timestamps=5)
+        else:
+            tw.update(rows[:1], [1], timestamps=[5])
+            tw.update(rows[1:], np.ones(59, int), timestamps=np.full(59, 5))
+        closed = tw.pop_closed()[0]
+        assert closed.to_bytes() == boot.copy().update(rows, np.ones(60, int)).to_bytes()
+        assert np.ptp(closed.replicates()) > 0
+    # popping closed windows renumbers nothing still held: each window numbers its own rows
+    tw = sm.TumblingWindows(boot, width=10, retention=2)
+    held: dict[int, list[int]] = {}
+    rng = np.random.default_rng(1)
+    for t in [*range(25), 15, 16, 17]:  # three late rows for the window at 10
+        label = int(rng.integers(0, 2))
+        tw.update(label, 1, timestamps=t)
+        held.setdefault(t // 10 * 10, []).append(label)
+        tw.pop_closed()
+    late = held[10]
+    want = boot.copy().update(late, np.ones(len(late), int))
+    assert tw.windows[10].to_bytes() == want.to_bytes()

@@ -7,7 +7,7 @@ from typing import Any
 from .._inputs import config_int
 from ..base import Metric, metric_spec
 from ..errors import IncompatibleStateError, InputError
-from ._rows import Rows, column_names, row_keywords, template
+from ._rows import Rows, column_names, template
 from ._windowing import (
     Wrapper,
     check_mergeable,
@@ -32,8 +32,9 @@ class TumblingWindows(Wrapper):
     ``k = floor((t - origin) / width)``. Late and out-of-order rows go to their own window,
     whenever they arrive. With ``retention=N`` at most the ``N`` newest windows stay open; older
     ones are closed and kept aside until :meth:`pop_closed` hands them out (for persisting);
-    rows arriving for a closed window go to a closed piece of that window, so nothing is ever
-    lost. ``compute()`` covers the open windows.
+    rows arriving for a closed window join it, and rows for a window already popped start a
+    closed piece of that window, so nothing is ever lost. ``compute()`` covers the open
+    windows.
 
     Exact whenever the wrapped metric is: each window's state is the state the wrapped metric
     would have over that window's rows, and the split of open and closed windows depends only on
@@ -77,7 +78,6 @@ class TumblingWindows(Wrapper):
     ) -> None:
         super().__init__()
         self._template = template(metric, "its windows", takes="timestamps")
-        self._numbers_rows = "ids" in row_keywords(self._template)
         width = positive(width, "width")
         origin = number(origin, "origin")
         if retention is not None:
@@ -125,10 +125,12 @@ class TumblingWindows(Wrapper):
         key = one_row_key(args, kwargs, timestamps, self._config["width"], self._config["origin"])
         if key is not None:
             self._check_room(1)  # (before the window's metric takes the row in place)
-            kwargs = self._numbered(kwargs, None)
             metric = self._open.get(key)
             if metric is not None:
                 metric.update(*args, **kwargs)  # type: ignore[attr-defined]
+            elif key in self._closed:  # a late row joins its closed window (on a copy)
+                joined = self._closed[key].copy().update(*args, **kwargs)  # type: ignore[attr-defined]
+                self._closed = {**self._closed, key: joined}
             else:
                 opened = self._template.copy().update(*args, **kwargs)  # type: ignore[attr-defined]
                 self._open, self._closed = self._evicted({**self._open, key: opened})
@@ -136,27 +138,38 @@ class TumblingWindows(Wrapper):
             return self._commit(1)
         t = times(timestamps)
         n = len(t)
-        kwargs = self._numbered(kwargs, n)
         rows = Rows(args, kwargs, n, "timestamps", column_names(self))
         if n == 0:
             rows.feed(self._template.copy(), None)  # validates the (empty) columns
             return self
         self._check_room(n)
         fresh: dict[int, Metric] = {}
+        late: dict[int, Metric] = {}
         for key, idx in window_groups(keys_of(t, self._config["width"], self._config["origin"])):
             base = self._open.get(key)
+            if base is None and key in self._closed:  # late rows join their closed window
+                late[key] = rows.feed(self._closed[key].copy(), idx)
+                continue
             fresh[key] = rows.feed(base.copy() if base is not None else self._template.copy(), idx)
-        self._open, self._closed = self._evicted({**self._open, **fresh})
+        self._open, self._closed = self._evicted(
+            {**self._open, **fresh}, {**self._closed, **late} if late else None
+        )
         return self._commit(n)
 
-    def _evicted(self, opened: dict[int, Metric]) -> tuple[dict[int, Metric], dict[int, Metric]]:
-        """The open and closed windows once ``opened`` is cut to ``retention``, built without
-        changing this state: rows for a window already closed join it on a copy, so an update
-        they make fail leaves everything as it was (an ``InputError``)."""
+    def _evicted(
+        self, opened: dict[int, Metric], closed: dict[int, Metric] | None = None
+    ) -> tuple[dict[int, Metric], dict[int, Metric]]:
+        """The open and closed windows (``closed``: this state's, unless given) once
+        ``opened`` is cut to ``retention``, built without changing this state: a window
+        evicted into one already closed joins it on a copy, so a merge that fails leaves
+        everything as it was (an ``InputError``). (Rows for a closed window join it directly,
+        in ``update``: a piece of it opened anew would number a ``Bootstrap``'s rows from 0
+        again, drawing the weights of the closed window's first rows, 0.8.11.)"""
         limit = self._config["retention"]
+        closed = self._closed if closed is None else closed
         if limit is None or len(opened) <= limit:
-            return opened, self._closed
-        opened, closed = dict(opened), dict(self._closed)
+            return opened, closed
+        opened, closed = dict(opened), dict(closed)
         for key in sorted(opened)[: len(opened) - limit]:
             metric = opened.pop(key)
             if key not in closed:
