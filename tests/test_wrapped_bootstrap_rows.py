@@ -86,6 +86,18 @@ def test_a_one_row_call_waits_in_its_slices_buffer() -> None:
     assert s.count == 3
 
 
+def test_a_key_with_trailing_nuls_is_keyed_as_the_batch_path_keys_it() -> None:
+    # numpy drops trailing NULs from strings: the batch path keys "a\x00" as "a", and so must
+    # the one-sample path (its first version kept "a\x00" as a slice of its own)
+    fast = sm.Sliced(sm.Bootstrap(sm.Accuracy(), replicates=10))
+    slow = sm.Sliced(sm.Bootstrap(sm.Accuracy(), replicates=10))
+    for key in ["a", "a\x00", "b\x00\x00", "b"]:
+        fast.update(1, 1, by=key)
+        slow.update([1], [1], by=[key])
+    assert fast.keys() == slow.keys() == ["a", "b"]
+    assert fast.to_bytes() == slow.to_bytes()
+
+
 def test_max_slices_still_refuses_a_new_key_at_its_call() -> None:
     s = sm.Sliced(sm.Bootstrap(sm.Accuracy(), replicates=10), max_slices=2)
     s.update(1, 1, by="a").update(1, 0, by="b").update(0, 0, by="a")

@@ -277,6 +277,8 @@ class Sliced(Metric):
         kind = _key_kind(by)  # an int64 or a string with a UTF-8 form; not a bool
         if kind is None or not all(type(a) in _SCALAR_TYPES for a in args):
             return False
+        if kind == "str" and by.endswith("\x00"):  # type: ignore[union-attr]
+            return False  # (numpy drops trailing NULs: the ordinary update keys it as numpy does)
         rest = {}
         for name, value in kwargs.items():
             if name == "by":
