@@ -145,7 +145,10 @@ def check_weight_sq(weight_sq: float, total: float, count: int) -> None:
         raise ValueError(f"weight_sq must be finite and non-negative, got {weight_sq!r}")
     square = total * total
     if count and math.isfinite(square):
-        slack = 1e-6 * square + 1e-300  # generous: float sums of many weights round
+        # Generous: float sums of many weights round. Linear in the sums and the count, so a
+        # merge of states that pass passes too (0.8.11's absolute 1e-300 did not: a forged
+        # weight_sq of 1e-300 beside zero weights loaded, then failed once merged with itself).
+        slack = 1e-6 * square + count * 1e-300
         if not square / count - slack <= weight_sq <= square + slack:
             raise ValueError(
                 f"weight_sq {weight_sq!r} is not a sum of squared weights of {count} rows "
@@ -232,6 +235,10 @@ def check_linearised_sums(
     slack += 4.0 * count * 2.0**-1074 * (top * top + m * m + 1.0)
     if not dev <= top_w * max(spread, 0.0) * (1 + 1e-6) + slack:
         raise ValueError("the sums under the weights squared exceed what the plain sums allow")
+    if not (dev >= -slack and spread >= -1e-9 * squares - slack):
+        # (Sums of squared deviations are never negative: 0.8.11 clamped them to 0, a forged
+        # state then gave an interval of width 0, and its next valid update unloadable bytes.)
+        raise ValueError("the sums give a negative spread, which no stream gives")
 
 
 #: Two effective rows, less rounding (Kish's size of two equal float weights may come out a

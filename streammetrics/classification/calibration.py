@@ -219,6 +219,12 @@ class _SumMetric(Metric, register=False):
         if self.loss_sum < 0 or self.loss_sq_sum < 0:  # per-row losses are never negative
             raise ValueError("loss_sum and loss_sq_sum must be non-negative")
         check_weight_sq(self.weight_sq, self.weight_sum, self._count)
+        if self.weight_sum > 0 and not math.isnan(self.loss_sq_sum):
+            # sum w loss**2 >= (sum w loss)**2 / sum w (a spread is never negative), to
+            # rounding, subnormal weights' included
+            spread = self.loss_sq_sum - self.loss_sum / self.weight_sum * self.loss_sum
+            if not spread >= -1e-9 * self.loss_sq_sum - self._count * 2.0**-1074 * top * top:
+                raise ValueError("loss_sq_sum is below loss_sum**2 / weight_sum")
         # sum w**2 loss and sum w**2 loss**2 lie within the largest loss (squared) times
         # sum w**2; nan: unknown (a weighted state of schema 2 or older).
         for name, bound in (("loss_wsq", top), ("loss_sq_wsq", top * top)):

@@ -29,6 +29,7 @@ from ..states.moments import CHUNK, Moments
 from ..uncertainty import (
     NAN_INTERVAL,
     check_level,
+    check_weight_sq,
     explained_delta_se,
     kish,
     no_interval,
@@ -351,10 +352,23 @@ class _RegressionMetric(Metric, register=False):
         for name in (_AE, _APE, _SE):
             if name in self._index and width is not None and self._mean(name).min() < 0:
                 raise ValueError(f"the mean {name} must be non-negative")
+        if width is not None:
+            check_weight_sq(self.weight_sq, self.moments.weight, self._count)
         if self._loss is not None:
             a, q = self.wsq_mean, self.wsq_spread
             if a.ndim != 1 or a.shape != q.shape or a.size not in (0, width or 0):
                 raise ValueError("wsq_mean and wsq_spread hold one value per output, or none")
+            if not a.size and width is not None:
+                # Left out only while every row weighs 1 (or 0: such rows add nothing), as a
+                # weighted update writes them otherwise: then sum w = sum w**2 <= count. A
+                # forged weighted state without them gave intervals of zero or infinite width,
+                # and bytes its next valid update made unloadable (0.8.11).
+                weight = self.moments.weight
+                if not (weight == self.weight_sq and weight <= self._count):
+                    raise ValueError(
+                        "wsq_mean and wsq_spread are left out only for rows of weight 1 "
+                        "(sum w = sum w**2 <= count)"
+                    )
             known = ~np.isnan(a)
             if not (np.isfinite(a[known]).all() and (q[known] >= 0).all()):
                 raise ValueError("wsq_mean must be finite and wsq_spread non-negative (or nan)")

@@ -65,12 +65,14 @@ def check_wsq(
     if not (weight > 0 and weight_sq > 0):
         return
     top = 1.0 if count == weight == weight_sq else math.sqrt(weight_sq)
-    dev = q + weight_sq * np.square(a - mean)
-    # The mean under w**2 is one plain sum (its rounding grows with the rows: 66 steps were
-    # seen at 5,000 rows), against the moments' compensated mean: 1e-8 of the loss's size as
-    # slack, far above that and far below a forged mean's effect.
-    slack = weight_sq * np.square(1e-8 * (np.abs(mean) + np.sqrt(spread / weight)))
-    if not (dev <= top * spread * (1 + 1e-6) + slack).all():
+    with np.errstate(all="ignore"):  # (forged values overflow: refused below, not warned)
+        dev = q + weight_sq * np.square(a - mean)
+        # The mean under w**2 is one plain sum (its rounding grows with the rows: 66 steps
+        # were seen at 5,000 rows), against the moments' compensated mean: 1e-8 of the
+        # loss's size as slack, far above that and far below a forged mean's effect.
+        slack = weight_sq * np.square(1e-8 * (np.abs(mean) + np.sqrt(spread / weight)))
+        within = dev <= top * spread * (1 + 1e-6) + slack
+    if not within.all():
         raise ValueError(
             "wsq_spread and wsq_mean give sum w**2 (x - m)**2 above what the moments allow"
         )

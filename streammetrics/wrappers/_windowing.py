@@ -219,7 +219,7 @@ def keys_of(t: np.ndarray, unit: int | float | Fraction, origin: int | float) ->
         diff = (diff if safe else t.astype(object) - origin).astype(np.float64)
     with np.errstate(over="ignore"):  # (inf for a huge time over a tiny width: refused below)
         q = np.floor(diff / num) if den == 1 else np.floor(diff * den / num)
-    if q.size and np.abs(q).max() >= MAX_KEY:
+    if q.size and not np.abs(q).max() < MAX_KEY:  # (nan too: never cast to int64)
         raise InputError("timestamps: too far from origin for this width")
     return q.astype(np.int64)
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ..base import Metric, metric_from_spec, metric_spec
 from ..errors import InputError
 from ._rows import row_keywords
@@ -16,6 +18,13 @@ def _rows_held(metric: Metric) -> int:
     with metric._lock:
         pending = metric._pending
         return metric._count + (0 if pending is None else pending.size)
+
+
+def _plan_rows(plan: Any) -> int:
+    """The rows a member's per-request plan (``Metric._plan``) adds: one sample, or a small
+    batch of columns."""
+    values = plan[0]
+    return len(values[0]) if isinstance(values[0], np.ndarray) else 1
 
 
 class MetricCollection(Metric):
@@ -113,6 +122,7 @@ class MetricCollection(Metric):
                 if rows is None or not rows.row_ok(args):
                     break
             else:
+                self._check_room(1)  # (the collection's count: a decoded one may be near 2**53)
                 for member in members:
                     with member._lock:
                         member._append_row(args)
@@ -126,6 +136,7 @@ class MetricCollection(Metric):
                     break
                 plain.append(plan)
             else:
+                self._check_room(_plan_rows(plain[0]) if plain else 0)
                 added = 0
                 for member, plan in zip(members, plain, strict=True):
                     with member._lock:
@@ -152,6 +163,9 @@ class MetricCollection(Metric):
                 alone = member, given
             else:
                 plans.append((member, plan))
+        if not plans:
+            return False  # (no member buffers it: the ordinary update, which checks the count)
+        self._check_room(_plan_rows(plans[0][1]))
         added = 0
         if alone is not None:
             # One member cannot buffer the call (a window; a slice or label its rows have not

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import sys
 from fractions import Fraction
 from typing import Any
 
@@ -10,7 +11,7 @@ import numpy as np
 
 from .._inputs import config_int
 from ..base import Metric, metric_spec
-from ..errors import IncompatibleStateError
+from ..errors import IncompatibleStateError, InputError
 from ._rows import Rows, column_names, row_keywords, template
 from ._windowing import (
     Wrapper,
@@ -85,6 +86,11 @@ class SlidingWindow(Wrapper):
             if isinstance(width, int)
             else width / slots
         )
+        if isinstance(self._unit, float) and not self._unit >= sys.float_info.min:
+            # (5e-324 / 8 is 0.0: every time then keyed nan, a state whose bytes never loaded)
+            raise InputError(
+                f"width: {width!r} over {slots} slots is below the smallest normal float"
+            )
         self._slots: dict[int, Metric] = {}
         self._head: int | None = None
         self._dropped = 0
