@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from .._codec import COUNT_LIMIT
 from ..base import Metric, metric_from_spec, metric_spec
 from ..errors import InputError
 from ._rows import row_keywords
@@ -18,6 +19,11 @@ def _rows_held(metric: Metric) -> int:
     with metric._lock:
         pending = metric._pending
         return metric._count + (0 if pending is None else pending.size)
+
+
+#: Below this count no per-request call (one sample, or a small batch) can pass 2**53: the
+#: count bound is checked only above it (a comparison per call, not a function call).
+_NEAR_LIMIT = COUNT_LIMIT - (1 << 20)
 
 
 def _plan_rows(plan: Any) -> int:
@@ -122,7 +128,8 @@ class MetricCollection(Metric):
                 if rows is None or not rows.row_ok(args):
                     break
             else:
-                self._check_room(1)  # (the collection's count: a decoded one may be near 2**53)
+                if self._count >= _NEAR_LIMIT:  # (a decoded count may be near 2**53)
+                    self._check_room(1)
                 for member in members:
                     with member._lock:
                         member._append_row(args)
@@ -136,7 +143,8 @@ class MetricCollection(Metric):
                     break
                 plain.append(plan)
             else:
-                self._check_room(_plan_rows(plain[0]) if plain else 0)
+                if self._count >= _NEAR_LIMIT and plain:
+                    self._check_room(_plan_rows(plain[0]))
                 added = 0
                 for member, plan in zip(members, plain, strict=True):
                     with member._lock:
@@ -165,7 +173,8 @@ class MetricCollection(Metric):
                 plans.append((member, plan))
         if not plans:
             return False  # (no member buffers it: the ordinary update, which checks the count)
-        self._check_room(_plan_rows(plans[0][1]))
+        if self._count >= _NEAR_LIMIT:
+            self._check_room(_plan_rows(plans[0][1]))
         added = 0
         if alone is not None:
             # One member cannot buffer the call (a window; a slice or label its rows have not
