@@ -1,5 +1,5 @@
 """The internal clustering indices fed one sample per call (its row and a scalar label): the
-row waits in the buffer (0.8.11 built a moments and a sample block per call, 85-555 µs), and
+row waits in the buffer (0.8.11 built a moments and a sample block per call, 70-290 µs), and
 the state is what ordinary one-row updates make: the same clusters, counts and sample, the
 moments to rounding."""
 
