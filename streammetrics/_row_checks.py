@@ -351,6 +351,21 @@ _BF16_ONE = 0x3F80  # the bits of 1.0
 _BF16_INF = 0x7F80  # the bits of +inf; NaNs lie above it
 
 
+def weight_keyword(kwargs: dict[str, Any]) -> tuple[bool, Any]:
+    """``(ok, weight)`` for the keywords of a one-sample call whose only keyword may be
+    ``sample_weight``: ``(True, None)`` without it, ``(True, weight)`` for a scalar weight that
+    certainly passes (:func:`scalar_weight_ok`, not a bool), ``(False, None)`` otherwise (the
+    ordinary update takes the call)."""
+    if not kwargs:
+        return True, None
+    if len(kwargs) != 1 or "sample_weight" not in kwargs:
+        return False, None
+    weight = kwargs["sample_weight"]
+    if type(weight) is bool or type(weight) is np.bool_ or not scalar_weight_ok(weight):
+        return False, None
+    return True, weight
+
+
 def scalar_weight_ok(weight: Any) -> bool:
     """Whether one sample weight certainly passes the ordinary checks: a real number in
     ``[0, MAX_WEIGHT]``. Compared as a float (in float16 the bound 2**82 is inf, and inf

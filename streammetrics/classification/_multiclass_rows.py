@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from .._row_checks import _INT_TYPES, _REAL_TYPES, _SCALAR_TYPES, scalar_weight_ok
+from .._row_checks import _INT_TYPES, _REAL_TYPES, _SCALAR_TYPES, weight_keyword
 
 __all__ = ["trusted_row"]
 
@@ -47,13 +47,9 @@ def trusted_row(
     the call is not one sample that certainly passes (see the module's docstring)."""
     if len(args) != 2 or not k or config["score_type"] != "probability":
         return None
-    weight = None
-    if kwargs:
-        if len(kwargs) != 1 or "sample_weight" not in kwargs:
-            return None
-        weight = kwargs["sample_weight"]
-        if type(weight) in _BOOLS or not scalar_weight_ok(weight):
-            return None
+    ok, weight = weight_keyword(kwargs)
+    if not ok:
+        return None
     y, row = args
     labels = config["labels"]
     if labels is not None and len(labels) != k:

@@ -20,7 +20,7 @@ from .._inputs import (
     check_same_length,
     config_int,
 )
-from .._row_checks import _INT_TYPES, _REAL_TYPES, scalar_weight_ok
+from .._row_checks import _INT_TYPES, _REAL_TYPES, weight_keyword
 from ..base import Metric
 from ..errors import InputError
 from ..uncertainty import NAN_INTERVAL, check_level, kish, wilson
@@ -34,20 +34,16 @@ def _top_k_row(args: tuple[Any, ...], kwargs: dict[str, Any], k: int) -> tuple[A
     """``(hit[, weight])`` for ``update(*args, **kwargs)`` when it is one sample that
     :meth:`TopKAccuracy.update` certainly accepts: a label (an int, not a bool) that indexes a
     row of scores finite as float64 (a list or tuple of Python or numpy reals, not bools, or a
-    1-D float or integer array), and no weight or one that passes (:func:`scalar_weight_ok`).
+    1-D float or integer array), and no weight or one that passes (:func:`weight_keyword`).
     None for any other call. Scores are compared as float64, as ``update`` reads them (two
     integers above 2**53 may tie there). A hit as ``update`` counts it: fewer than ``k``
     scores rank ahead of the true class's, a tie ranking the higher column ahead
     (scikit-learn's stable sort)."""
     if len(args) != 2:
         return None
-    weight = None
-    if kwargs:
-        if len(kwargs) != 1 or "sample_weight" not in kwargs:
-            return None
-        weight = kwargs["sample_weight"]
-        if type(weight) in _BOOLS or not scalar_weight_ok(weight):
-            return None
+    ok, weight = weight_keyword(kwargs)
+    if not ok:
+        return None
     y, row = args
     if type(y) not in _INT_TYPES or type(y) in _BOOLS:
         return None

@@ -171,9 +171,9 @@ class MetricCollection(Metric):
                 alone = member, given
             else:
                 plans.append((member, plan))
-        if not plans:
-            return False  # (no member buffers it: the ordinary update, which checks the count)
         if self._count >= _NEAR_LIMIT:
+            if not plans:
+                return False  # (the rows unknown until one is updated: the ordinary update)
             self._check_room(_plan_rows(plans[0][1]))
         added = 0
         if alone is not None:
