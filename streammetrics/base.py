@@ -134,6 +134,11 @@ class Metric(Serialised, PerRequest):
     def _add_config(self, **values: Any) -> None:
         """Record configuration values (keyword arguments of ``__init__``, already validated)."""
         for name, value in values.items():
+            if isinstance(value, np.generic):
+                # A numpy scalar as its Python value (``average=np.str_("macro")`` read from a
+                # numpy or pandas config): the bytes were the same, but a merge compared the
+                # types and refused the state's own decoded copy (0.8.11).
+                value = value.item()
             try:
                 _codec.encode(value)
             except TypeError as exc:

@@ -344,3 +344,50 @@ def test_mcc_of_tiny_weights_is_the_mcc_of_their_ratios() -> None:
         tiny = sm.MatthewsCorrCoef().update(y, p, sample_weight=np.full(500, scale))
         assert tiny.compute() == pytest.approx(unit.compute(), rel=1e-14)
         np.testing.assert_allclose(tiny.interval(), unit.interval(), rtol=1e-9)
+
+
+def test_numpy_string_settings_merge_with_their_decoded_copies() -> None:
+    # A setting given as a numpy string (read from a numpy or pandas config) was kept as
+    # np.str_: the bytes were the same, but a merge compared the types and refused the state's
+    # own decoded copy (0.8.11).
+    given = np.array(["macro", "linear", "true", "warn"])
+    states = [
+        sm.F1(average=given[0]),
+        sm.CohenKappa(weights=given[1]),
+        sm.ConfusionMatrix(normalize=given[2]),
+        sm.ClassificationReport(zero_division=given[3]),
+    ]
+    for m in states:
+        m.update([0, 1, 1, 2], [0, 1, 0, 2])
+        back = sm.loads(m.to_bytes())
+        assert (m + back).count == 8
+        assert all(type(v) is not np.str_ for v in m._config.values())
+    both = sm.MetricCollection(f1=sm.F1(average=given[0])).update([0, 1], [0, 1])
+    assert (both + sm.MetricCollection(f1=sm.F1(average="macro"))).count == 2
+
+
+@pytest.mark.parametrize("weights", [None, "linear", "quadratic"])
+def test_cohen_kappa_is_the_same_for_weights_scaled_by_any_factor(weights: Any) -> None:
+    # The products of margins underflowed: weights of 1e-160 lost digits from the fifth on,
+    # of 1e-170 gave nan (0.8.11); the counts are scaled first now, as MatthewsCorrCoef's are.
+    yt, yp = [0, 1, 1, 2, 0], [0, 1, 0, 2, 2]
+    want = sm.CohenKappa(weights=weights).update(yt, yp).compute()
+    for scale in (1e-160, 1e-170, 1e-300, 1e20):
+        got = sm.CohenKappa(weights=weights).update(yt, yp, sample_weight=[scale] * 5).compute()
+        assert got == pytest.approx(want, rel=1e-12)
+    rng = np.random.default_rng(0)  # the sparse table of many labels alike
+    y = rng.integers(0, 5_000, 20_000)
+    p = np.where(rng.random(20_000) < 0.6, y, rng.integers(0, 5_000, 20_000))
+    sparse = sm.CohenKappa(weights=weights).update(y, p, sample_weight=np.full(20_000, 1e-170))
+    assert sparse.counts.sparse
+    assert sparse.compute() == pytest.approx(skm.cohen_kappa_score(y, p, weights=weights), rel=1e-9)
+
+
+def test_fbeta_of_a_beta_whose_square_is_finite_but_huge_scores_as_recall() -> None:
+    # beta=1e154: beta**2 finite, (1 + beta**2) * tp not: nan (0.8.11), where 1e155 (beta**2
+    # overflowing) already scored as recall.
+    want = sm.Recall().update([1, 1, 1, 0], [1, 1, 0, 1]).compute()
+    for beta in (1e106, 1e153, 1e154, 1e155):
+        m = sm.FBeta(beta=beta).update([1, 1, 1, 0], [1, 1, 0, 1])
+        assert m.compute() == want
+        assert not math.isnan(m.interval()[0])

@@ -295,24 +295,37 @@ class CohenKappa(_ConfusionMetric):
 
     def _compute(self) -> float:
         if self.counts.sparse:
-            return self._sparse_kappa()[0]
+            return self._sparse_kappa(unit=True)[0]
         _, table = self._table()
         conf = table.astype(np.float64)
-        sum0, sum1 = conf.sum(axis=0), conf.sum(axis=1)
-        total = sum0.sum()
+        total = conf.sum()
         if total == 0:
             return math.nan
+        # Counts scaled by the power of two bringing the total to [0.5, 1), as
+        # MatthewsCorrCoef scales them: exact, the same value to the bit, but the products of
+        # margins no longer underflow (weights of 1e-160 lost digits, of 1e-170 gave nan).
+        conf *= float(_unit_scale(np.array([total], dtype=np.float64))[0])
+        sum0, sum1 = conf.sum(axis=0), conf.sum(axis=1)
         with np.errstate(over="ignore", invalid="ignore"):  # absurd weights give nan
-            return self._kappa(conf, np.outer(sum0, sum1) / total)
+            return self._kappa(conf, np.outer(sum0, sum1) / sum0.sum())
 
-    def _sparse_kappa(self) -> tuple[float, float, float, np.ndarray, np.ndarray]:
+    def _sparse_kappa(
+        self, unit: bool = False
+    ) -> tuple[float, float, float, np.ndarray, np.ndarray]:
         """``(kappa, A, B, rows, cols)`` from the filled cells, without the L x L weights:
-        ``A = sum w_ij C_ij`` over the filled cells, ``B = cols @ w @ rows / n`` in O(L)."""
+        ``A = sum w_ij C_ij`` over the filled cells, ``B = cols @ w @ rows / n`` in O(L).
+        ``unit``: the counts scaled to a total in [0.5, 1) first (for the value: see
+        ``_compute``)."""
         r, c, v = self.counts.filled()
         _, rows, cols = self._margins()
         n = float(rows.sum())
         if n == 0:
             return math.nan, math.nan, math.nan, rows, cols
+        if unit:
+            scale = float(_unit_scale(np.array([n], dtype=np.float64))[0])
+            v = v.astype(np.float64) * scale
+            rows, cols = rows * scale, cols * scale
+            n = float(rows.sum())
         weights = self._config["weights"]
         with np.errstate(over="ignore", invalid="ignore"):
             a = float(kappa_weight_at(weights, r, c) @ v.astype(np.float64))

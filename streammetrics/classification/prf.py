@@ -31,6 +31,12 @@ from ._confusion_base import (
 
 __all__ = ["F1", "FBeta", "Precision", "Recall"]
 
+#: Past this ``beta**2`` F-beta is scored as recall: its precision term weighs at most
+#: ``2**100 / beta**2`` (weights total at most 2**100), below 2**-600, while ``(1 + beta**2) *
+#: tp`` may overflow (``beta=1e154`` gave nan, 0.8.11; an overflowing ``beta**2`` already
+#: scored as recall).
+_RECALL_BETA2 = 2.0**700
+
 
 class _PRF(_ConfusionMetric, register=False):
     """Precision, recall and F-beta exactly as scikit-learn's precision_recall_fscore_support."""
@@ -126,7 +132,7 @@ class _PRF(_ConfusionMetric, register=False):
         beta, zero = self._beta, self._zero
         precision = _prf_divide(tp, pred, zero)
         recall = _prf_divide(tp, true, zero)
-        if math.isinf(beta * beta):  # beta so large that beta**2 overflows scores as recall
+        if beta * beta > _RECALL_BETA2:  # (scores as recall: see _RECALL_BETA2)
             f = recall
         elif beta == 0:
             f = precision
@@ -239,7 +245,7 @@ class _PRF(_ConfusionMetric, register=False):
                 v = divide(tp, pred)
             elif metric == "recall":
                 v = divide(tp, true)
-            elif math.isinf(beta * beta):
+            elif beta * beta > _RECALL_BETA2:
                 v = divide(tp, true)
             elif beta == 0:
                 v = divide(tp, pred)
