@@ -93,3 +93,31 @@ def test_sparse_form_split_merge_laws(rows, cuts, shared, weighted, min_cells) -
         np.testing.assert_array_equal(whole.col_sums(), whole.table.sum(axis=0))
         if shared:
             np.testing.assert_array_equal(whole.diagonal(), np.diagonal(whole.table))
+
+
+def test_label_union_is_numpys_union_of_sorted_sets() -> None:
+    """``labels.union`` inserts the few missing labels into the larger sorted set (0.8.11 hashed
+    both with ``np.union1d``: 10 ms per one-sample call bringing a new label to a table of
+    50,000): the same values and dtype as ``np.union1d``, strings of other widths and integer
+    types included."""
+    from streammetrics.states.labels import union
+
+    rng = np.random.default_rng(0)
+    for t in range(3_000):
+        if t % 2:
+            a = np.unique(rng.integers(-50, 50, int(rng.integers(1, 30))))
+            dtype = [np.int64, np.int32, np.int8, np.uint16][t % 4]
+            low = 0 if dtype is np.uint16 else -50
+            b = np.unique(rng.integers(low, 50, int(rng.integers(1, 30))).astype(dtype))
+        else:
+            a = np.unique(
+                np.array([f"x{v}" for v in rng.integers(0, 40, int(rng.integers(1, 20)))])
+            )
+            b = np.unique(
+                np.array(
+                    [f"y{v}" * (1 + t % 3) for v in rng.integers(0, 40, int(rng.integers(1, 20)))]
+                )
+            )
+        for x, y in ((a, b), (b, a), (a, a[: len(a) // 2])):
+            got, want = union(x, y), np.union1d(x, y)
+            assert got.dtype == want.dtype and np.array_equal(got, want)

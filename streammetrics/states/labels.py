@@ -90,7 +90,21 @@ def union(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return a
     if len(a) == len(b) and a.dtype.kind == b.dtype.kind and bool((a == b).all()):
         return a  # the common case of shards of one label set, without array_equal's overhead
-    return np.union1d(a, b)
+    if len(b) > len(a):
+        a, b = b, a
+    # The few values of the smaller set missing from the larger one, inserted where they sort:
+    # O(len(b) log len(a)) look-ups and one copy, where np.union1d hashed both sets (a new
+    # label in a table of 50,000 cost 10 ms per one-sample call, 0.8.11).
+    dtype = np.result_type(a.dtype, b.dtype)
+    a, b = a.astype(dtype, copy=False), b.astype(dtype, copy=False)
+    at = np.searchsorted(a, b)
+    inside = at < len(a)
+    found = np.zeros(len(b), dtype=bool)
+    found[inside] = a[at[inside]] == b[inside]
+    missing = b[~found]
+    if not len(missing):
+        return a
+    return np.insert(a, at[~found], missing)
 
 
 def spread(values: np.ndarray, keys: np.ndarray, new_keys: np.ndarray, axis: int = 0) -> np.ndarray:
