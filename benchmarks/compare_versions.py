@@ -26,6 +26,23 @@ def measure():
 """
 
 
+def _fresh_rows(make: str, call: str, data: str = "") -> str:
+    """The body timing 2,000 one-row calls ``call`` (row ``i``, label ``ys[i]``) on a fresh
+    ``make``, the read that folds them (``count``) timed, in µs per call; ``data`` builds any
+    other column the call reads."""
+    return f"""
+ys = rng.integers(0, 2, 2_000).tolist()
+{data}
+def measure():
+    def run():
+        m = {make}
+        for i in range(2_000):
+            {call}
+        m.count
+    return best(run, 3) / 2_000 * 1e6
+"""
+
+
 def _batched(data: str, make: str, columns: str, rows: int, batch: int, repeats: int) -> str:
     """The body timing ``make`` fed ``rows`` rows of ``columns`` (arrays built by ``data``) in
     batches of ``batch``, in M rows/s."""
@@ -109,38 +126,20 @@ def measure():
     return n / 1e3 / best(run, 3)
 """,
     "`Bootstrap(Accuracy(), 200)` one-row update with ids, 2,000 calls on a fresh state, "
-    "the read that folds them timed (µs)": """
-ys, ids = rng.integers(0, 2, 2_000).tolist(), [f"req-{i}" for i in range(2_000)]
-def measure():
-    def run():
-        m = sm.Bootstrap(sm.Accuracy(), replicates=200)
-        for i in range(2_000):
-            m.update(ys[i], 1, ids=ids[i])
-        m.count
-    return best(run, 3) / 2_000 * 1e6
-""",
+    "the read that folds them timed (µs)": _fresh_rows(
+        "sm.Bootstrap(sm.Accuracy(), replicates=200)",
+        "m.update(ys[i], 1, ids=ids[i])",
+        'ids = [f"req-{i}" for i in range(2_000)]',
+    ),
     "`Sliced(Bootstrap(Accuracy(), 200))` one-row update, 10 keys, 2,000 calls on a fresh "
-    "state, the read that folds them timed (µs)": """
-ys = rng.integers(0, 2, 2_000).tolist()
-def measure():
-    def run():
-        m = sm.Sliced(sm.Bootstrap(sm.Accuracy(), replicates=200))
-        for i in range(2_000):
-            m.update(ys[i], 1, by=i % 10)
-        m.count
-    return best(run, 3) / 2_000 * 1e6
-""",
+    "state, the read that folds them timed (µs)": _fresh_rows(
+        "sm.Sliced(sm.Bootstrap(sm.Accuracy(), replicates=200))", "m.update(ys[i], 1, by=i % 10)"
+    ),
     "`SlidingWindow(Bootstrap(Accuracy(), 200), 3600, 60)` one-row update, 100 calls a "
-    "second, 2,000 calls on a fresh state, the read timed (µs)": """
-ys = rng.integers(0, 2, 2_000).tolist()
-def measure():
-    def run():
-        m = sm.SlidingWindow(sm.Bootstrap(sm.Accuracy(), replicates=200), 3600, 60)
-        for i in range(2_000):
-            m.update(ys[i], 1, timestamps=i / 100)
-        m.count
-    return best(run, 3) / 2_000 * 1e6
-""",
+    "second, 2,000 calls on a fresh state, the read timed (µs)": _fresh_rows(
+        "sm.SlidingWindow(sm.Bootstrap(sm.Accuracy(), replicates=200), 3600, 60)",
+        "m.update(ys[i], 1, timestamps=i / 100)",
+    ),
     "`TopKAccuracy(k=2)` one-row update, 5 classes as a list (µs)": """
 rows = rng.random((1_000, 5)).tolist()
 ys = rng.integers(0, 5, 1_000).tolist()

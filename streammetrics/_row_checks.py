@@ -351,6 +351,32 @@ _BF16_ONE = 0x3F80  # the bits of 1.0
 _BF16_INF = 0x7F80  # the bits of +inf; NaNs lie above it
 
 
+#: The boolean scalar types: numbers to numpy, but never a label, a key, a score or a weight
+#: that a one-sample check trusts (the ordinary update decides).
+BOOL_TYPES = (bool, np.bool_)
+
+
+def real_row(row: Any) -> tuple[float, ...] | None:
+    """One sample's row of real numbers (a list or tuple of Python or numpy reals, not bools,
+    or a 1-D float or integer array of at most 8-byte items) as float64 values, as ``update``
+    reads every value of it; None for anything else, or a Python int beyond float64 (the
+    ordinary update names it). Finite or not: the caller checks what it needs."""
+    t = type(row)
+    if t is np.ndarray:
+        if row.ndim != 1 or row.dtype.kind not in "iuf" or row.dtype.itemsize > 8:
+            return None
+        return tuple(row.astype(np.float64, copy=False).tolist())
+    if t is not list and t is not tuple:
+        return None
+    try:
+        values = tuple(
+            float(v) for v in row if type(v) in _REAL_TYPES and type(v) not in BOOL_TYPES
+        )
+    except OverflowError:
+        return None
+    return values if len(values) == len(row) else None
+
+
 def weight_keyword(kwargs: dict[str, Any]) -> tuple[bool, Any]:
     """``(ok, weight)`` for the keywords of a one-sample call whose only keyword may be
     ``sample_weight``: ``(True, None)`` without it, ``(True, weight)`` for a scalar weight that
@@ -361,7 +387,7 @@ def weight_keyword(kwargs: dict[str, Any]) -> tuple[bool, Any]:
     if len(kwargs) != 1 or "sample_weight" not in kwargs:
         return False, None
     weight = kwargs["sample_weight"]
-    if type(weight) is bool or type(weight) is np.bool_ or not scalar_weight_ok(weight):
+    if type(weight) in BOOL_TYPES or not scalar_weight_ok(weight):
         return False, None
     return True, weight
 

@@ -21,18 +21,16 @@ from typing import Any
 
 import numpy as np
 
-from .._row_checks import _INT_TYPES, _REAL_TYPES, _SCALAR_TYPES, weight_keyword
+from .._row_checks import _INT_TYPES, _REAL_TYPES, _SCALAR_TYPES, BOOL_TYPES, weight_keyword
 
 __all__ = ["trusted_row"]
-
-_BOOLS = (bool, np.bool_)
 
 
 def _label_ok(y: Any, k: int, labels: Any) -> bool:
     t = type(y)
     if labels is None:
-        return t in _INT_TYPES and t not in _BOOLS and 0 <= y < k
-    if t not in _SCALAR_TYPES or t in _BOOLS:
+        return t in _INT_TYPES and t not in BOOL_TYPES and 0 <= y < k
+    if t not in _SCALAR_TYPES or t in BOOL_TYPES:
         return False
     try:
         return y in labels  # (a short sorted list; labels of the other kind never match)
@@ -67,7 +65,7 @@ def trusted_row(
         return None
     for v in values:
         tv = type(v)
-        if tv is not float and (tv not in _REAL_TYPES or tv in _BOOLS):
+        if tv is not float and (tv not in _REAL_TYPES or tv in BOOL_TYPES):
             return None
         if not 0 <= v <= 1:  # (False for nan)
             return None

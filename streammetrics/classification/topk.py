@@ -20,14 +20,12 @@ from .._inputs import (
     check_same_length,
     config_int,
 )
-from .._row_checks import _INT_TYPES, _REAL_TYPES, weight_keyword
+from .._row_checks import _INT_TYPES, BOOL_TYPES, real_row, weight_keyword
 from ..base import Metric
 from ..errors import InputError
 from ..uncertainty import NAN_INTERVAL, check_level, kish, wilson
 
 __all__ = ["TopKAccuracy"]
-
-_BOOLS = (bool, np.bool_)
 
 
 def _top_k_row(args: tuple[Any, ...], kwargs: dict[str, Any], k: int) -> tuple[Any, ...] | None:
@@ -45,7 +43,7 @@ def _top_k_row(args: tuple[Any, ...], kwargs: dict[str, Any], k: int) -> tuple[A
     if not ok:
         return None
     y, row = args
-    if type(y) not in _INT_TYPES or type(y) in _BOOLS:
+    if type(y) not in _INT_TYPES or type(y) in BOOL_TYPES:
         return None
     t = type(row)
     if t is np.ndarray:  # compared as float64, as update reads every score
@@ -59,13 +57,8 @@ def _top_k_row(args: tuple[Any, ...], kwargs: dict[str, Any], k: int) -> tuple[A
             np.count_nonzero(scores[y + 1 :] == true)
         )
     elif t is list or t is tuple:
-        if not 0 <= y < len(row):
-            return None
-        try:
-            values = [float(v) for v in row if type(v) in _REAL_TYPES and type(v) not in _BOOLS]
-        except OverflowError:  # (a Python int beyond float64: update names it)
-            return None
-        if len(values) != len(row) or not all(map(math.isfinite, values)):
+        values = real_row(row)
+        if values is None or not 0 <= y < len(values) or not all(map(math.isfinite, values)):
             return None
         true = values[y]
         ahead = 0

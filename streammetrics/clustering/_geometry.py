@@ -25,11 +25,9 @@ from ..errors import IncompatibleStateError, InputError
 from ..states.centroids import ClusterMoments
 from ..states.labels import codes_in, config_labels
 from ..states.samples import BottomKSample
-from ._rows import held_far_from_bounds, trusted_row
+from ._rows import VALUE_LIMIT, held_far_from_bounds, trusted_row
 
 _DISTANCES = ("euclidean", "cosine", "cityblock")
-#: The largest magnitude of a coordinate of a row or a centre (about 1.6e60).
-VALUE_LIMIT = 2.0**200
 _FMAX = float(np.finfo(np.float64).max)
 _EPS = float(np.finfo(np.float64).eps)
 _BLOCK = 1 << 22  # distance-matrix entries per chunk of the sample computations

@@ -25,13 +25,13 @@ from typing import Any
 
 import numpy as np
 
-from .._row_checks import _REAL_TYPES, _key_kind
+from .._row_checks import _key_kind, real_row
 from ..states.centroids import SPREAD_LIMIT
 
 __all__ = ["held_far_from_bounds", "trusted_row"]
 
-_BOOLS = (bool, np.bool_)
-#: The largest magnitude of a buffered value (as ``_geometry.VALUE_LIMIT``).
+#: The largest magnitude of a coordinate of a row or a centre (about 1.6e60): pairwise
+#: distances of sampled rows stay finite (``_geometry`` checks rows against it too).
 VALUE_LIMIT = 2.0**200
 
 
@@ -65,23 +65,8 @@ def trusted_row(
         return None
     if centre_keys is not None and label not in centre_keys:
         return None
-    t = type(row)
-    if t is np.ndarray:
-        if row.ndim != 1 or row.dtype.kind not in "iuf" or row.dtype.itemsize > 8:
-            return None
-        values = tuple(row.astype(np.float64, copy=False).tolist())
-    elif t is list or t is tuple:
-        try:
-            values = tuple(
-                float(v) for v in row if type(v) in _REAL_TYPES and type(v) not in _BOOLS
-            )
-        except OverflowError:  # (a Python int beyond float64: update names it)
-            return None
-        if len(values) != len(row):
-            return None
-    else:
-        return None
-    if len(values) != dim:
+    values = real_row(row)
+    if values is None or len(values) != dim:
         return None
     for v in values:
         if not (math.isfinite(v) and -VALUE_LIMIT <= v <= VALUE_LIMIT):

@@ -26,14 +26,15 @@ import numpy as np
 
 from .._inputs import encodable
 from .._row_checks import _REAL_TYPES, _STR_TYPES, KEY, scalar_weight_ok
+from ..states import labels as _labels
+from . import _poisson
 
 __all__ = ["held_total", "id_hash", "position_hash", "row_columns"]
 
 _M64 = (1 << 64) - 1
-# The domain tags of streammetrics.wrappers.bootstrap (string ids) and _poisson (positions).
-_STR = 0xB7E151628AED2A6B
-_NO_ID = 0x243F6A8885A308D3
-_FNV_PRIME = 0x100000001B3
+# The domain tags of string ids and of row positions, and FNV-1a's prime, as the batch path's.
+_STR, _NO_ID = int(_poisson._STR), int(_poisson._NO_ID)
+_FNV_PRIME = int(_labels._FNV_PRIME)
 
 
 def _splitmix64(z: int) -> int:

@@ -25,7 +25,6 @@ from .._inputs import as_array, not_real, whole_if_integral
 from .._loading import _from_tree
 from ..base import Metric, metric_from_spec
 from ..errors import IncompatibleStateError, InputError, StateDecodeError
-from ._poisson import _NO_ID
 
 # Forward decay renormalises on a fixed grid of epochs of this many half-lives, so that the scale
 # reference depends only on the latest timestamp (not on arrival order) and every rescaling is
@@ -321,8 +320,6 @@ class Wrapper(Metric, register=False):
     _template: Metric
     #: The keyword column ``update`` keeps for itself (see ``_rows.row_keywords``).
     own_keyword: ClassVar[str | None] = "timestamps"
-    #: Whether the wrapped metric takes ``ids`` (a ``Bootstrap`` in it; see :meth:`_numbered`).
-    _numbers_rows = False
 
     @classmethod
     def _from_config(cls, config: dict[str, Any]) -> Any:
@@ -336,26 +333,6 @@ class Wrapper(Metric, register=False):
     def metric(self) -> Metric:
         """An empty copy of the wrapped metric (its class and configuration)."""
         return self._template.copy()
-
-    def _numbered(self, kwargs: dict[str, Any], n: int | None) -> dict[str, Any]:
-        """``kwargs`` with ``ids=`` standing for the rows' positions in this wrapper's stream
-        (its count before them: one for one sample, ``n is None``, else ``n``) when the
-        wrapped metric takes ids (a ``Bootstrap`` in it) and the call gives none. A
-        ``Bootstrap`` without ids numbers rows by their position in its own stream, and every
-        slot of a ``SlidingWindow`` starts a stream of its own at 0: merged into the window's
-        value, the k-th row of every slot drew the same weights in every replicate (0.8.11; a
-        window of one row per slot gave an interval of width 0). The ids are the positions
-        with the tag ``Bootstrap`` gives positions (``_NO_ID``), so they draw exactly the
-        weights of those positions in one ``Bootstrap`` fed without ids, and meet a caller's
-        ids only where such a ``Bootstrap``'s positions would. The count only grows (dropped
-        rows stay counted). Merged shards still number their rows alike, as shards of a
-        ``Bootstrap`` do: pass ids."""
-        if not self._numbers_rows or kwargs.get("ids") is not None:
-            return kwargs
-        start = self._count
-        if n is None:
-            return {**kwargs, "ids": start ^ int(_NO_ID)}  # (a count: below 2**53)
-        return {**kwargs, "ids": np.arange(start, start + n, dtype=np.uint64) ^ _NO_ID}
 
     def __repr__(self) -> str:
         rest = ", ".join(f"{k}={v!r}" for k, v in self._config.items() if k != "metric")

@@ -25,7 +25,7 @@ from ..states.labels import fnv1a, splitmix64
 from ..states.stacked import blanks, stacked_batch
 from ..uncertainty import check_level
 from ._bootstrap_rows import held_total, position_hash, row_columns
-from ._poisson import SCHEMES, poisson_rows, position_hashes
+from ._poisson import _STR, SCHEMES, poisson_rows, position_hashes
 from ._rows import Rows, batch_length, column_names, one_kind, template
 from ._slice_table import SliceTable
 
@@ -35,7 +35,6 @@ __all__ = ["MAX_REPLICATES", "Bootstrap", "poisson_weights"]
 #: intervals settle within a few thousand).
 MAX_REPLICATES = 100_000
 
-_STR = np.uint64(0xB7E151628AED2A6B)  # domain tag of string ids
 _mix = splitmix64
 
 

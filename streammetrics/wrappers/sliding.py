@@ -12,6 +12,7 @@ import numpy as np
 from .._inputs import config_int
 from ..base import Metric, metric_spec
 from ..errors import IncompatibleStateError, InputError
+from ._poisson import _NO_ID
 from ._rows import Rows, column_names, row_keywords, template
 from ._windowing import (
     Wrapper,
@@ -181,6 +182,26 @@ class SlidingWindow(Wrapper):
         self._head = head
         self._dropped += n_late + self._age_out()
         return self._commit(n)
+
+    def _numbered(self, kwargs: dict[str, Any], n: int | None) -> dict[str, Any]:
+        """``kwargs`` with ``ids=`` standing for the rows' positions in this wrapper's stream
+        (its count before them: one for one sample, ``n is None``, else ``n``) when the
+        wrapped metric takes ids (a ``Bootstrap`` in it) and the call gives none. A
+        ``Bootstrap`` without ids numbers rows by their position in its own stream, and every
+        slot of a ``SlidingWindow`` starts a stream of its own at 0: merged into the window's
+        value, the k-th row of every slot drew the same weights in every replicate (0.8.11; a
+        window of one row per slot gave an interval of width 0). The ids are the positions
+        with the tag ``Bootstrap`` gives positions (``_NO_ID``), so they draw exactly the
+        weights of those positions in one ``Bootstrap`` fed without ids, and meet a caller's
+        ids only where such a ``Bootstrap``'s positions would. The count only grows (dropped
+        rows stay counted). Merged shards still number their rows alike, as shards of a
+        ``Bootstrap`` do: pass ids."""
+        if not self._numbers_rows or kwargs.get("ids") is not None:
+            return kwargs
+        start = self._count
+        if n is None:
+            return {**kwargs, "ids": start ^ int(_NO_ID)}  # (a count: below 2**53)
+        return {**kwargs, "ids": np.arange(start, start + n, dtype=np.uint64) ^ _NO_ID}
 
     def _age_out(self) -> int:
         assert self._head is not None
