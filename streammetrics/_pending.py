@@ -11,15 +11,12 @@ microseconds); this path makes the call cost about a microsecond instead:
 * the buffer is folded into the state by the metric's own ``update``, vectorised, when it fills
   (``FOLD_ROWS`` rows) and before anything reads the state.
 
-The same wrappers give every metric its lock: the base class wraps each subclass's ``update``,
-``reset`` and public methods when the subclass is created (:func:`wrap_class`); while rows are
-pending, a read of any declared state field goes through :class:`StateAttr`, which folds them
-first.
+The lock and the wrappers that route each call here are in ``streammetrics._locking``; the
+buffer itself is ``streammetrics._pending_buffer``.
 """
 
 from __future__ import annotations
 
-import functools
 import threading
 from collections.abc import Callable
 from typing import Any
@@ -27,20 +24,13 @@ from typing import Any
 import numpy as np
 
 from ._codec import COUNT_LIMIT
-from ._inputs import BFLOAT16_BITS, widen_bfloat16
+from ._locking import StateAttr
+from ._pending_buffer import FOLD_CHUNK_BYTES, FOLD_CHUNK_ROWS, FOLD_ROWS, Pending
 from ._row_checks import KEY, LABEL
 from ._rows import _SCALAR_TYPES, SMALL_BATCH, Rows
 
-__all__ = ["FOLD_ROWS", "Pending", "PerRequest", "StateAttr", "wrap_class"]
+__all__ = ["PerRequest"]
 
-#: When the buffer is folded into the state (one vectorised update): at ``FOLD_ROWS`` samples
-#: given as scalars (Python objects, about 100 bytes a row), or when the small batches, kept as
-#: arrays, hold ``FOLD_CHUNK_BYTES`` (16,384 rows of three 8-byte columns; 32,768 rows of an
-#: int64 label and a float32 score) or ``FOLD_CHUNK_ROWS``: a buffer near 400 KB either way.
-#: The fewer the folds, the less their fixed cost weighs on each call.
-FOLD_ROWS = 4096
-FOLD_CHUNK_BYTES = 16384 * 24
-FOLD_CHUNK_ROWS = 65536
 # Rows a buffer can hold at most (samples, small batches and the call that fills it). Each row
 # adds at most 1 (or its weight) to any count total, so a state with this much room left under
 # the count bound cannot pass it by folding its buffer.
@@ -48,265 +38,6 @@ _MARGIN = FOLD_ROWS + FOLD_CHUNK_ROWS + SMALL_BATCH
 # Weighted states hold float64 sums bounded by WEIGHT_LIMIT (2**100): trusted while below this,
 # for weights below MAX_WEIGHT (2**82: a full buffer, under 2**17 rows, adds less than 2**99).
 _WEIGHT_ROOM = 2.0**99
-
-
-_TEXT = frozenset({str, bytes})
-
-
-def _big_int(value: Any) -> bool:
-    """Whether ``value`` is an integer (not a bool) that float64 does not hold exactly."""
-    return (
-        isinstance(value, (int, np.integer))
-        and not isinstance(value, (bool, np.bool_))
-        and abs(int(value)) > _EXACT_INT
-    )
-
-
-class Pending:
-    """Rows accepted but not yet folded into the state: scalar rows and small batches.
-
-    Rows of one call shape only (weighted or not): a call of the other kind folds first, so a
-    fold never mixes rows with and without weights (the state's dtype stays what a sequence of
-    ordinary updates would make it).
-    """
-
-    __slots__ = ("chunk_bytes", "chunk_rows", "chunks", "rows", "stash", "weighted")
-
-    def __init__(self, weighted: bool) -> None:
-        self.stash: dict[str, Any] = {}  # the metric's declared fields, out of it meanwhile
-        self.rows: list[tuple[Any, ...]] = []  # one tuple per scalar row (weight last)
-        self.chunks: list[tuple[np.ndarray, ...]] = []
-        self.chunk_rows = 0
-        self.chunk_bytes = 0
-        self.weighted = weighted
-
-    @property
-    def size(self) -> int:
-        return len(self.rows) + self.chunk_rows
-
-    def add_chunk(self, cols: tuple[np.ndarray, ...]) -> None:
-        self.chunks.append(cols)
-        self.chunk_rows += len(cols[0])
-        for c in cols:
-            self.chunk_bytes += c.nbytes
-
-    def batches(
-        self, bfloat16: bool = False, exact: tuple[bool, ...] | None = None
-    ) -> list[list[np.ndarray]]:
-        """The buffered rows as update batches: one (:meth:`arrays`) when every column joins
-        without changing a value; else each small batch, then each row, on its own, as the
-        calls gave them. A join changes values when it turns integers beyond 2**53 into floats
-        (labels of uint64 with int64 chunks, or a row's ``1.0`` among large Python ints).
-        ``exact``: which columns must join exactly (labels and keys; a number column becomes
-        float64 in any update anyway); all when None."""
-        values = list(zip(*self.rows, strict=True)) if self.rows else []
-        row_cols = [np.asarray(c) for c in values]
-        if self._exact(row_cols, values, exact):
-            return [self.arrays(bfloat16, row_cols)]
-        out = [_part(chunk, bfloat16) for chunk in self.chunks]
-        out += [[np.asarray([v]) for v in row] for row in self.rows]
-        return out
-
-    def _exact(
-        self,
-        row_cols: list[np.ndarray],
-        values: list[tuple[Any, ...]],
-        exact: tuple[bool, ...] | None,
-    ) -> bool:
-        for j, arr in enumerate(row_cols):
-            if exact is not None and not exact[j]:
-                continue
-            if arr.dtype.kind in "US":
-                # Strings beside numbers (rows of slices holding int labels and of slices
-                # holding str labels): the join would turn the numbers into strings. (The set
-                # of types first: one C-level pass, where most columns hold str alone.)
-                kinds = set(map(type, values[j]))
-                if not (kinds <= _TEXT or all(issubclass(t, (str, bytes)) for t in kinds)):
-                    return False
-                continue
-            if arr.dtype.kind not in "fO":
-                continue  # (integer columns hold their values exactly)
-            if any(_big_int(v) for v in values[j]):
-                return False  # an integer (Python's or numpy's) that the float join rounds
-        parts = [*self.chunks, tuple(row_cols)] if self.rows else list(self.chunks)
-        if len(parts) < 2:
-            return True
-        for j, col in enumerate(zip(*parts, strict=True)):
-            if exact is not None and not exact[j]:
-                continue
-            kinds = {c.dtype.kind for c in col}
-            if len({c.dtype for c in col}) == 1 or not kinds & {"i", "u"}:
-                continue
-            try:
-                joined = np.result_type(*col)
-            except TypeError:
-                return False
-            if joined.kind in "iu":
-                continue
-            if joined.kind in "USO":
-                return False  # integer chunks beside string ones: they would become strings
-            for c in col:
-                if (
-                    c.dtype.kind in "iu"
-                    and c.size
-                    and not (-_EXACT_INT <= int(c.min()) and int(c.max()) <= _EXACT_INT)
-                ):
-                    return False
-        return True
-
-    def arrays(
-        self, bfloat16: bool = False, row_cols: list[np.ndarray] | None = None
-    ) -> list[np.ndarray]:
-        """Every buffered row, one array per column (weights last when weighted).
-
-        A column of bfloat16 tensors is buffered as raw bits (``BFLOAT16_BITS``); it is widened
-        to float32 here, once for the whole buffer, unless ``bfloat16`` says the fold reads the
-        bits itself and every part of the column is bits.
-        """
-        parts = list(self.chunks)
-        if self.rows:
-            if row_cols is None:
-                row_cols = [np.asarray(c) for c in zip(*self.rows, strict=True)]
-            parts.append(tuple(row_cols))
-        out = []
-        for col in zip(*parts, strict=True):
-            bits = [c.dtype is BFLOAT16_BITS for c in col]
-            if not any(bits):
-                out.append(col[0] if len(col) == 1 else np.concatenate(col))
-            elif all(bits):
-                # numpy concatenates record arrays field by field: join the plain bits instead,
-                # then widen them (unless the fold reads bits) in one pass
-                joined = np.concatenate([c.view(np.uint16) for c in col]).view(BFLOAT16_BITS)
-                out.append(joined if bfloat16 else widen_bfloat16(joined))
-            else:
-                col = tuple(widen_bfloat16(c) if b else c for c, b in zip(col, bits, strict=True))
-                out.append(col[0] if len(col) == 1 else np.concatenate(col))
-        return out
-
-
-#: Integers up to this magnitude survive a float64 join exactly.
-_EXACT_INT = 2**53
-
-
-def _part(chunk: tuple[np.ndarray, ...], bfloat16: bool) -> list[np.ndarray]:
-    """One buffered small batch as update columns (bfloat16 bits widened unless read)."""
-    return [c if c.dtype is not BFLOAT16_BITS or bfloat16 else widen_bfloat16(c) for c in chunk]
-
-
-class StateAttr:
-    """A declared state field, read through the class only while rows are pending.
-
-    While a metric has pending rows its declared fields are taken out of the instance (kept in
-    the buffer), so that a read of one falls through to this descriptor, which folds the rows
-    and puts the fields back. With nothing pending a read is a plain instance attribute: the
-    metric's own update code pays nothing for it.
-    """
-
-    __slots__ = ("name",)
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def __get__(self, obj: Any, objtype: Any = None) -> Any:
-        if obj is None:
-            return self
-        # Fold and read under one hold of the lock: between the two, another thread's one-row
-        # update could start a new buffer and take the field out again (AttributeError).
-        with obj._lock:
-            obj._fold()
-            try:
-                return obj.__dict__[self.name]
-            except KeyError:
-                raise AttributeError(self.name) from None
-
-
-def _reading(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """``fn`` run under the metric's lock, after folding its pending rows."""
-
-    @functools.wraps(fn)
-    def locked(self: Any, *args: Any, **kwargs: Any) -> Any:
-        with self._lock:
-            if self._pending is not None:
-                self._fold()
-            return fn(self, *args, **kwargs)
-
-    locked.__sm_locked__ = True  # type: ignore[attr-defined]
-    return locked
-
-
-def _resetting(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """A subclass's ``reset``, run under the lock, dropping pending rows and learnt trust."""
-
-    @functools.wraps(fn)
-    def reset(self: Any, *args: Any, **kwargs: Any) -> Any:
-        with self._lock:
-            self._drop_pending()
-            if self._rows is not None:
-                self._rows.forget()
-            return fn(self, *args, **kwargs)
-
-    reset.__sm_locked__ = True  # type: ignore[attr-defined]
-    return reset
-
-
-def _updating(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """A subclass's ``update`` behind the per-request path: check, buffer, or fold and update."""
-
-    @functools.wraps(fn)
-    def update(self: Any, *args: Any, **kwargs: Any) -> Any:
-        with self._lock:
-            rows = self._rows
-            if rows is None and self._take_row is not None and self._take_row(args, kwargs):
-                return self  # (a wrapper's own split of one sample: ``Bootstrap``)
-            keyword = None if rows is None else rows.keyword
-            if keyword is not None:
-                # A column passed by keyword (``Sliced``'s ``by=``) is the declaration's last:
-                # the checks below read it as one more positional column.
-                if keyword not in kwargs:  # ``update`` says what is missing
-                    if self._pending is not None:
-                        self._fold()
-                    fn(self, *args, **kwargs)
-                    return self
-                kwargs = dict(kwargs)
-                args = (*args, kwargs.pop(keyword))
-            if not kwargs and rows is not None and rows.row_ok(args):
-                # The hot path: one unweighted sample as scalars, appended as it came.
-                buffer = self._buffer
-                if buffer is None:
-                    self._append_row(args)
-                else:
-                    buffer.append(args)
-                    if len(buffer) >= FOLD_ROWS:
-                        self._fold()
-                return self
-            if not kwargs and rows is not None and (scalars := _zero_d_as_scalars(args)):
-                # One sample given as 0-d arrays or tensors (a model's single output): the same
-                # values as numpy scalars, which ``update`` reads alike, on the hot path too.
-                args = scalars
-                if rows.row_ok(args):
-                    self._append_row(args)
-                    return self
-            if not kwargs and rows is not None and args and type(args[0]) not in _SCALAR_TYPES:
-                # An unweighted batch of arrays or tensors: what ``_plan`` would do, inlined.
-                cols = rows.small_batch(args, None) if len(args) == rows.n else None
-                if cols is not None:
-                    self._push((cols, False))
-                    return self
-            elif self._try_buffer(args, kwargs):
-                return self
-            if self._pending is not None:
-                self._fold()
-            if keyword is None:
-                fn(self, *args, **kwargs)
-            else:
-                fn(self, *args[:-1], **{keyword: args[-1]}, **kwargs)
-            if self._rows is not None:
-                self._learn(args, kwargs)
-            return self
-
-    update.__sm_locked__ = True  # type: ignore[attr-defined]
-    update.__sm_raw__ = fn  # type: ignore[attr-defined]
-    return update
 
 
 def _keyword_last(rows: Rows, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -318,61 +49,6 @@ def _keyword_last(rows: Rows, args: tuple[Any, ...], kwargs: dict[str, Any]) -> 
     if len(kwargs) != 1 or keyword not in kwargs:
         return None
     return (*args, kwargs[keyword])
-
-
-def _zero_d_as_scalars(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
-    """``args`` with each 0-d numpy array or torch tensor as the numpy scalar of its dtype
-    (bfloat16 as the Python float it holds exactly), when at least one is and every other
-    value is a scalar; None otherwise (nothing to convert, or something ``update`` must read:
-    an object or datetime array, a float8 tensor, a tensor numpy cannot hold)."""
-    out: list[Any] | None = None
-    for i, a in enumerate(args):
-        t = type(a)
-        if t in _SCALAR_TYPES:
-            continue
-        if t is np.ndarray and a.ndim == 0 and a.dtype.kind in "biufU":
-            value = a[()]
-        elif t.__name__ == "Tensor" and t.__module__.startswith("torch"):
-            try:
-                if a.ndim != 0:
-                    return None
-                if a.dtype is _TENSOR_BFLOAT16[0] or str(a.dtype) == "torch.bfloat16":
-                    _TENSOR_BFLOAT16[0] = a.dtype
-                    value = float(a.item())
-                else:
-                    value = a.numpy(force=True)[()]
-            except (RuntimeError, TypeError, ValueError):
-                return None
-        else:
-            return None
-        if type(value) not in _SCALAR_TYPES:  # (uint64, longdouble: update reads the original)
-            return None
-        if out is None:
-            out = list(args)
-        out[i] = value
-    return None if out is None else tuple(out)
-
-
-#: torch.bfloat16 once seen (torch is never imported here).
-_TENSOR_BFLOAT16: list[Any] = [None]
-
-
-def wrap_class(cls: type) -> None:
-    """Give a metric subclass's own ``update`` and public methods the lock and the fold."""
-    for name, value in list(cls.__dict__.items()):
-        if getattr(value, "__sm_locked__", False):
-            continue
-        if name == "update" and callable(value):
-            setattr(cls, name, _updating(value))
-        elif name == "reset" and callable(value):
-            setattr(cls, name, _resetting(value))
-        elif name.startswith("_") or isinstance(value, (staticmethod, classmethod)):
-            continue
-        elif isinstance(value, property) and value.fget is not None:
-            if not getattr(value.fget, "__sm_locked__", False):
-                setattr(cls, name, property(_reading(value.fget), value.fset, value.fdel))
-        elif callable(value) and not isinstance(value, type):
-            setattr(cls, name, _reading(value))
 
 
 class PerRequest:

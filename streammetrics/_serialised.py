@@ -20,7 +20,7 @@ from ._block import StateBlock
 from .errors import InputError, StateDecodeError
 
 if TYPE_CHECKING:
-    from ._pending import Pending
+    from ._pending_buffer import Pending
     from .base import _Field
 
 __all__ = ["Serialised"]

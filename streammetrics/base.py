@@ -51,8 +51,9 @@ import numpy as np
 from . import _codec
 from ._block import StateBlock
 from ._configs import same_config
+from ._locking import StateAttr, wrap_class
 from ._merges import MERGES
-from ._pending import PerRequest, StateAttr, wrap_class
+from ._pending import PerRequest
 from ._serialised import Serialised
 from .errors import IncompatibleStateError, InputError, NoIntervalError
 

@@ -164,8 +164,9 @@ def test_parquet_timestamps_are_seconds_since_the_epoch(capsys, tmp_path) -> Non
     pd = pytest.importorskip("pandas")
     pytest.importorskip("pyarrow")
     pytest.importorskip("matplotlib")
-    from streammetrics.cli.commands import build, parser, stream
+    from streammetrics.cli.arguments import parser
     from streammetrics.cli.page import Report
+    from streammetrics.cli.plan import build, stream
 
     stamps = pd.to_datetime(["2024-01-01T00:00:00", "2024-01-01T00:30:00", "2024-01-01T01:10:00"])
     frames = {
@@ -365,7 +366,7 @@ def test_times_with_utc_offsets_are_seconds_since_the_epoch_without_a_warning() 
     # numpy converts ISO times with offsets to UTC but printed a UserWarning on stderr.
     import numpy as np
 
-    from streammetrics.cli.readers import convert
+    from streammetrics.cli.columns import convert
     from streammetrics.cli.sources import Source
 
     times = np.array(["2026-01-01T00:00:00+02:00", "2026-01-01T00:30:00Z"], dtype=object)

@@ -19,8 +19,9 @@ import pytest
 
 import streammetrics as sm
 from streammetrics.cli import main
-from streammetrics.cli.commands import build, parser, stream
+from streammetrics.cli.arguments import parser
 from streammetrics.cli.page import Report, _axes, _shared_fields, _with_state_of
+from streammetrics.cli.plan import build, stream
 
 pytest.importorskip("matplotlib")
 

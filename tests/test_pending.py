@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import streammetrics as sm
-from streammetrics._pending import FOLD_ROWS
+from streammetrics._pending_buffer import FOLD_ROWS
 
 
 def test_a_copy_does_not_share_what_the_original_learnt() -> None:

@@ -29,8 +29,9 @@ status 1 (2 for a bad command line); never a traceback.
 
 The package: :mod:`.names` (metric names, the columns each reads), :mod:`.sources` (opening
 and decoding files, CSV records, the line of each row), :mod:`.readers` (chunked readers and
-column conversion), :mod:`.output` (tables, progress bar), :mod:`.commands` (the
-commands and the parser), :mod:`.page` (the HTML report).
+column conversion), :mod:`.output` (tables, progress bar), :mod:`.plan` (the metrics and
+columns of a command, and the reading loop), :mod:`.arguments` (the parser), :mod:`.commands`
+(the commands), :mod:`.page` (the HTML report).
 """
 
 from .commands import main

@@ -46,9 +46,9 @@ from ..errors import StreamMetricsError
 from ..uncertainty import interval_or_none
 from ..wrappers.collection import MetricCollection
 from ..wrappers.sliced import Sliced
+from .columns import parse_width
 from .names import Member
 from .output import flatten
-from .readers import parse_width
 
 __all__ = ["Report"]
 

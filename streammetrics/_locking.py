@@ -1,0 +1,192 @@
+"""The lock and the fold that every metric's public methods go through.
+
+The base class wraps each subclass's ``update``, ``reset`` and public methods when the subclass is
+created (:func:`wrap_class`): every call runs under the metric's lock; ``update`` goes through the
+per-request path (check, buffer, or fold and update); a read first folds the pending rows. While
+rows are pending, a read of any declared state field goes through :class:`StateAttr`, which folds
+them first.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ._pending_buffer import FOLD_ROWS
+from ._rows import _SCALAR_TYPES
+
+__all__ = ["StateAttr", "wrap_class"]
+
+
+class StateAttr:
+    """A declared state field, read through the class only while rows are pending.
+
+    While a metric has pending rows its declared fields are taken out of the instance (kept in
+    the buffer), so that a read of one falls through to this descriptor, which folds the rows
+    and puts the fields back. With nothing pending a read is a plain instance attribute: the
+    metric's own update code pays nothing for it.
+    """
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, objtype: Any = None) -> Any:
+        if obj is None:
+            return self
+        # Fold and read under one hold of the lock: between the two, another thread's one-row
+        # update could start a new buffer and take the field out again (AttributeError).
+        with obj._lock:
+            obj._fold()
+            try:
+                return obj.__dict__[self.name]
+            except KeyError:
+                raise AttributeError(self.name) from None
+
+
+def _reading(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` run under the metric's lock, after folding its pending rows."""
+
+    @functools.wraps(fn)
+    def locked(self: Any, *args: Any, **kwargs: Any) -> Any:
+        with self._lock:
+            if self._pending is not None:
+                self._fold()
+            return fn(self, *args, **kwargs)
+
+    locked.__sm_locked__ = True  # type: ignore[attr-defined]
+    return locked
+
+
+def _resetting(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """A subclass's ``reset``, run under the lock, dropping pending rows and learnt trust."""
+
+    @functools.wraps(fn)
+    def reset(self: Any, *args: Any, **kwargs: Any) -> Any:
+        with self._lock:
+            self._drop_pending()
+            if self._rows is not None:
+                self._rows.forget()
+            return fn(self, *args, **kwargs)
+
+    reset.__sm_locked__ = True  # type: ignore[attr-defined]
+    return reset
+
+
+def _updating(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """A subclass's ``update`` behind the per-request path: check, buffer, or fold and update."""
+
+    @functools.wraps(fn)
+    def update(self: Any, *args: Any, **kwargs: Any) -> Any:
+        with self._lock:
+            rows = self._rows
+            if rows is None and self._take_row is not None and self._take_row(args, kwargs):
+                return self  # (a wrapper's own split of one sample: ``Bootstrap``)
+            keyword = None if rows is None else rows.keyword
+            if keyword is not None:
+                # A column passed by keyword (``Sliced``'s ``by=``) is the declaration's last:
+                # the checks below read it as one more positional column.
+                if keyword not in kwargs:  # ``update`` says what is missing
+                    if self._pending is not None:
+                        self._fold()
+                    fn(self, *args, **kwargs)
+                    return self
+                kwargs = dict(kwargs)
+                args = (*args, kwargs.pop(keyword))
+            if not kwargs and rows is not None and rows.row_ok(args):
+                # The hot path: one unweighted sample as scalars, appended as it came.
+                buffer = self._buffer
+                if buffer is None:
+                    self._append_row(args)
+                else:
+                    buffer.append(args)
+                    if len(buffer) >= FOLD_ROWS:
+                        self._fold()
+                return self
+            if not kwargs and rows is not None and (scalars := _zero_d_as_scalars(args)):
+                # One sample given as 0-d arrays or tensors (a model's single output): the same
+                # values as numpy scalars, which ``update`` reads alike, on the hot path too.
+                args = scalars
+                if rows.row_ok(args):
+                    self._append_row(args)
+                    return self
+            if not kwargs and rows is not None and args and type(args[0]) not in _SCALAR_TYPES:
+                # An unweighted batch of arrays or tensors: what ``_plan`` would do, inlined.
+                cols = rows.small_batch(args, None) if len(args) == rows.n else None
+                if cols is not None:
+                    self._push((cols, False))
+                    return self
+            elif self._try_buffer(args, kwargs):
+                return self
+            if self._pending is not None:
+                self._fold()
+            if keyword is None:
+                fn(self, *args, **kwargs)
+            else:
+                fn(self, *args[:-1], **{keyword: args[-1]}, **kwargs)
+            if self._rows is not None:
+                self._learn(args, kwargs)
+            return self
+
+    update.__sm_locked__ = True  # type: ignore[attr-defined]
+    update.__sm_raw__ = fn  # type: ignore[attr-defined]
+    return update
+
+
+def _zero_d_as_scalars(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
+    """``args`` with each 0-d numpy array or torch tensor as the numpy scalar of its dtype
+    (bfloat16 as the Python float it holds exactly), when at least one is and every other
+    value is a scalar; None otherwise (nothing to convert, or something ``update`` must read:
+    an object or datetime array, a float8 tensor, a tensor numpy cannot hold)."""
+    out: list[Any] | None = None
+    for i, a in enumerate(args):
+        t = type(a)
+        if t in _SCALAR_TYPES:
+            continue
+        if t is np.ndarray and a.ndim == 0 and a.dtype.kind in "biufU":
+            value = a[()]
+        elif t.__name__ == "Tensor" and t.__module__.startswith("torch"):
+            try:
+                if a.ndim != 0:
+                    return None
+                if a.dtype is _TENSOR_BFLOAT16[0] or str(a.dtype) == "torch.bfloat16":
+                    _TENSOR_BFLOAT16[0] = a.dtype
+                    value = float(a.item())
+                else:
+                    value = a.numpy(force=True)[()]
+            except (RuntimeError, TypeError, ValueError):
+                return None
+        else:
+            return None
+        if type(value) not in _SCALAR_TYPES:  # (uint64, longdouble: update reads the original)
+            return None
+        if out is None:
+            out = list(args)
+        out[i] = value
+    return None if out is None else tuple(out)
+
+
+#: torch.bfloat16 once seen (torch is never imported here).
+_TENSOR_BFLOAT16: list[Any] = [None]
+
+
+def wrap_class(cls: type) -> None:
+    """Give a metric subclass's own ``update`` and public methods the lock and the fold."""
+    for name, value in list(cls.__dict__.items()):
+        if getattr(value, "__sm_locked__", False):
+            continue
+        if name == "update" and callable(value):
+            setattr(cls, name, _updating(value))
+        elif name == "reset" and callable(value):
+            setattr(cls, name, _resetting(value))
+        elif name.startswith("_") or isinstance(value, (staticmethod, classmethod)):
+            continue
+        elif isinstance(value, property) and value.fget is not None:
+            if not getattr(value.fget, "__sm_locked__", False):
+                setattr(cls, name, property(_reading(value.fget), value.fset, value.fdel))
+        elif callable(value) and not isinstance(value, type):
+            setattr(cls, name, _reading(value))
