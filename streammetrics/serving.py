@@ -46,9 +46,6 @@ import datetime as _dt
 import multiprocessing.util
 import os
 import re
-import secrets
-import socket
-import stat
 import threading
 import time
 import warnings
@@ -56,6 +53,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from . import _codec
+from ._state_files import file_lock, host, process_token, read_regular, write_atomic
 from .base import Metric, loads, metric_spec
 from .errors import IncompatibleStateError, InputError, StateDecodeError
 
@@ -69,63 +67,6 @@ class StateFileWarning(UserWarning):
     """A file in a :class:`StateDirectory` was skipped by :meth:`StateDirectory.collect`."""
 
 
-# One token per process, drawn again in a forked child: a forked worker must not write the
-# file of its parent (gunicorn forks its workers from a master that may have imported the app).
-_token: tuple[int, str] | None = None
-_token_lock = threading.Lock()
-# Serialises the writes of one process to one file, so that an older snapshot written by one
-# thread never replaces a newer one written by another.
-_file_locks: dict[str, threading.Lock] = {}
-
-
-def _after_fork_in_child() -> None:
-    # A lock held by another thread at the fork would stay held forever in the child, and the
-    # child is another process: new locks, and a new token drawn at its first publish.
-    global _token, _token_lock, _file_locks
-    _token, _token_lock, _file_locks = None, threading.Lock(), {}
-
-
-if hasattr(os, "register_at_fork"):
-    os.register_at_fork(after_in_child=_after_fork_in_child)
-
-
-def _process_token() -> str:
-    global _token
-    pid = os.getpid()
-    with _token_lock:
-        if _token is None or _token[0] != pid:
-            _token = (pid, secrets.token_hex(6))
-        return _token[1]
-
-
-def _host() -> str:
-    host = re.sub(r"[^A-Za-z0-9.-]", "-", socket.gethostname()).strip(".") or "host"
-    return host[:64]
-
-
-def _file_lock(path: str) -> threading.Lock:
-    with _token_lock:
-        lock = _file_locks.get(path)
-        if lock is None:
-            lock = _file_locks[path] = threading.Lock()
-        return lock
-
-
-def _fsync_dir(path: str) -> None:
-    # Makes the rename itself durable. Not possible on Windows (no directory handles through
-    # os.open) and refused by some network file systems: the rename is atomic either way.
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
 def _seconds(value: Any, name: str) -> float:
     if isinstance(value, _dt.timedelta):
         value = value.total_seconds()
@@ -135,19 +76,6 @@ def _seconds(value: Any, name: str) -> float:
     if not seconds >= 0 or seconds == float("inf"):
         raise InputError(f"{name} must be finite and >= 0, got {value!r}")
     return seconds
-
-
-def _read_regular(path: str) -> bytes | None:
-    """The bytes of the file at ``path``; None if it is not a regular file (a FIFO, a device),
-    which is opened without waiting for a writer and not read."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        with os.fdopen(fd, "rb", closefd=False) as f:
-            return f.read()
-    finally:
-        os.close(fd)
 
 
 class StateDirectory:
@@ -197,7 +125,7 @@ class StateDirectory:
     @property
     def own_file(self) -> str:
         """The file this process publishes to (it need not exist yet)."""
-        stem = f"{self.name}.{_host()}.{os.getpid()}.{_process_token()}"
+        stem = f"{self.name}.{host()}.{os.getpid()}.{process_token()}"
         return os.path.join(self.path, stem + _SUFFIX)
 
     # -- writing -----------------------------------------------------------------------------
@@ -211,26 +139,8 @@ class StateDirectory:
         if not isinstance(metric, Metric):
             raise InputError(f"metric must be a streammetrics Metric, got {type(metric).__name__}")
         target = self.own_file
-        with _file_lock(target):
-            blob = metric.to_bytes()
-            os.makedirs(self.path, exist_ok=True)
-            tmp = os.path.join(self.path, f".{os.path.basename(target)}.{secrets.token_hex(4)}.tmp")
-            # Readable by a collector running as another user, as open() would make it.
-            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0)
-            fd = os.open(tmp, flags, 0o666)
-            try:
-                with os.fdopen(fd, "wb") as f:
-                    f.write(blob)
-                    f.flush()
-                    os.fsync(f.fileno())
-                _replace(tmp, target)
-            except BaseException:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
-                raise
-            _fsync_dir(self.path)
+        with file_lock(target):
+            write_atomic(self.path, target, metric.to_bytes())
         return target
 
     def publish_every(self, metric: Metric, seconds: float) -> Publisher:
@@ -281,7 +191,7 @@ class StateDirectory:
         skipped)."""
         for path in self.files():
             try:
-                blob = _read_regular(path)
+                blob = read_regular(path)
             except FileNotFoundError:
                 continue
             except OSError as exc:
@@ -450,18 +360,6 @@ def _joined(metric: Metric, path: str, found: tuple[bytes, Metric, list[str]]) -
         return False
     found[2].append(path)
     return True
-
-
-def _replace(src: str, dst: str) -> None:
-    # On Windows a reader holding dst open makes the rename fail for a moment: retry briefly.
-    for attempt in range(50):
-        try:
-            os.replace(src, dst)
-            return
-        except PermissionError:
-            if os.name != "nt" or attempt == 49:
-                raise
-            time.sleep(0.01)
 
 
 def _grouped(
