@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import streammetrics as sm
-from streammetrics.classification.calibration import _bin_of
+from streammetrics.classification.reliability import _bin_of
 
 
 @pytest.mark.parametrize("bins", [1, 2, 3, 7, 10, 15, 49, 100, 1000, 4096])

@@ -426,6 +426,7 @@ class PRCurve(_Curve):
         )
 
 
-from .calibration import BrierScore, CalibrationError, LogLoss  # noqa: E402
+from .calibration import BrierScore, LogLoss  # noqa: E402
 from .gauc import GAUC  # noqa: E402
 from .multiclass import MulticlassROCAUC  # noqa: E402
+from .reliability import CalibrationError  # noqa: E402
