@@ -96,6 +96,14 @@ CASES: dict[str, str] = {
         100_000,
         5,
     ),
+    "`MeanSquaredError` update, 2M rows in 10k batches (M rows/s)": _batched(
+        "t, p = rng.random(2_000_000), rng.random(2_000_000)",
+        "sm.MeanSquaredError()",
+        "t p",
+        2_000_000,
+        10_000,
+        7,
+    ),
     "`NDCG(k=10)` complete batches of 20k rows (M rows/s)": """
 from streammetrics import ranking
 n = 1_000_000
