@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import streammetrics as sm
+from streammetrics import _codec
 from streammetrics.detection import MeanAveragePrecision
 
 
@@ -63,6 +64,40 @@ def test_minus_zero_scores_sort_as_zero_whatever_the_merge_order() -> None:
     assert np.signbit(wire["score"]).all()
     decoded = b.records.from_wire(wire)
     assert not np.signbit(decoded.records()["score"]).any()
+
+
+def test_real_sketch_states_of_negative_scores_round_trip() -> None:
+    # 0.8.12 refused every "real" sketch holding a negative score when decoding it (its keys
+    # are signed), so such states could not travel as bytes (StateDirectory skipped them).
+    rng = np.random.default_rng(3)
+    gts = [{"boxes": [[0, 0, 10, 10], [20, 20, 30, 30]], "labels": [1, 2]} for _ in range(6)]
+    preds = [
+        {
+            "boxes": [[0, 0, 10, 10], [21, 20, 30, 31], [50, 50, 60, 60]],
+            "scores": rng.normal(0, 1e3, 3).tolist(),
+            "labels": [1, 2, 1],
+        }
+        for _ in range(6)
+    ]
+    preds[0]["scores"] = [-1e300, -0.5, 1e300]
+    make = lambda: MeanAveragePrecision(exact=False, score_type="real")  # noqa: E731
+    whole = make().update(preds, gts)
+    back = sm.loads(whole.to_bytes())
+    assert back.to_bytes() == whole.to_bytes() and back.compute() == whole.compute()
+    a, b = make().update(preds[:3], gts[:3]), make().update(preds[3:], gts[3:])
+    merged = sm.loads(a.to_bytes()).merge(sm.loads(b.to_bytes()))
+    assert merged.to_bytes() == whole.to_bytes()
+    # Keys past those of the largest finite scores are still refused.
+    low, high = whole.records.mapping.key_range()
+    assert whole.records.mapping.keys(np.array([-1.7976931348623157e308]))[0] == low
+    assert whole.records.mapping.keys(np.array([1.7976931348623157e308]))[0] == high
+    for key in (low - 1, high + 1):
+        tree = _codec.decode(whole.to_bytes())
+        table = tree["state"]["records"]
+        table["key"] = table["key"].copy()
+        table["key"][0] = key
+        with pytest.raises(sm.StateDecodeError, match="key out of range"):
+            sm.loads(_codec.encode(tree))
 
 
 @pytest.mark.parametrize("dets", [[10, 10, 10], [1, 1, 100], [1, 100, 100]])

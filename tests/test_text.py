@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 
+import msgpack
 import numpy as np
 import pytest
 
@@ -348,11 +349,31 @@ def test_chrf_configurations_sacrebleu_computes(config: dict) -> None:
 
 
 @pytest.mark.parametrize(
-    "config", [{"char_order": 0}, {"beta": float("inf")}, {"beta": -0.5}, {"char_order": 33}]
+    "config",
+    [
+        {"char_order": 0},
+        {"beta": float("inf")},
+        {"beta": -0.5},
+        {"char_order": 33},
+        {"beta": 1e200},  # 0.8.12 took it: beta**2 overflowed in compute (OverflowError)
+        {"beta": 10**200},
+    ],
 )
 def test_chrf_refuses_configurations_without_a_score(config: dict) -> None:
     with pytest.raises(sm.InputError, match=next(iter(config))):
         CHRF(**config)
+
+
+def test_the_largest_beta_scores_and_a_blob_past_it_is_refused() -> None:
+    from streammetrics.text.chrf import MAX_BETA
+
+    m = CHRF(beta=MAX_BETA).update(["a cat sat"], [["a cat sat on"]])
+    both = CHRF(beta=MAX_BETA).update(["a cat"], [["a cat", "the cat"]])  # several references
+    assert 0 < m.compute() <= 100 and both.compute() == 100.0
+    tree = msgpack.unpackb(m.to_bytes(), strict_map_key=False)
+    tree["config"]["beta"] = 1e200
+    with pytest.raises(sm.StateDecodeError, match="beta"):
+        sm.loads(msgpack.packb(tree, use_bin_type=True))
 
 
 def test_few_tokens_are_counted_as_the_vectorised_path_counts_them(

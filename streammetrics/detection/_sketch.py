@@ -163,12 +163,13 @@ class DetectionBuckets(StateBlock):
                 raise ValueError("detection bucket counts total more than 2**53")
             if ((t["tp"] + t["fp"]) == 0).any():
                 raise ValueError("bucket counts must be non-empty")
-            size = self.mapping.size  # (a key past it asked _reduce for a table that large)
+            # (A key past the grid asked _reduce for a table that large; "real" keys are
+            # signed, negative for negative scores: 0.8.12 refused every one of them.)
+            low, high = self.mapping.key_range()
             if (
                 (t["combo"] < 0).any()
                 or (t["combo"] >= self.n_combos).any()
-                or (t["key"] < 0).any()
-                or (size is not None and (t["key"] >= size).any())
+                or (len(t["key"]) and (t["key"].min() < low or t["key"].max() > high))
             ):
                 raise ValueError("bucket combination or key out of range")
             if not np.isin(t["label"], wire["classes"]).all():

@@ -125,6 +125,11 @@ class BucketMapping(ABC):
     def lower_edges(self, keys: np.ndarray) -> np.ndarray:
         """The smallest score each bucket can hold (``-inf`` for an open-ended bucket)."""
 
+    def key_range(self) -> tuple[int, int]:
+        """The smallest and the largest key a finite score can have (``0 .. size - 1``)."""
+        assert self.size is not None
+        return 0, self.size - 1
+
     def __eq__(self, other: object) -> bool:
         return type(self) is type(other) and self.resolution == getattr(other, "resolution", 0)
 
@@ -404,6 +409,10 @@ class ProbabilityGrid(BucketMapping):
         return out
 
 
+#: The bits of the largest finite float64, as an integer.
+_LARGEST_FINITE_BITS = 0x7FEFFFFFFFFFFFFF
+
+
 class RealBits(BucketMapping):
     """Sign, exponent and the top ``log2(resolution)`` mantissa bits of the float64 score.
 
@@ -423,6 +432,11 @@ class RealBits(BucketMapping):
         neg = x < 0
         v[neg] = -v[neg] - 1
         return v
+
+    def key_range(self) -> tuple[int, int]:
+        """The smallest and the largest key of a finite score (of -max and +max float64)."""
+        top = _LARGEST_FINITE_BITS >> self.shift
+        return -top - 1, top
 
     def lower_edges(self, keys: np.ndarray) -> np.ndarray:
         k = np.asarray(keys, dtype=np.int64)

@@ -22,6 +22,10 @@ _EPS = 1e-16
 _CHUNK = 8192
 
 
+#: The largest ``beta``: the score needs ``beta**2``, which overflows past about 1.3e154.
+MAX_BETA = 1e150
+
+
 def chrf_from_statistics(stats: Any, beta: float, eps_smoothing: bool = False) -> float:
     """The chrF score (0 to 100) of ``[hyp, ref, match]`` counts per n-gram order.
 
@@ -134,7 +138,8 @@ class CHRF(Metric):
     char_order, word_order : int
         Highest character and word n-gram orders (chrF2: 6 and 0; chrF++: 6 and 2).
     beta : float
-        Weight of recall against precision (2 for chrF2).
+        Weight of recall against precision (2 for chrF2), from 0 to ``MAX_BETA`` (1e150: the
+        score needs ``beta**2``).
     lowercase : bool
         Lowercase hypotheses and references first.
     whitespace : bool
@@ -181,9 +186,15 @@ class CHRF(Metric):
                 raise InputError(f"{name}: must be an int between 0 and 32; got {value!r}")
         if char_order + word_order == 0:
             raise InputError("char_order: 0 needs a word_order of at least 1 (no n-grams at all)")
-        # (beta = 0 scores precision alone, as sacrebleu does; an infinite beta has no score.)
-        if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not 0 <= beta < 1e300:
-            raise InputError(f"beta: must be a finite number of at least 0; got {beta!r}")
+        # (beta = 0 scores precision alone, as sacrebleu does; an infinite beta has no score,
+        # and the score needs beta**2 finite: 0.8.12 took any beta below 1e300, and one past
+        # 1.3e154 raised OverflowError from compute, of a decoded state too.)
+        if (
+            isinstance(beta, bool)
+            or not isinstance(beta, (int, float))
+            or not 0 <= beta <= MAX_BETA
+        ):
+            raise InputError(f"beta: must be a number from 0 to 1e150; got {beta!r}")
         self._add_config(
             char_order=char_order,
             word_order=word_order,
