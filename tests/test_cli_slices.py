@@ -103,3 +103,24 @@ def test_composite_slices_with_a_slash_stay_distinct(tmp_path) -> None:
         ["x/y\\/z", "0.5"],
         ["x\\/y/z", "1"],
     ]
+
+
+def test_a_dict_valued_metric_gets_one_column_per_number_under_by() -> None:
+    # 0.8.12 printed a regression_report's whole dict in one cell of the per-slice table.
+    proc = run("eval", str(DATA), "--metric", "regression_report", "--metric", "r2",
+               "--y-true", "y_true", "--y-pred", "y_score", "--by", "y_pred")  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    lines = [ln.split() for ln in proc.stdout.strip().splitlines()]
+    header = lines[0]
+    assert header[0] == "slice" and header[-1] == "r2"
+    assert "regression_report.mse" in header and "regression_report.count" in header
+    c = _columns()
+    y, s, p = c["y_true"].astype(float), c["y_score"].astype(float), c["y_pred"].astype(int)
+    for row in lines[1:-1]:
+        assert len(row) == len(header)
+        rows = p == int(row[0])
+        cell = dict(zip(header, row, strict=True))
+        report = sm.RegressionReport().update(y[rows], s[rows]).compute()
+        assert float(cell["regression_report.mse"]) == pytest.approx(report["mse"], rel=1e-5)
+        assert int(cell["regression_report.count"]) == rows.sum()
+        assert float(cell["r2"]) == pytest.approx(report["r2"], rel=1e-5)

@@ -74,17 +74,31 @@ def _key(key: Any) -> str:
 def slice_table(
     values: dict[str, dict[Any, Any]], rows: int, bounds: dict[str, Any] | None = None
 ) -> str:
-    """One row per slice, one column per metric (``--by``), intervals beside the values."""
+    """One row per slice, one column per metric (``--by``), intervals beside the values; a
+    metric whose value is a dict (``regression_report``) gets one column per number in it,
+    named as the table without ``--by`` names its rows (``regression_report.mse``)."""
     keys = sorted({k for per in values.values() for k in per}, key=lambda k: (str(type(k)), k))
-    header = ["slice", *values]
+    columns: list[tuple[str, str, bool]] = []  # (header, metric, a number inside a dict)
+    for name, per in values.items():
+        inner: dict[str, None] = {}  # the dicts' numbers, in the order first met
+        for value in per.values():
+            if isinstance(value, dict):
+                inner.update(dict.fromkeys(sub for sub, _ in flatten(name, value)))
+        columns += [(sub, name, True) for sub in inner] or [(name, name, False)]
+    header = ["slice", *(c[0] for c in columns)]
     body = []
     for key in keys:
         row = [_key(key)]
-        for name, per in values.items():
-            value = per.get(key, float("nan"))
-            cell = flatten("", value)[0][1] if not isinstance(value, dict) else str(value)
+        flat: dict[str, dict[str, str]] = {}
+        for head, name, inside in columns:
+            value = values[name].get(key, float("nan"))
+            if inside:
+                if name not in flat:
+                    flat[name] = dict(flatten(name, value)) if isinstance(value, dict) else {}
+                row.append(flat[name].get(head, "nan"))
+                continue
             per_bounds = (bounds or {}).get(name) or {}
-            row.append(cell + _interval(per_bounds.get(key)))
+            row.append(flatten("", value)[0][1] + _interval(per_bounds.get(key)))
         body.append(row)
     widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
     lines = [
