@@ -440,13 +440,21 @@ def _no_mixed_labels(x: list[Any] | tuple[Any, ...], name: str) -> None:
         raise _mixed_labels(name, types)
 
 
+#: The largest integer a configuration holds without a ``maximum`` of its own: the wire's
+#: integers are 64-bit (0.8.12 took ``GAUC(max_exact=2**70)`` and raised ``OverflowError``
+#: writing its configuration).
+CONFIG_INT_MAX = 2**63 - 1
+
+
 def config_int(value: Any, name: str, minimum: int = 1, maximum: int | None = None) -> int:
-    """A whole-number configuration value within bounds, as a Python int (bools refused)."""
+    """A whole-number configuration value within bounds (``maximum`` at most
+    ``CONFIG_INT_MAX``, the default), as a Python int (bools refused)."""
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise InputError(f"{name}: must be an integer; got {value!r}")
-    if value < minimum or (maximum is not None and value > maximum):
-        upper = f" to {maximum}" if maximum is not None else " or more"
-        raise InputError(f"{name}: must be from {minimum}{upper}; got {value}")
+    top = CONFIG_INT_MAX if maximum is None else min(maximum, CONFIG_INT_MAX)
+    if value < minimum or value > top:
+        upper = "2**63 - 1" if top == CONFIG_INT_MAX else str(top)
+        raise InputError(f"{name}: must be from {minimum} to {upper}; got {value}")
     return int(value)
 
 

@@ -177,3 +177,28 @@ def test_run_sums_equal_each_groups_own_running_sum() -> None:
             [np.cumsum(x[a : a + n]) for a, n in zip(starts, lengths, strict=True)]
         )
         assert np.array_equal(_run_cumsum(x, starts, lengths), want)
+
+
+@pytest.mark.parametrize("exact", [True, False])
+@pytest.mark.parametrize("weighting", ["uniform", "impressions", "clicks"])
+def test_a_group_of_tiny_weights_beside_heavy_ones_keeps_its_auc(exact, weighting):
+    # 0.8.12 scaled every group by one power of two, set by the heaviest: a group of weights
+    # 1e-162 of it got AUC 0 (bound 0), one of 1e-170 was left out.
+    rng = np.random.default_rng(5)
+    n = 60
+    y = np.r_[rng.random(n) < 0.4, [1, 0]]
+    s = np.r_[rng.random(n), [0.8, 0.2]]
+    g = np.r_[np.zeros(n, int), [1, 1]]
+    for tiny in (1e-150, 1e-162, 1e-170, 1e-300, 5e-324):
+        w = np.r_[rng.uniform(0.5, 2, n) * tiny, [1.0, 1.0]]
+        m = sm.GAUC(weighting=weighting, exact=exact).update(y, s, g, w)
+        want = roc_auc_score(y[:n], s[:n], sample_weight=w[:n] / tiny)
+        got = m.per_group()["auc"]
+        assert m.groups_used == 2
+        if exact:
+            assert got[0] == pytest.approx(want, rel=1e-12)
+        else:
+            assert abs(got[0] - want) <= m.per_group()["bound"][0] + 1e-12
+        assert got[1] == 1.0
+        low, high = m.interval()
+        assert low <= m.compute() <= high

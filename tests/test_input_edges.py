@@ -554,3 +554,21 @@ def test_big_endian_text_and_one_element_ids_of_none() -> None:
         assert b.count == 0
     with pytest.raises(sm.InputError, match="pos_label"):
         sm.F1(pos_label=q)
+
+
+@pytest.mark.parametrize(
+    ("build", "name"),
+    [
+        (lambda v: sm.GAUC(max_exact=v), "max_exact"),
+        (lambda v: sm.TopKAccuracy(k=v), "k"),
+        (lambda v: sm.Sliced(sm.Accuracy(), max_slices=v), "max_slices"),
+        (lambda v: sm.TumblingWindows(sm.Accuracy(), width=10, retention=v), "retention"),
+    ],
+)
+def test_configuration_integers_past_64_bits_are_input_errors(build, name) -> None:
+    # 0.8.12 took them and raised OverflowError writing the configuration (GAUC(max_exact=2**64)).
+    for value in (2**63, 2**64, 2**70):
+        with pytest.raises(sm.InputError, match=name):
+            build(value)
+    m = build(2**63 - 1)
+    assert sm.loads(m.to_bytes()).config == m.config

@@ -18,13 +18,12 @@ from .._inputs import as_labels, as_weights, check_same_length, config_int
 from .._keyed import Keyed
 from ..base import Metric
 from ..errors import InputError
-from ..states._group_table import _group_sums, _scatter
+from ..states._group_table import _group_sums, _scatter, tiny_groups_scaled
 from ..states.grouped import GroupedScores
 from ..states.labels import (
     key_hash,
 )
 from ..states.mappings import DEFAULT_RESOLUTION, mapping_for
-from ..states.score_tables import unscaled
 from ..uncertainty import NAN_INTERVAL, check_level, normal_interval
 from ._checks import binary_labels, check_exact_probabilities, check_mode, checked_scores
 
@@ -140,25 +139,26 @@ class GAUC(Keyed, Metric):
         # the running total minus the total of the earlier groups.
         starts = np.flatnonzero(np.concatenate(([True], t.g[1:] != t.g[:-1])))
         ends = np.append(starts[1:], len(t.g)) - 1
-        pos, neg, shift = t.pos, t.neg, 0
-        if pos.dtype.kind == "f":  # tiny (decayed) weights: products of two would underflow
-            (pos, neg), shift = unscaled(pos, neg)
+        pos, neg, shift = t.pos, t.neg, None
+        if pos.dtype.kind == "f":
+            pos, neg, shift = tiny_groups_scaled(pos, neg, starts)
         big_p, big_n, num = _group_sums(pos, neg, starts, ends)
         spread = np.flatnonzero(np.isnan(t.value))  # buckets holding several scores
         slack: np.ndarray = np.zeros(len(starts))
         if len(spread):
             run = np.searchsorted(starts, spread, side="right") - 1
             slack = np.bincount(run, weights=0.5 * pos[spread] * neg[spread], minlength=len(starts))
-        if len(starts) != size:  # groups without entries (not in a canonical table)
-            at = t.g[starts]
-            big_p, big_n, num, slack = (_scatter(x, at, size) for x in (big_p, big_n, num, slack))
         scale = big_p * big_n
-        ok = scale > 0  # (after the rescaling, only for weights 2**500 apart)
+        ok = scale > 0  # (after the rescaling, only for weights 2**500 apart within a group)
         safe = np.where(ok, scale, 1.0)
         auc = np.where(ok, np.clip(num / safe, 0.0, 1.0), np.nan)
         bound = np.where(ok, slack / safe, np.nan)
-        if shift:  # the groups' weights as the state holds them
+        if shift is not None:  # the groups' weights as the state holds them
             big_p, big_n = np.ldexp(big_p, -shift), np.ldexp(big_n, -shift)
+        if len(starts) != size:  # groups without entries (not in a canonical table)
+            at = t.g[starts]
+            auc, bound = _scatter(auc, at, size, np.nan), _scatter(bound, at, size, np.nan)
+            big_p, big_n = _scatter(big_p, at, size), _scatter(big_n, at, size)
         return auc, bound, big_p, big_n
 
     def _weights(self, big_p: np.ndarray, big_n: np.ndarray) -> np.ndarray:

@@ -8,6 +8,7 @@ from itertools import pairwise
 import numpy as np
 
 from ._fold import fold_equal
+from .score_tables import TINY_WEIGHT
 
 _NAN = float("nan")
 
@@ -214,10 +215,30 @@ def auc_of_runs(
     return out
 
 
-def _scatter(values: np.ndarray, at: np.ndarray, size: int) -> np.ndarray:
-    out = np.zeros(size)
+def _scatter(values: np.ndarray, at: np.ndarray, size: int, fill: float = 0.0) -> np.ndarray:
+    out = np.full(size, fill)
     out[at] = values
     return out
+
+
+def tiny_groups_scaled(
+    pos: np.ndarray, neg: np.ndarray, starts: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """Float weights ``pos`` and ``neg`` (runs of one group each, from ``starts``) with every
+    group whose largest weight is below ``TINY_WEIGHT`` multiplied by the power of two that
+    brings that weight to [0.5, 1), and that power per run (None when no group needs one).
+
+    Products of two of a group's weights would underflow otherwise (1e-162 squared is 0). The
+    scaling is exact, so each group's AUC is that of its own weights, and it is per group: one
+    power for the whole table, set by the largest weight of any group, left a light group
+    beside a heavy one in the underflow (0.8.12: its AUC wrong or the group left out)."""
+    top = np.maximum.reduceat(np.maximum(pos, neg), starts)
+    tiny = (top > 0.0) & (top < TINY_WEIGHT)
+    if not tiny.any():
+        return pos, neg, None
+    shift = np.where(tiny, -np.frexp(top)[1], 0)
+    per_entry = np.repeat(shift, np.diff(np.append(starts, len(pos))))
+    return np.ldexp(pos, per_entry), np.ldexp(neg, per_entry), shift
 
 
 def union_labels(
