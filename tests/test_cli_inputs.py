@@ -489,3 +489,61 @@ def test_old_mac_line_endings_are_named(
     # command-line user.
     for status, _, err in _both(capsys, monkeypatch, tmp_path, b"y,s\r1,0.5\r0,0.2\r", *AUC):
         assert status == 1 and "lone carriage return" in _one_line(err)
+
+
+@pytest.mark.parametrize(
+    ("record", "says"),
+    [
+        (b'{"y": 1, "p": [1]}', "column 'p': a list is not a label"),
+        (b'{"y": 1, "p": {"a": 1}}', "column 'p': an object is not a label"),
+        (b'{"y": 99999999999999999999999, "p": 1}', "column 'y': the integer 9999"),
+    ],
+)
+def test_json_values_that_are_no_label_are_named_at_their_line(
+    capsys, monkeypatch, tmp_path, record, says
+) -> None:
+    # 0.8.12 read a chunk of lists as a 2-D column ("y_pred: expected a 1-D array") and an
+    # integer beyond int64 as the float 1e+23, blamed on the whole chunk.
+    path = tmp_path / "log.jsonl"
+    for batch in ("1", "10"):
+        path.write_bytes(b'{"y": 1, "p": 1}\n' + record + b"\n")
+        status, _, err = _run(capsys, monkeypatch, "eval", str(path), "--metric", "accuracy",
+                              "--y-true", "y", "--y-pred", "p", "--batch-size", batch)  # fmt: skip
+        assert status == 1
+        assert _one_line(err).startswith(f"streammetrics: error: {path}:2: {says}")
+    path.write_bytes(record + b"\n")  # the record alone in its chunk
+    status, _, err = _run(capsys, monkeypatch, "eval", str(path), "--metric", "accuracy",
+                          "--y-true", "y", "--y-pred", "p")  # fmt: skip
+    assert status == 1 and f"{path}:1: {says}" in _one_line(err)
+
+
+def test_integers_beyond_int64_read_alike_from_a_file_and_stdin(
+    capsys, monkeypatch, tmp_path
+) -> None:
+    # Standard input read them as floats (0.8.12): a uint64 slice key was refused as a float
+    # key, where the same file read by pandas kept it; a larger label was blamed on the chunk.
+    data = b"y,p,g\n1,1,1\n1,1,10000000000000000000\n"
+    outs = _both(capsys, monkeypatch, tmp_path, data, "--metric", "accuracy", "--y-true", "y",
+                 "--y-pred", "p", "--by", "g", "--json")  # fmt: skip
+    assert [json.loads(o)["metrics"]["accuracy"] for _, o, _ in outs] == [
+        {"1": 1.0, "10000000000000000000": 1.0}
+    ] * 2
+    data = b"y,p\n1,1\n99999999999999999999999,1\n"
+    for (status, _, err), where in zip(
+        _both(
+            capsys,
+            monkeypatch,
+            tmp_path,
+            data,
+            "--metric",
+            "accuracy",
+            "--y-true",
+            "y",
+            "--y-pred",
+            "p",
+        ),
+        ("log.csv", "<stdin>"),
+        strict=True,
+    ):
+        assert status == 1
+        assert f"{where}:3: column 'y': the integer 99999999999999999999999 lies beyond" in err

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import math
+import re
 import warnings
 from typing import Any
 
@@ -62,6 +63,17 @@ def _numbers(values: np.ndarray, name: str, src: Source, row: int) -> np.ndarray
     return out
 
 
+#: int64's range: labels beyond it are refused (JSON keeps such integers as Python ints).
+_INT64 = (-(2**63), 2**63 - 1)
+
+#: An integer written as text (the values numpy's ``astype(np.int64)`` reads).
+_INT_TEXT = re.compile(r"\s*[+-]?[0-9]+\s*")
+
+
+def _fits_int64(text: str) -> bool:
+    return _INT64[0] <= int(text) <= _INT64[1]
+
+
 #: The text pandas' CSV parser reads as booleans; standard input reads them alike.
 _TRUE, _FALSE = frozenset({"True", "TRUE", "true"}), frozenset({"False", "FALSE", "false"})
 
@@ -92,6 +104,13 @@ def _labels(
         i = _first_bad(values, lambda v: not isinstance(v, (list, dict, np.ndarray)))
         what = "an object" if isinstance(values[i], dict) else "a list"
         raise src.fail_row(row + i, f"column {name!r}: {what} is not a label")
+    if kind == "O" and any(type(v) is int and not _INT64[0] <= v <= _INT64[1] for v in values):
+        i = _first_bad(values, lambda v: not (type(v) is int and not _INT64[0] <= v <= _INT64[1]))
+        raise src.fail_row(
+            row + i,
+            f"column {name!r}: the integer {values[i]} lies beyond int64; read labels this "
+            "large as text (--labels-as-text)",
+        )
     text = values.astype(str)
     if text.size and (text == "").any():
         i = int(np.flatnonzero(text == "")[0])
@@ -104,11 +123,29 @@ def _labels(
         # kept "true" and "TRUE" apart, and a file's chunk of booleans alone merged them.
         text = _named_booleans(text)
     if _plain_ascii(text):
-        for dtype in (np.int64, np.float64):
+        try:
+            return text.astype(np.int64)
+        except OverflowError:
+            # Integers beyond int64 (standard input's text; 0.8.12 read them as floats, a
+            # label 1e+23 that the file does not hold): uint64 as pandas reads a file's, else
+            # refused at their line.
             try:
-                return text.astype(dtype)
+                return text.astype(np.uint64)
             except (TypeError, ValueError, OverflowError):
-                continue
+                pass
+            i = _first_bad(text, lambda v: not _INT_TEXT.fullmatch(v) or _fits_int64(v))
+            if _INT_TEXT.fullmatch(str(text[i])) and not _fits_int64(str(text[i])):
+                raise src.fail_row(
+                    row + i,
+                    f"column {name!r}: the integer {text[i]} lies beyond int64; read labels "
+                    "this large as text (--labels-as-text)",
+                ) from None
+        except (TypeError, ValueError):
+            pass
+        try:
+            return text.astype(np.float64)
+        except (TypeError, ValueError, OverflowError):
+            pass
     if not key and text.size and str(text[0]) in _TRUE | _FALSE:
         # Booleans written as text (standard input, read by the csv module): booleans, as the
         # same bytes read from a file by pandas' parser (and Parquet's booleans) are. (Text

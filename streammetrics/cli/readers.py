@@ -202,11 +202,24 @@ def _json_text(value: Any) -> Any:
     return value  # NaN: a missing value, as without the option
 
 
+#: int64's range: a JSON integer beyond it stays a Python int (the column's check names it).
+_INT64 = (-(2**63), 2**63 - 1)
+
+
 def _json_column(values: list[Any]) -> np.ndarray:
     kinds = {type(v) for v in values}
     try:
-        if len(kinds) > 1 and (str in kinds or bool in kinds):
-            # numpy would read a NaN beside text as "nan", and true beside 0.5 as 1.0
+        if (
+            (len(kinds) > 1 and (str in kinds or bool in kinds))
+            or kinds & {list, dict}
+            or (
+                int in kinds
+                and any(type(v) is int and not _INT64[0] <= v <= _INT64[1] for v in values)
+            )
+        ):
+            # numpy would read a NaN beside text as "nan", true beside 0.5 as 1.0, a chunk of
+            # lists as one 2-D column (named as the metric's argument, not the column), and an
+            # integer beyond int64 as a float (a label 1e+23 the file does not hold)
             raise TypeError
         arr = np.asarray(values)
     except (TypeError, ValueError):
