@@ -528,6 +528,11 @@ def test_integers_beyond_int64_read_alike_from_a_file_and_stdin(
     assert [json.loads(o)["metrics"]["accuracy"] for _, o, _ in outs] == [
         {"1": 1.0, "10000000000000000000": 1.0}
     ] * 2
+    path = tmp_path / "log.jsonl"
+    path.write_bytes(b'{"y": 1, "p": 1, "g": 1}\n{"y": 1, "p": 1, "g": 10000000000000000000}\n')
+    status, out, _ = _run(capsys, monkeypatch, "eval", str(path), "--metric", "accuracy",
+                          "--y-true", "y", "--y-pred", "p", "--by", "g", "--json")  # fmt: skip
+    assert json.loads(out)["metrics"]["accuracy"] == {"1": 1.0, "10000000000000000000": 1.0}
     data = b"y,p\n1,1\n99999999999999999999999,1\n"
     for (status, _, err), where in zip(
         _both(

@@ -65,6 +65,7 @@ def _numbers(values: np.ndarray, name: str, src: Source, row: int) -> np.ndarray
 
 #: int64's range: labels beyond it are refused (JSON keeps such integers as Python ints).
 _INT64 = (-(2**63), 2**63 - 1)
+_UINT64_MAX = 2**64 - 1
 
 #: An integer written as text (the values numpy's ``astype(np.int64)`` reads).
 _INT_TEXT = re.compile(r"\s*[+-]?[0-9]+\s*")
@@ -105,6 +106,8 @@ def _labels(
         what = "an object" if isinstance(values[i], dict) else "a list"
         raise src.fail_row(row + i, f"column {name!r}: {what} is not a label")
     if kind == "O" and any(type(v) is int and not _INT64[0] <= v <= _INT64[1] for v in values):
+        if all(type(v) is int and 0 <= v <= _UINT64_MAX for v in values):
+            return np.array(values.tolist(), dtype=np.uint64)  # as pandas reads a CSV's
         i = _first_bad(values, lambda v: not (type(v) is int and not _INT64[0] <= v <= _INT64[1]))
         raise src.fail_row(
             row + i,
