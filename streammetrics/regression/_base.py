@@ -36,7 +36,8 @@ from ..uncertainty import (
     normal_interval,
     t_interval,
 )
-from ._wsq import check_wsq, wsq_batch, wsq_merged
+from ._upgrade import upgraded
+from ._wsq import check_wsq_fields, wsq_batch, wsq_merged
 
 # The variables a metric may keep moments of, in a fixed order.
 _T, _P, _E, _AE, _APE, _SE = "y_true", "y_pred", "error", "abs_error", "abs_pct_error", "sq_error"
@@ -396,74 +397,18 @@ class _RegressionMetric(Metric, register=False):
                 raise ValueError(f"the mean {name} must be non-negative")
         if width is not None:
             check_weight_sq(self.weight_sq, self.moments.weight, self._count)
-        if self._loss is not None:
-            a, q = self.wsq_mean, self.wsq_spread
-            if a.ndim != 1 or a.shape != q.shape or a.size not in (0, width or 0):
-                raise ValueError("wsq_mean and wsq_spread hold one value per output, or none")
-            if not a.size and width is not None:
-                # Left out only while every row weighs 1 (or 0: such rows add nothing), as a
-                # weighted update writes them otherwise: then sum w = sum w**2 <= count. A
-                # forged weighted state without them gave intervals of zero or infinite width,
-                # and bytes its next valid update made unloadable (0.8.11).
-                weight = self.moments.weight
-                if not (weight == self.weight_sq and weight <= self._count):
-                    raise ValueError(
-                        "wsq_mean and wsq_spread are left out only for rows of weight 1 "
-                        "(sum w = sum w**2 <= count)"
-                    )
-            known = ~np.isnan(a)
-            if not (np.isfinite(a[known]).all() and (q[known] >= 0).all()):
-                raise ValueError("wsq_mean must be finite and wsq_spread non-negative (or nan)")
-            if not (np.isnan(q) == ~known).all() or not np.isfinite(q[known]).all():
-                raise ValueError("wsq_mean and wsq_spread are known (finite) together")
-            if a.size and known.any():
-                self._check_wsq(a[known], q[known], known)
-
-    def _check_wsq(self, a: np.ndarray, q: np.ndarray, known: np.ndarray) -> None:
-        mean = self._mean(self._loss)[known]  # type: ignore[arg-type]
-        spread = self._co(self._loss, self._loss)[known]  # type: ignore[arg-type]
-        check_wsq(a, q, mean, spread, self.moments.weight, self.weight_sq, self._count)
+        loss = self._loss
+        if loss is not None:
+            totals = (self.moments.weight, self.weight_sq, self._count)
+            moments = lambda: (self._mean(loss), self._co(loss, loss))  # noqa: E731
+            check_wsq_fields(self.wsq_mean, self.wsq_spread, width, totals, moments)
 
     @classmethod
     def _upgrade_state(cls, state: Any, schema: int) -> Any:
-        """Schema 1 (0.1.0) kept neither the loss's second moment nor ``weight_sq``: both are
-        unknown for a non-empty state (the co-moment row is zero, ``weight_sq`` nan, so
-        ``interval`` is nan until the state is reset); values and merges are unchanged.
-        Schema 2 of R2Score and ExplainedVariance kept no ``shape``: it starts empty and, for a
-        non-empty state, ``weight_sq`` becomes nan (the interval is unknown until reset)."""
-        if schema < 2 and isinstance(state, dict) and "weight_sq" not in state:
-            state = cls._upgrade_moments(state)
-        if cls._loss is not None and schema < 3 and isinstance(state, dict):
-            # 0.8.8 kept no moments under the weights squared: none needed for a state of unit
-            # weights (sum (w - 1)**2 = 0 when n = sum w = sum w**2), else unknown (nan), and
-            # ``interval`` keeps Kish's rule.
-            moments = state.get("moments")
-            mean = moments.get("mean") if isinstance(moments, dict) else None
-            weight = moments.get("weight") if isinstance(moments, dict) else None
-            n, sq = state.get("count"), state.get("weight_sq")
-            unit = isinstance(n, int) and n == weight == sq
-            width = mean.shape[1] if isinstance(mean, np.ndarray) and mean.ndim == 2 else 0
-            unknown = np.zeros(0) if unit else np.full(width, math.nan)
-            state = {**state, "wsq_mean": unknown, "wsq_spread": unknown.copy()}
-        if cls._shape and schema < 3 and isinstance(state, dict) and "shape" not in state:
-            # Schema 2 kept no fourth moments: the interval is unknown (weight_sq nan) until
-            # reset; the value, the merges and the moments the value reads are unchanged.
-            known = state.get("count") == 0
-            shape = CentralMoments(2, _SHAPE).to_wire()
-            sq = state.get("weight_sq") if known else math.nan
-            state = {**state, "shape": shape, "weight_sq": sq}
-        return state
-
-    @classmethod
-    def _upgrade_moments(cls, state: dict[str, Any]) -> dict[str, Any]:
-        moments = state.get("moments")
-        if cls._loss is not None and isinstance(moments, dict):
-            co = moments.get("comoment")
-            if isinstance(co, np.ndarray) and co.ndim == 2:
-                extra = np.zeros((1, co.shape[1]))
-                moments = {**moments, "comoment": np.concatenate([co, extra])}
-        empty = state.get("count") == 0
-        return {**state, "moments": moments, "weight_sq": 0.0 if empty else math.nan}
+        """Older schemas (``streammetrics.regression._upgrade``): their values and merges are
+        unchanged; what they did not keep leaves the interval unknown until a reset."""
+        shape = CentralMoments(2, _SHAPE).to_wire() if cls._shape else None
+        return upgraded(state, schema, cls._loss is not None, shape)
 
     def _n_eff(self) -> float:
         return kish(self.moments.weight, self.weight_sq)

@@ -5,10 +5,11 @@ mean loss (``sum w**2 (x - m)**2 = spread + weight_sq (a - m)**2`` about the ``w
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 
-__all__ = ["check_wsq", "wsq_batch", "wsq_merged"]
+__all__ = ["check_wsq", "check_wsq_fields", "wsq_batch", "wsq_merged"]
 
 
 def wsq_batch(
@@ -76,3 +77,37 @@ def check_wsq(
         raise ValueError(
             "wsq_spread and wsq_mean give sum w**2 (x - m)**2 above what the moments allow"
         )
+
+
+def check_wsq_fields(
+    a: np.ndarray,
+    q: np.ndarray,
+    width: int | None,
+    totals: tuple[float, float, int],
+    moments: Callable[[], tuple[np.ndarray, np.ndarray]],
+) -> None:
+    """The decoder's check of a state's ``wsq_mean`` (``a``) and ``wsq_spread`` (``q``), for a
+    state of ``width`` outputs (None: nothing seen) whose moments hold ``totals`` (``sum w``,
+    ``sum w**2``, rows) and, from ``moments()``, the loss's mean and co-moment per output:
+    ``ValueError`` unless they are what a stream gives."""
+    weight, weight_sq, count = totals
+    if a.ndim != 1 or a.shape != q.shape or a.size not in (0, width or 0):
+        raise ValueError("wsq_mean and wsq_spread hold one value per output, or none")
+    if not a.size and width is not None:
+        # Left out only while every row weighs 1 (or 0: such rows add nothing), as a weighted
+        # update writes them otherwise: then sum w = sum w**2 <= count. A forged weighted
+        # state without them gave intervals of zero or infinite width, and bytes its next
+        # valid update made unloadable (0.8.11).
+        if not (weight == weight_sq and weight <= count):
+            raise ValueError(
+                "wsq_mean and wsq_spread are left out only for rows of weight 1 "
+                "(sum w = sum w**2 <= count)"
+            )
+    known = ~np.isnan(a)
+    if not (np.isfinite(a[known]).all() and (q[known] >= 0).all()):
+        raise ValueError("wsq_mean must be finite and wsq_spread non-negative (or nan)")
+    if not (np.isnan(q) == ~known).all() or not np.isfinite(q[known]).all():
+        raise ValueError("wsq_mean and wsq_spread are known (finite) together")
+    if a.size and known.any():
+        mean, spread = moments()
+        check_wsq(a[known], q[known], mean[known], spread[known], weight, weight_sq, count)
