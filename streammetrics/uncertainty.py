@@ -479,7 +479,9 @@ def explained_delta_se(block: Any, kind: str, n_eff: float) -> float:
     var_u = m[(0, 4)] - b * b
     if kind == "r2":
         a = m[(2, 0)] + d * d
-        var_s = m[(4, 0)] - m[(2, 0)] ** 2 + 4 * d * m[(3, 0)] + 4 * d * d * m[(2, 0)]
+        # (m20 * m20, not m20 ** 2: Python's power raises OverflowError past float64, where
+        # the product gives inf and the variance nan; a forged state reached it, 0.8.12.)
+        var_s = m[(4, 0)] - m[(2, 0)] * m[(2, 0)] + 4 * d * m[(3, 0)] + 4 * d * d * m[(2, 0)]
         cov = m[(2, 2)] - m[(2, 0)] * b + 2 * d * m[(1, 2)]
     else:
         a = m[(2, 0)]

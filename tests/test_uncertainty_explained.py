@@ -166,3 +166,24 @@ def test_interval_of_a_tiny_spread_is_nan_not_an_error(cls: type) -> None:
         assert math.isnan(low) and math.isnan(high)
     got = cls().update(base_t * 1e-60, base_p * 1e-60).interval()
     assert got == pytest.approx(want, rel=1e-9)
+
+
+@pytest.mark.parametrize("cls", [R2Score, ExplainedVariance])
+@pytest.mark.parametrize("forge", ["weight", "m20"])
+def test_a_forged_shape_block_gives_an_interval_or_nan_never_overflow(cls, forge) -> None:
+    # 0.8.12: R2Score's interval raised OverflowError (Python's float power) for a decoded
+    # shape block whose weight or (2, 0) sum, each within its bound, disagreed with the moments.
+    from streammetrics import _codec
+
+    rng = np.random.default_rng(0)
+    t = rng.normal(size=30)
+    tree = _codec.decode(cls().update(t, t + rng.normal(size=30)).to_bytes())
+    shape = tree["state"]["shape"]
+    if forge == "weight":
+        shape["weight"] = 1e-300
+    else:
+        shape["moments"] = shape["moments"].copy()
+        shape["moments"][0, 0] = 2.0**530
+    m = sm.loads(_codec.encode(tree))
+    low, high = m.interval(0.9)
+    assert (math.isnan(low) and math.isnan(high)) or low <= m.compute() <= high
