@@ -209,19 +209,17 @@ _INT64 = (-(2**63), 2**63 - 1)
 def _json_column(values: list[Any]) -> np.ndarray:
     kinds = {type(v) for v in values}
     try:
-        if (
-            (len(kinds) > 1 and (str in kinds or bool in kinds))
-            or kinds & {list, dict}
-            or (
-                int in kinds
-                and any(type(v) is int and not _INT64[0] <= v <= _INT64[1] for v in values)
-            )
-        ):
-            # numpy would read a NaN beside text as "nan", true beside 0.5 as 1.0, a chunk of
-            # lists as one 2-D column (named as the metric's argument, not the column), and an
-            # integer beyond int64 as a float (a label 1e+23 the file does not hold)
+        if (len(kinds) > 1 and (str in kinds or bool in kinds)) or kinds & {list, dict}:
+            # numpy would read a NaN beside text as "nan", true beside 0.5 as 1.0, and a chunk
+            # of lists as one 2-D column (named as the metric's argument, not the column)
             raise TypeError
         arr = np.asarray(values)
+        if (
+            int in kinds
+            and arr.dtype.kind in "fO"
+            and any(type(v) is int and not _INT64[0] <= v <= _INT64[1] for v in values)
+        ):
+            raise TypeError  # an integer past int64 read as a float (a label the file lacks)
     except (TypeError, ValueError):
         arr = np.empty(len(values), dtype=object)
         for i, v in enumerate(values):
