@@ -232,7 +232,10 @@ def tiny_groups_scaled(
     scaling is exact, so each group's AUC is that of its own weights, and it is per group: one
     power for the whole table, set by the largest weight of any group, left a light group
     beside a heavy one in the underflow (0.8.12: its AUC wrong or the group left out)."""
-    top = np.maximum.reduceat(np.maximum(pos, neg), starts)
+    both = np.maximum(pos, neg)
+    if both.min() >= TINY_WEIGHT:  # (no entry, so no group, is tiny: the common case)
+        return pos, neg, None
+    top = np.maximum.reduceat(both, starts)
     tiny = (top > 0.0) & (top < TINY_WEIGHT)
     if not tiny.any():
         return pos, neg, None
