@@ -4,7 +4,7 @@ The invariant, for any bytes:
 
 * ``sm.loads`` raises nothing but :class:`~streammetrics.StateDecodeError`;
 * after a successful ``loads``, ``compute`` raises nothing and returns only nan or finite
-  floats (no inf);
+  floats (no inf), and ``interval`` raises nothing but ``NoIntervalError``;
 * ``merge`` with a copy of itself, with a fresh metric of the same configuration and into one,
   raises nothing but :class:`~streammetrics.IncompatibleStateError` (which includes
   ``CountOverflowError``, the count bound of ``docs/format.md``); a merged state computes under
@@ -120,6 +120,22 @@ def _without_neginf(result: Any) -> Any:
     return result
 
 
+def check_interval(metric: Any, name: str) -> None:
+    """``interval()`` raises nothing but ``NoIntervalError`` (no closed form, or a shape it does
+    not cover) and gives ``low <= high`` or ``nan, nan`` (0.8.12: a forged ``R2Score`` raised
+    ``OverflowError`` there)."""
+    try:
+        bounds = metric.interval()
+    except sm.NoIntervalError:
+        return
+    # (one pair of floats, or of arrays: MulticlassROCAUC(average=None) bounds every class)
+    low, high = (np.asarray(b, dtype=np.float64) for b in bounds)
+    with np.errstate(invalid="ignore"):
+        ok = (np.isnan(low) & np.isnan(high)) | (low <= high)
+    if not ok.all():
+        raise AssertionError(f"{name}.interval(): {low!r} > {high!r} or one nan")
+
+
 def check_one(blob: bytes, lenient: frozenset[str] = frozenset()) -> None:
     """Raise AssertionError (or the unexpected exception) when ``blob`` breaks the invariant.
 
@@ -138,6 +154,7 @@ def check_one(blob: bytes, lenient: frozenset[str] = frozenset()) -> None:
         result = metric.compute()
         if strict:
             _check(result, name, f"{name}.compute()", metric)
+        check_interval(metric, name)
         fresh = metric.copy().reset()
         pairs = [
             ("itself", metric.copy(), metric),
