@@ -202,3 +202,23 @@ def test_a_group_of_tiny_weights_beside_heavy_ones_keeps_its_auc(exact, weightin
         assert got[1] == 1.0
         low, high = m.interval()
         assert low <= m.compute() <= high
+
+
+def test_a_group_whose_classes_weigh_far_apart_keeps_its_auc():
+    # Per group and per class: positives of 1e-300 beside negatives of 1e-60 in one group (the
+    # group's largest weight not tiny) gave P * N = 0 and left the group out.
+    rng = np.random.default_rng(6)
+    n = 80
+    y = rng.random(n) < 0.4
+    s = rng.random(n)
+    g = np.repeat([0, 1], n // 2)
+    w = np.where(y, 1e-300, 1e-60) * rng.uniform(0.5, 2.0, n)
+    m = sm.GAUC(exact=True, weighting="uniform").update(y, s, g, w)
+    assert m.groups_used == 2
+    for k in (0, 1):
+        rows = g == k
+        want = roc_auc_score(
+            y[rows], s[rows], sample_weight=np.where(y[rows], 1e240, 1.0) * w[rows] * 1e60
+        )
+        assert m.per_group()["auc"][k] == pytest.approx(want, rel=1e-12)
+    assert m.per_group()["pos"] == pytest.approx([w[(g == k) & y].sum() for k in (0, 1)], rel=1e-12)

@@ -727,3 +727,38 @@ def test_multiclass_rocauc_update_names_its_matrix_as_the_contract_does() -> Non
     assert by_keyword.to_bytes() == sm.MulticlassROCAUC().update([0, 1, 2, 1], probs).to_bytes()
     with pytest.raises(sm.InputError, match="y_prob_matrix"):
         by_keyword.update([0], [[0.5, 0.5]])
+
+
+@pytest.mark.parametrize("exact", [True, False])
+def test_classes_weighing_far_apart_keep_their_auc_and_ap(exact) -> None:
+    # 0.8.12 scaled both classes by one power of two, set by the heavier: positives of weight
+    # 1e-300 beside negatives of 1e-60 gave P * N = 0 and ZeroDivisionError (ROCAUC, its
+    # bound, MulticlassROCAUC, Sliced); positives of 1e-170 beside negatives of 1 gave AP 0
+    # with a bound of 0 (p * (t + p) underflowed).
+    from sklearn.metrics import average_precision_score
+
+    rng = np.random.default_rng(4)
+    y = rng.random(200) < 0.4
+    s = np.round(rng.random(200), 2)
+    for wp, wn in [(1e-300, 1e-60), (1e-60, 1e-300), (1e-170, 1.0), (1.0, 1e-170)]:
+        w = np.where(y, wp, wn) * rng.uniform(0.5, 2.0, 200)
+        auc = sm.ROCAUC(exact=exact).update(y, s, sample_weight=w)
+        ap = sm.AveragePrecision(exact=exact).update(y, s, sample_weight=w)
+        want_auc = roc_auc_score(y, s, sample_weight=w / w.max())
+        want_ap = average_precision_score(y, s, sample_weight=w / w.max())
+        if exact:
+            assert auc.compute() == pytest.approx(want_auc, rel=1e-12)
+            assert ap.compute() == pytest.approx(want_ap, rel=1e-9)
+        else:
+            assert abs(auc.compute() - want_auc) <= auc.error_bound() + 1e-12
+            assert abs(ap.compute() - want_ap) <= ap.error_bound() + 1e-9
+        sliced = sm.Sliced(sm.ROCAUC(exact=exact)).update(
+            y, s, by=np.zeros(200, int), sample_weight=w
+        )
+        assert sliced.compute()[0] == auc.compute()
+    multi = sm.MulticlassROCAUC(exact=exact).update(
+        [0, 1, 2, 0],
+        [[0.5, 0.3, 0.2], [0.1, 0.8, 0.1], [0.2, 0.2, 0.6], [0.4, 0.4, 0.2]],
+        sample_weight=[1e-60, 1e-300, 1e-60, 1e-60],
+    )
+    assert multi.compute() == 1.0

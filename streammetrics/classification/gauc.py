@@ -139,9 +139,9 @@ class GAUC(Keyed, Metric):
         # the running total minus the total of the earlier groups.
         starts = np.flatnonzero(np.concatenate(([True], t.g[1:] != t.g[:-1])))
         ends = np.append(starts[1:], len(t.g)) - 1
-        pos, neg, shift = t.pos, t.neg, None
+        pos, neg, shift_p, shift_n = t.pos, t.neg, None, None
         if pos.dtype.kind == "f":
-            pos, neg, shift = tiny_groups_scaled(pos, neg, starts)
+            pos, neg, shift_p, shift_n = tiny_groups_scaled(pos, neg, starts)
         big_p, big_n, num = _group_sums(pos, neg, starts, ends)
         spread = np.flatnonzero(np.isnan(t.value))  # buckets holding several scores
         slack: np.ndarray = np.zeros(len(starts))
@@ -149,12 +149,14 @@ class GAUC(Keyed, Metric):
             run = np.searchsorted(starts, spread, side="right") - 1
             slack = np.bincount(run, weights=0.5 * pos[spread] * neg[spread], minlength=len(starts))
         scale = big_p * big_n
-        ok = scale > 0  # (after the rescaling, only for weights 2**500 apart within a group)
+        ok = scale > 0  # (after the rescaling, only for weights 2**500 apart within a class)
         safe = np.where(ok, scale, 1.0)
         auc = np.where(ok, np.clip(num / safe, 0.0, 1.0), np.nan)
         bound = np.where(ok, slack / safe, np.nan)
-        if shift is not None:  # the groups' weights as the state holds them
-            big_p, big_n = np.ldexp(big_p, -shift), np.ldexp(big_n, -shift)
+        if shift_p is not None:  # the groups' weights as the state holds them
+            big_p = np.ldexp(big_p, -shift_p)
+        if shift_n is not None:
+            big_n = np.ldexp(big_n, -shift_n)
         if len(starts) != size:  # groups without entries (not in a canonical table)
             at = t.g[starts]
             auc, bound = _scatter(auc, at, size, np.nan), _scatter(bound, at, size, np.nan)

@@ -223,25 +223,31 @@ def _scatter(values: np.ndarray, at: np.ndarray, size: int, fill: float = 0.0) -
 
 def tiny_groups_scaled(
     pos: np.ndarray, neg: np.ndarray, starts: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    """Float weights ``pos`` and ``neg`` (runs of one group each, from ``starts``) with every
-    group whose largest weight is below ``TINY_WEIGHT`` multiplied by the power of two that
-    brings that weight to [0.5, 1), and that power per run (None when no group needs one).
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """Float weights ``pos`` and ``neg`` (runs of one group each, from ``starts``) with, in
+    every group, each class whose largest weight is below ``TINY_WEIGHT`` multiplied by the
+    power of two that brings that weight to [0.5, 1); and those powers per run, for ``pos`` and
+    for ``neg`` (None when no group needs one for that class).
 
-    Products of two of a group's weights would underflow otherwise (1e-162 squared is 0). The
-    scaling is exact, so each group's AUC is that of its own weights, and it is per group: one
-    power for the whole table, set by the largest weight of any group, left a light group
-    beside a heavy one in the underflow (0.8.12: its AUC wrong or the group left out)."""
-    both = np.maximum(pos, neg)
-    if both.min() >= TINY_WEIGHT:  # (no entry, so no group, is tiny: the common case)
-        return pos, neg, None
-    top = np.maximum.reduceat(both, starts)
-    tiny = (top > 0.0) & (top < TINY_WEIGHT)
-    if not tiny.any():
-        return pos, neg, None
-    shift = np.where(tiny, -np.frexp(top)[1], 0)
-    per_entry = np.repeat(shift, np.diff(np.append(starts, len(pos))))
-    return np.ldexp(pos, per_entry), np.ldexp(neg, per_entry), shift
+    Products of a positive's and a negative's weight would underflow otherwise (1e-162 squared
+    is 0). A group's AUC (and its bound) is bilinear in its two classes' weights, so the
+    scalings cancel exactly. Per group and per class: one power for the whole table, set by the
+    heaviest weight of any group, left a light group beside a heavy one in the underflow
+    (0.8.12: its AUC wrong or the group left out)."""
+    out: list[np.ndarray] = []
+    shifts: list[np.ndarray | None] = []
+    lengths = np.diff(np.append(starts, len(pos)))
+    for w in (pos, neg):
+        if not ((w > 0.0) & (w < TINY_WEIGHT)).any():  # (no tiny weight: the common case)
+            out.append(w)
+            shifts.append(None)
+            continue
+        top = np.maximum.reduceat(w, starts)
+        tiny = (top > 0.0) & (top < TINY_WEIGHT)
+        shift = np.where(tiny, -np.frexp(top)[1], 0)
+        out.append(np.ldexp(w, np.repeat(shift, lengths)))
+        shifts.append(shift)
+    return out[0], out[1], shifts[0], shifts[1]
 
 
 def union_labels(

@@ -51,7 +51,13 @@ def unscaled(*weights: np.ndarray) -> tuple[list[np.ndarray], int]:
 def _auc_from_table(
     lo: np.ndarray, hi: np.ndarray, pos: np.ndarray, neg: np.ndarray
 ) -> tuple[float, float]:
-    (p, n), _ = unscaled(pos, neg)
+    # Each class by its own power of two: the value and bound are bilinear in the two classes'
+    # weights, so the scalings cancel exactly, and neither P * N nor a product of a positive's
+    # and a negative's weight underflows however far apart the classes weigh (0.8.12 scaled
+    # both by one power, set by the heavier class: weights 1e-300 beside 1e-60 gave P * N = 0
+    # and ZeroDivisionError).
+    (p,), _ = unscaled(pos)
+    (n,), _ = unscaled(neg)
     total_p, total_n = float(p.sum()), float(n.sum())
     if not (total_p > 0 and total_n > 0):
         return math.nan, math.nan
@@ -124,11 +130,13 @@ def _ap_from_table(
     f = np.cumsum(n) - n  # negatives ranked above
     spread = (lo < hi)[::-1] & (p > 0)
     tie_den = t + f + p + n
-    contrib = np.divide(p * (t + p), tie_den, out=np.zeros_like(p), where=tie_den > 0)
+    # The precision first, then times the weight: p * (t + p) underflowed for positives
+    # weighing 1e-160 of the negatives (0.8.12: AP 0 with a bound of 0 where it is 1).
+    contrib = p * np.divide(t + p, tie_den, out=np.zeros_like(p), where=tie_den > 0)
     bound = 0.0
     if spread.any():
         ps, ns, ts, fs = p[spread], n[spread], t[spread], f[spread]
-        upper = ps * (ts + ps) / (ts + fs + ps)
+        upper = ps * ((ts + ps) / (ts + fs + ps))
         step = _log_step if weighted else _harmonic_step
         # (Rounding may leave the lower end a hair above the upper one: never below zero width.)
         lower = np.minimum(ps - (fs + ns) * step(ps, ts + fs + ns), upper)
