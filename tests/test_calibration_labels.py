@@ -291,3 +291,19 @@ def test_a_one_d_state_under_other_than_two_labels_loads_and_refuses_more_rows(n
     empty = MAKERS[name]([0, 1, 2])
     assert sm.loads(empty.to_bytes()).count == 0
     assert math.isnan(sm.loads(empty.to_bytes()).compute())
+
+
+def test_calibration_error_is_still_found_where_it_was_defined() -> None:
+    # 0.8.13 moved it to classification/reliability.py; imports of the old path, and pickles
+    # written by 0.8.12 (which name that module), must still find the class.
+    import pickle
+
+    from streammetrics.classification import calibration, reliability
+
+    assert calibration.CalibrationError is reliability.CalibrationError
+    m = reliability.CalibrationError().update([0, 1], [0.2, 0.7])
+    legacy = pickle.dumps(m).replace(
+        b"streammetrics.classification.reliability", b"streammetrics.classification.calibration"
+    )
+    assert b"classification.calibration" in legacy
+    assert pickle.loads(legacy) == m

@@ -552,3 +552,16 @@ def test_integers_beyond_int64_read_alike_from_a_file_and_stdin(
     ):
         assert status == 1
         assert f"{where}:3: column 'y': the integer 99999999999999999999999 lies beyond" in err
+
+
+def test_a_json_integer_past_float64_in_a_number_column_is_named_at_its_line(
+    capsys, monkeypatch, tmp_path
+) -> None:
+    # 0.8.12 ended in a traceback (OverflowError: int too large to convert to float).
+    path = tmp_path / "log.jsonl"
+    path.write_text('{"y": 1, "s": 0.5}\n{"y": 0, "s": 1' + "0" * 400 + "}\n")
+    status, _, err = _run(capsys, monkeypatch, "eval", str(path), *AUC)
+    assert status == 1
+    assert _one_line(err) == (
+        f"streammetrics: error: {path}:2: column 's': an integer of 401 digits lies beyond float64"
+    )

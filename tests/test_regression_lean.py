@@ -26,7 +26,15 @@ def _general(metric, t, p):
 
 
 @pytest.mark.parametrize("make", ONE_LOSS)
-def test_same_bytes_as_the_general_path(make):
+def test_same_bytes_as_the_general_path(make, monkeypatch):
+    taken = []
+    lean_batch = type(make())._one_loss_batch
+
+    def spy(self, t, p):
+        taken.append(lean_batch(self, t, p))
+        return taken[-1]
+
+    monkeypatch.setattr(type(make()), "_one_loss_batch", spy)
     rng = np.random.default_rng(7)
     lean, general = make(), make()
     for n in SIZES:
@@ -37,6 +45,8 @@ def test_same_bytes_as_the_general_path(make):
         assert lean.to_bytes() == general.to_bytes()
     assert lean.compute() == general.compute()
     assert lean.interval() == general.interval()
+    # the lean path ran for every batch of 4,096 rows or more (and the general path for lists)
+    assert taken == [n >= 4096 for n in SIZES]
 
 
 @pytest.mark.parametrize("make", ONE_LOSS)

@@ -370,6 +370,9 @@ def test_the_largest_beta_scores_and_a_blob_past_it_is_refused() -> None:
     m = CHRF(beta=MAX_BETA).update(["a cat sat"], [["a cat sat on"]])
     both = CHRF(beta=MAX_BETA).update(["a cat"], [["a cat", "the cat"]])  # several references
     assert 0 < m.compute() <= 100 and both.compute() == 100.0
+    for big in (2**64, 10**100):  # ints the wire cannot hold: kept as the floats they are
+        wide = CHRF(beta=big).update(["a cat"], [["a cat"]])
+        assert sm.loads(wide.to_bytes()).compute() == wide.compute() == 100.0
     tree = msgpack.unpackb(m.to_bytes(), strict_map_key=False)
     tree["config"]["beta"] = 1e200
     with pytest.raises(sm.StateDecodeError, match="beta"):

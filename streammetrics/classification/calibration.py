@@ -33,7 +33,7 @@ from ..uncertainty import (
 )
 from ._checks import binary_labels, class_columns, column_labels
 
-__all__ = ["BrierScore", "LogLoss"]
+__all__ = ["BrierScore", "CalibrationError", "LogLoss"]
 
 
 def _probabilities(
@@ -387,3 +387,8 @@ class BrierScore(_SumMetric):
 
     def _scale(self) -> float:
         return 0.5 if self.columns == 2 else 1.0
+
+
+# Where 0.8.12 and earlier defined it: their imports, and their pickles (which name this
+# module), still find it.
+from .reliability import CalibrationError  # noqa: E402

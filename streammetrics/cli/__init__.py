@@ -28,10 +28,10 @@ Bad data ends the command with a one-line message naming the file, line and colu
 status 1 (2 for a bad command line); never a traceback.
 
 The package: :mod:`.names` (metric names, the columns each reads), :mod:`.sources` (opening
-and decoding files, CSV records, the line of each row), :mod:`.readers` (chunked readers and
-column conversion), :mod:`.output` (tables, progress bar), :mod:`.plan` (the metrics and
-columns of a command, and the reading loop), :mod:`.arguments` (the parser), :mod:`.commands`
-(the commands), :mod:`.page` (the HTML report).
+and decoding files, CSV records, the line of each row), :mod:`.readers` (chunked readers),
+:mod:`.columns` (column conversion), :mod:`.output` (tables, progress bar), :mod:`.plan` (the
+metrics and columns of a command, and the reading loop), :mod:`.arguments` (the parser),
+:mod:`.commands` (the commands), :mod:`.page` (the HTML report).
 """
 
 from .commands import main

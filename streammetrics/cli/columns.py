@@ -29,7 +29,7 @@ def _first_bad(values: np.ndarray, ok: Any) -> int:
 def _is_number(v: Any) -> bool:
     try:
         return math.isfinite(float(v))
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # (a JSON integer past float64)
         return False
 
 
@@ -49,11 +49,15 @@ def _numbers(values: np.ndarray, name: str, src: Source, row: int) -> np.ndarray
         raise src.fail_row(row + i, f"column {name!r}: {_plain(values[i])!r} is not a number")
     try:
         out = values.astype(np.float64)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):
         i = _first_bad(values, _is_number)
-        raise src.fail_row(
-            row + i, f"column {name!r}: {_plain(values[i])!r} is not a number"
-        ) from None
+        bad = _plain(values[i])
+        if type(bad) is int:  # (past float64: a JSON integer of hundreds of digits)
+            raise src.fail_row(
+                row + i,
+                f"column {name!r}: an integer of {len(str(abs(bad)))} digits lies beyond float64",
+            ) from None
+        raise src.fail_row(row + i, f"column {name!r}: {bad!r} is not a number") from None
     finite = np.isfinite(out)
     if not finite.all():
         i = int(np.flatnonzero(~finite)[0])

@@ -198,7 +198,9 @@ class CHRF(Metric):
         self._add_config(
             char_order=char_order,
             word_order=word_order,
-            beta=whole_if_integral(beta),
+            # (as a float first: an int past 2**64, which the wire cannot hold, becomes the float
+            # it is; a whole float, or an int, below 2**53 is kept as that int)
+            beta=whole_if_integral(float(beta)),
             lowercase=config_flag(lowercase, "lowercase"),
             whitespace=config_flag(whitespace, "whitespace"),
             eps_smoothing=config_flag(eps_smoothing, "eps_smoothing"),
