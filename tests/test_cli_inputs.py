@@ -565,3 +565,55 @@ def test_a_json_integer_past_float64_in_a_number_column_is_named_at_its_line(
     assert _one_line(err) == (
         f"streammetrics: error: {path}:2: column 's': an integer of 401 digits lies beyond float64"
     )
+
+
+@pytest.mark.parametrize("batch", ["1", "2", "100000"])
+def test_negative_integers_beside_ones_past_int64_are_refused_in_any_chunking(
+    capsys, monkeypatch, tmp_path, batch
+) -> None:
+    # The first version of the int64/uint64 rule decided per chunk: --batch-size 1 took a
+    # column of -1 and 10**19 (one chunk int64, the next uint64), a larger batch refused it.
+    keys = [5, -1, 7, 10**19, 3]
+    csv = "y,p,g\n" + "".join(f"1,1,{k}\n" for k in keys)
+    jsonl = "".join(json.dumps({"y": 1, "p": 1, "g": k}) + "\n" for k in keys)
+    args = ["--metric", "accuracy", "--y-true", "y", "--y-pred", "p", "--by", "g",
+            "--batch-size", batch]  # fmt: skip
+    results = _both(capsys, monkeypatch, tmp_path, csv.encode(), *args)
+    path = tmp_path / "log.jsonl"
+    path.write_text(jsonl)
+    results.append(_run(capsys, monkeypatch, "eval", str(path), *args))
+    places = [(tmp_path / "log.csv", 5, 3), ("<stdin>", 5, 3), (path, 4, 2)]
+    for (status, _, err), (where, line, before) in zip(results, places, strict=True):
+        assert status == 1
+        assert _one_line(err) == (
+            f"streammetrics: error: {where}:{line}: column 'g': the integer "
+            f"10000000000000000000 lies past int64 (2**63 - 1), and line {before} holds a "
+            "negative one; no integer type holds both: read the column as text "
+            "(--labels-as-text)"
+        )
+
+
+def test_an_integer_past_64_bits_is_refused_at_its_line(capsys, monkeypatch, tmp_path) -> None:
+    data = b"y,p,g\n1,1,1\n1,1,-99999999999999999999\n"
+    for (status, _, err), where in zip(
+        _both(
+            capsys,
+            monkeypatch,
+            tmp_path,
+            data,
+            "--metric",
+            "accuracy",
+            "--y-true",
+            "y",
+            "--y-pred",
+            "p",
+            "--by",
+            "g",
+        ),
+        ("log.csv", "<stdin>"),
+        strict=True,
+    ):
+        assert status == 1
+        assert (
+            f"{where}:3: column 'g': the integer -99999999999999999999 lies beyond 64 bits" in err
+        )

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import re
 import warnings
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 
@@ -73,10 +73,66 @@ _UINT64_MAX = 2**64 - 1
 
 #: An integer written as text (the values numpy's ``astype(np.int64)`` reads).
 _INT_TEXT = re.compile(r"\s*[+-]?[0-9]+\s*")
+_AS_TEXT = "read the column as text (--labels-as-text)"
 
 
-def _fits_int64(text: str) -> bool:
-    return _INT64[0] <= int(text) <= _INT64[1]
+def _ints(values: np.ndarray, name: str, src: Source, row: int) -> np.ndarray:
+    """An integer label column (int64 or uint64), checked against the file's earlier chunks: a
+    column holding negative integers and integers past int64 is refused whatever the chunking
+    (no integer type holds both; 0.8.13's first version decided it chunk by chunk, so
+    ``--batch-size`` changed the answer)."""
+    kind = values.dtype.kind
+    if not values.size or kind not in "iu":
+        return values
+    if kind == "i":
+        if values.min() >= 0:
+            return values
+        mine, other, i = "negative", "past", int(np.argmax(values < 0))
+    else:
+        if values.max() <= _INT64[1]:
+            return values
+        mine, other, i = "past", "negative", int(np.argmax(values > _INT64[1]))
+    seen = src.int_signs.setdefault(name, {})
+    if other in seen:
+        first, line = seen[other]
+        if line is None:
+            line = src.line(first)  # (pandas' reader: found by re-reading the file)
+        where = f"line {line}" if line is not None else "an earlier row"
+        value = _plain(values[i])
+        what = "is negative" if mine == "negative" else "lies past int64 (2**63 - 1)"
+        also = "one past int64" if mine == "negative" else "a negative one"
+        raise src.fail_row(
+            row + i,
+            f"column {name!r}: the integer {value} {what}, and {where} holds {also}; no "
+            f"integer type holds both: {_AS_TEXT}",
+        )
+    seen.setdefault(mine, (row + i, src.chunk_line(row + i)))
+    return values
+
+
+def _refuse_wide(values: list[Any], name: str, src: Source, row: int) -> NoReturn:
+    """Refuse a chunk holding an integer past int64 that uint64 cannot take with the rest:
+    one past 64 bits, or one beside negative integers (or values that are not integers)."""
+    for i, v in enumerate(values):
+        if type(v) is int and not _INT64[0] <= v <= _UINT64_MAX:
+            raise src.fail_row(
+                row + i, f"column {name!r}: the integer {v} lies beyond 64 bits; {_AS_TEXT}"
+            )
+    i = next(i for i, v in enumerate(values) if type(v) is int and v > _INT64[1])
+    j = next((j for j, v in enumerate(values) if type(v) is int and v < 0), None)
+    if j is None:
+        raise src.fail_row(
+            row + i,
+            f"column {name!r}: the integer {values[i]} lies past int64 (2**63 - 1) beside "
+            f"values that are not integers; {_AS_TEXT}",
+        )
+    line = src.line(row + j)
+    raise src.fail_row(
+        row + i,
+        f"column {name!r}: the integer {values[i]} lies past int64 (2**63 - 1), and line "
+        f"{line if line is not None else '?'} holds a negative one; no integer type holds "
+        f"both: {_AS_TEXT}",
+    )
 
 
 #: The text pandas' CSV parser reads as booleans; standard input reads them alike.
@@ -94,7 +150,7 @@ def _labels(
     if kind == "b":
         return values.astype(str) if as_text or key else values
     if kind in "iu" and not as_text:
-        return values
+        return _ints(values, name, src, row)
     if kind == "f" and not as_text:
         return _numbers(values, name, src, row)
     if kind == "f" and np.isnan(values).any():
@@ -111,13 +167,8 @@ def _labels(
         raise src.fail_row(row + i, f"column {name!r}: {what} is not a label")
     if kind == "O" and any(type(v) is int and not _INT64[0] <= v <= _INT64[1] for v in values):
         if all(type(v) is int and 0 <= v <= _UINT64_MAX for v in values):
-            return np.array(values.tolist(), dtype=np.uint64)  # as pandas reads a CSV's
-        i = _first_bad(values, lambda v: not (type(v) is int and not _INT64[0] <= v <= _INT64[1]))
-        raise src.fail_row(
-            row + i,
-            f"column {name!r}: the integer {values[i]} lies beyond int64; read labels this "
-            "large as text (--labels-as-text)",
-        )
+            return _ints(np.array(values.tolist(), dtype=np.uint64), name, src, row)
+        _refuse_wide(values.tolist(), name, src, row)
     text = values.astype(str)
     if text.size and (text == "").any():
         i = int(np.flatnonzero(text == "")[0])
@@ -131,22 +182,17 @@ def _labels(
         text = _named_booleans(text)
     if _plain_ascii(text):
         try:
-            return text.astype(np.int64)
+            return _ints(text.astype(np.int64), name, src, row)
         except OverflowError:
-            # Integers beyond int64 (standard input's text; 0.8.12 read them as floats, a
-            # label 1e+23 that the file does not hold): uint64 as pandas reads a file's, else
-            # refused at their line.
+            # Integers past int64 (standard input's text; 0.8.12 read them as floats, a label
+            # 1e+23 that the file does not hold): uint64 as pandas reads a file's, else refused
+            # at their line (beside negative integers, or past 64 bits).
             try:
-                return text.astype(np.uint64)
+                return _ints(text.astype(np.uint64), name, src, row)
             except (TypeError, ValueError, OverflowError):
                 pass
-            i = _first_bad(text, lambda v: not _INT_TEXT.fullmatch(v) or _fits_int64(v))
-            if _INT_TEXT.fullmatch(str(text[i])) and not _fits_int64(str(text[i])):
-                raise src.fail_row(
-                    row + i,
-                    f"column {name!r}: the integer {text[i]} lies beyond int64; read labels "
-                    "this large as text (--labels-as-text)",
-                ) from None
+            if all(_INT_TEXT.fullmatch(v) for v in text.tolist()):
+                _refuse_wide([int(v) for v in text.tolist()], name, src, row)
         except (TypeError, ValueError):
             pass
         try:

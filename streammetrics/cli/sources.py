@@ -61,12 +61,21 @@ class Source:
         self.verbatim = text | verbatim
         #: The line of a row outside the current chunk (None: unknown).
         self.resolve: Callable[[int], int | None] | None = None
+        #: Per label column, the first row holding a negative integer (``"negative"``) and the
+        #: first holding one past int64 (``"past"``), with its line when the reader recorded
+        #: it: no integer type holds both, in any chunks.
+        self.int_signs: dict[str, dict[str, tuple[int, int | None]]] = {}
         self._first = 0
         self._lines: Sequence[int] = ()
 
     def chunk(self, first: int, lines: Sequence[int]) -> None:
         """The rows ``first, first + 1, ...`` start on ``lines`` of the file."""
         self._first, self._lines = first, lines
+
+    def chunk_line(self, row: int) -> int | None:
+        """The line of a row of the current chunk when the reader recorded it (no re-read)."""
+        i = row - self._first
+        return int(self._lines[i]) if 0 <= i < len(self._lines) else None
 
     def line(self, row: int) -> int | None:
         i = row - self._first
