@@ -1,19 +1,70 @@
-"""Whether two metric configurations are equal, as the codec would write them.
+"""Metric configurations: how they are passed, and whether two are equal.
 
-A merge refuses states of different configurations, and a decoder matches a blob to an expected
-metric by configuration; both compare with :func:`same_config`, under which a nan equals itself
-and arrays compare by their encoded bytes.
+A metric's configuration is passed by keyword (``sm.F1(average="macro")``, as the API promises);
+:func:`keyword_config` makes a positional one warn (it will be refused in 0.9). A merge refuses
+states of different configurations, and a decoder matches a blob to an expected metric by
+configuration; both compare with :func:`same_config`, under which a nan equals itself and
+arrays compare by their encoded bytes.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
+import warnings
 from typing import Any
 
 import numpy as np
 
 from . import _codec
 
-__all__ = ["same_config"]
+__all__ = ["keyword_config", "same_config"]
+
+
+def keyword_config(cls: type) -> None:
+    """Make ``cls(...)`` warn (``FutureWarning``) when configuration is passed by position.
+
+    0.8.12 and earlier took all of it by position too (``sm.F1("macro")``), which the API
+    never promised and which would pin the order of every metric's options. What the API shows
+    by position stays so: a required option (``PrecisionAtK(k)``, ``FBeta(beta, ...)``), the
+    leading ``_positional_config`` options of a class (``TopKAccuracy(k)``, whose ``k`` has a
+    default here), and a wrapper's metric (and a window's width, a decay's half-life). Only the
+    caller's own call warns: a subclass passing its configuration on to its base's
+    ``__init__`` does not."""
+    init = cls.__dict__.get("__init__")
+    if init is None or getattr(init, "__sm_keywords__", False):
+        return
+    params = [
+        p
+        for p in list(inspect.signature(init).parameters.values())[1:]
+        if p.kind is p.POSITIONAL_OR_KEYWORD
+    ]
+    if not params or params[0].name == "metric":
+        return
+    names = [p.name for p in params]
+    required = next((i for i, p in enumerate(params) if p.default is not p.empty), len(params))
+    allowed = max(required, getattr(cls, "_positional_config", 0))
+    if allowed >= len(params):
+        return
+
+    @functools.wraps(init)
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        if len(args) > allowed and type(self).__init__ is __init__:
+            name = type(self).__name__
+            given = ", ".join(
+                repr(a) if i < allowed else f"{n}={a!r}"
+                for i, (n, a) in enumerate(zip(names, args, strict=False))
+            )
+            warnings.warn(
+                f"{name}: configuration passed by position is deprecated and will be refused "
+                f"in 0.9; pass it by keyword: {name}({given})",
+                FutureWarning,
+                stacklevel=2,
+            )
+        init(self, *args, **kwargs)
+
+    __init__.__sm_keywords__ = True  # type: ignore[attr-defined]
+    cls.__init__ = __init__  # type: ignore[misc]
 
 
 def same_config(a: Any, b: Any) -> bool:

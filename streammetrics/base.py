@@ -50,7 +50,7 @@ import numpy as np
 
 from . import _codec
 from ._block import StateBlock
-from ._configs import same_config
+from ._configs import keyword_config, same_config
 from ._locking import StateAttr, wrap_class
 from ._merges import MERGES
 from ._pending import PerRequest
@@ -110,6 +110,7 @@ class Metric(Serialised, PerRequest):
     def __init_subclass__(cls, register: bool = True, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
         wrap_class(cls)
+        keyword_config(cls)
         if not register:
             return
         name = cls.__dict__.get("_wire_name", cls.__name__)

@@ -4,6 +4,7 @@ argument, with the state unchanged, or accepted as the one sample it is."""
 from __future__ import annotations
 
 import datetime
+import re
 from typing import Any
 
 import numpy as np
@@ -572,3 +573,31 @@ def test_configuration_integers_past_64_bits_are_input_errors(build, name) -> No
             build(value)
     m = build(2**63 - 1)
     assert sm.loads(m.to_bytes()).config == m.config
+
+
+def test_configuration_by_position_warns_where_the_api_shows_keywords() -> None:
+    # API.md: "configuration: keyword arguments only". 0.8.12 took sm.F1("macro") silently;
+    # it now warns (and 0.9 will refuse it). What the API shows by position stays silent.
+    import warnings
+
+    from streammetrics import ranking
+
+    for make, says in [
+        (lambda: sm.F1("macro"), "F1(average='macro')"),
+        (lambda: sm.FBeta(0.5, "macro"), "FBeta(0.5, average='macro')"),
+        (lambda: sm.MeanSquaredError("raw_values"), "MeanSquaredError(multioutput='raw_values')"),
+        (lambda: ranking.NDCG(10), "NDCG(k=10)"),
+    ]:
+        with pytest.warns(FutureWarning, match=re.escape(says)) as record:
+            metric = make()
+        assert record[0].filename == __file__  # (pointing at the caller's line)
+        assert metric.config == type(metric)(**metric.config).config
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sm.FBeta(0.5, average="macro")
+        sm.TopKAccuracy(3)
+        ranking.PrecisionAtK(5), ranking.RecallAtK(5), ranking.HitRate(5)
+        sm.Bootstrap(sm.Accuracy(), 10)
+        sm.SlidingWindow(sm.Accuracy(), 60, 4), sm.TumblingWindows(sm.Accuracy(), 60)
+        sm.Decayed(sm.Accuracy(), 10.0), sm.Sliced(sm.Accuracy())
+        sm.RootMeanSquaredError(multioutput="raw_values")  # (its base's __init__ is silent)

@@ -353,8 +353,10 @@ def test_sliced_trust_in_every_slice_reads_the_kinds_the_state_holds() -> None:
     merged = learnt(sm.Sliced(sm.Accuracy()))
     merged.merge(with_strings())
     loaded = sm.loads(with_strings().to_bytes())
-    collection = sm.MetricCollection(acc=sm.Sliced(sm.Accuracy()), f1=sm.Sliced(sm.F1("macro")))
-    other = sm.MetricCollection(acc=sm.Sliced(sm.Accuracy()), f1=sm.Sliced(sm.F1("macro")))
+    collection = sm.MetricCollection(
+        acc=sm.Sliced(sm.Accuracy()), f1=sm.Sliced(sm.F1(average="macro"))
+    )
+    other = sm.MetricCollection(acc=sm.Sliced(sm.Accuracy()), f1=sm.Sliced(sm.F1(average="macro")))
     collection.merge(other.update(["x", "y"], ["x", "x"], by=["a", "a"]))
     reset = with_strings()
     for m in (merged, loaded, collection, reset):

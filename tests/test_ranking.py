@@ -130,7 +130,7 @@ def test_tie_expectations_brute_force():
             (K.HitRate(k), small, lambda x, k=k: float((x[:k] > 0).any())),
             (K.PrecisionAtK(k), small, lambda x, k=k: (x[:k] > 0).sum() / k),
             (K.RecallAtK(k), has, lambda x, k=k: (x[:k] > 0).sum() / (x > 0).sum()),
-            (K.CumulativeGain(k), small, lambda x, k=k: x[:k].sum()),
+            (K.CumulativeGain(k=k), small, lambda x, k=k: x[:k].sum()),
         ]
         for metric, qs, f in checks:
             want = np.mean([_expect(r, s, f) for _, r, s in qs])

@@ -479,7 +479,12 @@ def test_bootstrap_takes_numpy_levels_as_the_metrics_do() -> None:
 def test_a_perfect_f_beta_has_a_single_point_interval() -> None:
     # The central differences left (0.99999999998912, 1.0) for binary F1 and F-beta.
     y = np.array([0, 1] * 50)
-    for metric in (sm.F1(), sm.FBeta(beta=2), sm.F1(average="macro"), sm.Precision("weighted")):
+    for metric in (
+        sm.F1(),
+        sm.FBeta(beta=2),
+        sm.F1(average="macro"),
+        sm.Precision(average="weighted"),
+    ):
         assert metric.update(y, y).interval() == (1.0, 1.0)
 
 

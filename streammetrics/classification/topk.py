@@ -88,6 +88,8 @@ class TopKAccuracy(Metric):
     """
 
     higher_is_better: ClassVar[bool | None] = True
+    #: ``TopKAccuracy(3)``, as the API shows it (``streammetrics._configs.keyword_config``).
+    _positional_config: ClassVar[int] = 1
 
     #: 2: the state gained ``weight_sq`` (sum of squared weights, for Kish's effective size).
     _schema: ClassVar[int] = 2
