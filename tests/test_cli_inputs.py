@@ -16,6 +16,7 @@ import pytest
 from streammetrics.cli import main
 
 AUC = ["--metric", "roc_auc", "--y-true", "y", "--y-score", "s"]
+LABELS = ["--metric", "accuracy", "--y-true", "y", "--y-pred", "p"]
 
 
 def _run(
@@ -535,18 +536,7 @@ def test_integers_beyond_int64_read_alike_from_a_file_and_stdin(
     assert json.loads(out)["metrics"]["accuracy"] == {"1": 1.0, "10000000000000000000": 1.0}
     data = b"y,p\n1,1\n99999999999999999999999,1\n"
     for (status, _, err), where in zip(
-        _both(
-            capsys,
-            monkeypatch,
-            tmp_path,
-            data,
-            "--metric",
-            "accuracy",
-            "--y-true",
-            "y",
-            "--y-pred",
-            "p",
-        ),
+        _both(capsys, monkeypatch, tmp_path, data, *LABELS),
         ("log.csv", "<stdin>"),
         strict=True,
     ):
@@ -596,20 +586,7 @@ def test_negative_integers_beside_ones_past_int64_are_refused_in_any_chunking(
 def test_an_integer_past_64_bits_is_refused_at_its_line(capsys, monkeypatch, tmp_path) -> None:
     data = b"y,p,g\n1,1,1\n1,1,-99999999999999999999\n"
     for (status, _, err), where in zip(
-        _both(
-            capsys,
-            monkeypatch,
-            tmp_path,
-            data,
-            "--metric",
-            "accuracy",
-            "--y-true",
-            "y",
-            "--y-pred",
-            "p",
-            "--by",
-            "g",
-        ),
+        _both(capsys, monkeypatch, tmp_path, data, *LABELS, "--by", "g"),
         ("log.csv", "<stdin>"),
         strict=True,
     ):
