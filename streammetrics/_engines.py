@@ -201,9 +201,17 @@ def _in_columns(
     column = keywords.get(arg)
     if column is None:
         try:
-            names = list(inspect.signature(metric.update).parameters)  # type: ignore[attr-defined]
+            params = inspect.signature(metric.update).parameters  # type: ignore[attr-defined]
         except (TypeError, ValueError):
-            names = []
+            params = {}  # type: ignore[assignment]
+        # The leading positional parameters only: a wrapper's ``update(*columns, by=...)``
+        # puts its keyword column second in the signature, and 0.8.12 named the second
+        # positional column for a missing ``by``.
+        names = []
+        for p in params.values():
+            if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+                break
+            names.append(p.name)
         if arg in names and names.index(arg) < len(positional):
             column = positional[names.index(arg)]
     out = message if column is None else f"column {column!r}, {message}"

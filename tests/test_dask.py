@@ -259,6 +259,20 @@ def test_a_bad_value_is_named_by_its_column(client) -> None:
         assert "within one batch of one partition" in str(e.value)
 
 
+def test_a_wrappers_missing_keyword_column_names_no_positional_column(client) -> None:
+    # 0.8.12 matched a wrapper's keyword (by, timestamps: second in update's signature, after
+    # *columns) to the second positional column: "column 'p', by: required ...".
+    from streammetrics.windows import SlidingWindow
+
+    ddf = dd.from_pandas(pd.DataFrame({"y": [0, 1] * 10, "p": [0, 0] * 10}), npartitions=2)
+    for metric, keyword in [
+        (sm.Sliced(sm.Accuracy()), "by"),
+        (SlidingWindow(sm.Accuracy(), width=10), "timestamps"),
+    ]:
+        with pytest.raises(sm.InputError, match=f"^{keyword}: "):
+            aggregate(ddf, metric, ["y", "p"])
+
+
 def test_matrix_arguments_from_columns_of_arrays(client, tmp_path) -> None:
     import dask
 

@@ -780,3 +780,45 @@ def test_a_slice_held_in_more_than_64_slots_is_still_checked(one_row: bool) -> N
     assert w.to_bytes() == before
     assert w.compute() == {"x": 1.0}
     assert sm.loads(w.to_bytes()).to_bytes() == before
+
+
+def test_rows_that_cannot_join_other_slots_name_their_argument() -> None:
+    # 0.8.12 said "update: the rows cannot join ..." whatever the cause, where the same row
+    # refused within one slot named its argument.
+    cases = [
+        (SlidingWindow(Sliced(sm.Accuracy()), width=10, slots=5), ("a", 7), "by"),
+        (SlidingWindow(Sliced(sm.Accuracy(), max_slices=1), width=10, slots=5), ("a", "b"), "by"),
+    ]
+    for window, (first, second), name in cases:
+        window.update(1, 1, by=first, timestamps=0)
+        before = window.to_bytes()
+        with pytest.raises(InputError, match=f"^{name}: the rows cannot join"):
+            window.update(1, 1, by=second, timestamps=5)
+        assert window.to_bytes() == before
+    for window, rows in [
+        (SlidingWindow(sm.F1(), width=10, slots=5), ([0, 1], [2])),
+        (SlidingWindow(sm.Accuracy(), width=10, slots=5), ([0], ["x"])),
+    ]:
+        window.update(rows[0], rows[0], timestamps=[0] * len(rows[0]))
+        with pytest.raises(InputError, match=r"^y_true/y_pred: the rows cannot join"):
+            window.update(rows[1], rows[1], timestamps=[5])
+
+
+def test_decayed_sliced_points_to_per_slice_intervals_that_hold() -> None:
+    # Decayed(Sliced(ROCAUC())).interval() advised Bootstrap; at().intervals() then read the
+    # decayed weights as counts (too wide, and wider the later it was asked).
+    rng = np.random.default_rng(2)
+    n = 4000
+    y = rng.random(n) < 0.4
+    s = np.clip(0.3 * y + 0.7 * rng.random(n), 0, 1)
+    keys = np.where(rng.random(n) < 0.5, "a", "b")
+    t = np.sort(rng.uniform(0, 1000, n))
+    outer = Decayed(Sliced(sm.ROCAUC()), half_life=300.0).update(y, s, by=keys, timestamps=t)
+    with pytest.raises(sm.NoIntervalError, match=r"Sliced\(Decayed\(metric, half_life\)\)"):
+        outer.interval()
+    inner = Sliced(Decayed(sm.ROCAUC(), half_life=300.0)).update(y, s, by=keys, timestamps=t)
+    alone = Decayed(sm.ROCAUC(), half_life=300.0).update(y[keys == "a"], s[keys == "a"],
+                                                         timestamps=t[keys == "a"])  # fmt: skip
+    assert inner.intervals()["a"] == alone.interval()
+    with pytest.raises(sm.NoIntervalError, match=r"Sliced.intervals\(level\)"):
+        Sliced(sm.ROCAUC()).update([0, 1], [0.2, 0.8], by=["a", "a"]).interval()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
+import re
 from fractions import Fraction
 from typing import Any, ClassVar
 
@@ -25,6 +26,7 @@ from .._inputs import as_array, not_real, whole_if_integral
 from .._loading import _from_tree
 from ..base import Metric, metric_from_spec
 from ..errors import IncompatibleStateError, InputError, StateDecodeError
+from ._rows import column_names
 
 # Forward decay renormalises on a fixed grid of epochs of this many half-lives, so that the scale
 # reference depends only on the latest timestamp (not on arrival order) and every rescaling is
@@ -279,9 +281,27 @@ def check_joins(changed: list[Metric], others: list[Metric]) -> None:
         joins(changed, others)
     except IncompatibleStateError as exc:
         raise InputError(
-            f"update: the rows cannot join the window's other slots ({exc}); refused, the "
-            "state is unchanged"
+            f"{_argument_of(str(exc), changed[0])}: the rows cannot join the window's other "
+            f"slots ({exc}); refused, the state is unchanged"
         ) from None
+
+
+def _argument_of(message: str, slot: Metric) -> str:
+    """The argument a refused join is about, as the slot's own update would name it: the slice
+    keys (``by``) for a key kind or ``max_slices``, else an argument the merge's message names
+    (``y_true/y_pred: average='binary' needs two classes``), else the labels (the innermost
+    metric's first two arguments) for a label kind; ``update`` when none can be told (0.8.12
+    said ``update`` always, where the same row refused within one slot named its argument)."""
+    keyword = getattr(type(slot), "own_keyword", None)
+    if keyword is not None and ("slice key" in message or "max_slices" in message):
+        return str(keyword)
+    names = [n for n in column_names(slot) if n != "sample_weight"]
+    for found in re.findall(r"([A-Za-z_]+(?:/[A-Za-z_]+)*): ", message):
+        if all(part in names for part in found.split("/")):
+            return str(found)
+    if "labels" in message and len(names) >= 2:
+        return f"{names[0]}/{names[1]}"
+    return "update"
 
 
 def joins(changed: list[Metric], others: list[Metric]) -> None:

@@ -10,7 +10,7 @@ import numpy as np
 from .._inputs import as_weights
 from .._rows import _SCALAR_TYPES
 from ..base import _MERGES, Metric, StateBlock, metric_spec
-from ..errors import InputError
+from ..errors import InputError, NoIntervalError
 from ..uncertainty import NAN_INTERVAL, check_level, check_weight_sq
 from ._rows import Rows, column_names, template, unweighted
 from ._windowing import (
@@ -271,6 +271,8 @@ class Decayed(Wrapper):
         """The wrapped metric with every weight decayed to time ``now`` (default: the latest).
 
         Ratios (accuracy, AUC, ...) do not depend on ``now``; counts (a confusion matrix) do.
+        Its own ``interval()`` reads the decayed weights as they are (as counts, for
+        ``ROCAUC`` and ``AveragePrecision``: too wide); :meth:`interval` corrects for that.
         """
         if now is None or self._count == 0:
             now_t = self.latest
@@ -304,6 +306,13 @@ class Decayed(Wrapper):
         total Kish's effective size ``(sum w)**2 / sum w**2``: their interval then depends
         neither on the time it is asked at nor on the weights' scale (read as counts, the
         decayed weights gave intervals about 1.4 times too wide, wider still later on)."""
+        if callable(getattr(self._template, "intervals", None)):  # Decayed(Sliced(...))
+            raise NoIntervalError(
+                "Decayed(Sliced(...)) has no per-slice interval: the squares of the decayed "
+                "weights are kept for the whole stream, not per slice, and at().intervals() "
+                "reads the decayed weights as counts (too wide for ROCAUC, AveragePrecision); "
+                "use Sliced(Decayed(metric, half_life)).intervals()"
+            )
         if not getattr(self._template, "_weights_are_counts", False):
             interval: tuple[float, float] = self.at().interval(level)
             return interval
