@@ -26,20 +26,23 @@ def keyword_config(cls: type) -> None:
 
     0.8.12 and earlier took all of it by position too (``sm.F1("macro")``), which the API
     never promised and which would pin the order of every metric's options. What the API shows
-    by position stays so: a required option (``PrecisionAtK(k)``, ``FBeta(beta, ...)``), the
+    by position stays so: a required option (``PrecisionAtK(k)``, ``FBeta(beta, ...)``), and the
     leading ``_positional_config`` options of a class (``TopKAccuracy(k)``, whose ``k`` has a
-    default here), and a wrapper's metric (and a window's width, a decay's half-life). Only the
-    caller's own call warns: a subclass passing its configuration on to its base's
-    ``__init__`` does not."""
+    default here; a wrapper's metric, a window's width and slots, a decay's half-life). Only
+    the caller's own call warns: a subclass passing its configuration on to its base's
+    ``__init__`` does not. Classes outside the package (a user's own subclass) keep their own
+    signatures."""
     init = cls.__dict__.get("__init__")
     if init is None or getattr(init, "__sm_keywords__", False):
+        return
+    if not cls.__module__.startswith("streammetrics."):
         return
     params = [
         p
         for p in list(inspect.signature(init).parameters.values())[1:]
         if p.kind is p.POSITIONAL_OR_KEYWORD
     ]
-    if not params or params[0].name == "metric":
+    if not params:
         return
     names = [p.name for p in params]
     required = next((i for i, p in enumerate(params) if p.default is not p.empty), len(params))

@@ -594,3 +594,23 @@ def test_an_integer_past_64_bits_is_refused_at_its_line(capsys, monkeypatch, tmp
         assert (
             f"{where}:3: column 'g': the integer -99999999999999999999 lies beyond 64 bits" in err
         )
+
+
+@pytest.mark.parametrize("batch", ["1", "2", "100"])
+def test_the_later_of_a_negative_and_a_past_int64_integer_is_refused(
+    capsys, monkeypatch, tmp_path, batch
+) -> None:
+    # The past-int64 integer first: within one chunk the first version blamed it (line 2),
+    # across chunks the negative (line 4).
+    data = b"y,p,k\n1,1,9223372036854775808\n1,1,5\n1,1,-1\n1,1,7\n"
+    for (status, _, err), where in zip(
+        _both(capsys, monkeypatch, tmp_path, data, *LABELS, "--by", "k", "--batch-size", batch),
+        (tmp_path / "log.csv", "<stdin>"),
+        strict=True,
+    ):
+        assert status == 1
+        assert _one_line(err) == (
+            f"streammetrics: error: {where}:4: column 'k': the integer -1 is negative, and line "
+            "2 holds one past int64; no integer type holds both: read the column as text "
+            "(--labels-as-text)"
+        )

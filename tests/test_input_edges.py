@@ -587,17 +587,29 @@ def test_configuration_by_position_warns_where_the_api_shows_keywords() -> None:
         (lambda: sm.FBeta(0.5, "macro"), "FBeta(0.5, average='macro')"),
         (lambda: sm.MeanSquaredError("raw_values"), "MeanSquaredError(multioutput='raw_values')"),
         (lambda: ranking.NDCG(10), "NDCG(k=10)"),
+        (lambda: sm.Bootstrap(sm.Accuracy(), 10), "Bootstrap(Accuracy(count=0), replicates=10)"),
+        (lambda: sm.Sliced(sm.Accuracy(), 5), "Sliced(Accuracy(count=0), max_slices=5)"),
+        (
+            lambda: sm.TumblingWindows(sm.Accuracy(), 60, 3),
+            "TumblingWindows(Accuracy(count=0), 60, retention=3)",
+        ),
     ]:
         with pytest.warns(FutureWarning, match=re.escape(says)) as record:
             metric = make()
         assert record[0].filename == __file__  # (pointing at the caller's line)
-        assert metric.config == type(metric)(**metric.config).config
+        assert sm.loads(metric.to_bytes()).config == metric.config
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         sm.FBeta(0.5, average="macro")
         sm.TopKAccuracy(3)
         ranking.PrecisionAtK(5), ranking.RecallAtK(5), ranking.HitRate(5)
-        sm.Bootstrap(sm.Accuracy(), 10)
+        sm.Bootstrap(sm.Accuracy(), replicates=10)
         sm.SlidingWindow(sm.Accuracy(), 60, 4), sm.TumblingWindows(sm.Accuracy(), 60)
         sm.Decayed(sm.Accuracy(), 10.0), sm.Sliced(sm.Accuracy())
         sm.RootMeanSquaredError(multioutput="raw_values")  # (its base's __init__ is silent)
+
+        class Own(sm.Accuracy):  # a user's subclass keeps its own signature
+            def __init__(self, threshold: float = 0.5) -> None:
+                super().__init__()
+
+        Own(0.7)

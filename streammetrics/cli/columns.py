@@ -126,12 +126,16 @@ def _refuse_wide(values: list[Any], name: str, src: Source, row: int) -> NoRetur
             f"column {name!r}: the integer {values[i]} lies past int64 (2**63 - 1) beside "
             f"values that are not integers; {_AS_TEXT}",
         )
-    line = src.line(row + j)
+    # The later of the two is refused, naming the line of the other, as across chunks (_ints).
+    line = src.line(row + min(i, j))
+    where = "?" if line is None else line
+    if i > j:
+        what = f"the integer {values[i]} lies past int64 (2**63 - 1), and line {where} holds a "
+        what += "negative one"
+    else:
+        what = f"the integer {values[j]} is negative, and line {where} holds one past int64"
     raise src.fail_row(
-        row + i,
-        f"column {name!r}: the integer {values[i]} lies past int64 (2**63 - 1), and line "
-        f"{line if line is not None else '?'} holds a negative one; no integer type holds "
-        f"both: {_AS_TEXT}",
+        row + max(i, j), f"column {name!r}: {what}; no integer type holds both: {_AS_TEXT}"
     )
 
 

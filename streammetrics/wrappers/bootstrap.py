@@ -177,6 +177,10 @@ class Bootstrap(Metric):
     (True, (200,))
     """
 
+    #: The leading options passed by position, as the API shows them
+    #: (``Bootstrap(metric, replicates=200, seed=0)``; ``streammetrics._configs.keyword_config``).
+    _positional_config: ClassVar[int] = 1
+
     metric: Metric
     reps: SliceTable
     drawn: int

@@ -117,6 +117,10 @@ class Decayed(Wrapper):
     0.3333333333333333
     """
 
+    #: The leading options passed by position, as the API shows them
+    #: (``Decayed(metric, half_life)``; ``streammetrics._configs.keyword_config``).
+    _positional_config: ClassVar[int] = 2
+
     #: Its value is the wrapped metric's, so is its direction (set per instance).
     higher_is_better = None
 

@@ -142,6 +142,10 @@ class Sliced(Metric):
     (1.0, [('de', 0.0)])
     """
 
+    #: The leading options passed by position, as the API shows them
+    #: (``Sliced(metric)``; ``streammetrics._configs.keyword_config``).
+    _positional_config: ClassVar[int] = 1
+
     slices: SliceTable
     #: A map of slice values has no direction; ``worst`` reads the wrapped metric's.
     higher_is_better: ClassVar[bool | None] = None

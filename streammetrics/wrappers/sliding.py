@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import sys
 from fractions import Fraction
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -63,6 +63,10 @@ class SlidingWindow(Wrapper):
     >>> w.dropped
     1
     """
+
+    #: The leading options passed by position, as the API shows them
+    #: (``SlidingWindow(metric, width, slots)``; ``streammetrics._configs.keyword_config``).
+    _positional_config: ClassVar[int] = 3
 
     #: None on the class; each instance takes the wrapped metric's direction (its value is the
     #: wrapped metric's over the window), as Decayed does.

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from .._inputs import config_int
 from ..base import Metric, metric_spec
@@ -65,6 +65,10 @@ class TumblingWindows(Wrapper):
     >>> w.update([1, 0, 1, 1], [1, 1, 1, 0], timestamps=[5, 70, 30, 65]).compute()
     {0: 1.0, 60: 0.0}
     """
+
+    #: The leading options passed by position, as the API shows them
+    #: (``TumblingWindows(metric, width)``; ``streammetrics._configs.keyword_config``).
+    _positional_config: ClassVar[int] = 2
 
     #: A wrapper's values are its wrapped metric's (or a dict of them): no direction of its own.
     higher_is_better = None
