@@ -263,7 +263,10 @@ class Metric(Serialised, PerRequest):
         elif "sample_weight" in params or getattr(type(self), "bootstrap_by_rows", False):
             advice = f"wrap it in streammetrics.Bootstrap({name}(...))"
         elif callable(getattr(self, "intervals", None)):  # Sliced: one value per slice
-            advice = f"its value is one per slice: {name}.intervals(level) gives one per slice"
+            advice = (
+                f"its value is one per slice: {name}.intervals(level) gives one per slice (for "
+                f"a metric without a closed form, {name}(streammetrics.Bootstrap(metric), ...))"
+            )
         elif getattr(self, "_template", None) is not None:  # the windows
             advice = (
                 f"Bootstrap cannot wrap {name} (its update takes no sample_weight); wrap the "

@@ -172,7 +172,9 @@ def test_inside_a_collection_the_split_survives_the_call() -> None:
     # The collection read the member's count around the call, which folded the waiting row
     # into the 200 replicates on every request (about 580 µs, a review of this release).
     def make() -> sm.MetricCollection:
-        return sm.MetricCollection(acc=sm.Accuracy(), boot=sm.Bootstrap(sm.Accuracy(), 16))
+        return sm.MetricCollection(
+            acc=sm.Accuracy(), boot=sm.Bootstrap(sm.Accuracy(), replicates=16)
+        )
 
     fast, slow = make(), make()
     _ordinary(slow["boot"])  # type: ignore[arg-type]

@@ -39,7 +39,7 @@ def _case(case_id: str):
 def _scheme1(metric: sm.Bootstrap) -> sm.Bootstrap:
     cfg = metric.config
     inner = sm.loads(metric.metric.copy().reset().to_bytes())
-    return sm.Bootstrap(inner, cfg["replicates"], cfg["seed"], scheme=1)
+    return sm.Bootstrap(inner, replicates=cfg["replicates"], seed=cfg["seed"], scheme=1)
 
 
 @pytest.mark.parametrize("case_id", BOOTSTRAP_CASES)
@@ -73,7 +73,7 @@ def test_scheme_is_validated_and_canonical():
         sm.Bootstrap(sm.Accuracy(), scheme=3)
     with pytest.raises(InputError, match="scheme"):
         sm.Bootstrap(sm.Accuracy(), scheme=True)
-    b = sm.Bootstrap(sm.Accuracy(), 10, scheme=2).update([0, 1], [0, 1], ids=[1, 2])
+    b = sm.Bootstrap(sm.Accuracy(), replicates=10, scheme=2).update([0, 1], [0, 1], ids=[1, 2])
     assert sm.loads(b.to_bytes()).to_bytes() == b.to_bytes()
     blob = b.to_bytes().replace(b"\xa6scheme\x02", b"\xa6scheme\x01")
     assert blob != b.to_bytes()
@@ -160,8 +160,8 @@ def test_stacked_fold_is_split_invariant_and_atomic():
     rng = np.random.default_rng(2)
     y, s = _scores(rng, 4_000)
     ids = np.arange(4_000)
-    whole = sm.Bootstrap(sm.ROCAUC(), 50, seed=3).update(y, s, ids=ids)
-    parts = [sm.Bootstrap(sm.ROCAUC(), 50, seed=3) for _ in range(3)]
+    whole = sm.Bootstrap(sm.ROCAUC(), replicates=50, seed=3).update(y, s, ids=ids)
+    parts = [sm.Bootstrap(sm.ROCAUC(), replicates=50, seed=3) for _ in range(3)]
     for i, p in enumerate(parts):
         p.update(y[i::3], s[i::3], ids=ids[i::3])
     assert sum(parts[1:], parts[0]).to_bytes() == whole.to_bytes()

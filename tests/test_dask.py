@@ -220,7 +220,9 @@ def test_bootstrap_with_ids_and_small_partitions(client) -> None:
     want = sm.Bootstrap(sm.ROCAUC(), replicates=50).update(df["y"], df["s"], ids=df["i"])
     assert got.to_bytes() == want.to_bytes()
     text = pd.DataFrame({"h": [f"the cat sat {i}" for i in range(20)], "r": ["the cat sat"] * 20})
-    bleu = aggregate(dd.from_pandas(text, npartitions=10), sm.Bootstrap(BLEU(), 50), ["h", "r"])
+    bleu = aggregate(
+        dd.from_pandas(text, npartitions=10), sm.Bootstrap(BLEU(), replicates=50), ["h", "r"]
+    )
     assert bleu.compute() == BLEU().update(text["h"].tolist(), text["r"].tolist()).compute()
 
 
