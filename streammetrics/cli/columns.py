@@ -67,8 +67,9 @@ def _numbers(values: np.ndarray, name: str, src: Source, row: int) -> np.ndarray
     return out
 
 
-#: int64's range: labels beyond it are refused (JSON keeps such integers as Python ints).
-_INT64 = (-(2**63), 2**63 - 1)
+#: int64's range: integers past it are read as uint64 or refused (JSON keeps them as Python
+#: ints, so the readers look for them too).
+INT64_RANGE = (-(2**63), 2**63 - 1)
 _UINT64_MAX = 2**64 - 1
 
 #: An integer written as text (the values numpy's ``astype(np.int64)`` reads).
@@ -89,9 +90,9 @@ def _ints(values: np.ndarray, name: str, src: Source, row: int) -> np.ndarray:
             return values
         mine, other, i = "negative", "past", int(np.argmax(values < 0))
     else:
-        if values.max() <= _INT64[1]:
+        if values.max() <= INT64_RANGE[1]:
             return values
-        mine, other, i = "past", "negative", int(np.argmax(values > _INT64[1]))
+        mine, other, i = "past", "negative", int(np.argmax(values > INT64_RANGE[1]))
     seen = src.int_signs.setdefault(name, {})
     if other in seen:
         first, line = seen[other]
@@ -114,11 +115,11 @@ def _refuse_wide(values: list[Any], name: str, src: Source, row: int) -> NoRetur
     """Refuse a chunk holding an integer past int64 that uint64 cannot take with the rest:
     one past 64 bits, or one beside negative integers (or values that are not integers)."""
     for i, v in enumerate(values):
-        if type(v) is int and not _INT64[0] <= v <= _UINT64_MAX:
+        if type(v) is int and not INT64_RANGE[0] <= v <= _UINT64_MAX:
             raise src.fail_row(
                 row + i, f"column {name!r}: the integer {v} lies beyond 64 bits; {_AS_TEXT}"
             )
-    i = next(i for i, v in enumerate(values) if type(v) is int and v > _INT64[1])
+    i = next(i for i, v in enumerate(values) if type(v) is int and v > INT64_RANGE[1])
     j = next((j for j, v in enumerate(values) if type(v) is int and v < 0), None)
     if j is None:
         raise src.fail_row(
@@ -169,7 +170,9 @@ def _labels(
         i = _first_bad(values, lambda v: not isinstance(v, (list, dict, np.ndarray)))
         what = "an object" if isinstance(values[i], dict) else "a list"
         raise src.fail_row(row + i, f"column {name!r}: {what} is not a label")
-    if kind == "O" and any(type(v) is int and not _INT64[0] <= v <= _INT64[1] for v in values):
+    if kind == "O" and any(
+        type(v) is int and not INT64_RANGE[0] <= v <= INT64_RANGE[1] for v in values
+    ):
         if all(type(v) is int and 0 <= v <= _UINT64_MAX for v in values):
             return _ints(np.array(values.tolist(), dtype=np.uint64), name, src, row)
         _refuse_wide(values.tolist(), name, src, row)

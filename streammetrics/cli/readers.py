@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from .columns import INT64_RANGE
 from .errors import CLIError
 from .sources import READ_ERRORS, Lines, Source, csv_records, first_problem, open_binary, row_lines
 
@@ -202,10 +203,6 @@ def _json_text(value: Any) -> Any:
     return value  # NaN: a missing value, as without the option
 
 
-#: int64's range: a JSON integer beyond it stays a Python int (the column's check names it).
-_INT64 = (-(2**63), 2**63 - 1)
-
-
 def _json_column(values: list[Any]) -> np.ndarray:
     kinds = {type(v) for v in values}
     try:
@@ -217,7 +214,7 @@ def _json_column(values: list[Any]) -> np.ndarray:
         if (
             int in kinds
             and arr.dtype.kind in "fO"
-            and any(type(v) is int and not _INT64[0] <= v <= _INT64[1] for v in values)
+            and any(type(v) is int and not INT64_RANGE[0] <= v <= INT64_RANGE[1] for v in values)
         ):
             raise TypeError  # an integer past int64 read as a float (a label the file lacks)
     except (TypeError, ValueError):
