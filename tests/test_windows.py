@@ -822,3 +822,8 @@ def test_decayed_sliced_points_to_per_slice_intervals_that_hold() -> None:
     assert inner.intervals()["a"] == alone.interval()
     with pytest.raises(sm.NoIntervalError, match=r"Sliced.intervals\(level\)"):
         Sliced(sm.ROCAUC()).update([0, 1], [0.2, 0.8], by=["a", "a"]).interval()
+    window = SlidingWindow(Sliced(sm.ROCAUC()), width=10, slots=2)
+    window.update([0, 1], [0.2, 0.8], by=["a", "a"], timestamps=[0, 1])
+    with pytest.raises(sm.NoIntervalError, match=r"window\(\).intervals\(level\)"):
+        window.interval()
+    assert set(window.window().intervals()) == {"a"}

@@ -11,7 +11,7 @@ import numpy as np
 
 from .._inputs import config_int
 from ..base import Metric, metric_spec
-from ..errors import IncompatibleStateError, InputError
+from ..errors import IncompatibleStateError, InputError, NoIntervalError
 from ._poisson import _NO_ID
 from ._rows import Rows, column_names, row_keywords, template
 from ._windowing import (
@@ -246,7 +246,13 @@ class SlidingWindow(Wrapper):
 
     def interval(self, level: float = 0.95) -> tuple[float, float]:
         """The wrapped metric's interval over the rows in the window."""
-        interval: tuple[float, float] = self.window().interval(level)
+        window = self.window()
+        if callable(getattr(window, "intervals", None)):  # a Sliced: one value per slice
+            raise NoIntervalError(
+                f"SlidingWindow({type(window).__name__}(...)) has one value per slice: "
+                "window().intervals(level) gives one interval per slice"
+            )
+        interval: tuple[float, float] = window.interval(level)
         return interval
 
     def _empty_result(self) -> Any:
