@@ -20,6 +20,7 @@ import importlib
 import inspect
 import math
 import pkgutil
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -141,6 +142,33 @@ def row_calls(batch: Batch, scalars: bool = True) -> list[Batch]:
 def feed(metric: sm.Metric, batches: list[Batch]) -> sm.Metric:
     for args, kwargs in batches:
         metric.update(*args, **kwargs)
+    return metric
+
+
+def feed_in_threads(
+    metric: sm.Metric,
+    calls: list[Batch],
+    threads: int = 4,
+    read: Callable[[sm.Metric], Any] | None = None,
+    every: int = 100,
+) -> sm.Metric:
+    """Feed ``calls`` (``(args, kwargs)`` pairs) to one ``metric`` from ``threads`` threads that
+    start together, thread ``j`` taking every ``threads``-th call from ``j``; with ``read``, each
+    thread also calls ``read(metric)`` every ``every`` of its calls (reads racing the updates)."""
+    start = threading.Barrier(threads)
+
+    def run(part: list[Batch]) -> None:
+        start.wait()
+        for i, (args, kwargs) in enumerate(part):
+            metric.update(*args, **kwargs)
+            if read is not None and i % every == 0:
+                read(metric)
+
+    workers = [threading.Thread(target=run, args=(calls[j::threads],)) for j in range(threads)]
+    for t in workers:
+        t.start()
+    for t in workers:
+        t.join()
     return metric
 
 

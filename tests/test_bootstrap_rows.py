@@ -3,8 +3,6 @@ replicates draw it at the next fold, and the state is what ordinary one-row upda
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 import pytest
 
@@ -12,6 +10,7 @@ import streammetrics as sm
 from streammetrics.wrappers._bootstrap_rows import id_hash, position_hash
 from streammetrics.wrappers._poisson import position_hashes
 from streammetrics.wrappers.bootstrap import _id_hashes
+from tests.harness import feed_in_threads
 
 
 def _ordinary(metric: sm.Bootstrap) -> sm.Bootstrap:
@@ -150,20 +149,7 @@ def test_threads_feeding_one_row_each() -> None:
     for args, kwargs in calls:
         whole.update(*args, **kwargs)
     shared = sm.Bootstrap(sm.Accuracy(), replicates=16, seed=4)
-    start = threading.Barrier(4)
-
-    def feed(part: list) -> None:
-        start.wait()
-        for args, kwargs in part:
-            shared.update(*args, **kwargs)
-            if kwargs["ids"] % 97 == 0:
-                shared.interval()
-
-    threads = [threading.Thread(target=feed, args=(calls[k::4],)) for k in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    feed_in_threads(shared, calls, read=lambda m: m.interval(), every=97)
     # ids make every row's weights its own, whatever the order the threads interleave in.
     assert shared.to_bytes() == whole.to_bytes()
 

@@ -5,13 +5,12 @@ moments to rounding."""
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 import pytest
 
 import streammetrics as sm
 from streammetrics import clustering as C
+from tests.harness import feed_in_threads
 
 
 def _ordinary(metric: sm.Metric) -> sm.Metric:
@@ -120,13 +119,5 @@ def test_threads_feeding_one_row_each() -> None:
     m = sm.ClusterGeometry()
     m.update(X[:4], labels[:4])
 
-    def feed(rows: range) -> None:
-        for i in rows:
-            m.update(X[i], int(labels[i]))
-
-    threads = [threading.Thread(target=feed, args=(range(4 + j, 4_000, 4),)) for j in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    feed_in_threads(m, [((X[i], int(labels[i])), {}) for i in range(4, 4_000)])
     _same(m, sm.ClusterGeometry().update(X, labels))

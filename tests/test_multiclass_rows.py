@@ -4,13 +4,13 @@ read, with the state that ordinary one-row updates give."""
 
 from __future__ import annotations
 
-import threading
 from typing import Any
 
 import numpy as np
 import pytest
 
 import streammetrics as sm
+from tests.harness import feed_in_threads
 
 LETTERS = ["a", "b", "c", "d", "e"]
 
@@ -101,20 +101,7 @@ def test_threads_feeding_one_sample_each() -> None:
         whole.update(*args, **kwargs)
     shared = sm.MulticlassROCAUC()
     shared.update(*calls[0][0])
-    start = threading.Barrier(4)
-
-    def feed(part: list) -> None:
-        start.wait()
-        for j, (args, kwargs) in enumerate(part):
-            shared.update(*args, **kwargs)
-            if j % 101 == 0:
-                shared.compute()
-
-    threads = [threading.Thread(target=feed, args=(calls[1:][k::4],)) for k in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    feed_in_threads(shared, calls[1:], read=lambda m: m.compute(), every=101)
     assert shared.to_bytes() == whole.to_bytes()  # counting states: order does not matter
 
 

@@ -4,12 +4,11 @@ updates make, and a row ``update`` refuses is refused at its call, changing noth
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 import pytest
 
 import streammetrics as sm
+from tests.harness import feed_in_threads
 
 
 def _ordinary(metric: sm.TopKAccuracy) -> sm.TopKAccuracy:
@@ -92,17 +91,7 @@ def test_a_row_waits_and_every_read_folds_it() -> None:
 
 def test_threads_feeding_one_row_each() -> None:
     rows = _rows(4_000, 3)
-    m = sm.TopKAccuracy(k=2)
-
-    def feed(part: list) -> None:
-        for args, kwargs in part:
-            m.update(*args, **kwargs)
-
-    threads = [threading.Thread(target=feed, args=(rows[j::4],)) for j in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    m = feed_in_threads(sm.TopKAccuracy(k=2), rows)
     one = _ordinary(sm.TopKAccuracy(k=2))
     for args, kwargs in rows:
         one.update(*args, **kwargs)

@@ -5,13 +5,12 @@ updates make, errors and all."""
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 import pytest
 
 import streammetrics as sm
 from streammetrics.wrappers import sliced as sliced_module
+from tests.harness import feed_in_threads
 
 from .test_bootstrap_rows import _calls
 
@@ -129,16 +128,7 @@ def test_rows_waiting_in_all_slices_stay_within_their_budget(monkeypatch) -> Non
 def test_threads_feeding_one_row_each_into_slices() -> None:
     s = sm.Sliced(sm.Bootstrap(sm.Accuracy(), replicates=20, seed=1))
     calls = [((i % 2, (i // 2) % 2), {"by": i % 7, "ids": i}) for i in range(4_000)]
-
-    def feed(part: list) -> None:
-        for args, kwargs in part:
-            s.update(*args, **kwargs)
-
-    threads = [threading.Thread(target=feed, args=(calls[j::4],)) for j in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
+    feed_in_threads(s, calls)
     whole = sm.Sliced(sm.Bootstrap(sm.Accuracy(), replicates=20, seed=1))
     cols = list(zip(*[(*a, k["by"], k["ids"]) for a, k in calls], strict=True))
     whole.update(np.array(cols[0]), np.array(cols[1]), by=np.array(cols[2]), ids=np.array(cols[3]))

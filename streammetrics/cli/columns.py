@@ -98,17 +98,20 @@ def _ints(values: np.ndarray, name: str, src: Source, row: int) -> np.ndarray:
         first, line = seen[other]
         if line is None:
             line = src.line(first)  # (pandas' reader: found by re-reading the file)
-        where = f"line {line}" if line is not None else "an earlier row"
-        value = _plain(values[i])
-        what = "is negative" if mine == "negative" else "lies past int64 (2**63 - 1)"
-        also = "one past int64" if mine == "negative" else "a negative one"
-        raise src.fail_row(
-            row + i,
-            f"column {name!r}: the integer {value} {what}, and {where} holds {also}; no "
-            f"integer type holds both: {_AS_TEXT}",
-        )
+        raise src.fail_row(row + i, _both_kinds(name, _plain(values[i]), line))
     seen.setdefault(mine, (row + i, src.chunk_line(row + i)))
     return values
+
+
+def _both_kinds(name: str, value: int, other_line: int | None) -> str:
+    """The message refusing ``value`` (negative, or past int64) because the line
+    ``other_line`` of its column holds an integer of the other kind."""
+    where = f"line {other_line}" if other_line is not None else "an earlier row"
+    if value < 0:
+        what = f"the integer {value} is negative, and {where} holds one past int64"
+    else:
+        what = f"the integer {value} lies past int64 (2**63 - 1), and {where} holds a negative one"
+    return f"column {name!r}: {what}; no integer type holds both: {_AS_TEXT}"
 
 
 def _refuse_wide(values: list[Any], name: str, src: Source, row: int) -> NoReturn:
@@ -128,16 +131,8 @@ def _refuse_wide(values: list[Any], name: str, src: Source, row: int) -> NoRetur
             f"values that are not integers; {_AS_TEXT}",
         )
     # The later of the two is refused, naming the line of the other, as across chunks (_ints).
-    line = src.line(row + min(i, j))
-    where = "?" if line is None else line
-    if i > j:
-        what = f"the integer {values[i]} lies past int64 (2**63 - 1), and line {where} holds a "
-        what += "negative one"
-    else:
-        what = f"the integer {values[j]} is negative, and line {where} holds one past int64"
-    raise src.fail_row(
-        row + max(i, j), f"column {name!r}: {what}; no integer type holds both: {_AS_TEXT}"
-    )
+    later, earlier = max(i, j), min(i, j)
+    raise src.fail_row(row + later, _both_kinds(name, values[later], src.line(row + earlier)))
 
 
 #: The text pandas' CSV parser reads as booleans; standard input reads them alike.

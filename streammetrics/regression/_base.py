@@ -52,6 +52,11 @@ _FMAX = float(np.finfo(np.float64).max)
 _F64 = np.dtype(np.float64)
 
 
+def _piece(n: int, rows: int) -> int:
+    """The length of equal pieces of at most ``rows`` covering ``n`` rows (no short tail)."""
+    return -(-n // -(-n // rows))
+
+
 def _check_multioutput(multioutput: Any) -> str | list[float]:
     if isinstance(multioutput, str):
         if multioutput not in _MULTIOUTPUT:
@@ -213,8 +218,7 @@ class _RegressionMetric(Metric, register=False):
             # so: the bounds the new block is checked against refuse them (no pass over the
             # input for it).
             with np.errstate(over="ignore", invalid="ignore"):
-                # Equal pieces of at most ``rows``: no short tail piece.
-                step = -(-n // -(-n // rows))
+                step = _piece(n, rows)
 
                 def pieces() -> Iterator[tuple[list[np.ndarray], np.ndarray | None]]:
                     for a in range(0, n, step):
@@ -322,7 +326,7 @@ class _RegressionMetric(Metric, register=False):
             or (isinstance(mo, list) and len(mo) != 1)
         ):
             return False
-        step = -(-n // -(-n // CHUNK))  # the general path's pieces, for one output
+        step = _piece(n, CHUNK)  # the general path's pieces, for one output
         with np.errstate(over="ignore", invalid="ignore"):
             values = one_loss_values(*self._loss_sums(t, p, step), float(n))
         if values is None:
