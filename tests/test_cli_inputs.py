@@ -558,6 +558,27 @@ def test_a_json_integer_past_float64_in_a_number_column_is_named_at_its_line(
 
 
 @pytest.mark.parametrize("batch", ["1", "2", "100000"])
+def test_a_csv_number_past_float64_or_inf_is_named_as_written_in_any_chunking(
+    capsys, monkeypatch, tmp_path, batch
+) -> None:
+    # 0.8.13 worded a 401-digit score three ways by --batch-size: past float64 (a chunk of one
+    # value), a non-finite '999...' (a chunk of text) or a non-finite inf (a chunk of floats).
+    big = "9" * 401
+    for written, told in ((big, "an integer of 401 digits lies beyond float64"),
+                          ("-" + big, "an integer of 401 digits lies beyond float64"),
+                          ("inf", "missing or non-finite value 'inf'"),
+                          ("1e400", "missing or non-finite value '1e400'")):  # fmt: skip
+        data = f"y,s\n1,0.5\n0,{written}\n1,0.25\n".encode()
+        for (status, _, err), where in zip(
+            _both(capsys, monkeypatch, tmp_path, data, *AUC, "--batch-size", batch),
+            (tmp_path / "log.csv", "<stdin>"),
+            strict=True,
+        ):
+            assert status == 1
+            assert _one_line(err) == f"streammetrics: error: {where}:3: column 's': {told}"
+
+
+@pytest.mark.parametrize("batch", ["1", "2", "100000"])
 def test_negative_integers_beside_ones_past_int64_are_refused_in_any_chunking(
     capsys, monkeypatch, tmp_path, batch
 ) -> None:

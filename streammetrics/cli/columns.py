@@ -14,7 +14,7 @@ from typing import Any, NoReturn
 import numpy as np
 
 from .errors import CLIError
-from .sources import Source
+from .sources import Source, csv_field
 
 __all__ = ["convert", "parse_width"]
 
@@ -61,9 +61,18 @@ def _numbers(values: np.ndarray, name: str, src: Source, row: int) -> np.ndarray
     finite = np.isfinite(out)
     if not finite.all():
         i = int(np.flatnonzero(~finite)[0])
-        raise src.fail_row(
-            row + i, f"column {name!r}: missing or non-finite value {_plain(values[i])!r}"
-        )
+        bad = _plain(values[i])
+        if isinstance(bad, float) and math.isinf(bad) and src.fmt == "csv":
+            # pandas' parser read the field as a float: its text says whether the file wrote
+            # inf or an integer too long for float64, as a chunk of text or of one value does
+            # (0.8.13's message depended on --batch-size).
+            bad = csv_field(src, row + i, name) or bad
+        if isinstance(bad, str) and _INT_TEXT.fullmatch(bad):
+            digits = len(bad.strip().lstrip("+-").lstrip("0"))
+            raise src.fail_row(
+                row + i, f"column {name!r}: an integer of {digits} digits lies beyond float64"
+            )
+        raise src.fail_row(row + i, f"column {name!r}: missing or non-finite value {bad!r}")
     return out
 
 

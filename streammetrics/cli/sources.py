@@ -229,6 +229,26 @@ def first_problem(src: Source) -> CLIError | None:
     return None
 
 
+def csv_field(src: Source, row: int, column: str) -> str | None:
+    """The text of ``column`` in row ``row`` of the CSV file ``src``, read again (for a message
+    about a value the parser already turned into a number); None when it cannot be read."""
+    if src.raw == "-" or src.raw.lower().endswith((".zip", ".tar", ".tgz")):
+        return None
+    try:
+        with open_binary(src) as fh:
+            records = csv_records(src, Lines(src, fh))
+            _, header = next(records)
+            if column not in header:
+                return None
+            at = header.index(column)
+            for i, (_, fields) in enumerate(records):
+                if i == row:
+                    return fields[at]
+    except (CLIError, csv.Error, ValueError, StopIteration, *READ_ERRORS):
+        return None
+    return None
+
+
 def row_lines(src: Source) -> Callable[[int], int | None]:
     """The file line of a row of the CSV file ``src``, found by reading the file again up to
     that row (the lines of the rows before it are kept for the next question)."""
