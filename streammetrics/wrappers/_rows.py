@@ -43,10 +43,20 @@ class Rows:
     ) -> None:
         self.n = n
         self.what = what
-        if n == 1 and args and _one_value(args[0]):
+        if (n == 1 and args and _one_value(args[0])) or _row_beside_value(args):
             # One sample given as values (one hypothesis beside the list of its references, a
-            # label beside a row of class probabilities): every argument belongs to it, and
-            # the wrapped metric reads them as its own one-sample call does.
+            # label beside a row of class probabilities, a point's row beside its cluster
+            # label): every argument belongs to it, and the wrapped metric reads them as its
+            # own one-sample call does (or refuses them as it does).
+            if n != 1:
+                # (0.8.13 fed the value to every group beside its share of the row: a
+                # clustering point read as one point per group, counted as n rows.)
+                second = names[1] if len(names) > 1 else "argument 2"
+                first = names[0] if names else "argument 1"
+                raise InputError(
+                    f"{second}: one value (no length) beside {first} of {len(args[0])} "
+                    f"entries is one sample, but {self.what} has {n} rows"
+                )
             self.args = [(False, a) for a in args]
             self.kwargs = {k: (False, v) for k, v in kwargs.items()}
             return
@@ -127,6 +137,18 @@ def _one_type(values: list[Any] | tuple[Any, ...]) -> bool:
     return all(type(v) is first for v in values)
 
 
+def _row_beside_value(args: tuple[Any, ...]) -> bool:
+    """Whether ``args`` open with a column of more than one entry beside one value: a metric
+    reads that as one sample (a clustering point's row and its label) or refuses it, never
+    as rows sharing the value, so a wrapper does not split it into rows either."""
+    if len(args) < 2 or not _one_value(args[1]):
+        return False
+    first = args[0]
+    if first is None or isinstance(first, (dict, str, bytes)) or not hasattr(first, "__len__"):
+        return False
+    return getattr(first, "ndim", 1) != 0 and len(first) > 1
+
+
 def _one_value(x: Any) -> bool:
     """Whether ``x``, a first column, is one sample's value rather than a column of rows (as
     :func:`batch_length` counts it)."""
@@ -203,6 +225,8 @@ def batch_length(
             continue
         if isinstance(x, (str, bytes)) or not (hasattr(x, "__len__") or isinstance(x, Iterator)):
             return 1  # (an iterator is no value: ``as_array`` refuses it under its name)
+        if _row_beside_value(args):
+            return 1  # (one sample: see Rows)
         if isinstance(x, (list, tuple)):
             return len(x)
         arr = as_array(x, name)
