@@ -109,7 +109,12 @@ def _tensor_to_numpy(x: Any, name: str) -> np.ndarray:
         if t.is_floating_point() and t.dtype not in _numpy_dtypes:
             t = t.float()  # bfloat16 and float8 fit in float32 exactly
         return np.asarray(t.numpy(force=True))
-    except (RuntimeError, TypeError) as exc:
+    except (RuntimeError, TypeError, NotImplementedError) as exc:
+        if getattr(x.device, "type", None) == "meta":
+            raise InputError(
+                f"{name}: a tensor on the meta device holds no values; pass it once it is "
+                "materialised on a real device"
+            ) from exc
         raise InputError(f"{name}: cannot read a tensor of dtype {x.dtype} ({exc})") from exc
 
 
@@ -145,7 +150,16 @@ def as_array(x: Any, name: str) -> np.ndarray:
     try:
         arr = np.asarray(x)
     except Exception as exc:  # ragged lists and exotic objects
-        raise InputError(f"{name}: cannot be read as an array ({exc})") from exc
+        if not (isinstance(x, (list, tuple)) and any(_is_tensor(v) for v in x)):
+            raise InputError(f"{name}: cannot be read as an array ({exc})") from exc
+        # A list of tensors numpy cannot read itself (one sample's outputs that require grad,
+        # or of bfloat16): each read as a tensor column is.
+        try:
+            arr = np.asarray([_tensor_to_numpy(v, name) if _is_tensor(v) else v for v in x])
+        except InputError:
+            raise
+        except Exception as exc2:
+            raise InputError(f"{name}: cannot be read as an array ({exc2})") from exc2
     if arr.ndim == 0:
         item = arr.item() if arr.dtype.kind == "O" else None
         if isinstance(item, Iterable) and not isinstance(item, (str, bytes)):

@@ -35,8 +35,10 @@ def _small_column(x: Any) -> np.ndarray | None:
             return None
         try:
             return np.array(x)
-        except (ValueError, TypeError, OverflowError):
-            return None  # ragged, or of no numpy type: the ordinary path says what is wrong
+        except (ValueError, TypeError, OverflowError, RuntimeError):
+            # Ragged, of no numpy type, or tensors numpy cannot read (requiring grad): the
+            # ordinary path reads them or says what is wrong.
+            return None
     if _is_tensor(x):
         return _small_tensor(x)
     return None

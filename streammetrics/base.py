@@ -348,6 +348,8 @@ class Metric(Serialised, PerRequest):
         cls = type(self)
         new = cls.__new__(cls)
         attrs = self.__dict__.copy()
+        for name in GUARDED_METHODS & attrs.keys():  # (a collection's guard: not the copy's)
+            del attrs[name]
         attrs["_lock"] = threading.RLock()
         rows = self._rows
         if rows is not None:
@@ -380,7 +382,8 @@ class Metric(Serialised, PerRequest):
         with self._lock:
             if self._pending is not None:
                 self._fold()
-            state = {k: v for k, v in self.__dict__.items() if k != "_lock"}
+            skip = GUARDED_METHODS & self.__dict__.keys()
+            state = {k: v for k, v in self.__dict__.items() if k != "_lock" and k not in skip}
             return _copy.deepcopy(state, memo)
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -533,6 +536,9 @@ class Metric(Serialised, PerRequest):
 
 # Attributes a copy shares: set once in __init__ and never changed in place afterwards.
 _SHARED = frozenset({"_config", "_fields", "_lock", "_rows", "_pending"})
+#: Methods a ``MetricCollection`` shadows on a member it hands out (``collection[name]``), to
+#: refuse changing the member alone; copies, pickles and snapshots of the member drop them.
+GUARDED_METHODS = frozenset({"update", "merge", "join", "reset"})
 # Values a copy shares: immutable, or template metrics (only ever copied, never updated).
 _IMMUTABLE = (int, float, str, bool, bytes, tuple, type(None), Metric)
 

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from .._codec import COUNT_LIMIT
-from ..base import Metric, metric_from_spec, metric_spec
+from ..base import GUARDED_METHODS, Metric, metric_from_spec, metric_spec
 from ..errors import InputError
 from ._rows import row_keywords
 
@@ -24,6 +24,36 @@ def _rows_held(metric: Metric) -> int:
 #: Below this count no per-request call (one sample, or a small batch) can pass 2**53: the
 #: count bound is checked only above it (a comparison per call, not a function call).
 _NEAR_LIMIT = COUNT_LIMIT - (1 << 20)
+
+
+def _updated(member: Metric, args: Any, kwargs: dict[str, Any]) -> Metric:
+    """A copy of ``member`` updated with a batch (the member itself does not change)."""
+    twin = member.copy()
+    out: Metric = twin.update(*args, **kwargs)  # type: ignore[attr-defined]
+    return out
+
+
+class _MemberGuard:
+    """A state-changing method of a collection's member, looked up on the member the
+    collection handed out: refused. The collection counts its members' rows, so a member
+    updated, merged or reset alone would leave it behind (0.8.13 then wrote bytes that
+    ``loads`` and ``torch.sync`` refused, far from the call that caused it)."""
+
+    __slots__ = ("method", "name")
+
+    def __init__(self, name: str, method: str) -> None:
+        self.name, self.method = name, method
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        raise InputError(
+            f"{self.method}: {self.name!r} is a member of a MetricCollection, which counts the "
+            "rows of its members: change it through the collection (update, or update_each "
+            f"for columns of its own), or take collection[{self.name!r}].copy() to change a "
+            "copy alone"
+        )
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> _MemberGuard:
+        return self
 
 
 def _plan_rows(plan: Any) -> int:
@@ -107,12 +137,19 @@ class MetricCollection(Metric):
         return cls(**members)
 
     def __getitem__(self, name: str) -> Metric:
-        """The member called ``name`` as it is now (do not update it directly). An update of
-        the collection may replace the member by an updated copy, so look it up again after
-        updating rather than keeping the object."""
+        """The member called ``name`` as it is now, to read. Its ``update``, ``merge``,
+        ``join`` and ``reset`` raise ``InputError``: the collection counts its members' rows,
+        so change them through it (``update``, ``update_each``), or change ``.copy()`` of the
+        member. An update of the collection may replace the member by an updated copy, so look
+        it up again after updating rather than keeping the object."""
         if name not in self._names:
             raise KeyError(name)
         member: Metric = getattr(self, name)
+        attrs = member.__dict__
+        if "update" not in attrs:
+            for method in GUARDED_METHODS:
+                if hasattr(member, method):
+                    attrs[method] = _MemberGuard(name, method)
         return member
 
     def keys(self) -> list[str]:
@@ -187,7 +224,7 @@ class MetricCollection(Metric):
             # (Rows counted or waiting: reading ``count`` would fold the member's buffer, a
             # Bootstrap's one-sample split included, on every call.)
             before = _rows_held(member)
-            member.update(*args, **given)  # type: ignore[attr-defined]
+            type(member).update(member, *args, **given)  # type: ignore[attr-defined]
             added = _rows_held(member) - before
         for member, plan in plans:
             with member._lock:
@@ -198,7 +235,7 @@ class MetricCollection(Metric):
     def update(self, *args: Any, **kwargs: Any) -> MetricCollection:
         """Forward one batch to every member; all members change or none does."""
         updated = {
-            name: getattr(self, name).copy().update(*args, **self._member_kwargs(name, kwargs))
+            name: _updated(getattr(self, name), args, self._member_kwargs(name, kwargs))
             for name in self._names
         }
         n = max((m.count - getattr(self, k).count for k, m in updated.items()), default=0)
@@ -227,7 +264,7 @@ class MetricCollection(Metric):
                     f"a dict of keyword columns, got {batch!r:.80}"
                 )
         updated = {
-            name: getattr(self, name).copy().update(*args, **kwargs)
+            name: _updated(getattr(self, name), args, kwargs)
             for name, (args, kwargs) in batches.items()
         }
         # One batch of n rows for every member: the collection counts n. Members given different
