@@ -24,12 +24,13 @@ How :func:`sync` works, on every rank of the group:
    on every rank, byte for byte (floating-point sums included: a copy of the metric would not
    do, as its internal queues may group the same sums differently).
 
-Cost: one all-gather for states up to 64 KiB, two beyond. A sketch
-:class:`~streammetrics.ROCAUC` is at most 131 KB (every bucket of the grid filled), 20-72 KB
-compressed: measured at 2M samples, 20 KB for click-through-like scores, 41 KB for uniform ones,
-68-72 KB for scores spread over the whole logit range (beta(0.3, 0.3), logit-normal of sd 8),
-which take the second all-gather. Counts, moments and confusion matrices are far smaller and
-are sent uncompressed.
+Cost: one all-gather of a 64 KiB row per rank for states up to that size, two beyond. A sketch
+:class:`~streammetrics.ROCAUC` is at most 131 KB (every bucket of the grid filled); measured at
+2M samples, 20-72 KB compressed with integer counts (20 KB for click-through-like scores, 41 KB
+for uniform ones, 68-72 KB for scores spread over the whole logit range: beta(0.3, 0.3),
+logit-normal of sd 8) and 54-122 KB with fractional sample weights; past 64 KiB it takes the
+second all-gather. Counts, moments and confusion matrices are far smaller and are sent
+uncompressed.
 
 Memory: while the states are decoded and merged, one buffer of ``world_size`` times the largest
 state on the wire (compressed, if it is), dropped once the last state is decoded; besides it
@@ -52,6 +53,7 @@ import numpy as np
 from streammetrics import _codec
 from streammetrics.base import Metric, loads, metric_spec
 from streammetrics.errors import IncompatibleStateError, StateDecodeError
+from streammetrics.wrappers.collection import MetricCollection
 
 __all__ = ["sync"]
 
@@ -151,9 +153,12 @@ def sync(metric: _M, group: Any = None) -> _M:
     rows, identical on every rank. Outside an initialised process group (or on a process that is
     not a member of ``group``) it returns ``metric.copy()``.
 
-    Works for every metric, wrapper (windows, ...) and :class:`~streammetrics.MetricCollection`.
-    Ranks are merged in rank order (ranks of ``group``), so a counting state is byte-identical to
-    the single stream and a floating-point state agrees to rounding.
+    Works for every metric, wrapper (windows, ...) and :class:`~streammetrics.MetricCollection`
+    (its members listed in this rank's order). Ranks are merged in rank order (ranks of
+    ``group``), so a counting state is byte-identical to the single stream and a floating-point
+    state agrees to rounding. The exception: a :class:`~streammetrics.Bootstrap` without
+    ``ids=`` draws the same weights on every rank, so its replicates are not one process's;
+    give it ``ids=`` to sync exactly.
 
     Raises :class:`IncompatibleStateError` on every rank, naming the ranks, when a rank's metric
     has another class or configuration than rank 0's (checked on the header that comes with the
@@ -235,4 +240,8 @@ def sync(metric: _M, group: Any = None) -> _M:
             ) from exc
         del state
     result: _M = merged  # type: ignore[assignment]  # same class: every digest matched
+    if isinstance(metric, MetricCollection):
+        # Bytes list a collection's members by name; the merge lists them as this rank's
+        # collection does, as ``compute()`` did before the sync.
+        result._names = list(metric._names)  # type: ignore[attr-defined]
     return result

@@ -410,6 +410,26 @@ def test_every_conformance_case_syncs_in_a_one_rank_group(tmp_path):
         dist.destroy_process_group()
 
 
+def test_a_synced_collection_lists_its_members_as_the_rank_does(tmp_path):
+    # Bytes list a collection's members by name: 0.8.13's sync gave {"auc", "loss"} where the
+    # rank's compute() gave {"loss", "auc"}.
+    import torch.distributed as dist
+
+    if dist.is_initialized():
+        pytest.skip("a process group is already initialised in this process")
+    dist.init_process_group(
+        "gloo", init_method=f"file://{tmp_path / 'store'}", rank=0, world_size=1
+    )
+    try:
+        c = sm.MetricCollection(loss=sm.LogLoss(), auc=sm.ROCAUC())
+        c.update([0, 1, 1], [0.2, 0.7, 0.9])
+        got = sync(c)
+        assert list(got.compute()) == list(c.compute()) == ["loss", "auc"]
+        assert got.keys() == ["loss", "auc"] and got == c
+    finally:
+        dist.destroy_process_group()
+
+
 def test_one_host_copy_per_column():
     from streammetrics._inputs import as_labels, as_scores
 
