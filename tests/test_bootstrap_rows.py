@@ -181,3 +181,24 @@ def test_an_integer_weight_no_float_holds_is_an_input_error() -> None:
     with pytest.raises(sm.InputError, match="sample_weight"):
         b.update(1, 1, sample_weight=10**400)
     assert b.count == 1
+
+
+def test_integer_ids_past_int64_in_a_list_hash_as_one_row_at_a_time() -> None:
+    # numpy reads [2**63 + 5, 7] as float64: 0.8.13 refused the batch ("got float64") that one
+    # row at a time it took, and called [2**70, 1] "past int64" though uint64 ids are taken.
+    ids = [2**63 + 5, 2**63 + 6, 7, -3]
+    y, p = [1, 1, 1, 0], [0, 0, 0, 0]
+    batch = sm.Bootstrap(sm.Accuracy(), replicates=8).update(y, p, ids=ids)
+    rows = sm.Bootstrap(sm.Accuracy(), replicates=8)
+    for a, b, i in zip(y, p, ids, strict=True):
+        rows.update(a, b, ids=i)
+    assert batch.to_bytes() == rows.to_bytes()
+    wide = np.array(ids[:2], dtype=np.uint64)
+    assert (
+        sm.Bootstrap(sm.Accuracy(), replicates=8).update(y[:2], p[:2], ids=wide).to_bytes()
+        == sm.Bootstrap(sm.Accuracy(), replicates=8).update(y[:2], p[:2], ids=ids[:2]).to_bytes()
+    )
+    m = sm.Bootstrap(sm.Accuracy(), replicates=8)
+    with pytest.raises(sm.InputError, match=r"^ids: integer ids must lie within -2\*\*63 \.\. "):
+        m.update([1, 1], [0, 0], ids=[2**70, 1])
+    assert m.count == 0

@@ -40,7 +40,9 @@ _mix = splitmix64
 
 def _id_hashes(ids: Any, n: int) -> np.ndarray:
     """One 64-bit hash per id (integers or strings), a pure function of the id."""
-    arr = as_array(ids, "ids")
+    arr = _wide_int_ids(ids)
+    if arr is None:
+        arr = as_array(ids, "ids")
     if arr.ndim != 1 or len(arr) != n:
         raise InputError(f"ids: expected one id per row ({n}), got shape {arr.shape}")
     if n == 0:
@@ -54,6 +56,26 @@ def _id_hashes(ids: Any, n: int) -> np.ndarray:
         if arr.dtype.kind == "U":
             return _mix(fnv1a(arr, _STR))
     raise InputError(f"ids: must be integers or strings, got {arr.dtype}")
+
+
+_U64 = (1 << 64) - 1
+
+
+def _wide_int_ids(ids: Any) -> np.ndarray | None:
+    """A list of Python integers numpy would not read as int64 or uint64 (some past int64:
+    float64, or objects past uint64) as the uint64 images the one-row path hashes (``v mod
+    2**64``); None for any other ids. 0.8.13 refused ``[2**63 + 5, 7]`` as float64 ids, which
+    one row at a time it took."""
+    if not isinstance(ids, (list, tuple)) or not ids:
+        return None
+    if not any(type(v) is int and not -(1 << 63) <= v <= (1 << 63) - 1 for v in ids):
+        return None
+    if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in ids):
+        return None  # (mixed kinds: the ordinary path names them)
+    for v in ids:
+        if not -(1 << 63) <= int(v) <= _U64:
+            raise InputError(f"ids: integer ids must lie within -2**63 .. 2**64 - 1, got {int(v)}")
+    return np.array([int(v) & _U64 for v in ids], dtype=np.uint64)
 
 
 def poisson_weights(hashes: np.ndarray, seed: int, replicates: int, scheme: int = 2) -> np.ndarray:
