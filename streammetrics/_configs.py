@@ -21,6 +21,27 @@ from . import _codec
 __all__ = ["keyword_config", "same_config"]
 
 
+def _call_text(value: Any) -> str:
+    """``value`` as code that rebuilds it: a metric as its constructor call with its
+    configuration (its ``repr`` adds ``count=``, which no constructor takes), and so the metric
+    a wrapper's configuration names; anything else as its ``repr``."""
+    config = getattr(value, "_config", None)
+    if isinstance(config, dict) and hasattr(value, "_fields"):
+        return _constructor(type(value).__name__, config)
+    if isinstance(value, dict) and set(value) == {"class", "config"}:
+        if isinstance(value["class"], str) and isinstance(value["config"], dict):
+            return _constructor(value["class"], value["config"])
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k!r}: {_call_text(v)}" for k, v in value.items()) + "}"
+    return repr(value)
+
+
+def _constructor(name: str, config: dict[str, Any]) -> str:
+    if name == "MetricCollection" and isinstance(config.get("members"), dict):
+        config = config["members"]  # (its members are its keyword arguments)
+    return f"{name}({', '.join(f'{k}={_call_text(v)}' for k, v in config.items())})"
+
+
 def keyword_config(cls: type) -> None:
     """Make ``cls(...)`` warn (``FutureWarning``) when configuration is passed by position.
 
@@ -55,7 +76,7 @@ def keyword_config(cls: type) -> None:
         if len(args) > allowed and type(self).__init__ is __init__:
             name = type(self).__name__
             given = ", ".join(
-                repr(a) if i < allowed else f"{n}={a!r}"
+                _call_text(a) if i < allowed else f"{n}={_call_text(a)}"
                 for i, (n, a) in enumerate(zip(names, args, strict=False))
             )
             warnings.warn(

@@ -587,17 +587,31 @@ def test_configuration_by_position_warns_where_the_api_shows_keywords() -> None:
         (lambda: sm.FBeta(0.5, "macro"), "FBeta(0.5, average='macro')"),
         (lambda: sm.MeanSquaredError("raw_values"), "MeanSquaredError(multioutput='raw_values')"),
         (lambda: ranking.NDCG(10), "NDCG(k=10)"),
-        (lambda: sm.Bootstrap(sm.Accuracy(), 10), "Bootstrap(Accuracy(count=0), replicates=10)"),
-        (lambda: sm.Sliced(sm.Accuracy(), 5), "Sliced(Accuracy(count=0), max_slices=5)"),
+        # (0.8.13 suggested Bootstrap(Accuracy(count=0), ...), which no constructor takes.)
+        (lambda: sm.Bootstrap(sm.Accuracy(), 10), "Bootstrap(Accuracy(), replicates=10)"),
+        (lambda: sm.Sliced(sm.Accuracy(), 5), "Sliced(Accuracy(), max_slices=5)"),
         (
             lambda: sm.TumblingWindows(sm.Accuracy(), 60, 3),
-            "TumblingWindows(Accuracy(count=0), 60, retention=3)",
+            "TumblingWindows(Accuracy(), 60, retention=3)",
+        ),
+        (
+            lambda: sm.TumblingWindows(sm.Sliced(sm.F1(average="macro")), 60, 3),
+            "TumblingWindows(Sliced(metric=F1(average='macro', pos_label=1, labels=None, "
+            "zero_division=0.0), max_slices=None), 60, retention=3)",
+        ),
+        (
+            lambda: sm.SlidingWindow(sm.MetricCollection(a=sm.Accuracy()), 60, 4, 0.5),
+            "SlidingWindow(MetricCollection(a=Accuracy()), 60, 4, origin=0.5)",
         ),
     ]:
         with pytest.warns(FutureWarning, match=re.escape(says)) as record:
             metric = make()
         assert record[0].filename == __file__  # (pointing at the caller's line)
         assert sm.loads(metric.to_bytes()).config == metric.config
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # the suggestion runs, silently, to the same metric
+            suggested = eval(says, {**vars(sm), **vars(ranking)})
+        assert suggested.config == metric.config
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         sm.FBeta(0.5, average="macro")
