@@ -389,3 +389,17 @@ def test_micro_multiclass_auc_pooled_counts_are_bounded():
                 sm.loads(blob)
         else:
             assert math.isfinite(sm.loads(blob).compute())
+
+
+def test_top_k_weights_past_the_bound_are_refused_without_a_warning() -> None:
+    # 0.8.13 squared the weights before checking their total: "overflow encountered in matmul"
+    # came out before the CountOverflowError.
+    rng = np.random.default_rng(0)
+    y, scores = rng.integers(0, 3, 50), rng.random((50, 3))
+    m = sm.TopKAccuracy(k=2).update(y, scores)
+    before = m.to_bytes()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(CountOverflowError, match="sample_weight"):
+            m.update(y, scores, sample_weight=np.full(50, 1e200))
+    assert m.to_bytes() == before

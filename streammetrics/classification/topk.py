@@ -131,8 +131,8 @@ class TopKAccuracy(Metric):
             hits, total = float(hit.sum()), float(n)
         else:
             hits, total = float(weights[hit].sum()), float(weights.sum())
+        check_sum("sample_weight", "f", self.total, total)  # (first: past it, w @ w overflows)
         sq = float(n) if weights is None else float(weights @ weights)
-        check_sum("sample_weight", "f", self.total, total)
         return self._commit(
             n, hits=self.hits + hits, total=self.total + total, weight_sq=self.weight_sq + sq
         )
