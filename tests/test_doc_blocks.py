@@ -91,7 +91,9 @@ def test_the_distributed_and_lightning_blocks_of_the_training_page_run(monkeypat
     (module,) = [b for b in found if "LightningModule" in b]
     lightning = types.ModuleType("lightning")
 
-    class LightningModule(torch.nn.Module):  # the two members the block uses
+    class LightningModule(torch.nn.Module):  # the members the block uses
+        global_rank = 0
+
         def log_dict(self, values: dict[str, Any], sync_dist: bool = False) -> None:
             self.logged = values
 
@@ -119,5 +121,8 @@ def test_the_distributed_and_lightning_blocks_of_the_training_page_run(monkeypat
         assert set(model.logged) == {"auc", "f1"} and model.val_metrics.count == 0
         model.on_load_checkpoint(checkpoint)
         assert model.val_metrics.count == len(y)
+        model.global_rank = 1  # (another rank resumes from rank 0's file empty)
+        model.on_load_checkpoint(checkpoint)
+        assert model.val_metrics.count == 0
     finally:
         dist.destroy_process_group()
