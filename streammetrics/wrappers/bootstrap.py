@@ -74,7 +74,10 @@ def _wide_int_ids(ids: Any) -> np.ndarray | None:
         return None  # (mixed kinds: the ordinary path names them)
     for v in ids:
         if not -(1 << 63) <= int(v) <= _U64:
-            raise InputError(f"ids: integer ids must lie within -2**63 .. 2**64 - 1, got {int(v)}")
+            raise InputError(
+                "ids: integer ids must lie within int64 or uint64 (-2**63 .. 2**64 - 1), "
+                f"got {int(v)}"
+            )
     return np.array([int(v) & _U64 for v in ids], dtype=np.uint64)
 
 
