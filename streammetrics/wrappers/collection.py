@@ -26,13 +26,6 @@ def _rows_held(metric: Metric) -> int:
 _NEAR_LIMIT = COUNT_LIMIT - (1 << 20)
 
 
-def _updated(member: Metric, args: Any, kwargs: dict[str, Any]) -> Metric:
-    """A copy of ``member`` updated with a batch (the member itself does not change)."""
-    twin = member.copy()
-    out: Metric = twin.update(*args, **kwargs)  # type: ignore[attr-defined]
-    return out
-
-
 class _MemberGuard:
     """A state-changing method of a collection's member, looked up on the member the
     collection handed out: refused. The collection counts its members' rows, so a member
@@ -235,7 +228,8 @@ class MetricCollection(Metric):
     def update(self, *args: Any, **kwargs: Any) -> MetricCollection:
         """Forward one batch to every member; all members change or none does."""
         updated = {
-            name: _updated(getattr(self, name), args, self._member_kwargs(name, kwargs))
+            # (a copy: without the guard the member may carry, see ``__getitem__``)
+            name: getattr(self, name).copy().update(*args, **self._member_kwargs(name, kwargs))
             for name in self._names
         }
         n = max((m.count - getattr(self, k).count for k, m in updated.items()), default=0)
@@ -264,7 +258,7 @@ class MetricCollection(Metric):
                     f"a dict of keyword columns, got {batch!r:.80}"
                 )
         updated = {
-            name: _updated(getattr(self, name), args, kwargs)
+            name: getattr(self, name).copy().update(*args, **kwargs)
             for name, (args, kwargs) in batches.items()
         }
         # One batch of n rows for every member: the collection counts n. Members given different
