@@ -476,16 +476,44 @@ def test_bootstrap_takes_numpy_levels_as_the_metrics_do() -> None:
     assert b.interval(np.float32(0.9)) == b.interval(float(np.float32(0.9)))
 
 
-def test_a_perfect_f_beta_has_a_single_point_interval() -> None:
-    # The central differences left (0.99999999998912, 1.0) for binary F1 and F-beta.
+def test_a_perfect_macro_or_weighted_score_has_a_single_point_interval() -> None:
+    # The central differences left (0.99999999998912, 1.0).
     y = np.array([0, 1] * 50)
-    for metric in (
-        sm.F1(),
-        sm.FBeta(beta=2),
-        sm.F1(average="macro"),
-        sm.Precision(average="weighted"),
-    ):
+    for metric in (sm.F1(average="macro"), sm.Precision(average="weighted")):
         assert metric.update(y, y).interval() == (1.0, 1.0)
+
+
+def test_binary_f_beta_at_its_edges_maps_the_wilson_interval_of_tp_among_the_rest() -> None:
+    # 0.8.13 gave (1.0, 1.0) with no miss and (0.0, 0.0) with no true positive: the delta
+    # method's variance vanishes there, and a review's streams covered the truth in 75%.
+    from streammetrics.uncertainty import wilson
+
+    y = np.array([0, 1] * 50)  # 50 positives, all found, no false positive
+    theta_low, _ = wilson(50, 50, 0.95)
+    assert sm.F1().update(y, y).interval() == (2 * theta_low / (1 + theta_low), 1.0)
+    # F2 weighs a false negative 4 and a false positive 1: the bound takes the costlier.
+    f2 = sm.FBeta(beta=2).update(y, y).interval()
+    assert f2 == (5 * theta_low / (5 * theta_low + 4 * (1 - theta_low)), 1.0)
+    missed = np.zeros(100, dtype=int)  # 50 positives, none predicted: u = 50 misses
+    _, theta_high = wilson(0, 50, 0.95)
+    assert sm.F1().update(y, missed).interval() == (0.0, 2 * theta_high / (1 + theta_high))
+    # beta 0 is precision: without predicted positives its value is a convention (nan).
+    assert all(math.isnan(v) for v in sm.FBeta(beta=0).update(y, missed).interval())
+
+
+def test_binary_f1_intervals_cover_where_true_positives_are_rare() -> None:
+    # Prevalence 0.1, recall 0.15, false-positive rate 0.01: F1 = 0.242, and about a quarter
+    # of 100-row streams hold no true positive. 0.8.13 covered the truth in 75% of them.
+    rng = np.random.default_rng(20261128)
+    truth = 2 * 0.015 / (2 * 0.015 + 0.085 + 0.009)
+    covered = 0
+    streams = 400
+    for _ in range(streams):
+        y = rng.random(100) < 0.1
+        p = np.where(y, rng.random(100) < 0.15, rng.random(100) < 0.01)
+        low, high = sm.F1().update(y.astype(int), p.astype(int)).interval()
+        covered += low <= truth <= high
+    assert 0.92 <= covered / streams <= 0.99
 
 
 def test_intervals_below_two_effective_rows_and_of_conventions_are_nan() -> None:

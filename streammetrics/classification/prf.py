@@ -38,6 +38,37 @@ __all__ = ["F1", "FBeta", "Precision", "Recall"]
 _RECALL_BETA2 = 2.0**700
 
 
+def _f_edge(tp: float, pred: float, true: float, beta: float) -> Any:
+    """Binary F-beta's interval at an edge of its range, or None off the edges.
+
+    With no true positive (F = 0) or no miss (F = 1), every filled cell has a zero gradient, so
+    the delta method's variance is 0 and its interval a point, which covered the truth in 75%
+    of a review's streams (0.8.13). There: given the rows that are positive or predicted so
+    (``u = tp + fp + fn``), ``tp`` is binomial with ``theta = P(tp | u)``, and
+    ``F = (1 + b2) theta / ((1 + b2) theta + b2 phi + (1 - theta - phi))`` for the unknown
+    share ``phi`` of misses that are false negatives. The Wilson interval of ``theta`` is
+    mapped through the bounds over ``phi``: exact for F1 (``2 theta / (1 + theta)``),
+    conservative for other betas. ``beta`` 0 and past 2**350 are precision and recall: their
+    Wilson intervals. Returns ``(design, level) -> interval``, ``design`` being Kish's ratio.
+    """
+    union = pred + true - tp
+    if not (tp == 0 or tp == union) or union <= 0:
+        return None
+    b2 = beta * beta
+    if b2 > _RECALL_BETA2 or beta == 0:
+        den = true if beta else pred
+        return lambda design, level: wilson(tp * design, den * design, level)
+
+    def bound(theta: float, cost: float) -> float:
+        return (1 + b2) * theta / ((1 + b2) * theta + cost * (1 - theta)) if theta else 0.0
+
+    def interval(design: float, level: float) -> tuple[float, float]:
+        low, high = wilson(tp * design, union * design, level)
+        return (bound(low, max(b2, 1.0)), bound(high, min(b2, 1.0)))
+
+    return interval
+
+
 class _PRF(_ConfusionMetric, register=False):
     """Precision, recall and F-beta exactly as scikit-learn's precision_recall_fscore_support."""
 
@@ -182,7 +213,9 @@ class _PRF(_ConfusionMetric, register=False):
         Wilson (1927) score interval, on Kish's effective size of the denominator's rows. F-beta
         (any average) and the macro/weighted averages: the delta method over the multinomial
         confusion counts (Agresti, *Categorical Data Analysis*, sec. 16.1), normal, clipped to
-        [0, 1]. ``average=None`` gives an array, so it raises :class:`NoIntervalError`.
+        [0, 1]; binary F-beta at its edges (no true positive, or no miss), where that variance
+        is 0, maps Wilson's interval of ``tp / (tp + fp + fn)`` (:func:`_f_edge`).
+        ``average=None`` gives an array, so it raises :class:`NoIntervalError`.
         O(L**2).
         """
         level = check_level(level)
@@ -201,6 +234,10 @@ class _PRF(_ConfusionMetric, register=False):
                     # No positive row and no positive prediction: the value is zero_division,
                     # a convention, not an estimate (0.8.9 gave it a zero-width interval).
                     return NAN_INTERVAL
+                if average == "binary":
+                    edge = _f_edge(float(tp[0]), float(pred[0]), float(true[0]), self._beta)
+                    if edge is not None:
+                        return edge(design, level)
             else:
                 den = float((pred if self._metric == "precision" else true)[0])
                 if den == 0:
