@@ -237,7 +237,8 @@ class _PRF(_ConfusionMetric, register=False):
                 if average == "binary":
                     edge = _f_edge(float(tp[0]), float(pred[0]), float(true[0]), self._beta)
                     if edge is not None:
-                        return edge(design, level)
+                        found: tuple[float, float] = edge(design, level)
+                        return found
             else:
                 den = float((pred if self._metric == "precision" else true)[0])
                 if den == 0:
