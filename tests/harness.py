@@ -48,6 +48,10 @@ class Case:
             of their queries").
     split_interval: merged shards give the whole stream's ``interval()`` (False only where the
             state is documented as not split-invariant: a bootstrap drawn without ids).
+    samples: where ``rows`` is False, how a batch is still fed one sample at a time: ``(batch,
+            scalars) -> groups of calls``, each group fed in order and by one thread (ranking's
+            complete batches: one group per query, its rows open but the last, which closes
+            it). None: such a case is fed whole batches only.
     """
 
     id: str
@@ -60,6 +64,7 @@ class Case:
     other: Callable[[], sm.Metric] | None = None
     rows: bool = True
     split_interval: bool = True
+    samples: Callable[[Batch, bool], list[list[Batch]]] | None = None
 
 
 def family_modules() -> list[Any]:
@@ -137,6 +142,23 @@ def row_calls(batch: Batch, scalars: bool = True) -> list[Batch]:
         )
         for i in range(n)
     ]
+
+
+def sample_groups(case: Case, batch: Batch, scalars: bool = True) -> list[list[Batch]] | None:
+    """The calls that feed ``batch`` one sample at a time, in groups whose calls must keep their
+    order (one call a group where rows may be cut freely; ``Case.samples`` otherwise), or None
+    where the case is fed whole batches only."""
+    if case.rows:
+        return [[call] for call in row_calls(batch, scalars)]
+    if case.samples is not None:
+        return case.samples(batch, scalars)
+    return None
+
+
+def sample_calls(case: Case, batch: Batch, scalars: bool = True) -> list[Batch]:
+    """``sample_groups`` in order, as one list of calls (``[batch]`` where it has none)."""
+    groups = sample_groups(case, batch, scalars)
+    return [batch] if groups is None else [call for group in groups for call in group]
 
 
 def feed(metric: sm.Metric, batches: list[Batch]) -> sm.Metric:

@@ -19,6 +19,8 @@ from tests.harness import (
     is_all_nan,
     public_metric_classes,
     row_calls,
+    sample_calls,
+    sample_groups,
 )
 
 CASES = all_cases()
@@ -207,33 +209,50 @@ def test_corrupt_bytes_raise_only_state_decode_error(case: Case) -> None:
 
 ROW_CASES = [c for c in CASES if c.rows]
 parametrize_rows = pytest.mark.parametrize("case", ROW_CASES, ids=[c.id for c in ROW_CASES])
+# The cases fed one sample at a time: row by row, or in ordered groups (``Case.samples``).
+SAMPLE_CASES = [c for c in CASES if c.rows or c.samples is not None]
+parametrize_samples = pytest.mark.parametrize(
+    "case", SAMPLE_CASES, ids=[c.id for c in SAMPLE_CASES]
+)
 
 
-@parametrize_rows
+def _one_sample_at_a_time(case: Case, batches: list, scalars: bool = True) -> sm.Metric:
+    m = case.make()
+    for batch in batches:
+        feed(m, sample_calls(case, batch, scalars))
+    return m
+
+
+def _units(case: Case, batches: list) -> list[list]:
+    """Half the batches whole, half one sample at a time: groups of calls, each to be fed in
+    order by one thread."""
+    units: list[list] = []
+    for i, batch in enumerate(batches):
+        groups = sample_groups(case, batch) if i % 2 else None
+        units.extend(groups if groups is not None else [[batch]])
+    return units
+
+
+@parametrize_samples
 @pytest.mark.parametrize("scalars", [True, False], ids=["scalars", "one-row-batches"])
 def test_one_sample_at_a_time(case: Case, scalars: bool) -> None:
     batches = _batches(case, 15)
     whole = feed(case.make(), batches)
-    one = case.make()
-    for batch in batches:
-        feed(one, row_calls(batch, scalars))
-    _check_equal(case, one, whole, "one sample at a time")
+    _check_equal(case, _one_sample_at_a_time(case, batches, scalars), whole, "one sample at a time")
     # Pending rows are folded before every read, and a read changes nothing.
     again = case.make()
     for batch in batches:
-        for args, kwargs in row_calls(batch, scalars):
+        for args, kwargs in sample_calls(case, batch, scalars):
             again.update(*args, **kwargs)
             assert again.count > 0
     _check_equal(case, again, whole, "one sample at a time, read after each")
 
 
-@parametrize_rows
+@parametrize_samples
 def test_concurrent_feeding(case: Case) -> None:
     batches = _batches(case, 16, count=16)
     whole = feed(case.make(), batches)
-    calls: list = []
-    for i, batch in enumerate(batches):  # half the batches whole, half one sample at a time
-        calls.extend(row_calls(batch) if i % 2 else [batch])
+    units = _units(case, batches)
     m = case.make()
     writers = 4
     start = threading.Barrier(writers + 1)
@@ -243,26 +262,32 @@ def test_concurrent_feeding(case: Case) -> None:
     def write(part: list) -> None:
         try:
             start.wait()
-            for args, kwargs in part:
-                m.update(*args, **kwargs)
+            for unit in part:
+                feed(m, unit)
         except BaseException as exc:  # reported below: a thread's exception is otherwise lost
             errors.append(exc)
 
     def read() -> None:
+        # Every update is applied whole: the count a reader sees never falls, and never passes
+        # the rows fed; a copy merged with the metric holds two such counts.
         try:
             start.wait()
+            seen = 0
             while not done.is_set():
                 m.compute()
                 sm.loads(m.to_bytes())
-                assert m.count >= 0
-                assert (m.copy() + m).count >= 0
+                count = m.count
+                assert seen <= count <= whole.count, f"count {count} after {seen}"
+                seen = count
+                doubled = (m.copy() + m).count
+                assert 2 * seen <= doubled <= 2 * whole.count, f"copy + m: {doubled}"
         except BaseException as exc:
             errors.append(exc)
 
     interval = sys.getswitchinterval()
     sys.setswitchinterval(1e-5)
     try:
-        threads = [threading.Thread(target=write, args=(calls[k::writers],)) for k in range(4)]
+        threads = [threading.Thread(target=write, args=(units[k::writers],)) for k in range(4)]
         reader = threading.Thread(target=read)
         for t in [*threads, reader]:
             t.start()
@@ -286,12 +311,12 @@ def _nan_rows(calls: list) -> list:
     return bad
 
 
-@parametrize_rows
+@parametrize_samples
 def test_bad_sample_refused_at_its_call(case: Case) -> None:
     # Two metrics fed the same rows one at a time; one is also given bad calls between them,
     # while rows are still pending: each bad call raises InputError and changes nothing.
     batches = _batches(case, 17)
-    calls = [c for b in batches for c in row_calls(b)]
+    calls = [c for b in batches for c in sample_calls(case, b)]
     bad = case.bad + _nan_rows(calls)
     good, tried = case.make(), case.make()
     for i, (args, kwargs) in enumerate(calls):
