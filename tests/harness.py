@@ -4,14 +4,16 @@ Each metric family lists, in ``tests/cases/<family>.py``, a ``CASES`` list of :c
 to build the metric, how to draw a random valid batch, and which batches must be refused.
 ``tests/test_conformance.py`` discovers every public metric class and fails if one has no case,
 then runs each case through the same checks: codec round trip of every field, compute is
-idempotent, merge with empty is identity, merge leaves its argument unchanged, any split merged
+idempotent, merge with empty is identity (an empty one built, decoded, reset or fed an empty
+batch), merge leaves its argument unchanged, any split merged
 in any order equals the single stream (byte for byte where ``exact``; shards cut between
 batches, and through them row by row), a failing update leaves
 the state unchanged, incompatible merges are refused, and corrupt bytes give only
 ``StateDecodeError``. The serving checks feed the same stream one sample at a time (as scalars,
-and as one-row batches) and from several threads at once while another thread reads, and
-require the same state as the single stream; a bad sample is refused at its call and changes
-nothing, not even the rows still waiting to be folded.
+and as one-row batches) and from several threads at once while another thread reads (or
+merges shards in), and require the same state and interval as the single stream; two metrics
+merged into each other from two threads at once end as one of the two sequential orders; a bad
+sample is refused at its call and changes nothing, not even the rows still waiting to be folded.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import importlib
 import inspect
 import math
 import pkgutil
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -192,6 +195,35 @@ def feed_in_threads(
     for t in workers:
         t.join()
     return metric
+
+
+def run_together(workers: list[Callable[[], None]], timeout: float = 120.0) -> None:
+    """Start every worker at once (with a short switch interval, so that they interleave);
+    fail on any worker's exception, or if one is still running after ``timeout`` seconds (a
+    deadlock)."""
+    errors: list[BaseException] = []
+    start = threading.Barrier(len(workers))
+
+    def run(fn: Callable[[], None]) -> None:
+        try:
+            start.wait()
+            fn()
+        except BaseException as exc:  # reported below: a thread's exception is otherwise lost
+            errors.append(exc)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)
+    try:
+        threads = [threading.Thread(target=run, args=(fn,), daemon=True) for fn in workers]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout)
+        stuck = sum(t.is_alive() for t in threads)
+    finally:
+        sys.setswitchinterval(interval)
+    assert not stuck, f"{stuck} threads still running after {timeout} s: a deadlock"
+    assert not errors, repr(errors[0])
 
 
 def assert_same_result(

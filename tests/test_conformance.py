@@ -19,6 +19,7 @@ from tests.harness import (
     is_all_nan,
     public_metric_classes,
     row_calls,
+    run_together,
     sample_calls,
     sample_groups,
 )
@@ -96,6 +97,24 @@ def test_merge_with_empty_is_identity(case: Case) -> None:
     m = feed(case.make(), _batches(case, 3))
     _check_equal(case, m.copy().merge(case.make()), m, "m.merge(empty)")
     _check_equal(case, case.make().merge(m), m, "empty.merge(m)")
+
+
+@parametrize
+def test_merge_with_an_emptied_metric_is_identity(case: Case) -> None:
+    # An empty metric reached another way than the constructor: decoded from an empty one's
+    # bytes, reset after rows, fed only an empty batch. Each is the merge's identity too.
+    m = feed(case.make(), _batches(case, 3))
+    emptied = {
+        "loaded from bytes": sm.loads(case.make().to_bytes()),
+        "reset": feed(case.make(), _batches(case, 25, count=4)).reset(),
+        "fed an empty batch": feed(case.make(), [case.batch(np.random.default_rng(26), 0)]),
+    }
+    emptied["reset, through bytes"] = sm.loads(emptied["reset"].to_bytes())
+    for how, empty in emptied.items():
+        assert empty.count == 0, how
+        _check_equal(case, m.copy().merge(empty), m, f"m.merge(empty {how})")
+        _check_equal(case, empty.copy().merge(m), m, f"(empty {how}).merge(m)")
+        _check_equal(case, empty.copy().merge(empty), case.make(), f"empty {how} with itself")
 
 
 @parametrize
@@ -369,6 +388,71 @@ def test_split_invariance_within_batches(case: Case) -> None:
             feed(shards[rnd.randrange(3)], [call])
     rnd.shuffle(shards)
     _check_equal(case, shards[0].copy().merge(*shards[1:]), whole, "rows split over shards")
+
+
+@parametrize
+def test_merge_while_other_threads_update(case: Case) -> None:
+    # Shards merged into a metric that two other threads are feeding (whole batches and single
+    # samples): every merge and update is applied whole, so the end state is the stream's.
+    batches = _batches(case, 22, count=10)
+    whole = feed(case.make(), batches)
+    units = _units(case, batches[::2])
+    shards = [feed(case.make(), [batch]) for batch in batches[1::2]]
+    shard_bytes = [s.to_bytes() for s in shards]
+    m = case.make()
+
+    def writer(part: list) -> None:
+        for unit in part:
+            feed(m, unit)
+
+    def merger() -> None:
+        for shard in shards:
+            m.merge(shard)
+
+    run_together([lambda: writer(units[0::2]), lambda: writer(units[1::2]), merger])
+    assert [s.to_bytes() for s in shards] == shard_bytes, "a merge changed its argument"
+    _check_equal(case, m, whole, "merged into while fed")
+
+
+@parametrize
+def test_crossed_merges_at_once(case: Case) -> None:
+    # a.merge(b) and b.merge(a) from two threads at once: no deadlock, and the pair ends as one
+    # of the two sequential orders leaves it (each merge sees the other whole or not at all).
+    a0 = feed(case.make(), _batches(case, 23, count=6))
+    b0 = feed(case.make(), _batches(case, 24, count=4))
+    a, b = a0.copy(), b0.copy()
+    run_together([lambda: a.merge(b), lambda: b.merge(a)])
+    a_first = a0.copy().merge(b0)
+    b_first = b0.copy().merge(a0)
+    orders = {
+        "a.merge(b), then b.merge(a)": (a_first, b0.copy().merge(a_first)),
+        "b.merge(a), then a.merge(b)": (a0.copy().merge(b_first), b_first),
+    }
+    failures = []
+    for order, (want_a, want_b) in orders.items():
+        try:
+            _check_equal(case, a, want_a, f"a after {order}")
+            _check_equal(case, b, want_b, f"b after {order}")
+            return
+        except AssertionError as exc:
+            failures.append(str(exc))
+    raise AssertionError("crossed merges match neither sequential order: " + "; ".join(failures))
+
+
+@parametrize_samples
+def test_interval_after_one_sample_feeding(case: Case) -> None:
+    # The rows buffered by one-sample feeding are folded before interval() as before compute():
+    # the interval is the batch-fed one (or both refuse).
+    batches = _batches(case, 27)
+    whole = feed(case.make(), batches)
+    one = _one_sample_at_a_time(case, batches)
+    try:
+        want = whole.interval()
+    except sm.NoIntervalError:
+        with pytest.raises(sm.NoIntervalError):
+            one.interval()
+        return
+    assert_same_result(one.interval(), want, max(case.rtol, 1e-12), case.atol, "interval")
 
 
 def _no_closed_form(metric: sm.Metric) -> bool:
