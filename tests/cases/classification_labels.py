@@ -143,6 +143,18 @@ def _binary_probabilities(rng: np.random.Generator, n: int):
     return (y, np.round(rng.beta(2, 2, n), 3)), {"sample_weight": rng.integers(0, 3, n) * 1.0}
 
 
+def _named_rows(rng: np.random.Generator, n: int):
+    """String classes beside rows of class probabilities, one column per class in order."""
+    p = np.round(rng.dirichlet(np.ones(3), n) * 20) / 20
+    return (LABELS[rng.integers(0, 3, n)].tolist(), p), {}
+
+
+BAD_NAMED_ROWS = [
+    ((["cat", "yak"], np.full((2, 3), 1 / 3)), {}),
+    (([0, 1], np.full((2, 3), 1 / 3)), {}),
+    ((["cat", "dog"], np.full((2, 3), 1.5)), {}),
+    ((["cat"], np.full((2, 3), 1 / 3)), {}),
+]
 BAD_PAIR = [*BAD_STRINGS, ((["cat", "emu"], ["cat", "dog"]), {})]  # a third label for binary
 
 # Configurations beyond the defaults above: other averages, string positive labels, normalised
@@ -229,6 +241,23 @@ CASES += [
         ],
         exact=False,
         other=lambda: sm.LogLoss(labels=["neg", "pos"], eps=1e-7),
+    ),
+    Case(
+        "LogLoss-multiclass-str",
+        lambda: sm.LogLoss(labels=["cat", "dog", "emu"]),
+        _named_rows,
+        BAD_NAMED_ROWS,
+        exact=False,
+        other=lambda: sm.LogLoss(labels=["cat", "dog", "yak"]),
+    ),
+    Case(
+        "CalibrationError-max-multiclass-str",
+        lambda: sm.CalibrationError(bins=5, norm="max", labels=["cat", "dog", "emu"]),
+        _named_rows,
+        BAD_NAMED_ROWS,
+        exact=False,
+        atol=1e-15,
+        other=lambda: sm.CalibrationError(bins=5, labels=["cat", "dog", "emu"]),
     ),
 ]
 
