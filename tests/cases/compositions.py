@@ -147,7 +147,7 @@ CASES = [
             sliced=sm.Sliced(sm.F1(average="macro")),
             tumbling=TumblingWindows(sm.ConfusionMatrix(), width=10),
             sliding=SlidingWindow(sm.Accuracy(), width=40, slots=4),
-            boot=sm.Bootstrap(sm.Accuracy(), replicates=8, seed=4),
+            boot=sm.Bootstrap(sm.Accuracy(), replicates=4, seed=4),
         ),
         _labels(3, ids=True),
         [
@@ -161,7 +161,7 @@ CASES = [
             sliced=sm.Sliced(sm.F1(average="macro")),
             tumbling=TumblingWindows(sm.ConfusionMatrix(), width=20),
             sliding=SlidingWindow(sm.Accuracy(), width=40, slots=4),
-            boot=sm.Bootstrap(sm.Accuracy(), replicates=8, seed=4),
+            boot=sm.Bootstrap(sm.Accuracy(), replicates=4, seed=4),
         ),
     ),
     Case(
