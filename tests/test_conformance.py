@@ -442,7 +442,7 @@ def test_crossed_merges_at_once(case: Case) -> None:
 @parametrize_samples
 def test_interval_after_one_sample_feeding(case: Case) -> None:
     # The rows buffered by one-sample feeding are folded before interval() as before compute():
-    # the interval is the batch-fed one (or both refuse).
+    # the interval is the batch-fed one.
     batches = _batches(case, 27)
     whole = feed(case.make(), batches)
     try:
