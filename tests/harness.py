@@ -4,14 +4,16 @@ Each metric family lists, in ``tests/cases/<family>.py``, a ``CASES`` list of :c
 to build the metric, how to draw a random valid batch, and which batches must be refused.
 ``tests/test_conformance.py`` discovers every public metric class and fails if one has no case,
 then runs each case through the same checks: codec round trip of every field, compute is
-idempotent, merge with empty is identity, merge leaves its argument unchanged, any split merged
+idempotent, merge with empty is identity (an empty one built, decoded, reset or fed an empty
+batch), merge leaves its argument unchanged, any split merged
 in any order equals the single stream (byte for byte where ``exact``; shards cut between
 batches, and through them row by row), a failing update leaves
 the state unchanged, incompatible merges are refused, and corrupt bytes give only
 ``StateDecodeError``. The serving checks feed the same stream one sample at a time (as scalars,
-and as one-row batches) and from several threads at once while another thread reads, and
-require the same state as the single stream; a bad sample is refused at its call and changes
-nothing, not even the rows still waiting to be folded.
+and as one-row batches) and from several threads at once while another thread reads (or
+merges shards in), and require the same state and interval as the single stream; two metrics
+merged into each other from two threads at once end as one of the two sequential orders; a bad
+sample is refused at its call and changes nothing, not even the rows still waiting to be folded.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import importlib
 import inspect
 import math
 import pkgutil
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -48,6 +51,10 @@ class Case:
             of their queries").
     split_interval: merged shards give the whole stream's ``interval()`` (False only where the
             state is documented as not split-invariant: a bootstrap drawn without ids).
+    samples: where ``rows`` is False, how a batch is still fed one sample at a time: ``(batch,
+            scalars) -> groups of calls``, each group fed in order and by one thread (ranking's
+            complete batches: one group per query, its rows open but the last, which closes
+            it). None: such a case is fed whole batches only.
     """
 
     id: str
@@ -60,6 +67,7 @@ class Case:
     other: Callable[[], sm.Metric] | None = None
     rows: bool = True
     split_interval: bool = True
+    samples: Callable[[Batch, bool], list[list[Batch]]] | None = None
 
 
 def family_modules() -> list[Any]:
@@ -139,6 +147,23 @@ def row_calls(batch: Batch, scalars: bool = True) -> list[Batch]:
     ]
 
 
+def sample_groups(case: Case, batch: Batch, scalars: bool = True) -> list[list[Batch]] | None:
+    """The calls that feed ``batch`` one sample at a time, in groups whose calls must keep their
+    order (one call a group where rows may be cut freely; ``Case.samples`` otherwise), or None
+    where the case is fed whole batches only."""
+    if case.rows:
+        return [[call] for call in row_calls(batch, scalars)]
+    if case.samples is not None:
+        return case.samples(batch, scalars)
+    return None
+
+
+def sample_calls(case: Case, batch: Batch, scalars: bool = True) -> list[Batch]:
+    """``sample_groups`` in order, as one list of calls (``[batch]`` where it has none)."""
+    groups = sample_groups(case, batch, scalars)
+    return [batch] if groups is None else [call for group in groups for call in group]
+
+
 def feed(metric: sm.Metric, batches: list[Batch]) -> sm.Metric:
     for args, kwargs in batches:
         metric.update(*args, **kwargs)
@@ -170,6 +195,35 @@ def feed_in_threads(
     for t in workers:
         t.join()
     return metric
+
+
+def run_together(workers: list[Callable[[], None]], timeout: float = 120.0) -> None:
+    """Start every worker at once (with a short switch interval, so that they interleave);
+    fail on any worker's exception, or if one is still running after ``timeout`` seconds (a
+    deadlock)."""
+    errors: list[BaseException] = []
+    start = threading.Barrier(len(workers))
+
+    def run(fn: Callable[[], None]) -> None:
+        try:
+            start.wait()
+            fn()
+        except BaseException as exc:  # reported below: a thread's exception is otherwise lost
+            errors.append(exc)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-5)
+    try:
+        threads = [threading.Thread(target=run, args=(fn,), daemon=True) for fn in workers]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout)
+        stuck = sum(t.is_alive() for t in threads)
+    finally:
+        sys.setswitchinterval(interval)
+    assert not stuck, f"{stuck} threads still running after {timeout} s: a deadlock"
+    assert not errors, repr(errors[0])
 
 
 def assert_same_result(

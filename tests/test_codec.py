@@ -187,9 +187,12 @@ def test_codec_round_trips_any_tree(tree: object) -> None:
 @given(st.binary(max_size=200))
 def test_arbitrary_bytes_only_raise_state_decode_error(blob: bytes) -> None:
     try:
-        sm.loads(blob)
+        m = sm.loads(blob)
     except sm.StateDecodeError:
-        pass
+        return
+    # Bytes that decode must give a usable state, as a mutated golden blob must.
+    m.compute()
+    assert sm.loads(m.to_bytes()) == m
 
 
 @settings(max_examples=300, deadline=None)
@@ -205,3 +208,4 @@ def test_mutated_golden_blobs_only_raise_state_decode_error(data: st.DataObject)
     except sm.StateDecodeError:
         return
     m.compute()
+    assert sm.loads(m.to_bytes()) == m

@@ -19,6 +19,9 @@ from tests.harness import (
     is_all_nan,
     public_metric_classes,
     row_calls,
+    run_together,
+    sample_calls,
+    sample_groups,
 )
 
 CASES = all_cases()
@@ -94,6 +97,24 @@ def test_merge_with_empty_is_identity(case: Case) -> None:
     m = feed(case.make(), _batches(case, 3))
     _check_equal(case, m.copy().merge(case.make()), m, "m.merge(empty)")
     _check_equal(case, case.make().merge(m), m, "empty.merge(m)")
+
+
+@parametrize
+def test_merge_with_an_emptied_metric_is_identity(case: Case) -> None:
+    # An empty metric reached another way than the constructor: decoded from an empty one's
+    # bytes, reset after rows, fed only an empty batch. Each is the merge's identity too.
+    m = feed(case.make(), _batches(case, 3))
+    emptied = {
+        "loaded from bytes": sm.loads(case.make().to_bytes()),
+        "reset": feed(case.make(), _batches(case, 25, count=4)).reset(),
+        "fed an empty batch": feed(case.make(), [case.batch(np.random.default_rng(26), 0)]),
+    }
+    emptied["reset, through bytes"] = sm.loads(emptied["reset"].to_bytes())
+    for how, empty in emptied.items():
+        assert empty.count == 0, how
+        _check_equal(case, m.copy().merge(empty), m, f"m.merge(empty {how})")
+        _check_equal(case, empty.copy().merge(m), m, f"(empty {how}).merge(m)")
+        _check_equal(case, empty.copy().merge(empty), case.make(), f"empty {how} with itself")
 
 
 @parametrize
@@ -207,33 +228,50 @@ def test_corrupt_bytes_raise_only_state_decode_error(case: Case) -> None:
 
 ROW_CASES = [c for c in CASES if c.rows]
 parametrize_rows = pytest.mark.parametrize("case", ROW_CASES, ids=[c.id for c in ROW_CASES])
+# The cases fed one sample at a time: row by row, or in ordered groups (``Case.samples``).
+SAMPLE_CASES = [c for c in CASES if c.rows or c.samples is not None]
+parametrize_samples = pytest.mark.parametrize(
+    "case", SAMPLE_CASES, ids=[c.id for c in SAMPLE_CASES]
+)
 
 
-@parametrize_rows
+def _one_sample_at_a_time(case: Case, batches: list, scalars: bool = True) -> sm.Metric:
+    m = case.make()
+    for batch in batches:
+        feed(m, sample_calls(case, batch, scalars))
+    return m
+
+
+def _units(case: Case, batches: list) -> list[list]:
+    """Half the batches whole, half one sample at a time: groups of calls, each to be fed in
+    order by one thread."""
+    units: list[list] = []
+    for i, batch in enumerate(batches):
+        groups = sample_groups(case, batch) if i % 2 else None
+        units.extend(groups if groups is not None else [[batch]])
+    return units
+
+
+@parametrize_samples
 @pytest.mark.parametrize("scalars", [True, False], ids=["scalars", "one-row-batches"])
 def test_one_sample_at_a_time(case: Case, scalars: bool) -> None:
     batches = _batches(case, 15)
     whole = feed(case.make(), batches)
-    one = case.make()
-    for batch in batches:
-        feed(one, row_calls(batch, scalars))
-    _check_equal(case, one, whole, "one sample at a time")
+    _check_equal(case, _one_sample_at_a_time(case, batches, scalars), whole, "one sample at a time")
     # Pending rows are folded before every read, and a read changes nothing.
     again = case.make()
     for batch in batches:
-        for args, kwargs in row_calls(batch, scalars):
+        for args, kwargs in sample_calls(case, batch, scalars):
             again.update(*args, **kwargs)
             assert again.count > 0
     _check_equal(case, again, whole, "one sample at a time, read after each")
 
 
-@parametrize_rows
+@parametrize_samples
 def test_concurrent_feeding(case: Case) -> None:
     batches = _batches(case, 16, count=16)
     whole = feed(case.make(), batches)
-    calls: list = []
-    for i, batch in enumerate(batches):  # half the batches whole, half one sample at a time
-        calls.extend(row_calls(batch) if i % 2 else [batch])
+    units = _units(case, batches)
     m = case.make()
     writers = 4
     start = threading.Barrier(writers + 1)
@@ -243,26 +281,32 @@ def test_concurrent_feeding(case: Case) -> None:
     def write(part: list) -> None:
         try:
             start.wait()
-            for args, kwargs in part:
-                m.update(*args, **kwargs)
+            for unit in part:
+                feed(m, unit)
         except BaseException as exc:  # reported below: a thread's exception is otherwise lost
             errors.append(exc)
 
     def read() -> None:
+        # Every update is applied whole: the count a reader sees never falls, and never passes
+        # the rows fed; a copy merged with the metric holds two such counts.
         try:
             start.wait()
+            seen = 0
             while not done.is_set():
                 m.compute()
                 sm.loads(m.to_bytes())
-                assert m.count >= 0
-                assert (m.copy() + m).count >= 0
+                count = m.count
+                assert seen <= count <= whole.count, f"count {count} after {seen}"
+                seen = count
+                doubled = (m.copy() + m).count
+                assert 2 * seen <= doubled <= 2 * whole.count, f"copy + m: {doubled}"
         except BaseException as exc:
             errors.append(exc)
 
     interval = sys.getswitchinterval()
     sys.setswitchinterval(1e-5)
     try:
-        threads = [threading.Thread(target=write, args=(calls[k::writers],)) for k in range(4)]
+        threads = [threading.Thread(target=write, args=(units[k::writers],)) for k in range(4)]
         reader = threading.Thread(target=read)
         for t in [*threads, reader]:
             t.start()
@@ -286,12 +330,12 @@ def _nan_rows(calls: list) -> list:
     return bad
 
 
-@parametrize_rows
+@parametrize_samples
 def test_bad_sample_refused_at_its_call(case: Case) -> None:
     # Two metrics fed the same rows one at a time; one is also given bad calls between them,
     # while rows are still pending: each bad call raises InputError and changes nothing.
     batches = _batches(case, 17)
-    calls = [c for b in batches for c in row_calls(b)]
+    calls = [c for b in batches for c in sample_calls(case, b)]
     bad = case.bad + _nan_rows(calls)
     good, tried = case.make(), case.make()
     for i, (args, kwargs) in enumerate(calls):
@@ -344,6 +388,69 @@ def test_split_invariance_within_batches(case: Case) -> None:
             feed(shards[rnd.randrange(3)], [call])
     rnd.shuffle(shards)
     _check_equal(case, shards[0].copy().merge(*shards[1:]), whole, "rows split over shards")
+
+
+@parametrize
+def test_merge_while_other_threads_update(case: Case) -> None:
+    # Shards merged into a metric that two other threads are feeding (whole batches and single
+    # samples): every merge and update is applied whole, so the end state is the stream's.
+    batches = _batches(case, 22, count=10)
+    whole = feed(case.make(), batches)
+    units = _units(case, batches[::2])
+    shards = [feed(case.make(), [batch]) for batch in batches[1::2]]
+    shard_bytes = [s.to_bytes() for s in shards]
+    m = case.make()
+
+    def writer(part: list) -> None:
+        for unit in part:
+            feed(m, unit)
+
+    def merger() -> None:
+        for shard in shards:
+            m.merge(shard)
+
+    run_together([lambda: writer(units[0::2]), lambda: writer(units[1::2]), merger])
+    assert [s.to_bytes() for s in shards] == shard_bytes, "a merge changed its argument"
+    _check_equal(case, m, whole, "merged into while fed")
+
+
+@parametrize
+def test_crossed_merges_at_once(case: Case) -> None:
+    # a.merge(b) and b.merge(a) from two threads at once: no deadlock, and the pair ends as one
+    # of the two sequential orders leaves it (each merge sees the other whole or not at all).
+    a0 = feed(case.make(), _batches(case, 23, count=6))
+    b0 = feed(case.make(), _batches(case, 24, count=4))
+    a, b = a0.copy(), b0.copy()
+    run_together([lambda: a.merge(b), lambda: b.merge(a)])
+    a_first = a0.copy().merge(b0)
+    b_first = b0.copy().merge(a0)
+    orders = {
+        "a.merge(b), then b.merge(a)": (a_first, b0.copy().merge(a_first)),
+        "b.merge(a), then a.merge(b)": (a0.copy().merge(b_first), b_first),
+    }
+    failures = []
+    for order, (want_a, want_b) in orders.items():
+        try:
+            _check_equal(case, a, want_a, f"a after {order}")
+            _check_equal(case, b, want_b, f"b after {order}")
+            return
+        except AssertionError as exc:
+            failures.append(str(exc))
+    raise AssertionError("crossed merges match neither sequential order: " + "; ".join(failures))
+
+
+@parametrize_samples
+def test_interval_after_one_sample_feeding(case: Case) -> None:
+    # The rows buffered by one-sample feeding are folded before interval() as before compute():
+    # the interval is the batch-fed one.
+    batches = _batches(case, 27)
+    whole = feed(case.make(), batches)
+    try:
+        want = whole.interval()
+    except sm.NoIntervalError:
+        return  # (a refusal is checked in test_interval_is_mergeable_or_refused)
+    one = _one_sample_at_a_time(case, batches)
+    assert_same_result(one.interval(), want, max(case.rtol, 1e-12), case.atol, "interval")
 
 
 def _no_closed_form(metric: sm.Metric) -> bool:

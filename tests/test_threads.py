@@ -140,11 +140,19 @@ def test_window_of_a_collection_and_collection_of_windows() -> None:
         return run
 
     def reader() -> None:
+        # Every update is applied whole: the counts a reader sees never fall and never pass the
+        # rows fed; a copy merged with the metric holds two such counts.
+        seen = {"window": 0, "both": 0}
         for _ in range(200):
             window.compute()
             both.compute()
             sm.loads(window.to_bytes())
-            assert (both.copy() + both).count >= 0
+            for name, m in (("window", window), ("both", both)):
+                count = m.count
+                assert seen[name] <= count <= len(y), f"{name}: count {count} after {seen[name]}"
+                seen[name] = count
+                doubled = (m.copy() + m).count
+                assert 2 * count <= doubled <= 2 * len(y), f"{name}: copy + itself {doubled}"
 
     _run([writer(0), writer(1), writer(2), reader])
     assert window.count == want_window.count == len(y)

@@ -13,6 +13,7 @@ from streammetrics.clustering import NormalizedMutualInfo
 from streammetrics.detection import MeanAveragePrecision
 from streammetrics.ranking import NDCG
 from streammetrics.text import BLEU
+from tests.harness import assert_same_result
 
 
 @pytest.mark.parametrize(
@@ -43,10 +44,11 @@ def test_bootstrap_of_a_value_of_many_values_says_so(make: Any, args: Any) -> No
     # curves and reports) and compute() gives the value.
     b = sm.Bootstrap(make(), replicates=8)
     if args is None:
-        b.update([0, 1], [0, 1], by=["a", "b"], timestamps=[1, 2], ids=[1, 2])
+        args, keys = ([0, 1], [0, 1]), {"by": ["a", "b"], "timestamps": [1, 2]}
     else:
-        b.update(*args, ids=np.arange(len(args[0])))
-    assert b.compute() is not None
+        keys = {}
+    b.update(*args, **keys, ids=np.arange(len(args[0])))
+    assert_same_result(b.compute(), make().update(*args, **keys).compute(), 0.0, 0.0)
     for read in (b.replicates, b.std_error, b.interval):
         with pytest.raises(sm.NoIntervalError, match="bootstrap a metric of one value"):
             read()

@@ -129,6 +129,139 @@ CASES = [
 ]
 
 
+def _two_strings(rng: np.random.Generator, n: int):
+    pair = LABELS[:2]
+    return (pair[rng.integers(0, 2, n)], pair[rng.integers(0, 2, n)].tolist()), {}
+
+
+def _probabilities(rng: np.random.Generator, n: int):
+    return (rng.integers(0, 2, n), rng.beta(2, 5, n)), {}
+
+
+def _binary_probabilities(rng: np.random.Generator, n: int):
+    y = np.array(["neg", "pos"])[rng.integers(0, 2, n)]
+    return (y, np.round(rng.beta(2, 2, n), 3)), {"sample_weight": rng.integers(0, 3, n) * 1.0}
+
+
+def _named_rows(rng: np.random.Generator, n: int):
+    """String classes beside rows of class probabilities, one column per class in order."""
+    p = np.round(rng.dirichlet(np.ones(3), n) * 20) / 20
+    return (LABELS[rng.integers(0, 3, n)].tolist(), p), {}
+
+
+BAD_NAMED_ROWS = [
+    ((["cat", "yak"], np.full((2, 3), 1 / 3)), {}),
+    (([0, 1], np.full((2, 3), 1 / 3)), {}),
+    ((["cat", "dog"], np.full((2, 3), 1.5)), {}),
+    ((["cat"], np.full((2, 3), 1 / 3)), {}),
+]
+BAD_PAIR = [*BAD_STRINGS, ((["cat", "emu"], ["cat", "dog"]), {})]  # a third label for binary
+
+# Configurations beyond the defaults above: other averages, string positive labels, normalised
+# matrices, the max calibration norm and string labels for the log loss.
+CASES += [
+    Case(
+        "CohenKappa-unweighted",
+        lambda: sm.CohenKappa(weights=None),
+        _ints(4, weighted=True),
+        BAD_LABEL_PAIRS,
+        other=lambda: sm.CohenKappa(weights="quadratic"),
+    ),
+    Case(
+        "ConfusionMatrix-normalize-true",
+        lambda: sm.ConfusionMatrix(normalize="true"),
+        _ints(4, weighted=True),
+        BAD_LABEL_PAIRS,
+        other=lambda: sm.ConfusionMatrix(normalize="pred"),
+    ),
+    Case(
+        "ConfusionMatrix-normalize-pred-str",
+        lambda: sm.ConfusionMatrix(normalize="pred"),
+        _strings,
+        BAD_STRINGS,
+        other=lambda: sm.ConfusionMatrix(normalize="all"),
+    ),
+    Case(
+        "ConfusionMatrix-normalize-all-fixed",
+        lambda: sm.ConfusionMatrix(labels=[2, 0, 1], normalize="all"),
+        _ints(3),
+        [*BAD_LABEL_PAIRS, (([0, 3], [0, 1]), {})],
+        other=lambda: sm.ConfusionMatrix(labels=[2, 0, 1]),
+    ),
+    Case(
+        "Precision-macro",
+        lambda: sm.Precision(average="macro"),
+        _ints(5, weighted=True),
+        BAD_LABEL_PAIRS,
+        other=lambda: sm.Precision(average="micro"),
+    ),
+    Case(
+        "Recall-str-pos-label",
+        lambda: sm.Recall(pos_label="dog"),
+        _two_strings,
+        BAD_PAIR,
+        other=lambda: sm.Recall(pos_label="cat"),
+    ),
+    Case(
+        "F1-binary-weighted",
+        sm.F1,
+        _ints(2, weighted=True),
+        [*BAD_LABEL_PAIRS, (([0, 2], [1, 1]), {})],
+        other=lambda: sm.F1(pos_label=0),
+    ),
+    Case(
+        "FBeta-None",
+        lambda: sm.FBeta(beta=2.0, average=None),
+        _ints(4, weighted=True),
+        BAD_LABEL_PAIRS,
+        other=lambda: sm.FBeta(beta=2.0, average="macro"),
+    ),
+    Case(
+        "CalibrationError-max",
+        lambda: sm.CalibrationError(bins=8, norm="max"),
+        _probabilities,
+        [
+            (([0, 1], [0.1, 1.5]), {}),
+            (([0, 2], [0.1, 0.2]), {}),
+            (([0, 1], [0.1, float("nan")]), {}),
+        ],
+        exact=False,
+        atol=1e-15,
+        other=lambda: sm.CalibrationError(bins=8),
+    ),
+    Case(
+        "LogLoss-str",
+        lambda: sm.LogLoss(labels=["neg", "pos"]),
+        _binary_probabilities,
+        [
+            ((["neg", "yak"], [0.1, 0.2]), {}),
+            (([0, 1], [0.1, 0.2]), {}),
+            ((["neg", "pos"], [0.1, 1.2]), {}),
+            ((["neg", "pos"], [0.1, 0.2]), {"sample_weight": [1.0, -1.0]}),
+        ],
+        exact=False,
+        other=lambda: sm.LogLoss(labels=["neg", "pos"], eps=1e-7),
+    ),
+    Case(
+        "LogLoss-multiclass-str",
+        lambda: sm.LogLoss(labels=["cat", "dog", "emu"]),
+        _named_rows,
+        BAD_NAMED_ROWS,
+        exact=False,
+        other=lambda: sm.LogLoss(labels=["cat", "dog", "yak"]),
+    ),
+    Case(
+        "CalibrationError-max-multiclass-str",
+        lambda: sm.CalibrationError(bins=5, norm="max", labels=["cat", "dog", "emu"]),
+        _named_rows,
+        BAD_NAMED_ROWS,
+        exact=False,
+        atol=1e-15,
+        other=lambda: sm.CalibrationError(bins=5, labels=["cat", "dog", "emu"]),
+    ),
+]
+
+
 def _topk_batch(rng: np.random.Generator, n: int):
     # Scores on a coarse grid so that ties occur and the tie rule is exercised.
     return (rng.integers(0, 5, n), rng.integers(0, 4, (n, 5)) / 4.0), {}

@@ -225,3 +225,148 @@ CASES = [
     ),
     Case("BrierScore-multiclass", sm.BrierScore, _multiclass(4), BAD_MULTI[:3], exact=False),
 ]
+
+
+def _multiclass_numbers(k: int, kind: str):
+    """Class score rows that are not probabilities: logits, or reals over many decades."""
+
+    def batch(rng: np.random.Generator, n: int):
+        if kind == "logit":
+            x = np.round(rng.normal(0, 3, (n, k)) * 4) / 4
+        else:
+            x = rng.standard_cauchy((n, k)) * 1e4
+        return (rng.integers(0, k, n), x), {}
+
+    return batch
+
+
+def _multiclass_named(rng: np.random.Generator, n: int):
+    (y, p), kwargs = _multiclass(3, weighted=True)(rng, n)
+    return (NAMES[y], p), kwargs
+
+
+NAMES = np.array(["cat", "dog", "emu"])
+BAD_NUMBERS = [b for b in BAD_MULTI if b is not BAD_MULTI[2]]  # 1.3 is a logit or a real
+BAD_FOUR = [*BAD_MULTI[:3], (([0, 1], np.full((2, 5), 0.2)), {})]  # after four columns
+
+# Configurations of the score metrics beyond the defaults above: the other score types (logit,
+# real) and exact stores, GAUC's other modes, and MulticlassROCAUC's other averages and labels.
+CASES += [
+    Case(
+        "ROCAUC-exact-logit",
+        lambda: sm.ROCAUC(exact=True, score_type="logit"),
+        _binary("logit", grid=4),
+        BAD_BINARY,
+        other=lambda: sm.ROCAUC(exact=True),
+    ),
+    Case(
+        "ROCAUC-exact-real-weighted",
+        lambda: sm.ROCAUC(exact=True, score_type="real"),
+        _binary("real", weighted=True),
+        BAD_BINARY,
+        other=lambda: sm.ROCAUC(exact=True, score_type="logit"),
+    ),
+    Case(
+        "AveragePrecision-logit",
+        lambda: sm.AveragePrecision(score_type="logit"),
+        _binary("logit"),
+        BAD_BINARY,
+        other=lambda: sm.AveragePrecision(score_type="logit", resolution=64),
+    ),
+    Case(
+        "AveragePrecision-real-weighted",
+        lambda: sm.AveragePrecision(score_type="real"),
+        _binary("real", weighted=True),
+        BAD_BINARY,
+        other=lambda: sm.AveragePrecision(score_type="logit"),
+    ),
+    Case(
+        "AveragePrecision-exact-real",
+        lambda: sm.AveragePrecision(exact=True, score_type="real"),
+        _binary("real", grid=1),
+        BAD_BINARY,
+        other=lambda: sm.AveragePrecision(score_type="real"),
+    ),
+    Case(
+        "ROCCurve-real",
+        lambda: sm.ROCCurve(score_type="real"),
+        _binary("real", weighted=True),
+        BAD_BINARY,
+        other=lambda: sm.ROCCurve(score_type="real", drop_intermediate=False),
+    ),
+    Case(
+        "ROCCurve-exact-logit",
+        lambda: sm.ROCCurve(exact=True, score_type="logit"),
+        _binary("logit", grid=2),
+        BAD_BINARY,
+        other=lambda: sm.ROCCurve(exact=True),
+    ),
+    Case(
+        "PRCurve-real",
+        lambda: sm.PRCurve(score_type="real"),
+        _binary("real"),
+        BAD_BINARY,
+        other=lambda: sm.PRCurve(score_type="real", resolution=256),
+    ),
+    Case(
+        "GAUC-real",
+        lambda: sm.GAUC(score_type="real", max_exact=6),
+        _gauc_batch(kind="real"),
+        [BAD_GAUC[0], BAD_GAUC[1], BAD_GAUC[3]],
+        other=lambda: sm.GAUC(score_type="logit", max_exact=6),
+    ),
+    Case(
+        "GAUC-exact-impressions-weighted",
+        lambda: sm.GAUC(exact=True, weighting="impressions"),
+        _gauc_batch(weighted=True),
+        BAD_GAUC,
+        other=lambda: sm.GAUC(exact=True, weighting="uniform"),
+    ),
+    Case(
+        "GAUC-sketch-str",
+        lambda: sm.GAUC(max_exact=3),
+        _gauc_batch(strings=True),
+        BAD_GAUC,
+        other=lambda: sm.GAUC(max_exact=3, weighting="clicks"),
+    ),
+    Case(
+        "MulticlassROCAUC-micro",
+        lambda: sm.MulticlassROCAUC(average="micro"),
+        _multiclass(3, weighted=True),
+        BAD_MULTI,
+        other=lambda: sm.MulticlassROCAUC(average="micro", exact=True),
+    ),
+    Case(
+        "MulticlassROCAUC-None-exact",
+        lambda: sm.MulticlassROCAUC(average=None, exact=True),
+        _multiclass(4),
+        BAD_FOUR,
+        other=lambda: sm.MulticlassROCAUC(average=None),
+    ),
+    Case(
+        "MulticlassROCAUC-logit",
+        lambda: sm.MulticlassROCAUC(score_type="logit"),
+        _multiclass_numbers(3, "logit"),
+        BAD_NUMBERS,
+        other=lambda: sm.MulticlassROCAUC(score_type="real"),
+    ),
+    Case(
+        "MulticlassROCAUC-real-weighted-avg",
+        lambda: sm.MulticlassROCAUC(score_type="real", average="weighted"),
+        _multiclass_numbers(4, "real"),
+        [b for b in BAD_FOUR if b is not BAD_FOUR[2]],
+        other=lambda: sm.MulticlassROCAUC(score_type="real"),
+    ),
+    Case(
+        "MulticlassROCAUC-labels",
+        lambda: sm.MulticlassROCAUC(labels=["cat", "dog", "emu"]),
+        _multiclass_named,
+        [
+            ((["cat", "yak"], np.full((2, 3), 0.3)), {}),
+            (([0, 1], np.full((2, 3), 0.3)), {}),
+            ((["cat", "dog"], np.full((2, 4), 0.25)), {}),
+            ((["cat", "dog"], np.full((2, 3), 1.3)), {}),
+        ],
+        other=lambda: sm.MulticlassROCAUC(labels=["cat", "dog", "yak"]),
+    ),
+]

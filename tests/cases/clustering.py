@@ -217,3 +217,76 @@ CASES += [
         other=lambda: C.Silhouette(distance="cosine"),
     ),
 ]
+
+# Configurations beyond the ones above: the default AMI average, NMI's geometric mean, the
+# other distances, and centres given (or not) where the cases above chose the other way.
+CASES += [
+    Case(
+        "AdjustedMutualInfo",
+        C.AdjustedMutualInfo,
+        _labels(4, 5),
+        BAD_EXTERNAL,
+        other=lambda: C.AdjustedMutualInfo(average_method="geometric"),
+    ),
+    Case(
+        "NormalizedMutualInfo-geometric-str",
+        lambda: C.NormalizedMutualInfo(average_method="geometric"),
+        _labels(4, 3, strings=True),
+        BAD_STRINGS,
+        other=lambda: C.NormalizedMutualInfo(average_method="min"),
+    ),
+    Case(
+        "Silhouette-cosine",
+        lambda: C.Silhouette(distance="cosine", sample_size=24),
+        _points(offset=10.0),  # no all-zero rows
+        BAD_INTERNAL,
+        exact=False,
+        rtol=RTOL,
+        other=lambda: C.Silhouette(sample_size=24),
+    ),
+    Case(
+        "DunnIndex-cityblock",
+        lambda: C.DunnIndex(distance="cityblock", sample_size=24),
+        _points(),
+        BAD_INTERNAL,
+        exact=False,
+        rtol=RTOL,
+        other=lambda: C.DunnIndex(sample_size=24),
+    ),
+    Case(
+        "Separation",
+        C.Separation,
+        _points(3),
+        BAD_INTERNAL,
+        exact=False,
+        rtol=RTOL,
+        other=lambda: C.Separation(distance="cityblock"),
+    ),
+    Case(
+        "DaviesBouldin-centers",
+        lambda: C.DaviesBouldin(centers=CENTRES, sample_size=16),
+        _points(),
+        [*BAD_INTERNAL, ((np.ones((2, 3)), [0, 7]), {})],
+        exact=False,
+        rtol=RTOL,
+        other=lambda: C.DaviesBouldin(sample_size=16),
+    ),
+    Case(
+        "DaviesBouldin-cosine-str",
+        lambda: C.DaviesBouldin(distance="cosine", sample_size=16),
+        _points(strings=True, offset=10.0),
+        BAD_INTERNAL_STR,
+        exact=False,
+        rtol=RTOL,
+        other=lambda: C.DaviesBouldin(sample_size=16),
+    ),
+    Case(
+        "CalinskiHarabasz-cityblock",
+        lambda: C.CalinskiHarabasz(distance="cityblock"),
+        _points(),
+        BAD_INTERNAL,
+        exact=False,
+        rtol=RTOL,
+        other=C.CalinskiHarabasz,
+    ),
+]

@@ -59,3 +59,48 @@ CASES = [
         other=lambda: MeanAveragePrecision(exact=False, resolution=64),
     ),
 ]
+
+
+def _logit_batch(rng: np.random.Generator, n: int):
+    """The batches above with each score as its logit, on a grid of quarters (ties occur)."""
+    (preds, targets), kwargs = _batch(rng, n)
+    for p in preds:
+        s = np.clip(p["scores"], 1e-6, 1 - 1e-6)
+        p["scores"] = np.round(np.log(s / (1 - s)) * 4) / 4
+    return (preds, targets), kwargs
+
+
+# Settings beyond COCO's defaults: other IoU thresholds, recall points and detection limits
+# (the limits cut detections per image, which a split must not change), and the logit grid.
+CASES += [
+    Case(
+        "MeanAveragePrecision-iou-maxdets",
+        lambda: MeanAveragePrecision(
+            iou_thresholds=[0.3, 0.5, 0.75],
+            rec_thresholds=[0.0, 0.25, 0.5, 0.75, 1.0],
+            max_detection_thresholds=(1, 2, 5),
+        ),
+        _batch,
+        BAD,
+        other=lambda: MeanAveragePrecision(iou_thresholds=[0.3, 0.5, 0.75]),
+    ),
+    Case(
+        "MeanAveragePrecision-sketch-logit",
+        lambda: MeanAveragePrecision(exact=False, score_type="logit"),
+        _logit_batch,
+        BAD,
+        other=lambda: MeanAveragePrecision(exact=False, score_type="real"),
+    ),
+    Case(
+        "MeanAveragePrecision-sketch-maxdets",
+        lambda: MeanAveragePrecision(
+            iou_thresholds=[0.5, 0.9],
+            exact=False,
+            max_detection_thresholds=(2, 3, 4),
+            resolution=32,
+        ),
+        _batch,
+        [*BAD, (([{**OK_P, "scores": [-0.5]}], [OK_T]), {})],
+        other=lambda: MeanAveragePrecision(iou_thresholds=[0.5, 0.9], exact=False, resolution=32),
+    ),
+]

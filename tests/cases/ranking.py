@@ -6,10 +6,12 @@ any split); batches of complete queries fold into float sums (exact=False, equal
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from streammetrics import ranking as K
-from tests.harness import Case
+from tests.harness import Batch, Case, row_calls
 
 QUERIES = np.array(["u1", "u2", "u3", "u4", "u5", "u6"])
 
@@ -97,8 +99,27 @@ CASES = [
     Case("HitRate-complete", lambda: K.HitRate(k=1), _complete, BAD_FOLDED, **TOL),
 ]
 
+
+def _query_rows(batch: Batch, scalars: bool) -> list[list[Batch]]:
+    """A complete batch one row at a time, query by query: each query's rows open
+    (``complete=False``) but its last, which closes the query with the rows buffered before it
+    (as a server sees a query's results one by one, the last one known to be the last)."""
+    (ids, rel, scores), _ = batch
+    if not len(ids):
+        return [[batch]]
+    queries: dict[int, list[tuple[Any, ...]]] = {}
+    for i, (args, _) in enumerate(row_calls(((ids, rel, scores), {}), scalars)):
+        queries.setdefault(int(ids[i]), []).append(args)
+    return [
+        [(args, {"complete": j == len(rows) - 1}) for j, args in enumerate(rows)]
+        for rows in queries.values()
+    ]
+
+
 # A complete batch means "these are the last rows of their queries": cut into single rows it
-# would close each query after its first row. Those cases are fed whole batches only.
+# would close each query after its first row, and rows of one query spread over shards would
+# be scored as separate queries. Those cases are fed whole batches, or one query at a time.
 for _case in CASES:
     if _case.batch is _complete:
         _case.rows = False
+        _case.samples = _query_rows

@@ -147,3 +147,54 @@ CASES = [
         other=R.RegressionReport,
     ),
 ]
+
+
+# Two-dimensional inputs and per-output values ("raw_values") for the metrics the cases above
+# feed only 1-D columns or only averaged outputs.
+CASES += [
+    Case(
+        "MeanAbsoluteError-2d-weighted",
+        R.MeanAbsoluteError,
+        _batch(3, True),
+        BAD_2D,
+        exact=False,
+        rtol=RTOL,
+        other=lambda: R.MeanAbsoluteError(multioutput="raw_values"),
+    ),
+    Case(
+        "MeanAbsolutePercentageError-2d-raw",
+        lambda: R.MeanAbsolutePercentageError(multioutput="raw_values"),
+        _batch(2, True, offset=5.0),  # targets away from zero, as percentage errors ask
+        [*BAD, ((np.zeros((2, 3)), np.zeros((2, 3))), {})],
+        exact=False,
+        rtol=RTOL,
+        other=R.MeanAbsolutePercentageError,
+    ),
+    Case(
+        "PearsonCorrCoef-2d-raw",
+        lambda: R.PearsonCorrCoef(multioutput="raw_values"),
+        _batch(3, True),
+        BAD_2D,
+        exact=False,
+        rtol=RTOL,
+        other=R.PearsonCorrCoef,
+    ),
+    Case(
+        "R2Score-2d-raw",
+        lambda: R.R2Score(multioutput="raw_values"),
+        _batch(2, True, offset=100.0),
+        [*BAD, ((np.zeros((2, 3)), np.zeros((2, 3))), {})],
+        exact=False,
+        rtol=RTOL,
+        other=lambda: R.R2Score(multioutput="raw_values", force_finite=False),
+    ),
+    Case(
+        "ExplainedVariance-2d-raw",
+        lambda: R.ExplainedVariance(multioutput="raw_values"),
+        _batch(3),
+        BAD_2D,
+        exact=False,
+        rtol=RTOL,
+        other=R.ExplainedVariance,
+    ),
+]

@@ -60,3 +60,42 @@ CASES = [
         other=lambda: CHRF(word_order=2),
     ),
 ]
+
+# The smoothing methods and options the cases above leave at their defaults.
+CASES += [
+    Case(
+        "BLEU-floor",
+        lambda: BLEU(smooth_method="floor", smooth_value=0.2),
+        _batch(2),
+        BAD,
+        other=lambda: BLEU(smooth_method="floor"),
+    ),
+    Case(
+        "BLEU-none",
+        lambda: BLEU(smooth_method="none"),
+        _batch(1),
+        BAD,
+        other=BLEU,
+    ),
+    Case(
+        "BLEU-effective-order",
+        lambda: BLEU(effective_order=True, max_ngram_order=3),
+        _batch(2),
+        BAD,
+        other=lambda: BLEU(max_ngram_order=3),
+    ),
+    Case(
+        "CHRF-whitespace-beta1",
+        lambda: CHRF(whitespace=True, beta=1),
+        _batch(2),
+        BAD,
+        other=lambda: CHRF(whitespace=True),
+    ),
+    Case(
+        "CHRF-eps-smoothing",
+        lambda: CHRF(eps_smoothing=True, char_order=4),
+        _batch(1),
+        BAD,
+        other=lambda: CHRF(char_order=4),
+    ),
+]

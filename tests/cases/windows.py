@@ -103,3 +103,126 @@ CASES = [
         other=lambda: Decayed(sm.TopKAccuracy(k=3), half_life=20),
     ),
 ]
+
+
+def _scores(kind: str = "probability", weighted: bool = False, span: float = 400.0):
+    """Binary labels and scores (probabilities on a grid, or reals) at random times."""
+
+    def batch(rng: np.random.Generator, n: int):
+        y = rng.integers(0, 2, n)
+        if kind == "probability":
+            x = rng.integers(0, 40, n) / 40
+        else:
+            x = np.round(rng.standard_cauchy(n) * 1e3, 1)
+        kwargs = {"timestamps": rng.uniform(0, span, n)}
+        if weighted:
+            kwargs["sample_weight"] = rng.integers(0, 4, n).astype(float)
+        return (y, x), kwargs
+
+    return batch
+
+
+def _classes(rng: np.random.Generator, n: int):
+    p = np.round(rng.dirichlet(np.ones(3), n) * 10) / 10
+    return (rng.integers(0, 3, n), p), {"timestamps": rng.uniform(0, 300, n)}
+
+
+def _sliced(rng: np.random.Generator, n: int):
+    (y, p), kwargs = _labels(3, 500)(rng, n)
+    return (y, p), {**kwargs, "by": rng.choice(np.array(["a", "b", "c"]), n)}
+
+
+BAD_SCORES = [
+    (([0, 1], [0.1, 0.2]), {"timestamps": [1.0]}),
+    (([0, 1], [0.1, 0.2]), {}),
+    (([0, 2], [0.1, 0.2]), {"timestamps": [1.0, 2.0]}),
+    (([0, 1], [0.1, float("nan")]), {"timestamps": [1.0, 2.0]}),
+    (([0, 1], [0.1, 0.2]), {"timestamps": [1.0, 2.0], "sample_weight": [1.0, -1.0]}),
+]
+BAD_PROB = [*BAD_SCORES, (([0, 1], [0.1, 1.5]), {"timestamps": [1.0, 2.0]})]
+DECAYED = {"exact": False, "rtol": 1e-9}
+
+# Decay around the score metrics (whose states are bucket or exact score tables of weights),
+# F1, and the wrappers Decayed looks inside: Sliced and MetricCollection.
+CASES += [
+    Case(
+        "Decayed-ROCAUC",
+        lambda: Decayed(sm.ROCAUC(), half_life=10),
+        _scores(weighted=True),
+        BAD_PROB,
+        **DECAYED,
+        other=lambda: Decayed(sm.ROCAUC(), half_life=11),
+    ),
+    Case(
+        "Decayed-ROCAUC-exact",
+        lambda: Decayed(sm.ROCAUC(exact=True), half_life=3),
+        _scores(),
+        BAD_PROB,
+        **DECAYED,
+        other=lambda: Decayed(sm.ROCAUC(), half_life=3),
+    ),
+    Case(
+        "Decayed-ROCAUC-real",
+        lambda: Decayed(sm.ROCAUC(score_type="real"), half_life=50),
+        _scores("real"),
+        BAD_SCORES,
+        **DECAYED,
+        other=lambda: Decayed(sm.ROCAUC(score_type="logit"), half_life=50),
+    ),
+    Case(
+        "Decayed-AveragePrecision",
+        lambda: Decayed(sm.AveragePrecision(), half_life=8),
+        _scores(weighted=True),
+        BAD_PROB,
+        **DECAYED,
+        other=lambda: Decayed(sm.AveragePrecision(exact=True), half_life=8),
+    ),
+    Case(
+        "Decayed-MulticlassROCAUC",
+        lambda: Decayed(sm.MulticlassROCAUC(), half_life=6),
+        _classes,
+        [
+            (([0, 1], np.full((2, 3), 0.3)), {"timestamps": [1.0]}),
+            (([0, 5], np.full((2, 3), 0.3)), {"timestamps": [1.0, 2.0]}),
+            (([0, 1], np.full((2, 4), 0.25)), {"timestamps": [1.0, 2.0]}),
+        ],
+        **DECAYED,
+        other=lambda: Decayed(sm.MulticlassROCAUC(average=None), half_life=6),
+    ),
+    Case(
+        "Decayed-F1",
+        lambda: Decayed(sm.F1(), half_life=4),
+        _labels(2, 300, weighted=True),
+        [*BAD, (([0, 2], [0, 1]), {"timestamps": [1.0, 2.0]})],
+        exact=False,
+        rtol=1e-9,
+        # F1's interval differentiates numerically (central differences: about 1e-11 of
+        # rounding, docs in F1.interval), so float counts summed in another order move its ends
+        # by more than 1e-9 of a small lower end.
+        atol=1e-10,
+        other=lambda: Decayed(sm.F1(average="macro"), half_life=4),
+    ),
+    Case(
+        "Decayed-Sliced",
+        lambda: Decayed(sm.Sliced(sm.Accuracy()), half_life=5),
+        _sliced,
+        [
+            (([0, 1], [0, 1]), {"timestamps": [1.0, 2.0]}),
+            (([0, 1], [0, 1]), {"timestamps": [1.0, 2.0], "by": ["a"]}),
+            (([0, 1], [0, 1]), {"timestamps": [1.0, 2.0], "by": [1, 2]}),
+            (([0.5, 1], [0, 1]), {"timestamps": [1.0, 2.0], "by": ["a", "b"]}),
+        ],
+        **DECAYED,
+        other=lambda: Decayed(sm.Sliced(sm.Accuracy(), max_slices=10), half_life=5),
+    ),
+    Case(
+        "Decayed-MetricCollection",
+        lambda: Decayed(
+            sm.MetricCollection(acc=sm.Accuracy(), f1=sm.F1(average="macro")), half_life=7
+        ),
+        _labels(3, 400, weighted=True),
+        BAD,
+        **DECAYED,
+        other=lambda: Decayed(sm.MetricCollection(acc=sm.Accuracy()), half_life=7),
+    ),
+]

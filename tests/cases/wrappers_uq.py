@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 import streammetrics as sm
-from streammetrics.text import BLEU
+from streammetrics.text import BLEU, CHRF
 from tests.harness import Case
 
 
@@ -164,5 +164,71 @@ CASES = [
             (([0, 1], [0, 1]), {"by": ([0, 1], [0, 1])}),
         ],
         other=lambda: sm.Sliced(sm.Accuracy(), max_slices=51),
+    ),
+]
+
+
+def _groups_with_ids(rng: np.random.Generator, n: int):
+    y = rng.integers(0, 2, n)
+    s = rng.integers(0, 10, n) / 10.0
+    return (y, s, rng.integers(0, 5, n)), {"ids": rng.integers(0, 2**40, n)}
+
+
+def _classes_with_ids(rng: np.random.Generator, n: int):
+    p = np.round(rng.dirichlet(np.ones(3), n) * 10) / 10
+    return (rng.integers(0, 3, n), p), {"ids": [f"row-{i}" for i in rng.integers(0, 10**9, n)]}
+
+
+def _regression_with_ids(rng: np.random.Generator, n: int):
+    y = rng.normal(size=n)
+    kwargs = {"ids": rng.integers(0, 2**40, n), "sample_weight": rng.integers(0, 3, n) * 1.0}
+    return (y, y + rng.normal(scale=0.5, size=n)), kwargs
+
+
+# Bootstrap around the families its cases above leave out: grouped scores (GAUC), a score
+# matrix (MulticlassROCAUC), chrF's sentence statistics, and float moments (R2Score). Few
+# replicates: each one-sample read computes every replicate.
+CASES += [
+    Case(
+        "Bootstrap-gauc",
+        lambda: sm.Bootstrap(sm.GAUC(exact=True), replicates=4, seed=1),
+        _groups_with_ids,
+        [
+            (([0, 1], [0.2, 0.5], [1]), {"ids": [1, 2]}),
+            (([0, 1], [0.2, 1.5], [1, 1]), {"ids": [1, 2]}),
+            (([0, 1], [0.2, 0.5], [1, 1]), {"ids": [1]}),
+        ],
+        other=lambda: sm.Bootstrap(sm.GAUC(exact=True), replicates=4, seed=2),
+    ),
+    Case(
+        "Bootstrap-multiclass-auc",
+        lambda: sm.Bootstrap(sm.MulticlassROCAUC(), replicates=4, seed=3),
+        _classes_with_ids,
+        [
+            (([0, 1], np.full((2, 3), 0.3)), {"ids": ["a"]}),
+            (([0, 5], np.full((2, 3), 0.3)), {"ids": ["a", "b"]}),
+            (([0, 1], np.full((2, 4), 0.25)), {"ids": ["a", "b"]}),
+        ],
+        other=lambda: sm.Bootstrap(sm.MulticlassROCAUC(exact=True), replicates=4, seed=3),
+    ),
+    Case(
+        "Bootstrap-rows-chrf",
+        lambda: sm.Bootstrap(CHRF(), replicates=6, seed=2),
+        _sentences_with_ids,
+        [((["a b", "c"], [["a b"]]), {"ids": ["x", "y"]}), ((["a"], [[3]]), {"ids": ["x"]})],
+        other=lambda: sm.Bootstrap(CHRF(word_order=2), replicates=6, seed=2),
+    ),
+    Case(
+        "Bootstrap-r2",
+        lambda: sm.Bootstrap(sm.R2Score(), replicates=4, seed=5),
+        _regression_with_ids,
+        [
+            (([0.0, 1.0], [0.0, float("nan")]), {"ids": [1, 2]}),
+            (([0.0, 1.0], [0.0, 1.0]), {"ids": [1]}),
+            (([0.0, 1.0], [0.0, 1.0]), {"ids": [1, 2], "sample_weight": [1.0, -1.0]}),
+        ],
+        exact=False,
+        rtol=1e-9,
+        other=lambda: sm.Bootstrap(sm.R2Score(force_finite=False), replicates=4, seed=5),
     ),
 ]
