@@ -10,16 +10,17 @@ do more):
 * Pearson: ``t.sum(); p.sum(); t @ t; p @ p; t @ p``
 * RegressionReport: ``e = t - p; e @ e; e.sum(); np.abs(e).sum(); t.sum(); t @ t``
 
-For 2-D ``(n, d)`` targets each floor first copies its arrays transposed (``np.ascontiguousarray
-(x.T)``, inside the timing) and then reduces rows (``einsum("ij,ij->i")``, ``sum(axis=1)``):
-until 0.8.14 it reduced the C-ordered columns in place (``einsum("ij,ij->j")``), several times
-slower, which flattered the 2-D ratios. The floor and streammetrics run interleaved (each once
-per round, best of ``repeats``). Peers at their best settings, side by side on the
-same batches: torchmetrics and torcheval (float64 tensors shared with numpy), each timed with
-one thread and with torch's default (one per core: its elementwise kernels split batches of
-more than 32k values across threads), the better one reported with its thread count; and
-river (per sample, a Python loop: on a 20,000-row prefix). Prints a markdown table of M rows/s
-and ``x floor`` (floor time / our time: 1.0 is as fast as the floor, higher is better).
+For 2-D ``(n, d)`` targets each floor first copies its arrays transposed (into buffers
+allocated once, inside the timing) and then reduces rows (``einsum("ij,ij->i")``,
+``sum(axis=1)``): until 0.8.14 it reduced the C-ordered columns in place
+(``einsum("ij,ij->j")``), several times slower, which flattered the 2-D ratios. The floor and
+streammetrics run interleaved (each once per round, best of ``repeats``). Peers at their best
+settings, side by side on the same batches: torchmetrics and torcheval (float64 tensors shared
+with numpy), each timed with one thread and with torch's default (one per core: its elementwise
+kernels split batches of more than 32k values across threads), the better one reported with its
+thread count; and river (per sample, a Python loop: on a 20,000-row prefix). Prints a markdown
+table of M rows/s and ``x floor`` (floor time / our time: 1.0 is as fast as the floor, higher
+is better).
 """
 
 from __future__ import annotations
@@ -44,12 +45,34 @@ def _best(fn: Callable[[], Any], repeat: int) -> float:
     return best
 
 
-def _cols(a: np.ndarray) -> np.ndarray:
-    """A 2-D ``(n, d)`` batch as ``d`` contiguous rows (one transposed copy): column reductions
-    of a C-ordered ``(n, d)`` array (``einsum("ij,ij->j")``, ``sum(axis=0)``) are several times
-    slower than row reductions of its transpose, and the fastest floor a user would write pays
-    the copy once. 1-D batches are returned as they are."""
-    return a if a.ndim == 1 else np.ascontiguousarray(a.T)
+_SCRATCH: dict[str, np.ndarray] = {}
+
+
+def _scratch(key: str, shape: tuple[int, ...]) -> np.ndarray:
+    a = _SCRATCH.get(key)
+    if a is None or a.shape != shape:
+        a = _SCRATCH[key] = np.empty(shape)
+    return a
+
+
+def _diff(t: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """``t - p``; for 2-D batches into a buffer allocated once (see ``_cols``)."""
+    return t - p if t.ndim == 1 else np.subtract(t, p, out=_scratch("diff", t.shape))
+
+
+def _cols(a: np.ndarray, key: str) -> np.ndarray:
+    """A 2-D ``(n, d)`` batch as ``d`` contiguous rows (one transposed copy per batch): column
+    reductions of a C-ordered ``(n, d)`` array (``einsum("ij,ij->j")``, ``sum(axis=0)``) are
+    several times slower than row reductions of its transpose. The copy goes into a buffer
+    allocated once: a fresh 3.2 MB temporary per batch, freed at the top of the heap, is handed
+    back to the OS and page-faulted in again by the next batch, which cost this floor 4x (the
+    fastest plain numpy, like ``bench_scores.py``'s preallocated floor, avoids that). 1-D
+    batches are returned as they are."""
+    if a.ndim == 1:
+        return a
+    out = _scratch(key, a.shape[::-1])
+    np.copyto(out, a.T)
+    return out
 
 
 def _dot(a: np.ndarray, b: np.ndarray) -> Any:
@@ -69,15 +92,15 @@ def _floor(name: str):
 
 @_floor("MeanSquaredError")
 def _mse(t: np.ndarray, p: np.ndarray) -> None:
-    e = _cols(t - p)
+    e = _cols(_diff(t, p), "e")
     _dot(e, e)
     e.sum(axis=-1)
 
 
 @_floor("R2Score")
 def _r2(t: np.ndarray, p: np.ndarray) -> None:
-    e = _cols(t - p)
-    t = _cols(t)
+    e = _cols(_diff(t, p), "e")
+    t = _cols(t, "t")
     _dot(e, e)
     t.sum(axis=-1)
     _dot(t, t)
@@ -85,7 +108,7 @@ def _r2(t: np.ndarray, p: np.ndarray) -> None:
 
 @_floor("PearsonCorrCoef")
 def _pearson(t: np.ndarray, p: np.ndarray) -> None:
-    t, p = _cols(t), _cols(p)
+    t, p = _cols(t, "t"), _cols(p, "p")
     t.sum(axis=-1)
     p.sum(axis=-1)
     _dot(t, t)
@@ -95,11 +118,11 @@ def _pearson(t: np.ndarray, p: np.ndarray) -> None:
 
 @_floor("RegressionReport")
 def _report(t: np.ndarray, p: np.ndarray) -> None:
-    e = _cols(t - p)
-    t = _cols(t)
+    e = _cols(_diff(t, p), "e")
+    t = _cols(t, "t")
     _dot(e, e)
     e.sum(axis=-1)
-    np.abs(e).sum(axis=-1)
+    (np.abs(e) if e.ndim == 1 else np.abs(e, out=_scratch("abs", e.shape))).sum(axis=-1)
     t.sum(axis=-1)
     _dot(t, t)
 
