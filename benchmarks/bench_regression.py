@@ -10,12 +10,17 @@ do more):
 * Pearson: ``t.sum(); p.sum(); t @ t; p @ p; t @ p``
 * RegressionReport: ``e = t - p; e @ e; e.sum(); np.abs(e).sum(); t.sum(); t @ t``
 
-(column-wise ``einsum`` for 2-D targets). Peers at their best settings, side by side on the
-same batches: torchmetrics and torcheval (float64 tensors shared with numpy), each timed with
-one thread and with torch's default (one per core: its elementwise kernels split batches of
-more than 32k values across threads), the better one reported with its thread count; and
-river (per sample, a Python loop: on a 20,000-row prefix). Prints a markdown table of M rows/s
-and ``x floor`` (floor time / our time: 1.0 is as fast as the floor, higher is better).
+For 2-D ``(n, d)`` targets each floor first copies its arrays transposed (into buffers
+allocated once, inside the timing) and then reduces rows (``einsum("ij,ij->i")``,
+``sum(axis=1)``): until 0.8.14 it reduced the C-ordered columns in place
+(``einsum("ij,ij->j")``), several times slower, which flattered the 2-D ratios. The floor and
+streammetrics run interleaved (each once per round, best of ``repeats``). Peers at their best
+settings, side by side on the same batches: torchmetrics and torcheval (float64 tensors shared
+with numpy), each timed with one thread and with torch's default (one per core: its elementwise
+kernels split batches of more than 32k values across threads), the better one reported with its
+thread count; and river (per sample, a Python loop: on a 20,000-row prefix). Prints a markdown
+table of M rows/s and ``x floor`` (floor time / our time: 1.0 is as fast as the floor, higher
+is better).
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+from _timing import interleaved  # (this folder: the script's own)
 
 from streammetrics.regression import MeanSquaredError, PearsonCorrCoef, R2Score, RegressionReport
 
@@ -39,8 +45,38 @@ def _best(fn: Callable[[], Any], repeat: int) -> float:
     return best
 
 
+_SCRATCH: dict[str, np.ndarray] = {}
+
+
+def _scratch(key: str, shape: tuple[int, ...]) -> np.ndarray:
+    a = _SCRATCH.get(key)
+    if a is None or a.shape != shape:
+        a = _SCRATCH[key] = np.empty(shape)
+    return a
+
+
+def _diff(t: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """``t - p``; for 2-D batches into a buffer allocated once (see ``_cols``)."""
+    return t - p if t.ndim == 1 else np.subtract(t, p, out=_scratch("diff", t.shape))
+
+
+def _cols(a: np.ndarray, key: str) -> np.ndarray:
+    """A 2-D ``(n, d)`` batch as ``d`` contiguous rows (one transposed copy per batch): column
+    reductions of a C-ordered ``(n, d)`` array (``einsum("ij,ij->j")``, ``sum(axis=0)``) are
+    several times slower than row reductions of its transpose. The copy goes into a buffer
+    allocated once: a fresh 3.2 MB temporary per batch, freed at the top of the heap, is handed
+    back to the OS and page-faulted in again by the next batch, which cost this floor 4x (the
+    fastest plain numpy, like ``bench_scores.py``'s preallocated floor, avoids that). 1-D
+    batches are returned as they are."""
+    if a.ndim == 1:
+        return a
+    out = _scratch(key, a.shape[::-1])
+    np.copyto(out, a.T)
+    return out
+
+
 def _dot(a: np.ndarray, b: np.ndarray) -> Any:
-    return a @ b if a.ndim == 1 else np.einsum("ij,ij->j", a, b)
+    return a @ b if a.ndim == 1 else np.einsum("ij,ij->i", a, b)
 
 
 FLOORS: dict[str, Callable[[np.ndarray, np.ndarray], None]] = {}
@@ -56,23 +92,25 @@ def _floor(name: str):
 
 @_floor("MeanSquaredError")
 def _mse(t: np.ndarray, p: np.ndarray) -> None:
-    e = t - p
+    e = _cols(_diff(t, p), "e")
     _dot(e, e)
-    e.sum(axis=0)
+    e.sum(axis=-1)
 
 
 @_floor("R2Score")
 def _r2(t: np.ndarray, p: np.ndarray) -> None:
-    e = t - p
+    e = _cols(_diff(t, p), "e")
+    t = _cols(t, "t")
     _dot(e, e)
-    t.sum(axis=0)
+    t.sum(axis=-1)
     _dot(t, t)
 
 
 @_floor("PearsonCorrCoef")
 def _pearson(t: np.ndarray, p: np.ndarray) -> None:
-    t.sum(axis=0)
-    p.sum(axis=0)
+    t, p = _cols(t, "t"), _cols(p, "p")
+    t.sum(axis=-1)
+    p.sum(axis=-1)
     _dot(t, t)
     _dot(p, p)
     _dot(t, p)
@@ -80,11 +118,12 @@ def _pearson(t: np.ndarray, p: np.ndarray) -> None:
 
 @_floor("RegressionReport")
 def _report(t: np.ndarray, p: np.ndarray) -> None:
-    e = t - p
+    e = _cols(_diff(t, p), "e")
+    t = _cols(t, "t")
     _dot(e, e)
-    e.sum(axis=0)
-    np.abs(e).sum(axis=0)
-    t.sum(axis=0)
+    e.sum(axis=-1)
+    (np.abs(e) if e.ndim == 1 else np.abs(e, out=_scratch("abs", e.shape))).sum(axis=-1)
+    t.sum(axis=-1)
     _dot(t, t)
 
 
@@ -135,6 +174,7 @@ def _river(name: str) -> Callable[[], Any] | None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="a smoke run (fewer rows)")
+    parser.add_argument("--only-2d", action="store_true", help="only the (100k, 4) batches")
     args = parser.parse_args()
     repeats = 2 if args.quick else 5
     scale = 10 if args.quick else 1
@@ -148,7 +188,8 @@ def main() -> None:
     rng = np.random.default_rng(0)
     print("| case | M rows/s | x floor |")
     print("| --- | ---: | ---: |")
-    for shape, n_batches in (((100_000,), 50), ((10_000,), 200), ((100_000, 4), 20)):
+    cases = (((100_000,), 50), ((10_000,), 200), ((100_000, 4), 20))
+    for shape, n_batches in cases[2:] if args.only_2d else cases:
         n_batches = max(2, n_batches // scale)
         batches = []
         for _ in range(n_batches):
@@ -161,8 +202,6 @@ def main() -> None:
         for cls in (MeanSquaredError, R2Score, PearsonCorrCoef, RegressionReport):
             name = cls.__name__
             fl = FLOORS[name]
-            floor = _best(lambda fl=fl, bs=batches: [fl(t, p) for t, p in bs], repeats)
-            print(f"| floor {name} {tag} | {rows / floor / 1e6:.1f} | 1.00 |")
 
             def ours(cls=cls, bs=batches):
                 m = cls()
@@ -170,7 +209,12 @@ def main() -> None:
                     m.update(t, p)
                 m.compute()
 
-            took = _best(ours, repeats)
+            pair = interleaved(
+                {"floor": lambda fl=fl, bs=batches: [fl(t, p) for t, p in bs], "ours": ours},
+                repeats,
+            )
+            floor, took = pair["floor"], pair["ours"]
+            print(f"| floor {name} {tag} | {rows / floor / 1e6:.1f} | 1.00 |")
             print(f"| streammetrics {name} {tag} | {rows / took / 1e6:.1f} | {floor / took:.2f} |")
             for label, make in _peers(name, outputs):
 
