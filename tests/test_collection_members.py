@@ -100,3 +100,29 @@ def test_a_meta_tensor_is_named_as_having_no_values() -> None:
     with pytest.raises(InputError, match=r"^y_true: a tensor on the meta device holds no values"):
         m.update(torch.zeros(3, device="meta"), torch.zeros(3, device="meta"))
     assert m.count == 0
+
+
+def test_lists_of_one_sample_tensors_read_through_every_wrapper() -> None:
+    # The bare metrics read them (above); the wrappers' row splitting let torch's RuntimeError
+    # out (Bootstrap and a collection holding a Sliced raised InputError in 0.8.13).
+    torch = pytest.importorskip("torch")
+
+    def grads(*values: float) -> list:
+        return [torch.tensor(v, requires_grad=True) for v in values]
+
+    plain = [1.0, 2.0]
+    for make, kwargs in [
+        (lambda: sm.Bootstrap(sm.MeanSquaredError(), replicates=3), {"ids": [1, 2]}),
+        (lambda: sm.Sliced(sm.MeanSquaredError()), {"by": ["a", "b"]}),
+        (lambda: sm.TumblingWindows(sm.MeanSquaredError(), width=10), {"timestamps": [1.0, 2.0]}),
+        (
+            lambda: sm.MetricCollection(
+                m=sm.MeanSquaredError(), s=sm.Sliced(sm.MeanSquaredError())
+            ),
+            {"by": ["a", "b"]},
+        ),
+    ]:
+        got = make().update(grads(1.0, 2.0), [1.0, 2.5], **kwargs)
+        assert got == make().update(plain, [1.0, 2.5], **kwargs)
+    scores = sm.Sliced(sm.ROCAUC()).update([0, 1], grads(0.25, 0.75), by=["a", "a"])
+    assert scores == sm.Sliced(sm.ROCAUC()).update([0, 1], [0.25, 0.75], by=["a", "a"])

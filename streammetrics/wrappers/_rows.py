@@ -86,6 +86,10 @@ class Rows:
                 arr = np.asarray(x)
             except (TypeError, ValueError):
                 arr = None  # ragged: kept as a list (e.g. lists of references)
+            except RuntimeError:
+                # Tensors numpy cannot read (0-d, requiring grad): each read as the wrapped
+                # metric reads them (0.8.13 let torch's RuntimeError out).
+                arr = as_array(x, name)
             text = arr is not None and arr.dtype.kind in "US"
             nested_text = text and arr is not None and arr.ndim > 1
             # Kept as the list it is: no rows (numpy would make them floats, which a metric
