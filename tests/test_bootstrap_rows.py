@@ -202,3 +202,16 @@ def test_integer_ids_past_int64_in_a_list_hash_as_one_row_at_a_time() -> None:
     with pytest.raises(sm.InputError, match=r"^ids: integer ids must lie within int64 or uint64 "):
         m.update([1, 1], [0, 0], ids=[2**70, 1])
     assert m.count == 0
+
+
+def test_mixed_numpy_and_python_integer_ids_and_the_metrics_error_first() -> None:
+    # [np.uint64(2**63 + 5), 7] reads as float64 too; and a column beside one value is the
+    # wrapped metric's error, not "ids: expected one id per row (1)".
+    one_by_one = sm.Bootstrap(sm.Accuracy(), replicates=8)
+    for a, b, i in zip([1, 0], [1, 1], [np.uint64(2**63 + 5), 7], strict=True):
+        one_by_one.update(a, b, ids=i)
+    batch = sm.Bootstrap(sm.Accuracy(), replicates=8)
+    batch.update([1, 0], [1, 1], ids=[np.uint64(2**63 + 5), 7])
+    assert batch.to_bytes() == one_by_one.to_bytes()
+    with pytest.raises(sm.InputError, match="columns differ in length"):
+        sm.Bootstrap(sm.Accuracy(), replicates=8).update([0, 1, 1], 1, ids=[1, 2, 3])

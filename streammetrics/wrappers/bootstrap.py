@@ -40,9 +40,9 @@ _mix = splitmix64
 
 def _id_hashes(ids: Any, n: int) -> np.ndarray:
     """One 64-bit hash per id (integers or strings), a pure function of the id."""
-    arr = _wide_int_ids(ids)
-    if arr is None:
-        arr = as_array(ids, "ids")
+    arr = as_array(ids, "ids")
+    if arr.dtype.kind in "fO" and isinstance(ids, (list, tuple)):
+        arr = _wide_int_ids(ids, arr)
     if arr.ndim != 1 or len(arr) != n:
         raise InputError(f"ids: expected one id per row ({n}), got shape {arr.shape}")
     if n == 0:
@@ -61,17 +61,15 @@ def _id_hashes(ids: Any, n: int) -> np.ndarray:
 _U64 = (1 << 64) - 1
 
 
-def _wide_int_ids(ids: Any) -> np.ndarray | None:
-    """A list of Python integers numpy would not read as int64 or uint64 (some past int64:
-    float64, or objects past uint64) as the uint64 images the one-row path hashes (``v mod
-    2**64``); None for any other ids. 0.8.13 refused ``[2**63 + 5, 7]`` as float64 ids, which
-    one row at a time it took."""
-    if not isinstance(ids, (list, tuple)) or not ids:
-        return None
-    if not any(type(v) is int and not -(1 << 63) <= v <= (1 << 63) - 1 for v in ids):
-        return None
-    if not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in ids):
-        return None  # (mixed kinds: the ordinary path names them)
+def _wide_int_ids(ids: list[Any] | tuple[Any, ...], arr: np.ndarray) -> np.ndarray:
+    """A list of integers numpy read as float64 or objects (some past int64) as the uint64
+    images the one-row path hashes (``v mod 2**64``); ``arr`` (numpy's reading) when they are
+    not all integers. 0.8.13 refused ``[2**63 + 5, 7]`` as float64 ids, which one row at a
+    time it took."""
+    if not all(
+        isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) for v in ids
+    ):
+        return arr  # (floats or mixed kinds: the checks below name them)
     for v in ids:
         if not -(1 << 63) <= int(v) <= _U64:
             raise InputError(
@@ -279,8 +277,9 @@ class Bootstrap(Metric):
         All or nothing: the batch is validated by the wrapped metric (on a copy) first.
         """
         n = batch_length(args, kwargs, "update", column_names(self.metric))
-        hashes = None if ids is None else _id_hashes(ids, n)
+        # The metric's own checks first: a column beside one value is its error, not the ids'.
         main = self.metric.copy().update(*args, **kwargs)  # type: ignore[attr-defined]
+        hashes = None if ids is None else _id_hashes(ids, n)
         added = main.count - self.metric.count
         if n == 0 or added == 0:
             return self
