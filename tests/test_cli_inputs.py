@@ -579,6 +579,31 @@ def test_a_csv_number_past_float64_or_inf_is_named_as_written_in_any_chunking(
 
 
 @pytest.mark.parametrize("batch", ["1", "2", "100000"])
+def test_an_archived_csv_number_past_float64_and_a_long_one_are_worded_alike_in_any_chunking(
+    capsys, monkeypatch, tmp_path, batch
+) -> None:
+    # A zip is read by pandas alone: its field is read again through pandas (0.8.14's first
+    # version said "non-finite value inf" there); a 401-digit decimal is shortened.
+    import zipfile
+
+    big = "9" * 401
+    inner = tmp_path / "log.csv"
+    inner.write_text(f"y,s\n1,0.5\n0,{big}\n1,0.25\n")
+    archive = tmp_path / "log.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.write(inner, "log.csv")
+    status, _, err = _run(capsys, monkeypatch, "eval", str(archive), *AUC, "--batch-size", batch)
+    assert status == 1
+    assert _one_line(err).endswith("column 's': an integer of 401 digits lies beyond float64")
+    inner.write_text(f"y,s\n1,0.5\n0,{big}.0\n1,0.25\n")
+    status, _, err = _run(capsys, monkeypatch, "eval", str(inner), *AUC, "--batch-size", batch)
+    assert _one_line(err) == (
+        f"streammetrics: error: {inner}:3: column 's': missing or non-finite value "
+        f"'{'9' * 24}'...'999999.0' (403 characters)"
+    )
+
+
+@pytest.mark.parametrize("batch", ["1", "2", "100000"])
 def test_negative_integers_beside_ones_past_int64_are_refused_in_any_chunking(
     capsys, monkeypatch, tmp_path, batch
 ) -> None:

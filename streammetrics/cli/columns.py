@@ -72,7 +72,11 @@ def _numbers(values: np.ndarray, name: str, src: Source, row: int) -> np.ndarray
             raise src.fail_row(
                 row + i, f"column {name!r}: an integer of {digits} digits lies beyond float64"
             )
-        raise src.fail_row(row + i, f"column {name!r}: missing or non-finite value {bad!r}")
+        if isinstance(bad, str) and len(bad) > 60:
+            shown = f"{bad[:24]!r}...{bad[-8:]!r} ({len(bad)} characters)"
+        else:
+            shown = repr(bad)
+        raise src.fail_row(row + i, f"column {name!r}: missing or non-finite value {shown}")
     return out
 
 

@@ -232,8 +232,10 @@ def first_problem(src: Source) -> CLIError | None:
 def csv_field(src: Source, row: int, column: str) -> str | None:
     """The text of ``column`` in row ``row`` of the CSV file ``src``, read again (for a message
     about a value the parser already turned into a number); None when it cannot be read."""
-    if src.raw == "-" or src.raw.lower().endswith((".zip", ".tar", ".tgz")):
+    if src.raw == "-":
         return None
+    if src.raw.lower().endswith((".zip", ".tar", ".tgz")):
+        return _archived_field(src, row, column)
     try:
         with open_binary(src) as fh:
             records = csv_records(src, Lines(src, fh))
@@ -245,6 +247,30 @@ def csv_field(src: Source, row: int, column: str) -> str | None:
                 if i == row:
                     return fields[at]
     except (CLIError, csv.Error, ValueError, StopIteration, *READ_ERRORS):
+        return None
+    return None
+
+
+def _archived_field(src: Source, row: int, column: str) -> str | None:
+    """:func:`csv_field` of a CSV file in an archive, which only pandas opens (as text)."""
+    try:
+        import pandas as pd
+
+        seen = 0
+        with pd.read_csv(
+            src.raw,
+            usecols=[column],
+            dtype=str,
+            keep_default_na=False,
+            index_col=False,
+            encoding="utf-8",
+            chunksize=1 << 16,
+        ) as reader:
+            for chunk in reader:
+                if row < seen + len(chunk):
+                    return str(chunk[column].iloc[row - seen])
+                seen += len(chunk)
+    except Exception:  # (only a message's wording depends on it)
         return None
     return None
 
