@@ -240,8 +240,14 @@ def sync(metric: _M, group: Any = None) -> _M:
             ) from exc
         del state
     result: _M = merged  # type: ignore[assignment]  # same class: every digest matched
-    if isinstance(metric, MetricCollection):
-        # Bytes list a collection's members by name; the merge lists them as this rank's
-        # collection does, as ``compute()`` did before the sync.
-        result._names = list(metric._names)  # type: ignore[attr-defined]
+    _keep_order(result, metric)
     return result
+
+
+def _keep_order(result: Any, mine: Any) -> None:
+    """Bytes list a collection's members by name: list them in ``result`` as this rank's
+    collection (and each collection in it) does, as ``compute()`` did before the sync."""
+    if isinstance(mine, MetricCollection) and isinstance(result, MetricCollection):
+        result._names = list(mine._names)
+        for name in mine._names:
+            _keep_order(getattr(result, name), getattr(mine, name))

@@ -421,11 +421,13 @@ def test_a_synced_collection_lists_its_members_as_the_rank_does(tmp_path):
         "gloo", init_method=f"file://{tmp_path / 'store'}", rank=0, world_size=1
     )
     try:
-        c = sm.MetricCollection(loss=sm.LogLoss(), auc=sm.ROCAUC())
+        inner = sm.MetricCollection(z=sm.ROCAUC(), b=sm.AveragePrecision())
+        c = sm.MetricCollection(loss=sm.LogLoss(), auc=sm.ROCAUC(), inner=inner)
         c.update([0, 1, 1], [0.2, 0.7, 0.9])
         got = sync(c)
-        assert list(got.compute()) == list(c.compute()) == ["loss", "auc"]
-        assert got.keys() == ["loss", "auc"] and got == c
+        assert list(got.compute()) == list(c.compute()) == ["loss", "auc", "inner"]
+        assert got.keys() == ["loss", "auc", "inner"] and got == c
+        assert got["inner"].keys() == ["z", "b"]
     finally:
         dist.destroy_process_group()
 
