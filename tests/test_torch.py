@@ -384,52 +384,48 @@ def test_sketch_auc_fits_the_first_gather_whatever_the_sample_count():
     assert compressed and len(wire) <= min(64 * 1024, _FIRST - _HEADER)
 
 
-def test_every_conformance_case_syncs_in_a_one_rank_group(tmp_path):
-    """Every metric, wrapper and collection of the harness goes through a real (1-rank) sync."""
+@pytest.fixture
+def one_rank_group(tmp_path):
+    """A real gloo process group of this process alone, destroyed after the test."""
     import torch.distributed as dist
 
+    if dist.is_initialized():
+        pytest.skip("a process group is already initialised in this process")
+    dist.init_process_group(
+        "gloo", init_method=f"file://{tmp_path / 'store'}", rank=0, world_size=1
+    )
+    try:
+        yield
+    finally:
+        dist.destroy_process_group()
+
+
+def test_every_conformance_case_syncs_in_a_one_rank_group(one_rank_group):
+    """Every metric, wrapper and collection of the harness goes through a real (1-rank) sync."""
     from tests.harness import all_cases, assert_same_result, feed
 
-    if dist.is_initialized():
-        pytest.skip("a process group is already initialised in this process")
-    dist.init_process_group(
-        "gloo", init_method=f"file://{tmp_path / 'store'}", rank=0, world_size=1
-    )
-    try:
-        for case in all_cases():
-            rng = np.random.default_rng(1)
-            m = feed(case.make(), [case.batch(rng, n) for n in (5, 17, 0, 40)])
-            before = m.to_bytes()
-            got = sync(m)
-            assert m.to_bytes() == before, case.id
-            assert type(got) is type(m) and got is not m, case.id
-            if case.exact:
-                assert got.to_bytes() == before, case.id
-            assert_same_result(got.compute(), m.compute(), case.rtol, case.atol, case.id)
-    finally:
-        dist.destroy_process_group()
+    for case in all_cases():
+        rng = np.random.default_rng(1)
+        m = feed(case.make(), [case.batch(rng, n) for n in (5, 17, 0, 40)])
+        before = m.to_bytes()
+        got = sync(m)
+        assert m.to_bytes() == before, case.id
+        assert type(got) is type(m) and got is not m, case.id
+        if case.exact:
+            assert got.to_bytes() == before, case.id
+        assert_same_result(got.compute(), m.compute(), case.rtol, case.atol, case.id)
 
 
-def test_a_synced_collection_lists_its_members_as_the_rank_does(tmp_path):
+def test_a_synced_collection_lists_its_members_as_the_rank_does(one_rank_group):
     # Bytes list a collection's members by name: 0.8.13's sync gave {"auc", "loss"} where the
     # rank's compute() gave {"loss", "auc"}.
-    import torch.distributed as dist
-
-    if dist.is_initialized():
-        pytest.skip("a process group is already initialised in this process")
-    dist.init_process_group(
-        "gloo", init_method=f"file://{tmp_path / 'store'}", rank=0, world_size=1
-    )
-    try:
-        inner = sm.MetricCollection(z=sm.ROCAUC(), b=sm.AveragePrecision())
-        c = sm.MetricCollection(loss=sm.LogLoss(), auc=sm.ROCAUC(), inner=inner)
-        c.update([0, 1, 1], [0.2, 0.7, 0.9])
-        got = sync(c)
-        assert list(got.compute()) == list(c.compute()) == ["loss", "auc", "inner"]
-        assert got.keys() == ["loss", "auc", "inner"] and got == c
-        assert got["inner"].keys() == ["z", "b"]
-    finally:
-        dist.destroy_process_group()
+    inner = sm.MetricCollection(z=sm.ROCAUC(), b=sm.AveragePrecision())
+    c = sm.MetricCollection(loss=sm.LogLoss(), auc=sm.ROCAUC(), inner=inner)
+    c.update([0, 1, 1], [0.2, 0.7, 0.9])
+    got = sync(c)
+    assert list(got.compute()) == list(c.compute()) == ["loss", "auc", "inner"]
+    assert got.keys() == ["loss", "auc", "inner"] and got == c
+    assert got["inner"].keys() == ["z", "b"]
 
 
 def test_one_host_copy_per_column():
