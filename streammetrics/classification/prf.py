@@ -38,7 +38,9 @@ __all__ = ["F1", "FBeta", "Precision", "Recall"]
 _RECALL_BETA2 = 2.0**700
 
 
-def _f_edge(tp: float, pred: float, true: float, beta: float) -> Any:
+def _f_edge(
+    tp: float, pred: float, true: float, beta: float, design: float, level: float
+) -> tuple[float, float] | None:
     """Binary F-beta's interval at an edge of its range, or None off the edges.
 
     With no true positive (F = 0) or no miss (F = 1), every filled cell has a zero gradient, so
@@ -49,7 +51,7 @@ def _f_edge(tp: float, pred: float, true: float, beta: float) -> Any:
     share ``phi`` of misses that are false negatives. The Wilson interval of ``theta`` is
     mapped through the bounds over ``phi``: exact for F1 (``2 theta / (1 + theta)``),
     conservative for other betas. ``beta`` 0 and past 2**350 are precision and recall: their
-    Wilson intervals. Returns ``(design, level) -> interval``, ``design`` being Kish's ratio.
+    Wilson intervals. ``design``: Kish's ratio of effective to counted rows.
     """
     union = pred + true - tp
     if not (tp == 0 or tp == union) or union <= 0:
@@ -57,16 +59,13 @@ def _f_edge(tp: float, pred: float, true: float, beta: float) -> Any:
     b2 = beta * beta
     if b2 > _RECALL_BETA2 or beta == 0:
         den = true if beta else pred
-        return lambda design, level: wilson(tp * design, den * design, level)
+        return wilson(tp * design, den * design, level)
 
     def bound(theta: float, cost: float) -> float:
         return (1 + b2) * theta / ((1 + b2) * theta + cost * (1 - theta)) if theta else 0.0
 
-    def interval(design: float, level: float) -> tuple[float, float]:
-        low, high = wilson(tp * design, union * design, level)
-        return (bound(low, max(b2, 1.0)), bound(high, min(b2, 1.0)))
-
-    return interval
+    low, high = wilson(tp * design, union * design, level)
+    return (bound(low, max(b2, 1.0)), bound(high, min(b2, 1.0)))
 
 
 class _PRF(_ConfusionMetric, register=False):
@@ -235,10 +234,11 @@ class _PRF(_ConfusionMetric, register=False):
                     # a convention, not an estimate (0.8.9 gave it a zero-width interval).
                     return NAN_INTERVAL
                 if average == "binary":
-                    edge = _f_edge(float(tp[0]), float(pred[0]), float(true[0]), self._beta)
+                    edge = _f_edge(
+                        float(tp[0]), float(pred[0]), float(true[0]), self._beta, design, level
+                    )
                     if edge is not None:
-                        found: tuple[float, float] = edge(design, level)
-                        return found
+                        return edge
             else:
                 den = float((pred if self._metric == "precision" else true)[0])
                 if den == 0:

@@ -230,29 +230,11 @@ def first_problem(src: Source) -> CLIError | None:
 
 
 def csv_field(src: Source, row: int, column: str) -> str | None:
-    """The text of ``column`` in row ``row`` of the CSV file ``src``, read again (for a message
-    about a value the parser already turned into a number); None when it cannot be read."""
+    """The text of ``column`` in row ``row`` of the CSV file ``src``, read again by pandas (whose
+    parser read it as a number, and numbers its rows as the reading did), for a message about a
+    value the parse lost; None when it cannot be read."""
     if src.raw == "-":
         return None
-    if src.raw.lower().endswith((".zip", ".tar", ".tgz")):
-        return _archived_field(src, row, column)
-    try:
-        with open_binary(src) as fh:
-            records = csv_records(src, Lines(src, fh))
-            _, header = next(records)
-            if column not in header:
-                return None
-            at = header.index(column)
-            for i, (_, fields) in enumerate(records):
-                if i == row:
-                    return fields[at]
-    except (CLIError, csv.Error, ValueError, StopIteration, *READ_ERRORS):
-        return None
-    return None
-
-
-def _archived_field(src: Source, row: int, column: str) -> str | None:
-    """:func:`csv_field` of a CSV file in an archive, which only pandas opens (as text)."""
     try:
         import pandas as pd
 

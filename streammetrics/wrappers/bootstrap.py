@@ -24,7 +24,7 @@ from ..errors import IncompatibleStateError, InputError, NoIntervalError
 from ..states.labels import fnv1a, splitmix64
 from ..states.stacked import blanks, stacked_batch
 from ..uncertainty import check_level
-from ._bootstrap_rows import held_total, position_hash, row_columns
+from ._bootstrap_rows import _M64, held_total, position_hash, row_columns
 from ._poisson import _STR, SCHEMES, poisson_rows, position_hashes
 from ._rows import Rows, batch_length, column_names, one_kind, template
 from ._slice_table import SliceTable
@@ -58,9 +58,6 @@ def _id_hashes(ids: Any, n: int) -> np.ndarray:
     raise InputError(f"ids: must be integers or strings, got {arr.dtype}")
 
 
-_U64 = (1 << 64) - 1
-
-
 def _wide_int_ids(ids: list[Any] | tuple[Any, ...], arr: np.ndarray) -> np.ndarray:
     """A list of integers numpy read as float64 or objects (some past int64) as the uint64
     images the one-row path hashes (``v mod 2**64``); ``arr`` (numpy's reading) when they are
@@ -71,12 +68,12 @@ def _wide_int_ids(ids: list[Any] | tuple[Any, ...], arr: np.ndarray) -> np.ndarr
     ):
         return arr  # (floats or mixed kinds: the checks below name them)
     for v in ids:
-        if not -(1 << 63) <= int(v) <= _U64:
+        if not -(1 << 63) <= int(v) <= _M64:
             raise InputError(
                 "ids: integer ids must lie within int64 or uint64 (-2**63 .. 2**64 - 1), "
                 f"got {int(v)}"
             )
-    return np.array([int(v) & _U64 for v in ids], dtype=np.uint64)
+    return np.array([int(v) & _M64 for v in ids], dtype=np.uint64)
 
 
 def poisson_weights(hashes: np.ndarray, seed: int, replicates: int, scheme: int = 2) -> np.ndarray:

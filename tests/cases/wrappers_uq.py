@@ -27,6 +27,13 @@ def _clusters_with_ids(rng: np.random.Generator, n: int):
     return (a, b), {"ids": rng.integers(0, 2**40, n)}
 
 
+#: Two hypotheses beside one set of references; a reference that is no text.
+BAD_SENTENCES_WITH_IDS = [
+    ((["a b", "c"], [["a b"]]), {"ids": ["x", "y"]}),
+    ((["a"], [[3]]), {"ids": ["x"]}),
+]
+
+
 def _sentences_with_ids(rng: np.random.Generator, n: int):
     words = np.array("the a cat dog sat on mat ran fast".split())
     hyps = [" ".join(words[rng.integers(0, 9, int(rng.integers(1, 8)))]) for _ in range(n)]
@@ -129,7 +136,7 @@ CASES = [
         "Bootstrap-rows-bleu",
         lambda: sm.Bootstrap(BLEU(), replicates=6, seed=2),
         _sentences_with_ids,
-        [((["a b", "c"], [["a b"]]), {"ids": ["x", "y"]}), ((["a"], [[3]]), {"ids": ["x"]})],
+        BAD_SENTENCES_WITH_IDS,
         other=lambda: sm.Bootstrap(BLEU(max_ngram_order=2), replicates=6, seed=2),
     ),
     Case(
@@ -215,7 +222,7 @@ CASES += [
         "Bootstrap-rows-chrf",
         lambda: sm.Bootstrap(CHRF(), replicates=6, seed=2),
         _sentences_with_ids,
-        [((["a b", "c"], [["a b"]]), {"ids": ["x", "y"]}), ((["a"], [[3]]), {"ids": ["x"]})],
+        BAD_SENTENCES_WITH_IDS,
         other=lambda: sm.Bootstrap(CHRF(word_order=2), replicates=6, seed=2),
     ),
     Case(
