@@ -127,8 +127,13 @@ class PerRequest:
         (arrays, copied), None otherwise.
         """
         rows = self._rows
-        if rows is None or len(args) != rows.n:
+        if rows is None:
             return None
+        if len(args) != rows.n:
+            moved = rows.weight_by_keyword(args, kwargs)
+            if moved is None:
+                return None
+            args, kwargs = moved
         scalar = type(args[0]) in _SCALAR_TYPES if args else False
         if scalar and not kwargs and rows.scalar_args(args):
             return args, False

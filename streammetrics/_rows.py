@@ -250,6 +250,22 @@ class Rows:
 
     # -- the checks --------------------------------------------------------------------------
 
+    def weight_by_keyword(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[tuple[Any, ...], dict[str, Any]] | None:
+        """``(args, kwargs)`` with ``sample_weight`` given by position (``update(y, p, w)``)
+        moved to its keyword, for a call with one positional value more than the declared
+        columns and nothing by keyword; None for any other call. A declared ``update`` takes
+        ``sample_weight`` right after its columns (``tests/test_wrapper_positional_weight.py``
+        checks every metric); a keyword column (``Sliced``'s ``by=``) is already the last of
+        ``args`` here. (0.8.14 took the ordinary update for every such call: 25-30 us a
+        sample, against 1.5 us by keyword.)"""
+        if kwargs or not self.weights or len(args) != self.n + 1:
+            return None
+        if self.keyword is None:
+            return args[:-1], {"sample_weight": args[-1]}
+        return (*args[:-2], args[-1]), {"sample_weight": args[-2]}
+
     def scalar_row(self, args: tuple[Any, ...], weight: Any) -> bool:
         """True when ``args`` (one sample, as scalars) certainly passes the metric's update."""
         if len(args) != self.n or (True, weight is not None) not in self.shapes:

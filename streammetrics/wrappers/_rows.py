@@ -208,6 +208,23 @@ def column_names(metric: Metric) -> tuple[str, ...]:
     return _update_parameters(cls)
 
 
+def weight_by_keyword(
+    metric: Metric, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """``(args, kwargs)`` with a ``sample_weight`` given by position (``update(y, p, w)``, as
+    the wrapped metric takes it) moved to its keyword, for the wrappers that weigh rows
+    themselves (``Bootstrap``, ``Decayed``). Given both ways, Python's own ``TypeError``."""
+    names = column_names(metric)
+    if "sample_weight" not in names:
+        return args, kwargs
+    at = names.index("sample_weight")
+    if len(args) != at + 1:
+        return args, kwargs  # (fewer: none given so; more: the wrapped metric refuses them)
+    if "sample_weight" in kwargs:
+        raise TypeError("update() got multiple values for argument 'sample_weight'")
+    return args[:at], {**kwargs, "sample_weight": args[at]}
+
+
 @cache
 def _update_parameters(cls: Any) -> tuple[str, ...]:
     kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)

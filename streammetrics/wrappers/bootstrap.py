@@ -26,7 +26,7 @@ from ..states.stacked import blanks, stacked_batch
 from ..uncertainty import check_level
 from ._bootstrap_rows import _M64, held_total, position_hash, row_columns
 from ._poisson import _STR, SCHEMES, poisson_rows, position_hashes
-from ._rows import Rows, batch_length, column_names, one_kind, template
+from ._rows import Rows, batch_length, column_names, one_kind, template, weight_by_keyword
 from ._slice_table import SliceTable
 
 __all__ = ["MAX_REPLICATES", "Bootstrap", "poisson_weights"]
@@ -273,6 +273,7 @@ class Bootstrap(Metric):
 
         All or nothing: the batch is validated by the wrapped metric (on a copy) first.
         """
+        args, kwargs = weight_by_keyword(self.metric, args, kwargs)
         n = batch_length(args, kwargs, "update", column_names(self.metric))
         # The metric's own checks first: a column beside one value is its error, not the ids'.
         main = self.metric.copy().update(*args, **kwargs)  # type: ignore[attr-defined]
@@ -336,6 +337,9 @@ class Bootstrap(Metric):
             return False
         pending = self._pending
         main = self.metric  # (a metric field is never taken out while rows wait: see StateAttr)
+        rows = main._rows
+        if rows is not None and len(args) == rows.n + 1:  # ``update(y, p, w, ids=i)``
+            args, kwargs = weight_by_keyword(main, args, kwargs)
         plan = row_columns(main, args, kwargs)
         if plan is None:
             return False

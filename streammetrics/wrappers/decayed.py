@@ -12,7 +12,7 @@ from .._rows import _SCALAR_TYPES
 from ..base import _MERGES, Metric, StateBlock, metric_spec
 from ..errors import InputError, NoIntervalError
 from ..uncertainty import NAN_INTERVAL, check_level, check_weight_sq
-from ._rows import Rows, column_names, template, unweighted
+from ._rows import Rows, column_names, template, unweighted, weight_by_keyword
 from ._windowing import (
     EPOCH_HALVINGS,
     Wrapper,
@@ -209,6 +209,9 @@ class Decayed(Wrapper):
         self, *args: Any, timestamps: Any = None, sample_weight: Any = None, **kwargs: Any
     ) -> Decayed:
         """Add a batch, each row weighted by its age relative to the reference."""
+        if sample_weight is None:
+            args, kw = weight_by_keyword(self._template, args, {})
+            sample_weight = kw.get("sample_weight")
         raw = times(timestamps)  # int64 or float64
         t = raw.astype(np.float64)
         n = len(t)
