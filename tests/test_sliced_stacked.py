@@ -16,9 +16,9 @@ import pytest
 
 import streammetrics as sm
 import streammetrics.states._bucket_stack as _bucket_stack
-import streammetrics.states.stacked as stacked
 from streammetrics.errors import InputError
 from streammetrics.states.stacked import stable_order
+from streammetrics.wrappers import sliced as sliced_module
 
 
 def _scores(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -29,10 +29,31 @@ def _scores(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
     return y, s
 
 
-def _per_slice(make):
-    s = sm.Sliced(make())
-    s._stack = lambda *a: None  # the per-slice path, as for metrics without the hook
-    return s
+class _PerSlice:
+    """A ``Sliced`` updated by the per-slice path, as for metrics without a stacked fold.
+    (Until 0.8.15 these tests set an attribute no code read, and compared the fold with
+    itself; the dense switch below patched a name ``_bucket_stack`` had copied.)"""
+
+    def __init__(self, make, monkeypatch):
+        self.sliced, self._patch = sm.Sliced(make()), monkeypatch
+        self.taken = 0
+
+    def update(self, *args, **kwargs):
+        def no_stack(*a):
+            self.taken += 1
+            return None
+
+        with self._patch.context() as patch:
+            patch.setattr(sliced_module, "stacked_batch", no_stack)
+            self.sliced.update(*args, **kwargs)
+        return self
+
+    def __getattr__(self, name):
+        return getattr(self.sliced, name)
+
+
+def _per_slice(make, monkeypatch):
+    return _PerSlice(make, monkeypatch)
 
 
 WEIGHTINGS = {
@@ -52,13 +73,13 @@ WEIGHTINGS = {
 )
 def test_grouped_fold_equals_the_per_slice_path(make, weighting, slices, dense, monkeypatch):
     if not dense:
-        monkeypatch.setattr(stacked, "DENSE_CELLS", 0)
+        monkeypatch.setattr(_bucket_stack, "DENSE_CELLS", 0)
     rng = np.random.default_rng(slices)
     n = 6_000
     y, s = _scores(rng, n)
     by = rng.integers(0, slices, n)
     sw = rng.integers(0, 3, n).astype(float)  # zeros too: rows that leave no trace
-    folded, plain = sm.Sliced(make()), _per_slice(make)
+    folded, plain = sm.Sliced(make()), _per_slice(make, monkeypatch)
     for (a, b), weighted in zip(
         itertools.pairwise([0, 1, 2_500, n]), WEIGHTINGS[weighting], strict=True
     ):
@@ -67,9 +88,10 @@ def test_grouped_fold_equals_the_per_slice_path(make, weighting, slices, dense, 
         plain.update(y[a:b], s[a:b], by=by[a:b], **kw)
         assert folded.to_bytes() == plain.to_bytes()
     assert folded.keys() == plain.keys()
+    assert plain.taken == 3
 
 
-def test_string_and_composite_keys_and_merges_of_folded_states():
+def test_string_and_composite_keys_and_merges_of_folded_states(monkeypatch):
     rng = np.random.default_rng(5)
     y, s = _scores(rng, 3_000)
     country = rng.choice(np.array(["de", "fr", "us"]), 3_000)
@@ -79,7 +101,10 @@ def test_string_and_composite_keys_and_merges_of_folded_states():
     for i, p in enumerate(parts):
         p.update(y[i::3], s[i::3], by=(country[i::3], device[i::3]))
     assert sum(parts[1:], parts[0]).to_bytes() == whole.to_bytes()
-    assert whole.to_bytes() == _per_slice(sm.ROCAUC).update(y, s, by=(country, device)).to_bytes()
+    assert (
+        whole.to_bytes()
+        == _per_slice(sm.ROCAUC, monkeypatch).update(y, s, by=(country, device)).to_bytes()
+    )
 
 
 def test_refused_batches_leave_every_slice_unchanged():
@@ -155,7 +180,7 @@ def test_merge_sorted_equals_a_sort_and_reduce(case):
         assert got.tobytes() == want.tobytes()  # the same floats, not merely close ones
 
 
-def test_slices_read_from_bytes_fold_as_fresh_ones():
+def test_slices_read_from_bytes_fold_as_fresh_ones(monkeypatch):
     # Decoded slices hold mapping objects of their own (equal, not the template's): the fold
     # takes them, and gives the bytes of the per-slice path.
     rng = np.random.default_rng(7)
@@ -163,7 +188,7 @@ def test_slices_read_from_bytes_fold_as_fresh_ones():
     by = rng.integers(0, 50, 4_000)
     first = sm.Sliced(sm.ROCAUC()).update(y[:2_000], s[:2_000], by=by[:2_000])
     loaded = sm.Sliced.from_bytes(first.to_bytes())
-    plain = _per_slice(sm.ROCAUC)
+    plain = _per_slice(sm.ROCAUC, monkeypatch)
     plain.merge(first)
     loaded.update(y[2_000:], s[2_000:], by=by[2_000:])
     plain.update(y[2_000:], s[2_000:], by=by[2_000:])
