@@ -51,10 +51,10 @@ class BucketStack(Stacked):
         self._order: np.ndarray | None = None
 
     def _sorted(self) -> np.ndarray:
-        """The kept rows sorted by (bucket, label, score), as positions among the kept rows
+        """The kept rows sorted by (bucket, score), as positions among the kept rows
         (replicates only: groups need no sort on a dense grid)."""
         if self._order is None:
-            self._order = np.lexsort((self.x, 2 * self.keys + self.y))
+            self._order = np.lexsort((self.x, self.keys))
         return self._order
 
     @property
@@ -68,38 +68,46 @@ class BucketStack(Stacked):
 
     def fold_replicates(self, metrics: list[Any], counts: np.ndarray) -> None:
         order = self._sorted()
-        cells = 2 * self.keys[order] + self.y[order]
-        xs = self.x[order]
-        starts = cell_starts(cells)
-        sw = None if self.sw is None else self.sw[order]
-        sums = _replicate_sums(counts, starts, sw)  # (cells, R)
+        keys = self.keys[order]
+        xs, ys = self.x[order], self.y[order]
+        starts = cell_starts(keys)  # one run of rows per bucket, sorted by score
         m = len(order)
         if m == 0:  # every row weighs 0: no entry, the rows still counted
             no_i, no_f = np.zeros(0, dtype=np.int64), np.zeros(0)
             entries: tuple[np.ndarray, ...] = (no_i, no_i, no_f, no_f, no_f, no_f)
         else:
-            # The smallest and largest score of each cell among the rows a replicate weighs (> 0):
-            # the first and last such row, the cell's rows being sorted by score.
+            # The smallest and largest score of each bucket among the rows a replicate weighs
+            # (> 0): the first and last such row, the bucket's rows being sorted by score.
+            # (0.8.14 sorted by (bucket, label, score), took them per label and reduced the
+            # two: on 10,000 rows x 200 replicates, twice the time for the same entries.)
             ends = np.append(starts[1:], m)
             first = _first_drawn(counts, starts, ends, 1)
             last = _first_drawn(counts, ends - 1, starts - 1, -1)
-            lo_cell = np.append(xs, np.inf)[first]  # -1 (none drawn): an absent cell, not read
-            hi_cell = np.append(xs, -np.inf)[last]  # index -1: the appended -inf
-            seg = cells[starts]
-            bucket_start = cell_starts(seg >> 1)
-            which = np.cumsum(np.concatenate(([True], (seg[1:] >> 1) != (seg[:-1] >> 1)))) - 1
-            nb, R = len(bucket_start), counts.shape[1]
-            pos = np.zeros((nb, R))
-            neg = np.zeros((nb, R))
-            positive = (seg & 1).astype(bool)
-            pos[which[positive]] = sums[positive]
-            neg[which[~positive]] = sums[~positive]
-            lo = np.minimum.reduceat(lo_cell, bucket_start, axis=0).T
-            hi = np.maximum.reduceat(hi_cell, bucket_start, axis=0).T
-            present = lo <= hi  # (R, buckets): entries sorted by (replicate, bucket)
+            if self.sw is None:
+                total = _replicate_sums(counts, starts, None)
+                pos = _replicate_sums(counts * ys.astype(np.uint8)[:, None], starts, None)
+                neg = total - pos  # (integers below 2**53: exact)
+            else:
+                # Each label's rows of a bucket summed alone, in score order: the float sums
+                # of 0.8.14, which summed runs of (bucket, label) (zeros in a run would
+                # regroup numpy's pairwise sum, and change the last bits).
+                step = np.zeros(m, dtype=np.int64)
+                step[starts[1:]] = 1
+                bucket = np.cumsum(step)  # each row's bucket, as its run's index
+                pos, neg = (
+                    _label_sums(counts, self.sw[order], bucket, ys == label, len(starts))
+                    for label in (1, 0)
+                )
+            present = (first >= 0).T  # (R, buckets): entries sorted by (replicate, bucket)
             rep, b = np.nonzero(present)
-            keys = (seg[bucket_start] >> 1)[b]
-            entries = (rep, keys, pos.T[present], neg.T[present], lo[present], hi[present])
+            entries = (
+                rep,
+                keys[starts][b],
+                pos.T[present],
+                neg.T[present],
+                np.append(xs, np.inf)[first].T[present],
+                np.append(xs, -np.inf)[last].T[present],
+            )
         grid = self.mapping.size
         assert grid is not None
         held = Held(metrics, True)
@@ -243,6 +251,19 @@ class BucketStack(Stacked):
             held.dtypes,
             wide,
         )
+
+
+def _label_sums(
+    counts: np.ndarray, sw: np.ndarray, bucket: np.ndarray, mine: np.ndarray, buckets: int
+) -> np.ndarray:
+    """``(buckets, R)``: each replicate's weight of the rows ``mine`` in each bucket (rows
+    sorted by bucket, ``bucket`` giving each row's); 0 where none."""
+    rows = np.flatnonzero(mine)
+    out = np.zeros((buckets, counts.shape[1]))
+    if len(rows):
+        runs = cell_starts(bucket[rows])
+        out[bucket[rows[runs]]] = _replicate_sums(counts[rows], runs, sw[rows])
+    return out
 
 
 def merge_sorted(
