@@ -267,6 +267,12 @@ class Metric(Serialised, PerRequest):
                 f"its value is one per slice: {name}.intervals(level) gives one per slice (for "
                 f"a metric without a closed form, {name}(streammetrics.Bootstrap(metric), ...))"
             )
+        elif isinstance(getattr(type(self), "windows", None), property):  # TumblingWindows
+            advice = (
+                f"its value is one per window: {name}.windows[start].interval(level) gives "
+                f"each window's (for a metric without a closed form, "
+                f"{name}(streammetrics.Bootstrap(metric), ...))"
+            )
         elif getattr(self, "_template", None) is not None:  # the windows
             advice = (
                 f"Bootstrap cannot wrap {name} (its update takes no sample_weight); wrap the "
@@ -477,8 +483,18 @@ class Metric(Serialised, PerRequest):
         ``_merge_from``, which is then called once per operand. The caller adds ``count``.
         """
         if type(self)._merge_from is not Metric._merge_from:
+            if len(others) == 1:
+                self._merge_from(others[0])  # (the pair was checked whole: it cannot fail)
+                return
+            # Several operands merge one after another: into a copy, adopted once every one
+            # has merged. A bound that only the last operand passes (checked when it merges)
+            # must not leave the first ones merged in (0.8.14 did: the windows and Decayed
+            # then wrote bytes that loads refused).
+            trial = _copy.deepcopy(self)
             for other in others:
-                self._merge_from(other)
+                trial._merge_from(other)
+            kept = {"_lock", "_rows", "_pending", "_buffer", *GUARDED_METHODS}
+            self.__dict__.update({k: v for k, v in trial.__dict__.items() if k not in kept})
             return
         for name, field in self._fields.items():
             mine = getattr(self, name)

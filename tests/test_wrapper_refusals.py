@@ -154,3 +154,23 @@ def test_bootstrap_of_a_wrapper_does_not_say_it_takes_no_weights(make: Any) -> N
     with pytest.raises(sm.InputError, match="Bootstrap does not wrap a") as info:
         sm.Bootstrap(make())
     assert "sample_weight" not in str(info.value)
+
+
+def test_interval_and_bootstrap_refusals_name_the_wrapper_that_works():
+    """0.8.14 told a ``TumblingWindows(Bootstrap(...))`` to wrap the metric in ``Bootstrap``
+    (what it was), and a ``Bootstrap(SlidingWindow(...))`` to use ``TumblingWindows``."""
+    windows = sm.TumblingWindows(sm.Bootstrap(sm.Accuracy(), replicates=20), 10)
+    windows.update([1, 0], [1, 1], timestamps=[0, 1])
+    with pytest.raises(sm.NoIntervalError, match=r"windows\[start\]\.interval\(level\)"):
+        windows.interval()
+    assert windows.windows[0].interval() == windows.windows[0].interval(0.95)
+    for wrapper, advice in [
+        (sm.SlidingWindow(sm.Accuracy(), 10), r"SlidingWindow\(Bootstrap\(metric\), \.\.\.\)"),
+        (sm.TumblingWindows(sm.Accuracy(), 10), r"TumblingWindows\(Bootstrap\(metric\), \.\.\.\)"),
+        (
+            sm.Sliced(sm.Accuracy()),
+            r"each slice, wrap the other way, Sliced\(Bootstrap\(metric\)\)$",
+        ),
+    ]:
+        with pytest.raises(sm.InputError, match=advice):
+            sm.Bootstrap(wrapper)

@@ -113,10 +113,10 @@ def _instead(metric: Metric) -> str:
     if isinstance(metric, MetricCollection):
         return ": bootstrap each member, MetricCollection(a=Bootstrap(...), b=Bootstrap(...))"
     if getattr(type(metric), "own_keyword", None):
-        return (
-            ": to bootstrap each slice or window, wrap the other way, "
-            "Sliced(Bootstrap(metric)) or TumblingWindows(Bootstrap(metric), ...)"
-        )
+        name = type(metric).__name__
+        each = "slice" if name == "Sliced" else "window"
+        rest = "" if name == "Sliced" else ", ..."
+        return f": to bootstrap each {each}, wrap the other way, {name}(Bootstrap(metric){rest})"
     if hasattr(type(metric), "key_argument") and hasattr(metric, "interval"):
         return (
             f": {type(metric).__name__}.interval() already gives a t-interval over its "

@@ -252,6 +252,11 @@ class Decayed(Wrapper):
             n, inner=inner, epoch=epoch, latest=latest, weight=weight, weight_sq=weight_sq
         )
 
+    def _check_compatible_together(self, others: tuple[Any, ...]) -> None:
+        # The wrapped states, across the operands (0.8.14 checked each with this one only,
+        # and merged two that could not merge with each other until the second raised).
+        self.inner._check_compatible_together(tuple(o.inner for o in others))
+
     def _merge_from(self, other: Any) -> None:
         theirs = other.inner.copy()
         # (Not ``self._count``: a merge of several adds the counts after the last of them.)

@@ -233,13 +233,32 @@ class SlidingWindow(Wrapper):
         joins([m for group in slots.values() for m in group], [])
 
     def _merge_from(self, other: Any) -> None:
-        for key, metric in other._slots.items():
-            if key in self._slots:
-                self._slots[key].merge(metric)
+        self._merge_many([other])
+
+    def _merge_many(self, others: list[Any], join: bool = False) -> None:
+        """The slots of every operand inside the ring of the newest head, merged key by key;
+        the others dropped unmerged, as one stream would have aged them out. (0.8.14 merged
+        one operand after another: slots the last operand aged out merged first, so
+        ``merge(b, c, d)`` could raise where ``merge(d, b, c)`` did not, and leave the window
+        half merged.) Each merged slot is a new state: nothing here changes until all merged."""
+        heads = [w._head for w in (self, *others) if w._head is not None]
+        head = max(heads)
+        floor = head - self._config["slots"]
+        groups: dict[int, list[Metric]] = {}
+        dropped = self._dropped + sum(o._dropped for o in others)
+        for state in (self, *others):
+            for key, metric in state._slots.items():
+                if key > floor:
+                    groups.setdefault(key, []).append(metric)
+                else:
+                    dropped += metric.count
+        slots = {}
+        for key, group in groups.items():
+            if len(group) == 1 and self._slots.get(key) is group[0]:
+                slots[key] = group[0]
             else:
-                self._slots[key] = metric.copy()
-        self._head = other._head if self._head is None else max(self._head, other._head)
-        self._dropped += other._dropped + self._age_out()
+                slots[key] = group[0].copy().merge(*group[1:])
+        self._slots, self._head, self._dropped = slots, head, dropped
 
     def _compute(self) -> Any:
         return self.window().compute()
