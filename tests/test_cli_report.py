@@ -390,3 +390,68 @@ def test_report_of_a_saved_sliced_state_prints_its_slices_with_intervals(
     for key in "ab":
         line = next(x for x in out.splitlines() if x.startswith(key + " "))
         assert f"{low:.6g}"[:6] in line and f"{high:.6g}"[:6] in line
+
+
+def test_no_command_writes_over_a_file_it_reads_or_writes(tmp_path, capsys):
+    # 0.8.14 replaced the log of `report data.csv -o data.csv` (or the state of
+    # `-o x --save x`) with the page, and said it had written the report.
+    data = tmp_path / "log.csv"
+    shutil.copy(DATA, data)
+    original = data.read_bytes()
+    state = tmp_path / "s.state"
+    run(capsys, "eval", str(data), "--metric", "accuracy", *BINARY, "--save", str(state))
+    saved = state.read_bytes()
+    calls = [
+        ("report", str(data), "--metric", "accuracy", *BINARY, "-o", str(data)),
+        (
+            "report",
+            str(data),
+            "--metric",
+            "accuracy",
+            *BINARY,
+            "-o",
+            str(tmp_path / "r.html"),
+            "--save",
+            str(data),
+        ),
+        (
+            "report",
+            str(data),
+            "--metric",
+            "accuracy",
+            *BINARY,
+            "-o",
+            str(state),
+            "--save",
+            str(state),
+        ),
+        ("report", str(state), "-o", str(state)),
+        ("report", str(state), "-o", str(tmp_path / "x"), "--save", str(tmp_path / "x")),
+        ("eval", str(data), "--metric", "accuracy", *BINARY, "--save", str(data)),
+    ]
+    for call in calls:
+        status, _, err = run(capsys, *call)
+        assert status != 0, call
+        assert "give another file name" in err or "give two file names" in err, err
+        assert data.read_bytes() == original and state.read_bytes() == saved
+        assert not (tmp_path / "r.html").exists() and not (tmp_path / "x").exists()
+    # A merged state may replace an input state (as `merge -o` does): it holds it.
+    other = tmp_path / "t.state"
+    run(capsys, "eval", str(data), "--metric", "accuracy", *BINARY, "--save", str(other))
+    status, _, _ = run(
+        capsys,
+        "report",
+        str(state),
+        str(other),
+        "-o",
+        str(tmp_path / "m.html"),
+        "--save",
+        str(state),
+    )
+    assert status == 0
+    assert sm.loads(state.read_bytes()).count == 2 * sm.loads(saved).count
+
+
+def test_a_data_file_without_metric_is_told_to_give_one(tmp_path, capsys):
+    status, _, err = run(capsys, "report", str(DATA), "-o", str(tmp_path / "r.html"))
+    assert status != 0 and "not a streammetrics state" in err and "give --metric NAME" in err

@@ -342,3 +342,50 @@ def test_large_label_sets_draw_readable_axes():
     assert legend == [f"class {j}: AUC = {one_vs_rest[j]:.4f}" for j in lowest]
     assert "5 lowest of 50" in ax.get_title()
     assert len([ln for ln in ax.get_lines() if (ln.get_gid() or "").startswith("curve-")]) == 50
+
+
+def test_sliding_window_of_slots_that_do_not_divide_the_width_draws_its_band():
+    # width 10 over 3 slots: slot starts are Fractions, which matplotlib's band refused
+    # (TypeError in 0.8.14, for every metric with an interval)
+    w = SlidingWindow(sm.Accuracy(), width=10, slots=3)
+    w.update([1, 0, 1, 1], [1, 1, 1, 0], timestamps=[0, 4, 7, 8])
+    ax = plot(w)
+    line = _line(ax, "series")
+    np.testing.assert_allclose(line.get_xdata(), [0, 10 / 3, 20 / 3])
+    np.testing.assert_allclose(line.get_ydata(), [1.0, 0.0, 0.5])
+    assert len(ax.collections) == 1  # the interval band
+
+
+def test_reliability_diagram_names_what_its_bars_are():
+    binary = plot(sm.CalibrationError(bins=10).update([0] * 10, [0.05] * 10))
+    assert binary.get_ylabel() == "fraction of positives"
+    assert binary.get_xlabel() == "predicted probability"
+    multi = plot(sm.CalibrationError(bins=10).update([0, 1], [[0.9, 0.1], [0.3, 0.7]]))
+    assert (multi.get_ylabel(), multi.get_xlabel()) == ("accuracy", "confidence")
+
+
+def _step_area(line):
+    """The area under a line drawn as steps (matplotlib's drawstyle)."""
+    x, y = np.asarray(line.get_xdata(), float), np.asarray(line.get_ydata(), float)
+    held = y[1:] if line.get_drawstyle() == "steps-pre" else y[:-1]
+    assert line.get_drawstyle() in ("steps-pre", "steps-post")
+    return float(np.sum(np.abs(np.diff(x)) * held))
+
+
+@pytest.mark.parametrize("exact", [True, False])
+def test_precision_recall_steps_enclose_the_average_precision(exact):
+    from sklearn.metrics import average_precision_score
+
+    y, s = _data(3000, seed=4)
+    ap = sm.AveragePrecision(exact=exact).update(y, s)
+    # (the sketch's value reads its buckets finer than their edges: within its bound)
+    tolerance = 1e-12 if exact else ap.error_bound()
+    assert _step_area(_line(plot(ap), "curve")) == pytest.approx(ap.compute(), abs=tolerance)
+    if exact:
+        assert ap.compute() == pytest.approx(average_precision_score(y, s), abs=1e-12)
+    curve = sm.PRCurve(exact=exact).update(y, s)
+    assert _step_area(_line(plot(curve), "curve")) == pytest.approx(
+        _step_area(_line(plot(ap), "curve")), abs=1e-9
+    )
+    small = sm.AveragePrecision(exact=True).update([1, 0, 0, 0, 1], [0.9, 0.8, 0.7, 0.6, 0.5])
+    assert _step_area(_line(plot(small), "curve")) == pytest.approx(0.7)

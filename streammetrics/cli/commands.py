@@ -8,6 +8,7 @@
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
 import os
 import sys
@@ -29,7 +30,31 @@ __all__ = ["main"]
 # -- eval ----------------------------------------------------------------------------------------
 
 
+def _same_file(a: str, b: str) -> bool:
+    if a == "-" or b == "-":
+        return False
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # (one does not exist yet)
+        return os.path.realpath(a) == os.path.realpath(b)
+
+
+def _check_writes(reads: list[str], writes: list[tuple[str, str | None]]) -> None:
+    """Refuse, before reading anything, to write over a file the command reads or over
+    another file it writes (0.8.14 replaced ``report data.csv -o data.csv``'s log, or the
+    state of ``-o x --save x``, with the page, and said it had written the report)."""
+    given = [(flag, path) for flag, path in writes if path]
+    for flag, path in given:
+        for read in reads:
+            if _same_file(path, read):
+                raise CLIError(f"{flag} {path}: is the input {read}; give another file name")
+    for (flag, path), (other, path2) in itertools.combinations(given, 2):
+        if _same_file(path, path2):
+            raise CLIError(f"{flag} and {other} name one file ({path}); give two file names")
+
+
 def _eval(args: argparse.Namespace) -> int:
+    _check_writes([args.data], [("--save", args.save)])
     check_data_args(args)
     plan = build(args.metric, args)
     coll = plan.collection
@@ -105,6 +130,9 @@ def _report(args: argparse.Namespace) -> int:
         raise CLIError(f"{args.output}: cannot write the report there (no such writable folder)")
     if os.path.isdir(args.output):  # (0.8.8 read the whole log first, then failed)
         raise CLIError(f"{args.output}: is a folder; give the report's file name (report.html)")
+    # (A saved state may be written over an input state: the merge holds it, as `merge -o`.)
+    _check_writes(args.inputs, [("-o", args.output)] + [("--save", args.save)] * bool(args.metric))
+    _check_writes([], [("-o", args.output), ("--save", args.save)])
 
     if args.metric:
         if len(args.inputs) != 1:
@@ -133,7 +161,13 @@ def _report(args: argparse.Namespace) -> int:
                 f"{', '.join(given)}: read a DATA file with --metric; saved states keep the "
                 "columns, metrics and slices they were evaluated with"
             )
-        total = merged(args.inputs)
+        try:
+            total = merged(args.inputs)
+        except CLIError as exc:
+            if "not a streammetrics state" not in str(exc):
+                raise
+            # (a log given without --metric: say how to evaluate it)
+            raise CLIError(f"{exc}; to draw a data file, give --metric NAME") from None
         if args.save:  # the merge the page shows, as `merge -o` writes it
             write(args.save, total.to_bytes())
         print_values(total, total.count, args.json, rolling=False, ci=args.ci)

@@ -155,14 +155,18 @@ def pr(metric: Any, ax: Any, **kw: Any) -> None:
     metric.compute()
     store = metric.hist
     precision, recall, tps, fps = _pr_points(store)
+    # Steps, as scikit-learn's display draws them: a point between two of the curve's cannot
+    # be reached, and the area under the steps is the average precision (0.8.14 joined the
+    # points with straight lines, whose area is not). Each recall interval takes the
+    # precision at its higher-recall end.
     if type(metric).__name__ == "PRCurve":
-        p, r, _thr = metric.compute()
-        label = "precision-recall curve"
+        p, r, _thr = metric.compute()  # (recall decreasing, as scikit-learn returns it)
+        label, steps = "precision-recall curve", "steps-post"
     else:
         p = np.concatenate(([1.0], precision))
-        r = np.concatenate(([0.0], recall))
-        label = _value_label(metric, "AP", kw["level"])
-    (line,) = ax.plot(r, p, drawstyle="default", label=label, gid="curve")
+        r = np.concatenate(([0.0], recall))  # (recall increasing)
+        label, steps = _value_label(metric, "AP", kw["level"]), "steps-pre"
+    (line,) = ax.plot(r, p, drawstyle=steps, label=label, gid="curve")
     total = tps[-1] if len(tps) else 0.0
     idx = np.flatnonzero(_uncertain(store)) if total > 0 else np.empty(0, dtype=np.intp)
     t0 = np.where(idx > 0, tps[idx - 1], 0.0)

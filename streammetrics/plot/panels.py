@@ -19,6 +19,12 @@ def calibration(metric: Any, ax: Any, **_: Any) -> None:
     value = metric.compute()
     bins = metric._config["bins"]
     weight = metric.weight
+    # 1-D probabilities (``columns`` 0) are of the positive class: each bar is the fraction of
+    # positives, as scikit-learn's calibration_curve names it; rows of class probabilities
+    # give the top class's confidence and whether it was right (0.8.14 said accuracy for both).
+    binary = metric.columns == 0
+    outcome = "fraction of positives" if binary else "accuracy"
+    confidence_name = "predicted probability" if binary else "confidence"
     keep = weight > 0
     width = 1.0 / bins
     centres = (np.arange(bins) + 0.5) * width
@@ -31,7 +37,7 @@ def calibration(metric: Any, ax: Any, **_: Any) -> None:
         width=width,
         edgecolor="black",
         linewidth=0.5,
-        label=f"accuracy per bin (ECE {metric._config['norm']} = {value:.4f})",
+        label=f"{outcome} per bin (ECE {metric._config['norm']} = {value:.4f})",
     )
     for b, patch in zip(np.flatnonzero(keep), bars, strict=True):
         patch.set_gid(f"accuracy-{b}")  # (a gid per bar: ids are unique in an SVG)
@@ -44,12 +50,12 @@ def calibration(metric: Any, ax: Any, **_: Any) -> None:
         "o",
         color="black",
         markersize=3,
-        label="mean confidence",
+        label=f"mean {confidence_name}",
         gid="confidence",
     )
     ax.plot([0, 1], [0, 1], linestyle=":", color="grey", label="perfect calibration")
     above = "weight" if weighted else "rows"
-    axes01(ax, "confidence", "accuracy", f"Reliability diagram ({above} per bin above bars)")
+    axes01(ax, confidence_name, outcome, f"Reliability diagram ({above} per bin above bars)")
     ax.set_ylim(0, 1.1)
     ax.legend(loc="upper left", fontsize="small")
 
@@ -135,6 +141,11 @@ def _series(ax: Any, pieces: dict[Any, Metric], title: str, level: float) -> Non
     ax.set_title(title)
 
 
+def _number(x: Any) -> int | float:
+    """A slot start as matplotlib takes it: an int as it is, anything else as a float."""
+    return x if isinstance(x, int) else float(x)
+
+
 def tumbling(metric: Any, ax: Any, *, level: float, **_: Any) -> None:
     name = type(metric._template).__name__
     _series(ax, metric.windows, f"{name} per window", level)
@@ -143,7 +154,9 @@ def tumbling(metric: Any, ax: Any, *, level: float, **_: Any) -> None:
 def sliding(metric: Any, ax: Any, *, level: float, **_: Any) -> None:
     metric.compute()
     origin, unit = metric._config["origin"], metric._unit
-    pieces = {origin + k * unit: m for k, m in sorted(metric._slots.items())}
+    # (a slot of width / slots, a Fraction when the slots do not divide the width: as floats,
+    # which matplotlib draws; 0.8.14 raised TypeError for an interval band of Fractions)
+    pieces = {_number(origin + k * unit): m for k, m in sorted(metric._slots.items())}
     name = type(metric._template).__name__
     _series(ax, pieces, f"{name} per slot of the sliding window", level)
 
