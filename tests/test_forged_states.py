@@ -346,3 +346,54 @@ def test_forged_sums_under_squared_weights_are_refused_without_warnings() -> Non
         warnings.simplefilter("error")
         with pytest.raises(sm.StateDecodeError):
             sm.loads(forge_arrays(mse, wsq_mean=np.array([1e308]), wsq_spread=np.array([1e308])))
+
+
+BRIER_ROWS = ([0, 1, 1, 0], [0.1, 0.9, 0.8, 0.3])
+
+
+@pytest.mark.parametrize(
+    "make, state, message",
+    [
+        # four 1-D rows of "loss 2": a binary Brier score is at most 1
+        (
+            lambda: sm.BrierScore().update(*BRIER_ROWS),
+            {"loss_sum": 8.0, "loss_sq_sum": 16.0, "loss_wsq": 8.0, "loss_sq_wsq": 16.0},
+            "loss_sum is more than 1 times",
+        ),
+        # squares of losses that sum to 0 (merged, bytes loads refused: a negative spread)
+        (
+            lambda: sm.LogLoss().update(*BRIER_ROWS),
+            {"loss_sum": 0.0, "loss_sq_wsq": 0.0},
+            "loss_sq_sum is more than",
+        ),
+        (
+            lambda: sm.BrierScore().update([0, 1, 2], np.eye(3) * 0.8 + 0.1),
+            {"loss_sum": 0.0, "loss_sq_wsq": 0.0},
+            "loss_sq_sum is more than",
+        ),
+        # a decayed weight no stream gives (merged with itself: inf, which loads refused)
+        (
+            lambda: sm.Decayed(sm.Accuracy(), half_life=50).update(
+                [0, 1, 1], [0, 1, 0], timestamps=[0, 1, 2]
+            ),
+            {"weight": 1e308},
+            "weight must be at most 2",
+        ),
+        # four unit weights cannot square to 1e-300 (an interval of width 0)
+        (
+            lambda: sm.TopKAccuracy(k=1).update(
+                [0, 1, 1, 0], [[0.9, 0.1], [0.2, 0.8], [0.6, 0.4], [0.3, 0.7]]
+            ),
+            {"weight_sq": 1e-300},
+            "weight_sq",
+        ),
+    ],
+    ids=["brier-1d-loss-2", "logloss-squares", "brier-squares", "decayed-weight", "topk-wsq"],
+)
+def test_sums_no_stream_gives_are_refused(make, state, message) -> None:
+    """Found by a fuzzer of the decoder (0.8.14): each decoded, and gave an impossible value
+    or interval, or merged into bytes ``loads`` refused."""
+    metric = make()
+    assert sm.loads(metric.to_bytes()) == metric  # the legitimate state loads
+    with pytest.raises(sm.StateDecodeError, match=message):
+        sm.loads(forge(metric, **state))

@@ -227,6 +227,15 @@ class _SumMetric(Metric, register=False):
                 raise ValueError(f"{name} must lie in [0, {bound:.6g} * weight_sq]")
         if math.isnan(self.loss_wsq) != math.isnan(self.loss_sq_wsq):
             raise ValueError("loss_wsq and loss_sq_wsq are known (not nan) together")
+        # Every row's loss is at most ``top``, so loss**2 <= top * loss, row by row: the sums
+        # of squares lie within top times the sums (to a few subnormals a product may round
+        # to). 0.8.14 checked neither: a forged state with loss_sum 0 beside a positive
+        # loss_sq_sum decoded, and merged into bytes loads refused (a negative spread).
+        tiny = self._count * 2.0**-1074 * top * top
+        for squares, sums in (("loss_sq_sum", "loss_sum"), ("loss_sq_wsq", "loss_wsq")):
+            value, linear = getattr(self, squares), getattr(self, sums)
+            if not math.isnan(value) and not value <= top * linear * _SLACK + tiny:
+                raise ValueError(f"{squares} is more than {top:.6g} times {sums}")
         if not math.isnan(self.loss_wsq) and self.weight_sum > 0:
             check_linearised_sums(
                 (self.weight_sum, self.loss_sum, self.loss_sq_sum),
@@ -294,9 +303,10 @@ class LogLoss(_SumMetric):
     by ``labels``, which are sorted). Beside ``labels`` of two classes, 1-D probabilities are
     those of ``labels[1]`` and ``y_true`` holds the two labels (as scikit-learn reads one
     column beside two labels); beside any other number, 1-D probabilities are an
-    ``InputError``. Probabilities are clipped to ``[eps, 1 - eps]`` as
-    scikit-learn clips them (``eps="auto"``: float64's machine epsilon); rows are not
-    renormalised.
+    ``InputError``. Probabilities are clipped to ``[eps, 1 - eps]`` (``eps="auto"``: float64's
+    machine epsilon, whatever the input's dtype; scikit-learn 1.5 and later clip at the
+    input's own, so for float32 probabilities within 1.2e-7 of 0 or 1 the two differ: pass
+    ``eps=float(np.finfo(np.float32).eps)`` to match it there); rows are not renormalised.
 
     State: two float sums (agree to rounding after merges) and the number of columns. A state
     holds either 1-D rows or rows of one number of columns. A batch of another shape is an
@@ -383,7 +393,9 @@ class BrierScore(_SumMetric):
     def _max_loss(self) -> float:
         # Rows need not sum to 1 (as in scikit-learn): each of k columns adds at most 1, so a
         # row's loss is at most k (2 for a row that sums to 1: all the mass on a wrong class).
-        return max(2.0, float(self.columns))
+        # 1-D rows (``columns`` 0) lose (y - p)**2 <= 1 (0.8.14 allowed 2: a forged state
+        # decoded to a Brier score of 2).
+        return 1.0 if self.columns == 0 else max(2.0, float(self.columns))
 
     def _scale(self) -> float:
         return 0.5 if self.columns == 2 else 1.0

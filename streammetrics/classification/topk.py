@@ -23,7 +23,7 @@ from .._inputs import (
 from .._row_checks import _INT_TYPES, BOOL_TYPES, real_row, weight_keyword
 from ..base import Metric
 from ..errors import InputError
-from ..uncertainty import NAN_INTERVAL, check_level, kish, wilson
+from ..uncertainty import NAN_INTERVAL, check_level, check_weight_sq, kish, wilson
 
 __all__ = ["TopKAccuracy"]
 
@@ -184,8 +184,9 @@ class TopKAccuracy(Metric):
             raise ValueError("total must be a non-negative weight of at most 2**100")
         if not 0 <= self.hits <= self.total * (1 + 1e-9):
             raise ValueError("hits must lie between 0 and the total")
-        if not (self.weight_sq >= 0 or math.isnan(self.weight_sq)):
-            raise ValueError("weight_sq must be non-negative (or nan, unknown)")
+        # (Cauchy-Schwarz, as every weighted state: 0.8.14 took a forged weight_sq of 1e-300
+        # beside unit weights, and gave an interval of width 0)
+        check_weight_sq(self.weight_sq, self.total, self.count)
         if self.count == 0 and self.total != 0:
             raise ValueError("an empty state holds no weight")
 

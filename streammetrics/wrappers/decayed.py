@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from .._codec import WEIGHT_LIMIT, check_sum
 from .._inputs import as_weights
 from .._rows import _SCALAR_TYPES
 from ..base import _MERGES, Metric, StateBlock, metric_spec
@@ -252,6 +253,14 @@ class Decayed(Wrapper):
             n, inner=inner, epoch=epoch, latest=latest, weight=weight, weight_sq=weight_sq
         )
 
+    def _check_compatible(self, other: Any) -> None:
+        super()._check_compatible(other)
+        if not (math.isnan(self.weight) or math.isnan(other.weight)):
+            check_sum("weight", "f", self.weight, other.weight)
+
+    def _held_total(self) -> float:
+        return 0.0 if math.isnan(self.weight) else self.weight
+
     def _check_compatible_together(self, others: tuple[Any, ...]) -> None:
         # The wrapped states, across the operands (0.8.14 checked each with this one only,
         # and merged two that could not merge with each other until the second raised).
@@ -348,6 +357,10 @@ class Decayed(Wrapper):
                 raise ValueError(f"{name} must be a non-negative float (or nan), got {value!r}")
         if math.isnan(self.weight) != math.isnan(self.weight_sq):
             raise ValueError("weight and weight_sq are known together or not at all")
+        # The rows' decayed weights, which the wrapped state holds too: within its bound (0.8.14
+        # took 1e308, and a merge of the state with itself wrote inf, which loads refused).
+        if self.weight > WEIGHT_LIMIT:
+            raise ValueError("weight must be at most 2**100")
         if self._count == 0 and (self.weight, self.weight_sq) != (0.0, 0.0):
             raise ValueError("an empty state has weights of 0")
         check_weight_sq(self.weight_sq, self.weight, self._count)
