@@ -256,3 +256,16 @@ def test_auc_of_counts_declines_empty_tables():
         )
         is None
     )
+
+
+def test_grouped_fold_checks_each_slice_against_the_weight_bound():
+    # Each slice's weights within 2**100, together past it: the fold takes them; one slice
+    # past it is refused, and nothing changes.
+    big = 0.6 * 2.0**100
+    m = sm.Sliced(sm.ROCAUC()).update([0, 1], [0.2, 0.7], by=["a", "b"], sample_weight=[big, 1.0])
+    m.update([1, 0, 1], [0.9, 0.1, 0.4], by=["b", "b", "c"], sample_weight=[big, 1.0, big])
+    before = m.to_bytes()
+    with pytest.raises(sm.CountOverflowError):
+        m.update([0, 1], [0.3, 0.5], by=["c", "a"], sample_weight=[1.0, big])
+    assert m.to_bytes() == before
+    assert sm.loads(before) == m

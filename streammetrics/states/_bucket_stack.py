@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from .._codec import check_sum
+from .._codec import COUNT_LIMIT, WEIGHT_LIMIT, check_sum
 from .buckets import ScoreBuckets
 from .stacked import (
     DENSE_CELLS,
@@ -239,9 +239,12 @@ class BucketStack(Stacked):
         # The cells are sorted: each group's entries are one run, found by a binary search.
         edges = np.searchsorted(cells, np.arange(G + 1, dtype=np.int64) * span)
         keys = cells - np.repeat(np.arange(G, dtype=np.int64) * span - first, np.diff(edges))
-        running = np.concatenate(([0.0], np.cumsum(pos + neg, dtype=np.float64)))
-        totals = running[edges[1:]] - running[edges[:-1]]  # each state's held total
-        check_sum("score buckets", wide.kind, float(totals.max(initial=0.0)))
+        limit = COUNT_LIMIT if wide.kind in "iub" else WEIGHT_LIMIT
+        grand = float(np.add.reduce(pos, dtype=np.float64) + np.add.reduce(neg, dtype=np.float64))
+        if not grand <= limit / 2:  # (all states together well within: none can pass it)
+            running = np.concatenate(([0.0], np.cumsum(pos + neg, dtype=np.float64)))
+            totals = running[edges[1:]] - running[edges[:-1]]  # each state's held total
+            check_sum("score buckets", wide.kind, float(totals.max(initial=0.0)))
         commit_all(
             metrics,
             self.mapping,
