@@ -660,3 +660,25 @@ def test_the_later_of_a_negative_and_a_past_int64_integer_is_refused(
             "2 holds one past int64; no integer type holds both: read the column as text "
             "(--labels-as-text)"
         )
+
+
+@pytest.mark.parametrize("suffix, mode", [(".tgz", "w:gz"), (".tar.gz", "w:gz"),
+                                          (".tar.bz2", "w:bz2"), (".tar", "w")])  # fmt: skip
+def test_a_csv_in_a_tar_archive_is_read_as_pandas_reads_it(
+    capsys, monkeypatch, tmp_path, suffix, mode
+) -> None:
+    # 0.8.14 read a .tgz's gzip bytes as text (pandas infers tar from .tar.gz, not .tgz) and
+    # a .tar.gz as gzip-compressed CSV (the tar header as the first line).
+    import tarfile
+
+    pytest.importorskip("pandas")
+    inner = tmp_path / "log.csv"
+    inner.write_text("y,s\n1,0.5\n0,0.25\n1,0.75\n0,0.5\n")
+    archive = tmp_path / f"log{suffix}"
+    with tarfile.open(archive, mode) as tar:
+        tar.add(inner, "log.csv")
+    status, plain, _ = _run(capsys, monkeypatch, "eval", str(inner), *AUC, "--json")
+    assert status == 0
+    status, packed, err = _run(capsys, monkeypatch, "eval", str(archive), *AUC, "--json")
+    assert status == 0, err
+    assert json.loads(packed) == json.loads(plain)

@@ -29,6 +29,10 @@ __all__ = ["READERS", "Source", "guess_format"]
 Chunks = Generator[tuple[int, dict[str, Any]], None, None]
 
 
+#: Archives of one CSV file (a compressed tar included), which pandas alone opens.
+_ARCHIVES = (".zip", ".tar", ".tgz", ".tar.gz", ".tar.bz2", ".tar.xz")
+
+
 def guess_format(path: str, fmt: str | None) -> str:
     if fmt:
         return fmt
@@ -71,6 +75,8 @@ def _read_csv(src: Source, wanted: list[str], batch: int) -> Chunks:
         if pd is not None:
             yield from _read_csv_pandas(pd, src, wanted, batch)
             return
+    if src.raw.lower().endswith(_ARCHIVES):
+        raise src.fail(None, "an archive is read through pandas: pip install pandas, or extract it")
     with open_binary(src) as fh:
         yield from _read_csv_stdlib(src, Lines(src, fh), wanted, batch)
 
@@ -89,7 +95,10 @@ def _read_csv_pandas(pd: Any, src: Source, wanted: list[str], batch: int) -> Chu
     # The header and the first record through the csv module: pandas takes the extra fields of
     # a first row for an index (shifting every column) and reports undecodable bytes without
     # their line.
-    own = src.raw.lower().endswith((".zip", ".tar", ".tgz"))  # archives only pandas opens
+    own = src.raw.lower().endswith(_ARCHIVES)  # archives only pandas opens
+    # (pandas infers tar from .tar and .tar.gz, not from .tgz: 0.8.14 read its gzip bytes as
+    # text, "cannot parse CSV: 'utf-8' codec can't decode byte 0x8b")
+    compression = "tar" if src.raw.lower().endswith(".tgz") else "infer"
     names = None
     if not own:
         with open_binary(src) as fh:
@@ -97,7 +106,9 @@ def _read_csv_pandas(pd: Any, src: Source, wanted: list[str], batch: int) -> Chu
             for _, (_, fields) in zip(range(2), records, strict=False):
                 names = fields if names is None else names
     try:
-        header = pd.read_csv(src.raw, nrows=0, encoding="utf-8").columns.tolist()
+        header = pd.read_csv(
+            src.raw, nrows=0, encoding="utf-8", compression=compression
+        ).columns.tolist()
     except pd.errors.EmptyDataError:
         raise src.fail(1, "the file is empty (no header line)") from None
     except (pd.errors.ParserError, ValueError) as exc:
@@ -119,6 +130,7 @@ def _read_csv_pandas(pd: Any, src: Source, wanted: list[str], batch: int) -> Chu
             dtype=dtype or None,
             index_col=False,
             encoding="utf-8",
+            compression=compression,
         ) as reader:
             for chunk in reader:
                 yield row, {c: chunk[c].to_numpy() for c in wanted}
