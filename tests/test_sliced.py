@@ -317,3 +317,52 @@ def test_composite_keys_as_columns_inside_windows_and_as_row_tuples() -> None:
             assert got == flat.compute()
         one = make(sm.Sliced(sm.Accuracy())).update(1, 1, by=("fr", 1), timestamps=0)
         assert sm.loads(one.to_bytes()) == one
+
+
+def test_membership_and_iteration_read_the_keys():
+    # 0.8.14 had neither: `in` and `list()` probed s[0], s[1], ... and raised KeyError: 0
+    s = sm.Sliced(sm.Accuracy()).update([1, 0, 1], [1, 1, 0], by=["fr", "de", "fr"])
+    assert "fr" in s and "it" not in s and 0 not in s and ["fr"] not in s
+    assert list(s) == ["de", "fr"] == s.keys()
+    assert {k: s[k].compute() for k in s} == s.compute()
+    ints = sm.Sliced(sm.Accuracy()).update([1, 0], [1, 1], by=[0, 1])
+    assert 1 in ints and 2 not in ints and list(ints) == [0, 1]
+
+
+def test_a_list_of_lists_is_composite_keys_as_a_list_of_tuples():
+    # 0.8.14 read [["de", 2], ...] through numpy: every part a string, ("de", "2")
+    y, p = [1, 0, 1], [1, 1, 1]
+    lists = sm.Sliced(sm.Accuracy()).update(y, p, by=[["de", 2], ["fr", 1], ["de", 2]])
+    tuples = sm.Sliced(sm.Accuracy()).update(y, p, by=[("de", 2), ("fr", 1), ("de", 2)])
+    assert lists.to_bytes() == tuples.to_bytes()
+    assert lists.keys() == [("de", 2), ("fr", 1)]
+    lists.update([0], [0], by=[("fr", 1)])  # the same keys given either way
+    assert lists.compute() == {("de", 2): 1.0, ("fr", 1): 0.5}
+
+
+@pytest.mark.parametrize(
+    "by, says",
+    [
+        ([True, False, True], "got booleans"),
+        ([2**63, -1, 1], "integers past int64 in a list"),
+        ([0.5, 1.5, 2.5], "round or label float keys first"),
+    ],
+)
+def test_key_refusals_say_what_the_keys_were(by, says):
+    s = sm.Sliced(sm.Accuracy())
+    with pytest.raises(sm.InputError, match=says):
+        s.update([1, 0, 1], [1, 1, 1], by=by)
+    assert s.count == 0
+
+
+def test_a_decoded_key_ending_in_nul_is_refused():
+    # every path reads "a\x00" as the slice "a": a blob holding both came from no stream
+    import msgpack
+
+    s = sm.Sliced(sm.Accuracy()).update([1, 0], [1, 1], by=["a", "b"])
+    tree = msgpack.unpackb(s.to_bytes(), strict_map_key=False)
+    pairs = tree["state"]["slices"]
+    assert [p[0] for p in pairs] == ["a", "b"]
+    pairs[1][0] = "a\x00"
+    with pytest.raises(sm.StateDecodeError, match="not ending in NUL"):
+        sm.loads(msgpack.packb(tree, use_bin_type=True))

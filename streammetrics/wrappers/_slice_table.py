@@ -266,7 +266,10 @@ class SliceTable(StateBlock):
             raw, env = pair
             key = key_from_wire(raw)
             if key is None:
-                raise ValueError(f"slice key {raw!r} is not an integer, a string or a tuple")
+                raise ValueError(
+                    f"slice key {raw!r} is not an integer, a string (not ending in NUL) or "
+                    "a tuple of them"
+                )
             if key in out.slices:
                 raise ValueError(f"slice key {key!r} appears twice")
             metric = _decode_metric(env, self.template)

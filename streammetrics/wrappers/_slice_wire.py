@@ -41,11 +41,17 @@ def key_to_wire(key: Key) -> Any:
 
 def key_from_wire(raw: Any) -> Key | None:
     """Inverse of :func:`key_to_wire`: an integer, a string or a tuple of them; None for
-    anything else (a bool, a float, an empty or nested list)."""
+    anything else (a bool, a float, an empty or nested list, a string ending in NUL: every
+    path reads ``"a\x00"`` as the slice ``"a"``, so no stream holds it; 0.8.14 decoded it
+    beside ``"a"``, a slice no update could reach)."""
     if type(raw) is list:
         key = tuple(raw)
-        return key if key and all(type(p) is int or type(p) is str for p in key) else None
-    return raw if type(raw) is int or type(raw) is str else None
+        return key if key and all(_key_part(p) for p in key) else None
+    return raw if _key_part(raw) else None
+
+
+def _key_part(part: Any) -> bool:
+    return type(part) is int or (type(part) is str and not part.endswith("\x00"))
 
 
 def _envelopes(

@@ -8,6 +8,7 @@ between the best and the worst slice, ``worst(k)`` slices, ``intervals()`` per s
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from typing import Any, ClassVar
 
 import numpy as np
@@ -53,10 +54,16 @@ def _component(x: Any, name: str) -> tuple[np.ndarray, list[Any]]:
     if arr.dtype.kind == "S":
         raise InputError(f"{name}: bytes are not slice keys; decode them to strings")
     if arr.dtype.kind not in "iuU":
-        raise InputError(
-            f"{name}: slice keys must be integers or strings, got {arr.dtype} "
-            "(round or label float keys first)"
-        )
+        if arr.dtype.kind == "b":
+            why = "booleans (map them to labels first)"
+        elif arr.dtype.kind == "f" and isinstance(x, list) and all(type(k) is int for k in x):
+            # (numpy reads Python ints on both sides of 2**63 as float64; 0.8.14 said to round)
+            why = "integers past int64 in a list (give a uint64 array, or strings)"
+        elif arr.dtype.kind == "f":
+            why = f"{arr.dtype} (round or label float keys first)"
+        else:
+            why = str(arr.dtype)
+        raise InputError(f"{name}: slice keys must be integers or strings, got {why}")
     uniq, inv = unique_codes(arr)  # a counting pass for integers of small range, else a sort
     return inv.reshape(len(arr)).astype(np.int64, copy=False), uniq.tolist()
 
@@ -71,9 +78,10 @@ def slice_keys(by: Any) -> tuple[np.ndarray, list[Key]]:
         raise InputError("by: required (one slice key per row, beside the metric's columns)")
     if isinstance(by, tuple):
         parts = list(by)
-    elif isinstance(by, list) and by and all(isinstance(k, tuple) for k in by):
-        # One key tuple per row: its parts as columns of the Python values (numpy would read
-        # ("fr", 1) as two strings, and the integer part would become "1").
+    elif isinstance(by, list) and by and all(isinstance(k, (tuple, list)) for k in by):
+        # One key tuple (or list) per row: its parts as columns of the Python values (numpy
+        # would read ("fr", 1) as two strings, and the integer part would become "1"; 0.8.14
+        # did so for a list of lists).
         if len({len(k) for k in by}) != 1:
             raise InputError("by: composite keys must all have the same number of parts")
         parts = [list(column) for column in zip(*by, strict=True)]
@@ -200,6 +208,18 @@ class Sliced(Metric):
 
     def __len__(self) -> int:
         return len(self.slices)
+
+    def __contains__(self, key: Any) -> bool:
+        """Whether slice ``key`` has been seen (0.8.14 had none: ``in`` probed ``self[0]``,
+        ``self[1]``, ... and raised ``KeyError: 0``)."""
+        try:
+            return bool(self.slices.has(key))
+        except TypeError:  # (an unhashable key is no slice)
+            return False
+
+    def __iter__(self) -> Iterator[Key]:
+        """The slice keys, sorted (as a dict iterates its keys)."""
+        return iter(self.keys())
 
     # -- update and merge ------------------------------------------------------------------------
 
