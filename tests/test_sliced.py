@@ -366,3 +366,16 @@ def test_a_decoded_key_ending_in_nul_is_refused():
     pairs[1][0] = "a\x00"
     with pytest.raises(sm.StateDecodeError, match="not ending in NUL"):
         sm.loads(msgpack.packb(tree, use_bin_type=True))
+
+
+def test_a_refused_row_is_named_by_its_place_in_the_batch():
+    # The per-slice path fed each slice its rows alone: 0.8.14 said "found nan at 1" for the
+    # batch's fourth row (the second of its slice).
+    y, p = [1.0, 2.0, 0.5, 0.3], [1.0, 2.0, 3.0, float("nan")]
+    with pytest.raises(sm.InputError) as bare:
+        sm.MeanSquaredError().update(y, p)
+    s = sm.Sliced(sm.MeanSquaredError())
+    with pytest.raises(sm.InputError) as sliced:
+        s.update(y, p, by=["a", "b", "a", "b"])
+    assert str(sliced.value) == str(bare.value) and "at 3" in str(bare.value)
+    assert s.count == 0
