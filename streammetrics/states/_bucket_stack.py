@@ -197,6 +197,7 @@ class BucketStack(Stacked):
         og, ok, opos, oneg, olo, ohi = held.group, held.keys, held.pos, held.neg, held.lo, held.hi
         wide = held.wide
         span, first = layout
+        key_of: np.ndarray | None = None  # the grid key of each column of a compact table
         if dense is not None:
             counts, dense_lo, dense_hi = dense
             counts = counts.astype(wide, copy=False)
@@ -213,11 +214,23 @@ class BucketStack(Stacked):
             raise TypeError("give the batch as entries or as a dense table")
         elif G * grid <= DENSE_CELLS:
             g, k, pos, neg, lo, hi = entries
-            ocell, bcell = og * grid + ok, g * grid + k
-            dense_pos = np.zeros(G * grid, dtype=wide)
-            dense_neg = np.zeros(G * grid, dtype=wide)
-            dense_lo = np.full(G * grid, np.inf)
-            dense_hi = np.full(G * grid, -np.inf)
+            # A dense table over the buckets some state or the batch holds, not the whole
+            # grid: 200 replicates of 10,000-row batches use about half of it.
+            used = np.zeros(grid, dtype=bool)
+            used[ok] = True
+            used[k] = True
+            key_of = np.flatnonzero(used)
+            span, first = len(key_of), 0
+            if span < grid:
+                at = np.cumsum(used) - 1
+                ok, k = at[ok], at[k]
+            else:
+                key_of = None
+            ocell, bcell = og * span + ok, g * span + k
+            dense_pos = np.zeros(G * span, dtype=wide)
+            dense_neg = np.zeros(G * span, dtype=wide)
+            dense_lo = np.full(G * span, np.inf)
+            dense_hi = np.full(G * span, -np.inf)
             dense_pos[ocell], dense_neg[ocell] = opos, oneg
             dense_lo[ocell], dense_hi[ocell] = olo, ohi
             dense_pos[bcell] += pos
@@ -239,6 +252,8 @@ class BucketStack(Stacked):
         # The cells are sorted: each group's entries are one run, found by a binary search.
         edges = np.searchsorted(cells, np.arange(G + 1, dtype=np.int64) * span)
         keys = cells - np.repeat(np.arange(G, dtype=np.int64) * span - first, np.diff(edges))
+        if key_of is not None:
+            keys = key_of[keys]
         limit = COUNT_LIMIT if wide.kind in "iub" else WEIGHT_LIMIT
         grand = float(np.add.reduce(pos, dtype=np.float64) + np.add.reduce(neg, dtype=np.float64))
         if not grand <= limit / 2:  # (all states together well within: none can pass it)
