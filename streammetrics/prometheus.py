@@ -90,6 +90,18 @@ def _served(metric: Metric, name: str = "") -> Iterator[tuple[str, Metric]]:
         yield name, metric
 
 
+def _client() -> Any:
+    """``prometheus_client``, or an ``ImportError`` naming the extra that installs it."""
+    try:
+        import prometheus_client
+    except ImportError:
+        raise ImportError(
+            "streammetrics.prometheus needs prometheus_client: "
+            "pip install 'streammetrics[prometheus]'"
+        ) from None
+    return prometheus_client
+
+
 class MetricsCollector:
     """A ``prometheus_client`` collector that computes ``source`` on every scrape.
 
@@ -129,13 +141,7 @@ class MetricsCollector:
         labels: dict[str, str] | None = None,
         lock: Any = None,
     ) -> None:
-        try:
-            import prometheus_client  # noqa: F401
-        except ImportError:
-            raise ImportError(
-                "streammetrics.prometheus needs prometheus_client: "
-                "pip install 'streammetrics[prometheus]'"
-            ) from None
+        _client()
         self._source = source
         if not isinstance(namespace, str) or not _METRIC_NAME.fullmatch(namespace):
             raise InputError(
@@ -256,8 +262,8 @@ def serve(
     ``server.server_port``); ``addr`` defaults to loopback, so give ``"0.0.0.0"`` for a
     Prometheus on another machine.
     """
-    from prometheus_client import CollectorRegistry, start_http_server
-
+    client = _client()  # (0.8.14 imported it bare here: ModuleNotFoundError, no extra named)
+    CollectorRegistry, start_http_server = client.CollectorRegistry, client.start_http_server
     collector = MetricsCollector(source, namespace=namespace, labels=labels, lock=lock)
     registry = registry if registry is not None else CollectorRegistry()
     registry.register(collector)

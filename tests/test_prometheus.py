@@ -270,3 +270,18 @@ def test_dotted_member_names_are_series_of_their_own() -> None:
         'streammetrics_value{metric="x.a"} 0.5',
         'streammetrics_value{metric="x\\\\.a"} 0.6666666666666666',
     ]
+
+
+def test_without_prometheus_client_both_entry_points_name_the_extra(monkeypatch):
+    # 0.8.14: serve() imported prometheus_client bare (ModuleNotFoundError, no extra named)
+    import sys
+
+    from streammetrics import prometheus as prom
+
+    monkeypatch.setitem(sys.modules, "prometheus_client", None)
+    for call in (
+        lambda: prom.serve(sm.Accuracy, port=0),
+        lambda: prom.MetricsCollector(sm.Accuracy()),
+    ):
+        with pytest.raises(ImportError, match=r"pip install 'streammetrics\[prometheus\]'"):
+            call()
