@@ -455,3 +455,20 @@ def test_no_command_writes_over_a_file_it_reads_or_writes(tmp_path, capsys):
 def test_a_data_file_without_metric_is_told_to_give_one(tmp_path, capsys):
     status, _, err = run(capsys, "report", str(DATA), "-o", str(tmp_path / "r.html"))
     assert status != 0 and "not a streammetrics state" in err and "give --metric NAME" in err
+
+
+@pytest.mark.parametrize(
+    "metric, says",
+    [
+        ("roc_auc", "metric 'roc_auc' ranks scores: give --y-score COL"),
+        ("accuracy", "metric 'accuracy' compares predicted labels or values: give --y-pred COL"),
+        ("bleu", "metric 'bleu' scores hypotheses against references: give --hypothesis COL"),
+    ],
+)
+def test_a_missing_column_is_named_with_the_metric_that_reads_it(tmp_path, capsys, metric, says):
+    # 0.8.14 answered every metric with one sentence listing all three kinds of column
+    for command in ("eval", "report"):
+        out = ["-o", str(tmp_path / "r.html")] if command == "report" else []
+        status, _, err = run(capsys, command, str(DATA), "--metric", metric,
+                             "--y-true", "y_true", *out)  # fmt: skip
+        assert status == 1 and err.strip().endswith(says), err

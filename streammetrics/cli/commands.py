@@ -22,7 +22,7 @@ from ..wrappers.collection import MetricCollection
 from .arguments import parser
 from .errors import CLIError
 from .output import flatten, plain, slice_table, table
-from .plan import build, check_data_args, stream
+from .plan import build, stream
 
 __all__ = ["main"]
 
@@ -55,7 +55,6 @@ def _check_writes(reads: list[str], writes: list[tuple[str, str | None]]) -> Non
 
 def _eval(args: argparse.Namespace) -> int:
     _check_writes([args.data], [("--save", args.save)])
-    check_data_args(args)
     plan = build(args.metric, args)
     coll = plan.collection
 
@@ -138,7 +137,6 @@ def _report(args: argparse.Namespace) -> int:
         if len(args.inputs) != 1:
             raise CLIError("report reads one DATA file (or several saved states, without --metric)")
         args.data = args.inputs[0]
-        check_data_args(args)
         if (args.window is None) != (args.time is None):
             raise CLIError("--window WIDTH and --time COL go together")
         plan = build(args.metric, args)

@@ -28,7 +28,7 @@ from .names import Member, check_columns, make_metric
 from .output import Progress
 from .readers import READERS, Source, guess_format
 
-__all__ = ["DEFAULT_BATCH", "Plan", "build", "check_data_args", "flush", "stream"]
+__all__ = ["DEFAULT_BATCH", "Plan", "build", "flush", "stream"]
 
 Sink = Callable[[dict[str, np.ndarray]], None]
 
@@ -285,11 +285,3 @@ def flush(src: Source, plan: Plan, final: bool, rows: int) -> None:
     except StreamMetricsError as exc:
         lines = src.span(rows - plan.carried, rows - 1)
         raise src.fail(None, f"rows at lines {lines}: {exc}") from None
-
-
-def check_data_args(args: argparse.Namespace) -> None:
-    if not (args.y_score or args.y_pred or args.hypothesis):
-        raise CLIError(
-            "give --y-score COL (score and ranking metrics), --y-pred COL (label metrics) or "
-            "--hypothesis COL --reference COL (text metrics)"
-        )
