@@ -68,6 +68,20 @@ def _component(x: Any, name: str) -> tuple[np.ndarray, list[Any]]:
     return inv.reshape(len(arr)).astype(np.int64, copy=False), uniq.tolist()
 
 
+def _refusal(rows: Rows, template: Metric) -> InputError | None:
+    """The error of the wrapped metric, empty, fed the whole batch (None if it takes it)."""
+    try:
+        rows.feed(template.copy(), None)
+    except InputError as exc:
+        return exc
+    return None
+
+
+def _argument(exc: Exception) -> str:
+    """The argument an ``InputError`` names first (its message starts ``name: ...``)."""
+    return str(exc).split(":", 1)[0]
+
+
 def slice_keys(by: Any) -> tuple[np.ndarray, list[Key]]:
     """``(codes, keys)``: one dense code per row and the sorted distinct keys they index.
 
@@ -277,11 +291,15 @@ class Sliced(Metric):
                 fresh[key] = rows.feed(
                     base.copy() if base is not None else self._template.copy(), idx
                 )
-            except InputError:
+            except InputError as exc:
                 # A slice is fed its rows alone, so its message counts rows within the slice
                 # ("found nan at 1" for the batch's fourth row, in 0.8.14): where the wrapped
-                # metric refuses the whole batch too, its own message, with the batch's rows.
-                rows.feed(self._template.copy(), None)
+                # metric refuses the whole batch too, for the same argument, its message
+                # counts the batch's rows. (Another argument: a fault of the slice's state,
+                # such as a third label for a binary metric, which is the slice's to say.)
+                whole = _refusal(rows, self._template)
+                if whole is not None and _argument(whole) == _argument(exc):
+                    raise whole from None
                 raise
         for metric in fresh.values():
             # A slice's small batch would wait in that slice's buffer: with many slices those
