@@ -377,7 +377,7 @@ BRIER_ROWS = ([0, 1, 1, 0], [0.1, 0.9, 0.8, 0.3])
                 [0, 1, 1], [0, 1, 0], timestamps=[0, 1, 2]
             ),
             {"weight": 1e308},
-            "weight must be at most 2",
+            "decayed weights would total",
         ),
         # four unit weights cannot square to 1e-300 (an interval of width 0)
         (

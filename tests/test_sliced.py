@@ -379,3 +379,14 @@ def test_a_refused_row_is_named_by_its_place_in_the_batch():
         s.update(y, p, by=["a", "b", "a", "b"])
     assert str(sliced.value) == str(bare.value) and "at 3" in str(bare.value)
     assert s.count == 0
+
+
+def test_a_slices_own_refusal_is_kept_when_the_whole_batch_fails_otherwise():
+    # The slice's error is a label kind its state refuses; the whole batch fed to an empty
+    # metric fails on the weights' bound instead, which no slice passes: the slice's error.
+    s = sm.Sliced(sm.Accuracy()).update(["x"], ["x"], by=["a"])
+    before = s.to_bytes()
+    big = 0.7 * 2.0**100
+    with pytest.raises(sm.InputError, match="str labels"):
+        s.update([1, 2, 1], [1, 2, 1], by=["a", "b", "c"], sample_weight=[1, big, big])
+    assert s.to_bytes() == before

@@ -88,3 +88,20 @@ def test_sliding_window_merge_is_the_same_in_every_order():
         for part in order:
             one_by_one.merge(part)
         assert one_by_one == merged
+
+
+def test_decayed_slices_may_weigh_more_than_one_slice_may():
+    # Decayed's weight adds every slice's: past 2**100 while each slice is within it. A first
+    # version of 0.8.15 bounded it by 2**100, and refused such a state's bytes and merges.
+    w = 0.7 * 2.0**100
+    whole = sm.Decayed(sm.Sliced(sm.Accuracy()), half_life=10)
+    whole.update([1, 1], [1, 1], by=["a", "b"], sample_weight=[w, w], timestamps=[639.99] * 2)
+    assert whole.weight > 2.0**100
+    assert sm.loads(whole.to_bytes()) == whole
+    a = sm.Decayed(sm.Sliced(sm.Accuracy()), half_life=10)
+    b = sm.Decayed(sm.Sliced(sm.Accuracy()), half_life=10)
+    a.update([1], [1], by=["a"], sample_weight=[w], timestamps=[639.99])
+    b.update([1], [1], by=["b"], sample_weight=[w], timestamps=[639.99])
+    merged = a.copy().merge(b)
+    assert merged.count == 2 and sm.loads(merged.to_bytes()) == merged
+    assert sm.Decayed(sm.Sliced(sm.Accuracy()), half_life=10).merge(a, b) == merged

@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._codec import WEIGHT_LIMIT, check_sum
+from .._codec import CountOverflowError
 from .._inputs import as_weights
 from .._rows import _SCALAR_TYPES
 from ..base import _MERGES, Metric, StateBlock, metric_spec
@@ -82,6 +82,23 @@ MAX_EPOCH = 2**62
 #: Marks a state of schema 2 or older for rescaling once loaded (its reference was the epoch's
 #: start); never on the wire.
 _START_REFERENCE = "\0start-reference"
+
+
+#: The bound of ``weight`` (``weight_sq``: its square). The rows' decayed weights: the wrapped
+#: state holds them within its own bound, 2**100, in each of its parts (a ``Sliced``'s slices,
+#: of at most 2**53 rows each), so a stream stays below 2**153; far below, float64's range.
+WEIGHT_BOUND = 2.0**160
+
+
+def _check_weights(
+    weight: float, weight_sq: float, error: type[Exception] = CountOverflowError
+) -> None:
+    """``error`` unless ``weight`` and ``weight_sq`` lie within their bounds (nan: unknown)."""
+    if weight > WEIGHT_BOUND or weight_sq > WEIGHT_BOUND * WEIGHT_BOUND:
+        raise error(
+            f"weight: the decayed weights would total {weight:.6g} (squares {weight_sq:.6g}), "
+            "past the bound of 2**160; refused, the state is unchanged"
+        )
 
 
 class Decayed(Wrapper):
@@ -255,11 +272,12 @@ class Decayed(Wrapper):
 
     def _check_compatible(self, other: Any) -> None:
         super()._check_compatible(other)
-        if not (math.isnan(self.weight) or math.isnan(other.weight)):
-            check_sum("weight", "f", self.weight, other.weight)
+        _check_weights(self.weight + other.weight, self.weight_sq + other.weight_sq)
 
     def _held_total(self) -> float:
-        return 0.0 if math.isnan(self.weight) else self.weight
+        # (the wrapped state's: its weights, rescaled to a common epoch, only shrink)
+        total: float = self.inner._held_total()
+        return total
 
     def _check_compatible_together(self, others: tuple[Any, ...]) -> None:
         # The wrapped states, across the operands (0.8.14 checked each with this one only,
@@ -357,10 +375,9 @@ class Decayed(Wrapper):
                 raise ValueError(f"{name} must be a non-negative float (or nan), got {value!r}")
         if math.isnan(self.weight) != math.isnan(self.weight_sq):
             raise ValueError("weight and weight_sq are known together or not at all")
-        # The rows' decayed weights, which the wrapped state holds too: within its bound (0.8.14
-        # took 1e308, and a merge of the state with itself wrote inf, which loads refused).
-        if self.weight > WEIGHT_LIMIT:
-            raise ValueError("weight must be at most 2**100")
+        # (0.8.14 took a weight of 1e308, and a merge of the state with itself wrote inf,
+        # which loads refused)
+        _check_weights(self.weight, self.weight_sq, ValueError)
         if self._count == 0 and (self.weight, self.weight_sq) != (0.0, 0.0):
             raise ValueError("an empty state has weights of 0")
         check_weight_sq(self.weight_sq, self.weight, self._count)

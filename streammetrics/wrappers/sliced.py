@@ -298,7 +298,7 @@ class Sliced(Metric):
                 # counts the batch's rows. (Another argument: a fault of the slice's state,
                 # such as a third label for a binary metric, which is the slice's to say.)
                 whole = _refusal(rows, self._template)
-                if whole is not None and _argument(whole) == _argument(exc):
+                if type(whole) is type(exc) and _argument(whole) == _argument(exc):
                     raise whole from None
                 raise
         for metric in fresh.values():

@@ -240,7 +240,8 @@ class SlidingWindow(Wrapper):
         the others dropped unmerged, as one stream would have aged them out. (0.8.14 merged
         one operand after another: slots the last operand aged out merged first, so
         ``merge(b, c, d)`` could raise where ``merge(d, b, c)`` did not, and leave the window
-        half merged.) Each merged slot is a new state: nothing here changes until all merged."""
+        half merged.) With several operands each merged slot is a new state, so nothing here
+        changes until all have merged; one operand, checked whole as a pair, merges in place."""
         heads = [w._head for w in (self, *others) if w._head is not None]
         head = max(heads)
         floor = head - self._config["slots"]
@@ -253,9 +254,13 @@ class SlidingWindow(Wrapper):
                 else:
                     dropped += metric.count
         slots = {}
+        in_place = len(others) == 1
         for key, group in groups.items():
-            if len(group) == 1 and self._slots.get(key) is group[0]:
-                slots[key] = group[0]
+            mine = self._slots.get(key)
+            if len(group) == 1 and mine is group[0]:
+                slots[key] = mine
+            elif in_place and mine is group[0]:
+                slots[key] = mine.merge(*group[1:])
             else:
                 slots[key] = group[0].copy().merge(*group[1:])
         self._slots, self._head, self._dropped = slots, head, dropped
