@@ -125,3 +125,25 @@ def test_a_claimed_number_of_probability_columns_is_bounded(make: Any) -> None:
     tree["state"]["columns"] = 2**53
     with pytest.raises(sm.StateDecodeError, match="columns must be at most 2"):
         sm.loads(_codec.encode(tree))
+
+
+def test_states_of_legitimate_streams_at_the_edges_load():
+    """Two streams whose bytes 0.8.14 refused (found by a review's fuzzer)."""
+    # Weights totalling 2**100 to the last bits: the update checks its sum of the parts'
+    # totals, the decoder summed the cells, a few ulps higher.
+    parts = [6.951590010045175e29, 6.790157022697406e28, 1.7722406292249675e30]
+    d = sm.Decayed(sm.Accuracy(), half_life=10)
+    d.update([1, 0], [1, 1], timestamps=[1270, 1270], sample_weight=parts[:2])
+    d.update([1], [1], timestamps=[1270], sample_weight=parts[2:])
+    assert sm.loads(d.to_bytes()) == d
+    # A LogLoss of subnormal weights (eps 1e-7): its w * loss**2 rounds above top**2 * w.
+    blob = (
+        b"\x86\xa5class\xa7LogLoss\xa6config\x82\xa3eps\xcb>z\xd7\xf2\x9a\xbc\xafH\xa6labels"
+        b"\xc0\xa6format\xadstreammetrics\xa6schema\x03\xa5state\x88\xa7columns\x07\xa5count"
+        b"\x08\xabloss_sq_sum\xcb\x00\x00\x00\x00\x00\x00\x08 \xabloss_sq_wsq\xcb\x00\x00\x00"
+        b"\x00\x00\x00\x00\x00\xa8loss_sum\xcb\x00\x00\x00\x00\x00\x00\x00\x80\xa8loss_wsq"
+        b"\xcb\x00\x00\x00\x00\x00\x00\x00\x00\xa9weight_sq\xcb\x00\x00\x00\x00\x00\x00\x00"
+        b"\x00\xaaweight_sum\xcb\x00\x00\x00\x00\x00\x00\x00\x08\xa7version\x01"
+    )
+    loaded = sm.loads(blob)
+    assert loaded.count == 8 and sm.loads(loaded.to_bytes()) == loaded

@@ -205,9 +205,12 @@ class _SumMetric(Metric, register=False):
         if not 0 <= self.weight_sum <= WEIGHT_LIMIT or not math.isfinite(self.loss_sum):
             raise ValueError("sums must be finite and weights non-negative, at most 2**100")
         top = self._max_loss() * _SLACK
-        if not abs(self.loss_sum) <= top * self.weight_sum:
+        # (plus a few subnormals per row: w * loss**2 of a subnormal weight rounds apart from
+        # top**2 * w; 0.8.14 refused such a stream's bytes)
+        tiny = self._count * 2.0**-1074 * top * top
+        if not abs(self.loss_sum) <= top * self.weight_sum + tiny:
             raise ValueError(f"loss_sum is more than {top:.6g} times weight_sum")
-        if not abs(self.loss_sq_sum) <= top * top * self.weight_sum:
+        if not abs(self.loss_sq_sum) <= top * top * self.weight_sum + tiny:
             if not math.isnan(self.loss_sq_sum):  # nan: unknown since schema 1
                 raise ValueError(f"loss_sq_sum is more than {top * top:.6g} times weight_sum")
         if self.loss_sum < 0 or self.loss_sq_sum < 0:  # per-row losses are never negative
@@ -231,7 +234,6 @@ class _SumMetric(Metric, register=False):
         # of squares lie within top times the sums (to a few subnormals a product may round
         # to). 0.8.14 checked neither: a forged state with loss_sum 0 beside a positive
         # loss_sq_sum decoded, and merged into bytes loads refused (a negative spread).
-        tiny = self._count * 2.0**-1074 * top * top
         for squares, sums in (("loss_sq_sum", "loss_sum"), ("loss_sq_wsq", "loss_wsq")):
             value, linear = getattr(self, squares), getattr(self, sums)
             if not math.isnan(value) and not value <= top * linear * _SLACK + tiny:
