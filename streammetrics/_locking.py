@@ -176,6 +176,10 @@ def _zero_d_as_scalars(args: tuple[Any, ...]) -> tuple[Any, ...] | None:
 _TENSOR_BFLOAT16: list[Any] = [None]
 
 
+#: The reading special methods a subclass may define, locked as its public methods are.
+_READ_DUNDERS = frozenset({"__getitem__", "__len__", "__contains__", "__iter__"})
+
+
 def wrap_class(cls: type) -> None:
     """Give a metric subclass's own ``update`` and public methods the lock and the fold."""
     for name, value in list(cls.__dict__.items()):
@@ -185,6 +189,10 @@ def wrap_class(cls: type) -> None:
             setattr(cls, name, _updating(value))
         elif name == "reset" and callable(value):
             setattr(cls, name, _resetting(value))
+        elif name in _READ_DUNDERS and callable(value):
+            # (``sliced[key]``, ``len``, ``in``: 0.8.14 read the slice table unlocked, which
+            # a concurrent update may unpack in place)
+            setattr(cls, name, _reading(value))
         elif name.startswith("_") or isinstance(value, (staticmethod, classmethod)):
             continue
         elif isinstance(value, property) and value.fget is not None:

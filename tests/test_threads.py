@@ -254,3 +254,17 @@ def test_deepcopy_and_pickle_while_other_threads_update() -> None:
             assert m.compute() == pytest.approx(alone.compute(), rel=1e-12)
     finally:
         sys.setswitchinterval(old)
+
+
+def test_reading_special_methods_hold_the_lock():
+    # 0.8.14 ran sliced[key], len(sliced) and collection[name] unlocked: they read (and may
+    # settle) the slice table a concurrent update can unpack in place.
+    for cls, names in [
+        (sm.Sliced, ("__getitem__", "__len__", "__contains__", "__iter__")),
+        (sm.MetricCollection, ("__getitem__",)),
+    ]:
+        for name in names:
+            assert getattr(getattr(cls, name), "__sm_locked__", False), (cls.__name__, name)
+    s = sm.Sliced(sm.Accuracy()).update([1, 0], [1, 1], by=["a", "b"])
+    s.update(1, 1, by="a")  # a row waiting in the buffer: reads fold it first
+    assert len(s) == 2 and "a" in s and s["a"].count == 2 and list(s) == ["a", "b"]
