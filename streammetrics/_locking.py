@@ -114,7 +114,11 @@ def _updating(fn: Callable[..., Any]) -> Callable[..., Any]:
                 if rows.row_ok(args):
                     self._append_row(args)
                     return self
-            if rows is not None and (moved := rows.weight_by_keyword(args, kwargs)):
+            if (
+                rows is not None
+                and len(args) > rows.n
+                and (moved := rows.weight_by_keyword(args, kwargs))
+            ):
                 args, kwargs = moved  # (``update(y, p, w)``: the weight as by keyword)
             if not kwargs and rows is not None and args and type(args[0]) not in _SCALAR_TYPES:
                 # An unweighted batch of arrays or tensors: what ``_plan`` would do, inlined.
