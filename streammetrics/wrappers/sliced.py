@@ -69,11 +69,12 @@ def _component(x: Any, name: str) -> tuple[np.ndarray, list[Any]]:
 
 
 def _refusal(rows: Rows, template: Metric) -> InputError | None:
-    """The error of the wrapped metric, empty, fed the whole batch (None if it takes it)."""
+    """The ``InputError`` of the wrapped metric, empty, fed the whole batch (None if it takes
+    it, or fails otherwise: the slice's own error is then the one to raise)."""
     try:
         rows.feed(template.copy(), None)
-    except InputError as exc:
-        return exc
+    except Exception as exc:  # (only read: raised only if an InputError)
+        return exc if isinstance(exc, InputError) else None
     return None
 
 
