@@ -192,7 +192,7 @@ class Metric(Serialised, PerRequest):
 
     # -- the update protocol -----------------------------------------------------------------
 
-    def _commit(self: _M, n: int, **values: Any) -> _M:
+    def _commit(self: _M, n: int, /, **values: Any) -> _M:
         """Assign new values to state fields and add ``n`` samples to ``count``.
 
         The last step of every ``update``: everything that can fail happens before it, and

@@ -119,3 +119,13 @@ def test_one_row_updates_of_a_collection_with_a_window_or_slices_stay_per_reques
     with pytest.raises(InputError):  # the slices refuse it (a str key among int keys)
         both.update(1, 0.5, by="x", timestamps=99.0)
     assert both.to_bytes() == before
+
+
+def test_a_member_may_be_named_n():
+    # 0.8.14: the copy-and-commit path passed the members beside _commit's row count, named
+    # n, and a member named n raised TypeError on every update taking that path.
+    c = sm.MetricCollection(n=sm.Accuracy(), s=sm.Sliced(sm.Accuracy()))
+    c.update([1, 0], [1, 1], by=["x", "y"])
+    c.update_each({"n": (([1], [1]), {}), "s": (([0], [0]), {"by": ["x"]})})
+    assert c.compute() == {"n": 2 / 3, "s": {"x": 1.0, "y": 0.0}}
+    assert sm.loads(c.to_bytes()) == c
