@@ -91,3 +91,24 @@ def test_every_declared_update_takes_its_weight_right_after_its_columns() -> Non
         assert names[columns : columns + 1] == ("sample_weight",), (case.id, names, rows.n)
         checked += 1
     assert checked > 50
+
+
+def test_decayed_collection_takes_its_members_positional_weight() -> None:
+    """A collection's ``update`` takes ``*args``: the weight's position is its members' (0.8.15
+    passed it on as a third column and every member raised ``TypeError``)."""
+
+    def make() -> Any:
+        members = sm.MetricCollection(acc=sm.Accuracy(), f1=sm.F1())
+        return sm.Decayed(members, half_life=2.0)
+
+    labels = (P > 0.5).astype(int)
+    times = IDS / 10
+    by_position = make().update(Y, labels, W, timestamps=times)
+    by_keyword = make().update(Y, labels, sample_weight=W, timestamps=times)
+    assert by_position.to_bytes() == by_keyword.to_bytes()
+    alone = sm.Decayed(sm.Accuracy(), half_life=2.0).update(Y, labels, W, timestamps=times)
+    assert by_position.compute()["acc"] == alone.compute()
+    one = make()
+    for i in range(N):
+        one.update(int(Y[i]), int(labels[i]), float(W[i]), timestamps=float(times[i]))
+    assert one.compute() == pytest.approx(by_keyword.compute(), rel=1e-12)

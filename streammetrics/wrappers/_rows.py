@@ -214,15 +214,27 @@ def weight_by_keyword(
     """``(args, kwargs)`` with a ``sample_weight`` given by position (``update(y, p, w)``, as
     the wrapped metric takes it) moved to its keyword, for the wrappers that weigh rows
     themselves (``Bootstrap``, ``Decayed``). Given both ways, Python's own ``TypeError``."""
-    names = column_names(metric)
-    if "sample_weight" not in names:
-        return args, kwargs
-    at = names.index("sample_weight")
-    if len(args) != at + 1:
+    at = _weight_position(metric)
+    if at is None or len(args) != at + 1:
         return args, kwargs  # (fewer: none given so; more: the wrapped metric refuses them)
     if "sample_weight" in kwargs:
         raise TypeError("update() got multiple values for argument 'sample_weight'")
     return args[:at], {**kwargs, "sample_weight": args[at]}
+
+
+def _weight_position(metric: Metric) -> int | None:
+    """Where ``metric.update`` takes ``sample_weight`` by position; for a collection (whose
+    ``update`` takes ``*args``), where every member takes it, or None if they disagree.
+    (0.8.15 looked at the collection's own signature only: ``Decayed(MetricCollection(...))``
+    passed a positional weight on as a column, and the members raised ``TypeError``.)"""
+    names = column_names(metric)
+    if "sample_weight" in names:
+        return names.index("sample_weight")
+    members = getattr(metric, "_names", None) if not names else None
+    if not members:
+        return None
+    found = {_weight_position(getattr(metric, name)) for name in members}
+    return found.pop() if len(found) == 1 else None
 
 
 @cache
