@@ -46,6 +46,7 @@ import datetime as _dt
 import multiprocessing.util
 import os
 import re
+import sys
 import threading
 import time
 import warnings
@@ -380,7 +381,19 @@ def _grouped(
 
 
 def _skip(path: str, why: str) -> None:
-    warnings.warn(f"streammetrics: skipped {path}: {why}", StateFileWarning, stacklevel=3)
+    warnings.warn(f"streammetrics: skipped {path}: {why}", StateFileWarning, stacklevel=_outside())
+
+
+def _outside() -> int:
+    """The ``stacklevel`` of the first frame outside streammetrics, for a warning raised by
+    the caller of this function: the user's call to ``collect()`` or ``states()``, which reach
+    the warning through a varying depth of generators. (0.8.15's fixed level pointed into
+    serving.py, so a filter on the user's module never matched.)"""
+    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    frame, level = sys._getframe(2), 2  # (1 is the function that warns)
+    while frame is not None and frame.f_code.co_filename.startswith(package):
+        frame, level = frame.f_back, level + 1
+    return level
 
 
 class Publisher:

@@ -347,6 +347,12 @@ def test_bad_files_are_skipped_with_a_warning_naming_them(tmp_path: Path) -> Non
     assert any("F1" in msg and str(bad["class"]) in msg for msg in messages)
     assert any("labels" in msg and str(bad["config"]) in msg for msg in messages)
     assert merged == good + peer
+    # Each warning names the user's call (0.8.15: a line of serving.py, whatever the caller).
+    assert {w.filename for w in record} == {__file__}
+    with pytest.warns(StateFileWarning) as record:
+        list(d.states())
+        d.collect(like=sm.ConfusionMatrix(labels=[0, 1]))
+    assert {w.filename for w in record} == {__file__}
 
 
 def test_like_fixes_the_reference_when_the_first_file_is_foreign(tmp_path: Path) -> None:
