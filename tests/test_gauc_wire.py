@@ -222,3 +222,67 @@ def test_scores_beyond_float32_stay_float64_without_a_warning() -> None:
         blob = m.to_bytes()
     assert _codec.decode(blob)["state"]["scores"]["key"].dtype == np.float64
     assert sm.loads(blob).to_bytes() == blob
+
+
+def _nan_entry_with_room(wire: dict) -> int:
+    """A sketched entry of unknown value (nan) whose next key in its group lies at least one
+    bucket above it (or which ends its group), so a key moved by half a bucket keeps order."""
+    ends = np.cumsum(wire["sizes"].astype(np.int64))
+    key, values = wire["key"], wire["sketch_value"]
+    for i in np.flatnonzero(np.isnan(values)):
+        if i + 1 in ends or key[i + 1] - key[i] >= 1:
+            return int(i)
+    raise AssertionError("no such entry")
+
+
+def _set(wire: dict, name: str, at: int, value: float) -> None:
+    column = wire[name].copy()
+    column[at] = value
+    wire[name] = column
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda w: _set(w, "pos", 0, w["pos"][0] + 1), "do not add up to its rows"),
+        (lambda w: _set(w, "key", 1, w["key"][0]), "keys must increase within a group"),
+        (
+            lambda w: _set(
+                w, "sketch_value", int(np.flatnonzero(~np.isnan(w["sketch_value"]))[0]), np.inf
+            ),
+            "finite or nan",
+        ),
+        (
+            lambda w: _set(
+                w, "sketch_value", int(np.flatnonzero(~np.isnan(w["sketch_value"]))[0]), 2.0
+            ),
+            "lies outside the bucket",
+        ),
+        (
+            lambda w: _set(w, "key", (i := _nan_entry_with_room(w)), float(w["key"][i]) + 0.5),
+            "bucket keys out of range",
+        ),
+    ],
+)
+def test_inconsistent_entries_are_refused(change, message: str) -> None:
+    """Each check of the decoder on the entries (0.8.16 reads them in fewer passes)."""
+    tree = _tree()
+    change(tree["state"]["scores"])
+    with pytest.raises(sm.StateDecodeError, match=message):
+        sm.loads(_codec.encode(tree))
+
+
+def test_inconsistent_entries_of_exact_groups_are_refused() -> None:
+    """The count and order checks on groups held exactly, some of them empty of entries."""
+    rng = np.random.default_rng(8)
+    n = 400
+    m = sm.GAUC(exact=True).update(
+        rng.integers(0, 2, n), rng.random(n), groups=rng.integers(0, 40, n) * 3
+    )
+    assert sm.loads(m.to_bytes()).to_bytes() == m.to_bytes()
+    for name, at, message in (("neg", 5, "do not add up"), ("key", 3, "must increase")):
+        tree = _codec.decode(m.to_bytes())
+        wire = tree["state"]["scores"]
+        _set(wire, name, at, wire[name][at] + 1 if name == "neg" else wire["key"][at - 1])
+        with pytest.raises(sm.StateDecodeError, match=message):
+            sm.loads(_codec.encode(tree))
