@@ -134,6 +134,12 @@ def test_keyed_path_follows_the_configured_scheduler(client, frame) -> None:
         got = aggregate(dd.from_pandas(df, npartitions=3), sm.GAUC(), ["y", "s", "user"])
     assert got.to_bytes() == want
     assert smd._client() is client
+    # Two shares of the keys per worker thread (0.8.16): 2 workers of 1 thread here.
+    assert smd._shares() == 4
+    with dask.config.set(scheduler="synchronous"):
+        from dask.system import CPU_COUNT
+
+        assert smd._shares() == min(2 * CPU_COUNT, 64)
 
 
 def test_integer_column_names(client) -> None:
