@@ -170,7 +170,7 @@ def bench_dask(frame: pd.DataFrame, partitions: int) -> list[tuple]:
         t_keyed, keyed = timed(lambda: aggregate(ddf, sm.GAUC(), gauc).compute(), 3)
         t_blind, old = timed(lambda: aggregate(ddf, sm.GAUC(), gauc, key_parts=0).compute(), 3)
         t_eight, eight = timed(lambda: aggregate(ddf, sm.GAUC(), gauc, key_parts=8).compute(), 3)
-        what = "GAUC keyed (default: rows moved to 2 shares by user hash, joined)"
+        what = "GAUC keyed (default: rows moved to 2 shares per worker thread by user hash, joined)"
         rows.append(("dask", what, t_keyed, keyed))
         rows.append(("dask", "GAUC key_parts=8 (8 shares)", t_eight, eight))
         rows.append(("dask", "GAUC key_parts=0 (tree merge, as 0.8.6)", t_blind, old))
