@@ -51,6 +51,7 @@ import threading
 import time
 import warnings
 from collections.abc import Iterable, Iterator
+from types import FrameType
 from typing import Any
 
 from . import _codec
@@ -390,7 +391,8 @@ def _outside() -> int:
     the warning through a varying depth of generators. (0.8.15's fixed level pointed into
     serving.py, so a filter on the user's module never matched.)"""
     package = os.path.dirname(os.path.abspath(__file__)) + os.sep
-    frame, level = sys._getframe(2), 2  # (1 is the function that warns)
+    frame: FrameType | None = sys._getframe(2)
+    level = 2  # (1 is the function that warns)
     while frame is not None and frame.f_code.co_filename.startswith(package):
         frame, level = frame.f_back, level + 1
     return level
