@@ -154,3 +154,54 @@ def test_booleans_beside_integers_in_a_column_that_is_also_a_key_are_refused(
     cols = ["--metric", "accuracy", "--y-true", "y", "--y-pred", "p", "--by", "p", "--json"]
     status, _, err = _eval(capsys, data, *cols, "--batch-size", batch)
     assert status == 1 and err
+
+
+@pytest.mark.parametrize("batch", ["1", "2", "100"])
+@pytest.mark.parametrize("whole", ["1.0", "1.", "1e0", "10e-1"])
+def test_booleans_beside_whole_floats_do_not_depend_on_the_chunking(
+    capsys, tmp_path, batch, whole
+) -> None:
+    """True beside 1.0 read as labels 1 and 1 across chunks but was refused as text beside a
+    number in one chunk (0.8.15, found by a review)."""
+    data = _write(tmp_path, f"y_true,y_pred\n1,True\n1,{whole}\n0,0\n0,False\n")
+    cols = [*COLS, "--metric", "confusion_matrix"]
+    status, out, err = _eval(capsys, data, *cols, "--batch-size", batch)
+    assert status == 0, err
+    assert json.loads(out)["metrics"] == {"accuracy": 1.0, "confusion_matrix": [[2, 0], [0, 2]]}
+
+
+@pytest.mark.parametrize("batch", ["1", "2", "100"])
+@pytest.mark.parametrize("big", ["1e400", "-1e999", "9" * 400])
+@pytest.mark.parametrize("role", ["label", "key"])
+def test_numbers_past_float64_beside_text_are_refused_in_every_chunking(
+    capsys, tmp_path, batch, big, role
+) -> None:
+    """1e400 (or an integer of 400 digits) read as a text label or slice beside text in one
+    chunk, and was refused alone in a chunk (0.8.15, found by a review)."""
+    if role == "key":
+        data = _write(tmp_path, f"y_true,y_pred,k\n0,1,a\n1,1,{big}\n1,0,b\n")
+        status, _, err = _eval(capsys, data, *COLS, "--by", "k", "--batch-size", batch)
+    else:
+        data = _write(tmp_path, f"y_true,y_pred\na,a\nb,{big}\nb,b\n")
+        status, _, err = _eval(capsys, data, *COLS, "--batch-size", batch)
+    assert status == 1 and err
+
+
+@pytest.mark.parametrize(
+    ("name", "says"),
+    [
+        ("ndcg@-1", "'ndcg@10'"),
+        ("ndcg@1.5", "'ndcg@10'"),
+        ("recall@k", "'recall@10'"),
+        ("hit_rate", "did you mean 'hit_rate@10'"),
+        ("ndgc@5", "did you mean 'ndcg@5'"),
+    ],
+)
+def test_a_bad_cut_off_is_named_and_the_suggestion_is_valid(capsys, tmp_path, name, says) -> None:
+    """0.8.15 answered ``ndcg@-1`` with "did you mean 'ndcg@-1'?" (found by a review)."""
+    data = _write(tmp_path, "y_true,y_score,g\n1,0.5,1\n0,0.2,1\n")
+    args = ["--metric", name, "--y-true", "y_true", "--y-score", "y_score", "--query", "g"]
+    status, _, err = _eval(capsys, data, *args)
+    assert status == 1
+    assert says in err
+    assert f"did you mean {name!r}" not in err

@@ -33,6 +33,15 @@ def _is_number(v: Any) -> bool:
         return False
 
 
+def _reads_as_number(v: Any) -> bool:
+    """Whether ``float()`` reads ``v``, as a finite number or not."""
+    try:
+        float(v)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
 def _plain(value: Any) -> Any:
     """A numpy scalar as the Python value it holds, for messages (``nan``, not
     ``np.float64(nan)``)."""
@@ -277,7 +286,16 @@ def _bools_beside_ints(text: np.ndarray) -> np.ndarray | None:
     try:
         whole = rest.astype(np.int64)
     except (TypeError, ValueError, OverflowError):
-        return None
+        # Whole numbers written as floats (1.0, 1e2): a chunk of them alone reads as labels
+        # equal to those integers, so beside booleans too (0.8.15 refused them in one chunk
+        # and took them across chunks).
+        try:
+            floats = rest.astype(np.float64)
+        except (TypeError, ValueError, OverflowError):
+            return None
+        if not (np.abs(floats) < 2.0**53).all() or (floats != np.floor(floats)).any():
+            return None
+        whole = floats.astype(np.int64)
     out = true.astype(np.int64)
     out[~boolish] = whole
     return out
@@ -293,17 +311,18 @@ def _numeric(text: np.ndarray) -> np.ndarray:
     """Which values of a str array read as a number (``float()``), ``nan`` and ``inf``
     included: alone in a chunk they read as numbers (and are refused as labels there), so
     beside text they count as numbers too (0.8.8 took them as text labels there: the answer
-    depended on --batch-size)."""
+    depended on --batch-size). So do numbers past float64 (``1e400``, an integer of 400
+    digits), which read as infinite: 0.8.15 took them as text beside text."""
     words = np.char.lower(np.char.strip(text.astype(str)))
     non_finite = np.isin(words, list(_NON_FINITE))
     try:
         import pandas as pd
     except ImportError:
-        return np.array([_is_number(v) for v in text.tolist()], dtype=bool) | non_finite
+        return np.array([_reads_as_number(v) for v in text.tolist()], dtype=bool) | non_finite
     parsed = pd.to_numeric(pd.Series(text, dtype=object), errors="coerce").to_numpy(
         dtype=np.float64, na_value=np.nan
     )
-    out: np.ndarray = np.isfinite(parsed) | non_finite
+    out: np.ndarray = ~np.isnan(parsed) | non_finite
     return out
 
 

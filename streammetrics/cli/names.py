@@ -125,8 +125,10 @@ def known_names() -> list[str]:
 
 
 def _suggest(name: str) -> str:
-    base, _, k = name.partition("@")
-    if k:
+    base, at, k = name.partition("@")
+    if not (k.isascii() and k.isdigit() and int(k) >= 1):
+        k = "10"  # (0.8.15 suggested the name back with the user's own invalid K: ndcg@-1)
+    if at or base in AT_K:
         close = difflib.get_close_matches(base, list(AT_K), n=1, cutoff=0.5)
         if close:
             return f"{close[0]}@{k}"
@@ -145,6 +147,12 @@ def _entry(name: str) -> tuple[str, str, dict[str, Any], str]:
             raise CLIError(f"metric {name!r}: the cut-off K must be at least 1")
         module_name, class_name = AT_K[match.group(1)]
         return module_name, class_name, {"k": k}, "query"
+    base, at, _ = name.partition("@")
+    if at and base in AT_K:
+        raise CLIError(
+            f"metric {name!r}: the cut-off K must be a whole number of at least 1, "
+            f"as in {base + '@10'!r}"
+        )
     hint = _suggest(name)
     did = f"did you mean {hint!r}? " if hint else ""
     raise CLIError(f"unknown metric {name!r}; {did}known names: {', '.join(known_names())}")
