@@ -80,10 +80,8 @@ def checked_entries(wire: Any, mapping: BucketMapping | None, floor_bits: int | 
         # (a probability grid's keys for scores outside [0, 1]: no update makes them, and the
         # curves index their bucket edges with them)
         raise ValueError("score buckets: a bucket lies outside the grid's scores")
-    if keymap.name == "probability" and len(lo) and not (lo.min() >= 0.0 and hi.max() <= 1.0):
-        # (the grid's first and last buckets also take scores a hair outside [0, 1], which no
-        # update lets in: 0.8.15 decoded a bucket holding -1e-10)
-        raise ValueError("score buckets: a score lies outside [0, 1] (score_type='probability')")
+    if len(lo) and not keymap.holds(lo.min(), hi.max()):
+        raise ValueError(f"score buckets: a score lies outside score_type={keymap.name!r}'s")
     if bits is not None and floor_bits is not None:
         if len(keys) > REAL_MAX_BUCKETS and bits > floor_bits:
             raise ValueError(

@@ -517,11 +517,10 @@ class GroupedScores(StateBlock):
             # time of decoding a GAUC state of few groups.)
             if not np.array_equal(self.mapping.keys(sv_known + 0.0), sk_known):
                 raise ValueError("grouped scores: a bucket's value lies outside the bucket")
-            probability = self.mapping.name == "probability"
-            inside = not len(sv_known) or (sv_known.min() >= 0.0 and sv_known.max() <= 1.0)
-            if probability and not inside:
-                # (the grid's end buckets also take a hair outside [0, 1], as no update does)
-                raise ValueError("grouped scores: a value lies outside [0, 1] (probability)")
+            if len(sv_known) and not self.mapping.holds(sv_known.min(), sv_known.max()):
+                raise ValueError(
+                    f"grouped scores: a value lies outside score_type={self.mapping.name!r}'s"
+                )
             # Keys of known values are the mapping's (integers); those of unknown ones may
             # be anything, so their integrality is checked apart.
             unknown = sk[:0] if every else sk[~known]

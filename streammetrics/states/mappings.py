@@ -121,6 +121,11 @@ class BucketMapping(ABC):
         counting kernel gets them); a mapping may have a faster way for those."""
         return self.keys_into(x, out)
 
+    def holds(self, low: float, high: float) -> bool:
+        """Decoding: whether scores from ``low`` to ``high`` (finite) lie in the domain of
+        ``score_type`` (every update checked it). Any finite score, but for probabilities."""
+        return True
+
     @abstractmethod
     def lower_edges(self, keys: np.ndarray) -> np.ndarray:
         """The smallest score each bucket can hold (``-inf`` for an open-ended bucket)."""
@@ -339,6 +344,11 @@ class ProbabilityGrid(BucketMapping):
         super().__init__(resolution)
         self.size = 2 * GRID_LIMIT * resolution + 2
         self.key_dtype = _grid_key_dtype(self.size)
+
+    def holds(self, low: float, high: float) -> bool:
+        # (The grid's end buckets also take scores a hair outside [0, 1], which no update
+        # lets in: 0.8.15 decoded a bucket holding -1e-10.)
+        return bool(low >= 0.0 and high <= 1.0)
 
     def keys(self, x: np.ndarray) -> np.ndarray:
         return _chunked(self, x)
