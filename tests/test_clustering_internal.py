@@ -278,7 +278,7 @@ def test_sample_is_split_invariant_and_flags_estimates() -> None:
     assert r["calinski_harabasz"] == pytest.approx(skm.calinski_harabasz_score(X, labels), rel=1e-9)
 
 
-def test_bottom_k_keeps_the_smallest_hashes_and_all_duplicates() -> None:
+def test_bottom_k_keeps_the_smallest_distinct_hashes_with_their_counts() -> None:
     rng = np.random.default_rng(13)
     rows = np.round(rng.normal(size=(500, 3)), 1) + 0.0  # no -0.0: the block stores 0.0
     rows[100:150] = rows[0]  # 51 copies of one row
@@ -286,11 +286,17 @@ def test_bottom_k_keeps_the_smallest_hashes_and_all_duplicates() -> None:
     block = BottomKSample(40).batch(keys, rows)
     hashes = row_hash(rows)
     for code, key in enumerate(block.keys):
-        want = np.sort(hashes[keys == key])[:40]
-        assert np.array_equal(block.hashes[block.codes == code], want)
+        distinct, counts = np.unique(hashes[keys == key], return_counts=True)
+        assert np.array_equal(block.hashes[block.codes == code], distinct[:40])
+        assert np.array_equal(block.mult[block.codes == code], counts[:40])
     assert block.seen.tolist() == np.bincount(keys).tolist()
     assert not block.complete().any()
-    assert BottomKSample(1000).batch(keys, rows).complete().all()
+    full = BottomKSample(1000).batch(keys, rows)
+    assert full.complete().all() and full.held().tolist() == np.bincount(keys).tolist()
+    # Complete as long as a key has at most ``capacity`` distinct rows, however many rows.
+    few = np.repeat(np.eye(3), 400, axis=0)
+    assert BottomKSample(3).batch(np.zeros(1200, dtype=np.int64), few).complete().all()
+    assert not BottomKSample(2).batch(np.zeros(1200, dtype=np.int64), few).complete().any()
     # -0.0 and 0.0 are the same value: the same hash.
     assert row_hash(np.array([[0.0, 1.0]]) + 0.0)[0] == row_hash(np.array([[-0.0, 1.0]]) + 0.0)[0]
 
@@ -302,8 +308,24 @@ def test_sample_wire_is_validated() -> None:
     tampered = dict(wire, rows=wire["rows"] + 1.0)
     with pytest.raises(ValueError, match="hashes"):
         block.from_wire(tampered)
-    with pytest.raises(ValueError, match="min"):
-        block.from_wire(dict(wire, seen=wire["seen"] + 1))
+    assert not block.from_wire(dict(wire, seen=wire["seen"] + 1)).complete().any()
+    with pytest.raises(ValueError, match="more than its rows"):
+        block.from_wire(dict(wire, seen=wire["seen"] - 1 + np.array([0, 1])))
+    with pytest.raises(ValueError, match="count from 1"):
+        block.from_wire(dict(wire, mult=wire["mult"] - 1))
+    with pytest.raises(ValueError, match="twice"):  # one row kept twice, not once with count 2
+        block.from_wire(
+            dict(
+                wire,
+                codes=np.array([0, 0, 0, 1]),
+                hashes=np.append(wire["hashes"][:1], wire["hashes"]),
+                rows=np.vstack([wire["rows"][:1], wire["rows"]]),
+                mult=np.ones(4, dtype=np.int64),
+                seen=np.array([3, 1]),
+            )
+        )
+    with pytest.raises(ValueError, match="capacity"):
+        BottomKSample(1).from_wire(wire)
 
 
 def test_moments_merge_is_numerically_careful() -> None:
@@ -455,7 +477,7 @@ def test_schema_1_blobs_of_0_8_5_load_with_their_values(path: Path) -> None:
     # Schema 2 keeps each mean in two float64 parts; a 0.8.5 blob's low parts are 0.
     old = sm.loads(path.read_bytes())
     new = sm.loads((path.parent.parent / path.name).read_bytes())  # this version's golden
-    assert type(old)._schema == 2 and old.count == new.count
+    assert type(old)._schema == 3 and old.count == new.count
     assert not old.moments.means_lo.any()
     assert sm.loads(old.to_bytes()) == old
     a, b = old.compute(), new.compute()

@@ -24,7 +24,7 @@ from ..base import Metric
 from ..errors import IncompatibleStateError, InputError
 from ..states.centroids import ClusterMoments
 from ..states.labels import codes_in, config_labels
-from ..states.samples import BottomKSample
+from ..states.samples import BottomKSample, collapse_copies
 from ._rows import VALUE_LIMIT, held_far_from_bounds, trusted_row
 
 _DISTANCES = ("euclidean", "cosine", "cityblock")
@@ -148,17 +148,24 @@ class _Geometry(Metric, register=False):
 
     _uses_sample = True
     #: 2 (0.8.6): the moments keep each mean as two float64 parts (``means_lo``).
-    _schema: ClassVar[int] = 2
+    #: 3 (0.8.17): the sample keeps each distinct row once, with its count (``mult``).
+    _schema: ClassVar[int] = 3
 
     @classmethod
     def _upgrade_state(cls, state: Any, schema: int) -> Any:
-        """Schema 1 (0.1.0 to 0.8.5) kept each mean as one float64: its low part is 0."""
-        moments = state.get("moments") if isinstance(state, dict) else None
+        """Schema 1 (0.1.0 to 0.8.5) kept each mean as one float64: its low part is 0.
+        Schemas 1 and 2 (to 0.8.16) kept copies of a row side by side in the sample: each run
+        becomes one row with its count (:func:`~streammetrics.states.samples.collapse_copies`)."""
+        if not isinstance(state, dict):
+            return state
+        moments = state.get("moments")
         if schema < 2 and isinstance(moments, dict) and "means_lo" not in moments:
             means = moments.get("means")
             if isinstance(means, np.ndarray):
                 low = np.zeros(means.shape, dtype=np.float64)
                 state = {**state, "moments": {**moments, "means_lo": low}}
+        if schema < 3 and "sample" in state:
+            state = {**state, "sample": collapse_copies(state["sample"])}
         return state
 
     #: The arguments a class takes and keeps in its config (the internal indices take fewer:
@@ -411,9 +418,10 @@ class _Geometry(Metric, register=False):
         else:  # each row less its centroid's two parts: the deviation, exact far from 0
             dev = (s.rows - m.means[s.codes]) - m.means_lo[s.codes]
             dist = _to_centres(dev, np.zeros_like(dev), self._distance)
-        sums = np.bincount(s.codes, weights=dist, minlength=len(m.keys))
-        kept = np.bincount(s.codes, minlength=len(m.keys))
-        return sums / kept, self._fits()
+        # Each kept row counts as often as it occurred: the exact mean while the sample holds
+        # every distinct row, a ratio estimate beyond.
+        sums = np.bincount(s.codes, weights=dist * s.mult, minlength=len(m.keys))
+        return sums / s.held(), self._fits()
 
     def _compactness_db(self) -> dict[str, Any]:
         cp, exact = self._cp_per_cluster()
@@ -450,24 +458,30 @@ class _Geometry(Metric, register=False):
             if not dunn:
                 return out
         starts = s.segments()
-        kept = np.bincount(s.codes, minlength=k).astype(np.float64)
+        # The rows each cluster's sample stands for (every copy of a kept row counts), and the
+        # weight of each kept row in the mean over all rows: its copies, scaled up to the size
+        # of its cluster when the sample holds only some of the cluster's distinct rows.
+        kept = s.held().astype(np.float64)
         rows, codes, size = s.rows, s.codes, len(s.rows)
+        copies = s.mult.astype(np.float64)
+        repeated = bool((s.mult > 1).any())
         step = max(1, _BLOCK // max(size, 1))
         sil_total, inter_min, diameter = 0.0, math.inf, 0.0
-        weight = m.counts / kept  # rows each sampled row stands for
+        weight = copies * (m.counts / kept)[codes]
         for r0 in range(0, size, step):
             d = _pairwise(rows[r0 : r0 + step], rows, self._distance)
             own = codes[r0 : r0 + step]
             at = np.arange(len(own))
             if silhouette:
-                sums = np.add.reduceat(d, starts, axis=1)
+                # A row's own copies are at distance 0: they count in a(i)'s n - 1 only.
+                sums = np.add.reduceat(d * copies if repeated else d, starts, axis=1)
                 a = sums[at, own] / (kept[own] - 1.0)
                 means = sums / kept[None, :]
                 means[at, own] = np.inf
                 b = means.min(axis=1)
                 sil = np.nan_to_num((b - a) / np.maximum(a, b))
                 sil[m.counts[own] == 1] = 0.0  # scikit-learn: 0 for a singleton cluster
-                sil_total += float((sil * weight[own]).sum())
+                sil_total += float((sil * weight[r0 : r0 + step]).sum())
             if dunn:
                 mins = np.minimum.reduceat(d, starts, axis=1)
                 maxs = np.maximum.reduceat(d, starts, axis=1)

@@ -8,13 +8,14 @@ silhouette; the values agree with scikit-learn's ``calinski_harabasz_score``,
   and the sum of squared deviations from it (merged Chan-style). SSB, SSW, Calinski-Harabasz and
   SP come from it exactly (to floating-point rounding: a float state, split-invariant to about
   1e-15 relative).
-* :class:`~streammetrics.states.samples.BottomKSample`: per cluster the ``sample_size`` rows of
-  smallest hash, chosen deterministically (split-invariant byte for byte). CP and
-  Davies-Bouldin need each row's distance to the *final* centre, which no running sum gives:
-  they are exact when ``centers=`` are given (the deployed model's centres: a running sum of
-  distances), exact while every cluster still fits in its sample, and estimated from the sample
-  beyond that. Dunn and silhouette come from the sample (exact while every cluster fits). The
-  result's ``exact`` dict says which regime each value is in.
+* :class:`~streammetrics.states.samples.BottomKSample`: per cluster the ``sample_size`` distinct
+  rows of smallest hash, each with its count, chosen deterministically (split-invariant byte for
+  byte). CP and Davies-Bouldin need each row's distance to the *final* centre, which no running
+  sum gives: they are exact when ``centers=`` are given (the deployed model's centres: a
+  running sum of distances), exact while every cluster still fits in its sample (has at most
+  ``sample_size`` distinct rows), and estimated from the sample beyond that. Dunn and
+  silhouette come from the sample (exact while every cluster fits). The result's ``exact``
+  dict says which regime each value is in.
 
 Distances (``distance=``), as Alink has them: ``"euclidean"`` (centres are means of the rows),
 ``"cosine"`` (``1 - cos``; rows are scaled to unit length before the centres are averaged, as
@@ -63,7 +64,8 @@ class ClusterGeometry(_Geometry):
     center_labels : list, optional
         The cluster label of each row of ``centers``.
     sample_size : int
-        Rows kept per cluster for CP/DB (without ``centers``), Dunn and silhouette.
+        Distinct rows kept per cluster, each with its count, for CP/DB (without ``centers``),
+        Dunn and silhouette.
 
     compute -> dict: ``count``, ``k``, ``labels`` (sorted cluster labels), ``sizes``,
     ``compactness`` (CP: mean over clusters of the mean distance to the centre), ``separation``
@@ -75,13 +77,14 @@ class ClusterGeometry(_Geometry):
     an index needs 2 to n - 1 clusters and there are not.
 
     Exactness: SSB, SSW, CH, SP exact (float running sums: to rounding); CP, DB exact with
-    ``centers`` or while every cluster has at most ``sample_size`` rows, else estimated from a
-    deterministic sample (relative error about cv / sqrt(sample_size), cv the coefficient of
-    variation of the distances to the centre); Dunn and silhouette exact while every cluster
-    fits, else estimated (silhouette: each cluster's sampled values weighted by its size).
+    ``centers`` or while every cluster has at most ``sample_size`` distinct rows, else estimated
+    from a deterministic sample, each kept row weighted by its count (relative error about
+    cv / sqrt(sample_size) for rows that do not repeat, cv the coefficient of variation of the
+    distances to the centre); Dunn and silhouette exact while every cluster fits, else
+    estimated (silhouette: each kept row's value weighted by its count and its cluster's size).
 
     Memory O(k * d + k * sample_size * d). Update O(n d + n log n); merge O(k d + S log S) for
-    S sampled rows; compute O(S**2 d) (Dunn and silhouette; the rest O(S d + k**2 d)).
+    S distinct sampled rows; compute O(S**2 d) (Dunn and silhouette; the rest O(S d + k**2 d)).
 
     Examples
     --------
@@ -187,9 +190,9 @@ class Separation(_Single):
 class Compactness(_Single):
     """Compactness (CP): mean over clusters of the mean distance of a row to its centre (Alink).
 
-    Exact with ``centers`` or while every cluster has at most ``sample_size`` rows; otherwise
-    estimated from the deterministic per-cluster sample (:meth:`is_exact` says which). Arguments
-    as :class:`ClusterGeometry`. Memory O(k * sample_size * d); compute O(S d).
+    Exact with ``centers`` or while every cluster has at most ``sample_size`` distinct rows;
+    otherwise estimated from the deterministic per-cluster sample (:meth:`is_exact` says which).
+    Arguments as :class:`ClusterGeometry`. Memory O(k * sample_size * d); compute O(S d).
 
     Examples
     --------

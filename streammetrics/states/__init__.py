@@ -7,7 +7,8 @@
   equal to rounding.
 - ``ClusterMoments``: per-cluster count, mean and sum of squared deviations; Chan et al. merge;
   equal to rounding.
-- ``BottomKSample``: a per-key bounded sample, the k rows of smallest hash; byte-identical.
+- ``BottomKSample``: a per-key bounded sample, the k distinct rows of smallest hash with their
+  counts; byte-identical.
 - ``QueryBuffers``: rows of ranking queries not yet complete, sorted; byte-identical.
 
 Also here, imported from their modules: ``ScoreBuckets`` (``states.buckets``; its mappings in

@@ -1,19 +1,29 @@
-"""A bounded sample of rows per key, chosen deterministically: bottom-k by a hash of the row.
+"""A bounded sample of the distinct rows of each key, chosen deterministically, with their counts.
 
-For each key (a label: integers or strings) the block keeps the ``capacity`` rows with the
-smallest 64-bit hash of their bytes (ties, which only identical rows share in practice, broken by
-the row values), and the number of rows the key has seen. The sample is therefore a function of
-the multiset of rows of each key alone: any split of a stream, merged in any order, gives the
-same sample byte for byte (no random draw, no arrival-order trace). While a key has seen at most
-``capacity`` rows its sample holds every one of them (:meth:`BottomKSample.complete`); beyond
-that the sample is a uniform-looking subset (the hash is a fixed bijective mixer, splitmix64,
-applied column by column), fit for estimating means over the key's rows.
+For each key (a label: integers or strings) the block keeps the ``capacity`` *distinct* rows
+with the smallest 64-bit hash of their bytes (ties, which only identical rows share in
+practice, broken by the row values), how many times each kept row occurred (``mult``), and
+the number of rows the key has seen. The sample is therefore a function of the multiset of
+rows of each key alone: any split of a stream, merged in any order, gives the same sample byte
+for byte (no random draw, no arrival-order trace; counts add). While a key has at most
+``capacity`` distinct rows, its sample holds every one of them with its exact count
+(:meth:`BottomKSample.complete`): an estimate weighting each kept row by its count is then the
+exact value. Beyond that the kept rows are a uniform-looking subset of the key's distinct rows
+(the hash is a fixed bijective mixer, splitmix64, applied column by column), and a mean over
+the key's rows is estimated by the count-weighted mean over the kept ones (a ratio estimator:
+consistent; its spread grows with the spread of the counts).
+
+Up to 0.8.16 the sample kept rows, not distinct rows: identical rows share a hash, so copies of
+one row were kept or dropped together and could fill a key's sample, which biased every
+estimate on data with repeated values (integer features). :func:`collapse_copies` reads that
+older form.
 
 Rows are float64 vectors of one width ``d``; ``-0.0`` is stored as ``0.0`` so that equal values
 hash equally.
 
-Memory: O(k * capacity * d) floats plus one hash and one key code per kept row. ``batch``:
-O(n * d) to hash plus O(n log n) to sort; ``merged``: O(m log m) for the m kept rows of both.
+Memory: O(k * capacity * d) floats plus one hash, one count and one key code per kept row.
+``batch``: O(n * d) to hash plus O(n log n) to sort; ``merged``: O(m log m) for the m kept rows
+of both.
 """
 
 from __future__ import annotations
@@ -34,13 +44,14 @@ from .labels import (
     unique_codes,
 )
 
-__all__ = ["BottomKSample", "row_hash"]
+__all__ = ["BottomKSample", "collapse_copies", "row_hash"]
 
 _M64 = (1 << 64) - 1
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _MUL1 = np.uint64(0xBF58476D1CE4E5B9)
 _MUL2 = np.uint64(0x94D049BB133111EB)
 _SEED = 0x5EED5A3B1E5C0DE5
+_FIELDS = frozenset({"keys", "seen", "codes", "hashes", "rows", "mult"})
 
 
 def _mix(z: np.ndarray) -> np.ndarray:
@@ -73,38 +84,86 @@ def _order(codes: np.ndarray, hashes: np.ndarray) -> np.ndarray:
     return out
 
 
+def _rank_in_code(codes: np.ndarray, new: np.ndarray) -> np.ndarray:
+    """For entries sorted by code: the number of ``new`` entries of the same code before each
+    (its rank among the code's distinct values, ``new`` marking each value's first entry)."""
+    seq = np.cumsum(new) - 1
+    first = np.searchsorted(codes, codes, side="left")
+    out: np.ndarray = seq - seq[first]
+    return out
+
+
 def _select(
-    codes: np.ndarray, hashes: np.ndarray, rows: np.ndarray, capacity: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Keep per code the ``capacity`` smallest (hash, row) entries, sorted by (code, hash, row)."""
+    codes: np.ndarray, hashes: np.ndarray, rows: np.ndarray, mult: np.ndarray, capacity: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per code, the ``capacity`` distinct rows of smallest (hash, row), each once with the sum
+    of its entries' counts, sorted by (code, hash, row)."""
     if len(codes) == 0:
-        return codes, hashes, rows
+        return codes, hashes, rows, mult
     order = _order(codes, hashes)
     c, h = codes[order], hashes[order]
-    start = np.searchsorted(c, c, side="left")
-    rank = np.arange(len(c)) - start
-    # Entries tied on the hash with the last kept one may be kept instead of it: keep them
-    # all as candidates, then order fully and cut.
-    last = np.minimum(start + capacity - 1, np.searchsorted(c, c, side="right") - 1)
-    cand = order[(rank < capacity) | (h == h[last])]
-    c, h, r = codes[cand], hashes[cand], rows[cand]
-    tie = (c[1:] == c[:-1]) & (h[1:] == h[:-1])
-    if tie.any() and (r[1:][tie] != r[:-1][tie]).any():
-        # Distinct rows sharing a 64-bit hash (rare): order them by value, for canonical bytes.
-        full = np.lexsort((*r.T[::-1], h, c))
-        c, h, r = c[full], h[full], r[full]
-    start = np.searchsorted(c, c, side="left")
-    cut = (np.arange(len(c)) - start) < capacity
-    return c[cut], h[cut], np.ascontiguousarray(r[cut])
+    new = np.ones(len(c), dtype=bool)
+    new[1:] = (c[1:] != c[:-1]) | (h[1:] != h[:-1])
+    # Candidates: the entries of the ``capacity`` smallest distinct hashes of each code (every
+    # copy of a row, and the rare distinct rows sharing a hash with a kept one).
+    cand = order[_rank_in_code(c, new) < capacity]
+    c, h, r, w = codes[cand], hashes[cand], rows[cand], mult[cand]
+    same = (c[1:] == c[:-1]) & (h[1:] == h[:-1])
+    if same.any():
+        if (r[1:][same] != r[:-1][same]).any():
+            # Distinct rows sharing a 64-bit hash (rare): order them by value, for canonical
+            # bytes, so that copies of each sit side by side.
+            full = np.lexsort((*r.T[::-1], h, c))
+            c, h, r, w = c[full], h[full], r[full], w[full]
+            same = (c[1:] == c[:-1]) & (h[1:] == h[:-1]) & (r[1:] == r[:-1]).all(axis=1)
+        starts = np.flatnonzero(np.concatenate(([True], ~same)))
+        w = np.add.reduceat(w, starts)
+        c, h, r = c[starts], h[starts], r[starts]
+    cut = _rank_in_code(c, np.ones(len(c), dtype=bool)) < capacity
+    return c[cut], h[cut], np.ascontiguousarray(r[cut]), w[cut]
+
+
+def collapse_copies(wire: Any) -> Any:
+    """A sample's wire form of 0.8.16 and before (``keys, seen, codes, hashes, rows``: copies of
+    a row side by side, no counts) in the current form: each run of copies as one row with its
+    count. Anything else is returned as it is, for :meth:`BottomKSample.from_wire` to refuse.
+
+    Such a sample kept ``min(seen, capacity)`` rows per key; collapsed, its counts add to that,
+    so a key that had seen more rows stays an estimate (:meth:`BottomKSample.complete` is False),
+    whose copies weigh what they did. Merged with newer states it stays a valid sample."""
+    if not isinstance(wire, dict) or set(wire) != _FIELDS - {"mult"}:
+        return wire
+    codes, hashes, rows = wire["codes"], wire["hashes"], wire["rows"]
+    if not all(isinstance(a, np.ndarray) for a in (codes, hashes, rows)):
+        return wire
+    if codes.ndim != 1 or hashes.shape != codes.shape or rows.ndim != 2:
+        return wire
+    if len(rows) != len(codes):
+        return wire
+    m = len(codes)
+    if m == 0:
+        return {**wire, "mult": np.zeros(0, dtype=np.int64)}
+    same = (codes[1:] == codes[:-1]) & (hashes[1:] == hashes[:-1])
+    same &= (rows[1:] == rows[:-1]).all(axis=1)
+    starts = np.flatnonzero(np.concatenate(([True], ~same)))
+    mult = np.diff(np.append(starts, m)).astype(np.int64)
+    return {
+        **wire,
+        "codes": codes[starts],
+        "hashes": hashes[starts],
+        "rows": np.ascontiguousarray(rows[starts]),
+        "mult": mult,
+    }
 
 
 class BottomKSample(StateBlock):
-    """Per key, the ``capacity`` rows of smallest hash, and how many rows the key has seen.
+    """Per key, the ``capacity`` distinct rows of smallest hash with their counts, and how many
+    rows the key has seen.
 
     Parameters
     ----------
     capacity : int
-        Rows kept per key (at least 1).
+        Distinct rows kept per key (at least 1).
     """
 
     def __init__(self, capacity: int) -> None:
@@ -116,6 +175,7 @@ class BottomKSample(StateBlock):
         self.codes: np.ndarray = np.zeros(0, dtype=np.int64)
         self.hashes: np.ndarray = np.zeros(0, dtype=np.uint64)
         self.rows: np.ndarray = np.zeros((0, 0), dtype=np.float64)
+        self.mult: np.ndarray = np.zeros(0, dtype=np.int64)
 
     def _new(self) -> BottomKSample:
         return BottomKSample(self.capacity)
@@ -136,7 +196,10 @@ class BottomKSample(StateBlock):
         rows = np.ascontiguousarray(rows, dtype=np.float64) + 0.0  # -0.0 -> 0.0
         out.keys = keys
         out.seen = np.bincount(codes, minlength=len(keys)).astype(np.int64)
-        out.codes, out.hashes, out.rows = _select(codes, row_hash(rows), rows, self.capacity)
+        ones = np.ones(len(codes), dtype=np.int64)
+        out.codes, out.hashes, out.rows, out.mult = _select(
+            codes, row_hash(rows), rows, ones, self.capacity
+        )
         return out
 
     # -- merging -----------------------------------------------------------------------------
@@ -162,20 +225,33 @@ class BottomKSample(StateBlock):
         codes = np.concatenate([ia[self.codes], ib[other.codes]])
         hashes = np.concatenate([self.hashes, other.hashes])
         rows = np.concatenate([self.rows, other.rows])
+        mult = np.concatenate([self.mult, other.mult])
         out.keys, out.seen = keys, seen
-        out.codes, out.hashes, out.rows = _select(codes, hashes, rows, self.capacity)
+        out.codes, out.hashes, out.rows, out.mult = _select(
+            codes, hashes, rows, mult, self.capacity
+        )
         return out
 
     def merge(self, other: Any) -> None:
         new = self.merged(other)
         self.keys, self.seen, self.codes = new.keys, new.seen, new.codes
-        self.hashes, self.rows = new.hashes, new.rows
+        self.hashes, self.rows, self.mult = new.hashes, new.rows, new.mult
 
     # -- views -------------------------------------------------------------------------------
 
+    def held(self) -> np.ndarray:
+        """Per key: the rows its sample stands for (the sum of its kept rows' counts)."""
+        out: np.ndarray = np.zeros(len(self.keys), dtype=np.int64)
+        if len(self.codes):
+            starts = self.segments()
+            present = np.flatnonzero(np.diff(np.append(starts, len(self.codes))) > 0)
+            out[present] = np.add.reduceat(self.mult, starts[present])
+        return out
+
     def complete(self) -> np.ndarray:
-        """Per key: True while the sample holds every row the key has seen."""
-        return np.asarray(self.seen <= self.capacity)
+        """Per key: True while the sample holds every row the key has seen (at most
+        ``capacity`` distinct rows, each with its exact count)."""
+        return np.asarray(self.held() == self.seen)
 
     def segments(self) -> np.ndarray:
         """Start index in ``rows`` of each key's sample (rows are grouped by key, in key order)."""
@@ -190,23 +266,26 @@ class BottomKSample(StateBlock):
             "codes": self.codes,
             "hashes": self.hashes,
             "rows": self.rows,
+            "mult": self.mult,
         }
 
     def from_wire(self, wire: Any) -> BottomKSample:
-        if not isinstance(wire, dict) or set(wire) != {"keys", "seen", "codes", "hashes", "rows"}:
-            raise ValueError("a sample needs exactly keys, seen, codes, hashes and rows")
+        if not isinstance(wire, dict) or set(wire) != _FIELDS:
+            raise ValueError("a sample needs exactly keys, seen, codes, hashes, rows and mult")
         keys = labels_from_wire(wire["keys"])
         seen, codes, hashes, rows = wire["seen"], wire["codes"], wire["hashes"], wire["rows"]
+        mult = wire["mult"]
         for what, arr, dtype, ndim in (
             ("seen", seen, np.int64, 1),
             ("codes", codes, np.int64, 1),
             ("hashes", hashes, np.uint64, 1),
             ("rows", rows, np.float64, 2),
+            ("mult", mult, np.int64, 1),
         ):
             if not isinstance(arr, np.ndarray) or arr.dtype != dtype or arr.ndim != ndim:
                 raise ValueError(f"{what} must be a {ndim}-D {np.dtype(dtype).name} array")
         k, m = len(keys), len(codes)
-        if len(seen) != k or len(hashes) != m or len(rows) != m:
+        if len(seen) != k or len(hashes) != m or len(rows) != m or len(mult) != m:
             raise ValueError("sample arrays disagree in length")
         if k == 0 and rows.shape[1] != 0:
             raise ValueError("an empty sample has no columns")
@@ -214,16 +293,32 @@ class BottomKSample(StateBlock):
             raise ValueError("every key needs a positive count and rows at least one column")
         if m and (codes.min() < 0 or codes.max() >= k):
             raise ValueError("key codes out of range")
-        if not np.array_equal(np.bincount(codes, minlength=k), np.minimum(seen, self.capacity)):
-            raise ValueError("each key must keep min(seen, capacity) rows")
+        if m and (mult.min() < 1 or (mult > seen[codes]).any()):
+            raise ValueError("each kept row needs a count from 1 to its key's rows")
+        kept = np.bincount(codes, minlength=k)
+        if k and (kept.min() < 1 or kept.max() > self.capacity):
+            raise ValueError("each key must keep from 1 to capacity distinct rows")
         if rows.size and not np.isfinite(rows).all():
             raise ValueError("sampled rows must be finite")
         rows = rows + 0.0
         if not np.array_equal(row_hash(rows), hashes):
             raise ValueError("the hashes do not match the rows")
-        sc, sh, sr = _select(codes, hashes, rows, self.capacity)
+        sc, sh, sr, sm = _select(codes, hashes, rows, mult, self.capacity)
         if not (np.array_equal(sc, codes) and np.array_equal(sh, hashes)):
-            raise ValueError("the sample is not in canonical order")
+            raise ValueError("the sample is not in canonical order, or keeps a row twice")
         out = self._new()
-        out.keys, out.seen, out.codes, out.hashes, out.rows = keys, seen, codes, hashes, sr
+        out.keys, out.seen, out.codes, out.hashes, out.rows, out.mult = (
+            keys,
+            seen,
+            codes,
+            hashes,
+            sr,
+            sm,
+        )
+        # Each count is at most its key's rows (2**53 at most), and a key keeps at most
+        # ``capacity`` rows: a float sum tells a total far past ``seen`` before int64 could wrap.
+        if k and (np.bincount(codes, weights=mult.astype(np.float64), minlength=k) > 2.0**62).any():
+            raise ValueError("a key's counts add to more than its rows")
+        if (out.held() > seen).any():
+            raise ValueError("a key's counts add to more than its rows")
         return out

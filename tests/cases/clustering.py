@@ -218,9 +218,29 @@ CASES += [
     ),
 ]
 
+
+def _grid_points():
+    """Rows on an integer grid: few distinct rows, each many times (0.8.17's counted sample)."""
+
+    def batch(rng: np.random.Generator, n: int):
+        lab = rng.integers(0, 3, n)
+        return (np.round(CENTRES[lab] + 0.6 * rng.normal(size=(n, 3))), lab), {}
+
+    return batch
+
+
 # Configurations beyond the ones above: the default AMI average, NMI's geometric mean, the
 # other distances, and centres given (or not) where the cases above chose the other way.
 CASES += [
+    Case(
+        "ClusterGeometry-grid-rows",
+        lambda: C.ClusterGeometry(sample_size=6),
+        _grid_points(),
+        BAD_INTERNAL,
+        exact=False,
+        rtol=RTOL,
+        other=lambda: C.ClusterGeometry(sample_size=7),
+    ),
     Case(
         "AdjustedMutualInfo",
         C.AdjustedMutualInfo,

@@ -1,0 +1,181 @@
+"""Repeated rows in the internal clustering indices: the sample keeps each distinct row once
+with its count (schema 3, 0.8.17).
+
+Up to 0.8.16 it kept rows, and identical rows (which share a hash) were kept or dropped
+together: a cluster made of few distinct rows was sampled as clumps of copies, and CP,
+Davies-Bouldin and silhouette came out biased (integer features: 25% too high) though the
+sample could have held every distinct row. Now a cluster with at most ``sample_size`` distinct
+rows is exact at any size, the sample stays split-invariant byte for byte (counts add), and
+0.8.16's bytes load with the values they gave."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.spatial.distance import cdist
+from sklearn import metrics as skm
+
+import streammetrics as sm
+
+SCHEMA2 = Path(__file__).parent / "golden" / "schema2"
+
+
+def _compactness(x: np.ndarray, labels: np.ndarray, distance: str = "euclidean") -> float:
+    """CP written out: the mean over clusters of the mean distance of its rows to its centre
+    (the mean row; for the cosine distance, Alink's mean of the unit rows)."""
+    if distance == "cosine":
+        x = x / np.linalg.norm(x, axis=1, keepdims=True)
+    per = []
+    for k in np.unique(labels):
+        rows = x[labels == k]
+        per.append(cdist(rows, rows.mean(axis=0)[None, :], metric=distance).mean())
+    return float(np.mean(per))
+
+
+def _integer_rows(seed: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Rounded Gaussians in three clusters: a few hundred distinct rows, each many times."""
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, 3, n)
+    centres = np.array([[0.0, 0.0], [6.0, 1.0], [2.0, 7.0]])
+    return np.round(centres[labels] + 1.7 * rng.normal(size=(n, 2))), labels
+
+
+def _all_exact(m: sm.Metric) -> bool:
+    return all(m.compute()["exact"].values())
+
+
+def _shards(make, x, labels, pieces: int, seed: int) -> sm.Metric:
+    rng = np.random.default_rng(seed)
+    cuts = np.sort(rng.choice(np.arange(1, len(x)), size=pieces - 1, replace=False))
+    parts = [
+        make().update(x[lo:hi], labels[lo:hi])
+        for lo, hi in zip(np.r_[0, cuts], np.r_[cuts, len(x)], strict=True)
+    ]
+    rng.shuffle(parts)
+    return make().merge(*(sm.loads(p.to_bytes()) for p in parts))
+
+
+def test_two_valued_cluster_is_exact() -> None:
+    # 0.8.16 sampled the second cluster as 1,024 copies of one of its two rows: CP 3.3x.
+    x = np.vstack([np.zeros((1800, 2)), np.tile([10.0, 0.0], (200, 1)), 40 + np.eye(2)])
+    labels = np.r_[np.zeros(2000, dtype=int), [1, 1]]
+    m = sm.ClusterGeometry(sample_size=16)
+    for lo in range(0, len(x), 97):
+        m.update(x[lo : lo + 97], labels[lo : lo + 97])
+    got = m.compute()
+    assert all(got["exact"].values())
+    assert got["compactness"] == pytest.approx(_compactness(x, labels), rel=1e-12)
+    assert got["davies_bouldin"] == pytest.approx(skm.davies_bouldin_score(x, labels), rel=1e-12)
+    assert got["silhouette"] == pytest.approx(skm.silhouette_score(x, labels), rel=1e-12)
+
+
+@pytest.mark.parametrize("distance", ["euclidean", "cityblock", "cosine"])
+def test_integer_features_are_exact_while_distinct_rows_fit(distance: str) -> None:
+    x, labels = _integer_rows(0, 6000)
+    x = x + 20.0 if distance == "cosine" else x  # no all-zero rows
+    distinct = max(len(np.unique(x[labels == k], axis=0)) for k in range(3))
+    assert distinct < 200 < 2000  # far more rows than distinct rows per cluster
+    m = _shards(lambda: sm.ClusterGeometry(distance=distance, sample_size=200), x, labels, 7, 1)
+    got = m.compute()
+    assert _all_exact(m)
+    assert got["compactness"] == pytest.approx(_compactness(x, labels, distance), rel=1e-10)
+    want_sil = skm.silhouette_score(x, labels, metric=distance)
+    assert got["silhouette"] == pytest.approx(want_sil, rel=1e-10)
+    if distance == "euclidean":
+        want_db = skm.davies_bouldin_score(x, labels)
+        assert got["davies_bouldin"] == pytest.approx(want_db, rel=1e-10)
+
+
+def test_sample_of_repeated_rows_is_split_invariant_byte_for_byte() -> None:
+    x, labels = _integer_rows(2, 4000)
+    make = lambda: sm.ClusterGeometry(sample_size=24)  # noqa: E731  (fewer than the distinct)
+    whole = make().update(x, labels)
+    assert not _all_exact(whole) and (whole.sample.mult > 1).any()
+    for pieces, seed in ((2, 0), (9, 1), (40, 2)):
+        merged = _shards(make, x, labels, pieces, seed)
+        assert merged.sample == whole.sample
+        assert merged.sample.to_wire()["mult"].tolist() == whole.sample.mult.tolist()
+    one_at_a_time = make()
+    for row, label in zip(x[:500], labels[:500], strict=True):
+        one_at_a_time.update(row, int(label))
+    assert one_at_a_time.sample == make().update(x[:500], labels[:500]).sample
+
+
+def test_estimates_beyond_the_sample_are_unbiased_on_repeated_rows() -> None:
+    # Rounded Gaussians with more distinct rows per cluster (about 85) than the sample keeps
+    # (64): 0.8.16's CP and Davies-Bouldin were 25% too high on such data; the count-weighted
+    # estimate is centred on the true value. The sample is a function of the rows, so data on
+    # one integer grid would draw the same subset in every seed: each seed shifts the grid.
+    errors: dict[str, list[float]] = {"compactness": [], "davies_bouldin": [], "silhouette": []}
+    for seed in range(24):
+        x, labels = _integer_rows(100 + seed, 3000)
+        x = np.round(x * 3.0) + np.array([1000.0, -700.0]) * seed
+        got = sm.ClusterGeometry(sample_size=64).update(x, labels).compute()
+        assert not got["exact"]["compactness"]
+        want = {
+            "compactness": _compactness(x, labels),
+            "davies_bouldin": skm.davies_bouldin_score(x, labels),
+            "silhouette": skm.silhouette_score(x, labels),
+        }
+        for key, value in want.items():
+            errors[key].append(got[key] / value - 1.0)
+    for key, errs in errors.items():
+        assert abs(np.mean(errs)) < 0.03, key
+        assert np.max(np.abs(errs)) < 0.12, key
+
+
+#: The golden layouts of the internal indices as 0.8.16 wrote them (schema 2), bare and wrapped.
+GEOMETRY_0_8_16 = [
+    "CalinskiHarabasz",
+    "ClusterGeometry",
+    "ClusterGeometry-centers",
+    "ClusterGeometry-cosine-str",
+    "ClusterGeometry-small-sample",
+    "Compactness-cityblock",
+    "DaviesBouldin-small-sample",
+    "DunnIndex",
+    "MetricCollection_CalinskiHarabasz_",
+    "Separation-centers",
+    "Silhouette-small-sample",
+    "Sliced_CalinskiHarabasz_",
+    "SlidingWindow_CalinskiHarabasz_",
+    "TumblingWindows_CalinskiHarabasz_",
+]
+
+
+@pytest.mark.parametrize("name", GEOMETRY_0_8_16)
+def test_schema_2_blobs_of_0_8_16_load_to_this_versions_bytes(name: str) -> None:
+    # Their rows do not repeat within a cluster: every count is 1, and the state is the one
+    # this version builds from the same updates, byte for byte (tests/test_golden.py).
+    old = sm.loads((SCHEMA2 / f"{name}.bin").read_bytes())
+    assert old.to_bytes() == (SCHEMA2.parent / f"{name}.bin").read_bytes()
+
+
+def test_a_0_8_16_sample_of_copies_collapses_to_counts_with_the_same_values() -> None:
+    # 300 rows of rounded Gaussians, sample_size 16, written by 0.8.16: each cluster's sample
+    # was 16 rows, some of them copies. Loaded, each run of copies is one row with its count,
+    # and every value is what 0.8.16 computed from those bytes.
+    old = sm.loads((SCHEMA2 / "ClusterGeometry-copies.bin").read_bytes())
+    s = old.sample
+    assert s.held().tolist() == [16, 16] and s.seen.tolist() == [199, 101]
+    assert (s.mult > 1).any() and len(np.unique(s.rows, axis=0)) == len(s.rows)
+    assert not _all_exact(old)
+    got = old.compute()
+    pinned_0_8_16 = {
+        "compactness": 2.1130130689406146,
+        "davies_bouldin": 1.7686429329356725,
+        "calinski_harabasz": 116.01151119825282,
+        "dunn": 0.2857142857142857,
+        "silhouette": 0.526086568686588,
+    }
+    for key, value in pinned_0_8_16.items():
+        assert got[key] == pytest.approx(value, rel=1e-12), key
+    back = sm.loads(old.to_bytes())
+    assert back == old and back.to_bytes() == old.to_bytes()
+    # It merges with this version's states, and stays a valid state.
+    x, labels = _integer_rows(3, 500)
+    both = old.merge(sm.ClusterGeometry(sample_size=16).update(x, (labels > 0).astype(int)))
+    assert both.count == 800 and sm.loads(both.to_bytes()) == both
+    assert (both.sample.held() <= both.sample.seen).all()
