@@ -144,3 +144,36 @@ def test_plot_of_an_empty_confusion_matrix_with_fixed_labels() -> None:
     ax = plot(sm.loads(sm.ConfusionMatrix(labels=[0, 1, 2]).update([0, 1], [0, 2]).to_bytes()))
     assert ax.get_title() == "Confusion matrix"
     assert np.isfinite(np.asarray(ax.images[0].get_array())).all()
+
+
+def test_every_unwritable_state_path_fails_before_the_log_is_read(capsys, tmp_path) -> None:
+    # 0.8.16's `eval --save missing/x.state` read the whole log, then failed to write; `merge`
+    # and `report --save` the same. The destination is now checked first: with a log that
+    # does not exist either, the error names the destination, not the log.
+    state = tmp_path / "s.state"
+    run(capsys, "eval", str(DATA), "--metric", "accuracy", *BINARY, "--save", str(state))
+    gone = str(tmp_path / "no-log.csv")
+    missing = str(tmp_path / "missing" / "x.state")
+    calls = [
+        ("eval", gone, "--metric", "accuracy", *BINARY, "--save", missing),
+        (
+            "report",
+            gone,
+            "--metric",
+            "accuracy",
+            *BINARY,
+            "-o",
+            str(tmp_path / "r.html"),
+            "--save",
+            missing,
+        ),
+        ("merge", str(state), gone, "-o", missing),
+        ("eval", gone, "--metric", "accuracy", *BINARY, "--save", str(tmp_path)),
+        ("merge", str(state), gone, "-o", str(tmp_path)),
+    ]
+    for call in calls:
+        status, printed, err = run(capsys, *call)
+        assert status == 1 and not printed, call
+        assert "no such writable folder" in err or "is a folder" in err, err
+        assert "no-log" not in err, err
+    assert not (tmp_path / "r.html").exists()

@@ -39,11 +39,25 @@ def _same_file(a: str, b: str) -> bool:
         return os.path.realpath(a) == os.path.realpath(b)
 
 
+def _destination(flag: str, path: str, what: str) -> None:
+    """Refuse, before reading anything, a file name that cannot be written: a folder, or a
+    name in a folder that does not exist or is not writable (0.8.16's ``eval --save`` read
+    the whole log first, then failed)."""
+    if os.path.isdir(path):
+        raise CLIError(f"{flag} {path}: is a folder; give the {what}'s file name")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
+        raise CLIError(f"{flag} {path}: cannot write the {what} there (no such writable folder)")
+
+
 def _check_writes(reads: list[str], writes: list[tuple[str, str | None]]) -> None:
     """Refuse, before reading anything, to write over a file the command reads or over
     another file it writes (0.8.14 replaced ``report data.csv -o data.csv``'s log, or the
-    state of ``-o x --save x``, with the page, and said it had written the report)."""
+    state of ``-o x --save x``, with the page, and said it had written the report), or to a
+    name that cannot be written (:func:`_destination`)."""
     given = [(flag, path) for flag, path in writes if path]
+    for flag, path in given:
+        _destination(flag, path, "report" if flag == "-o" else "state")  # (-o: report's page)
     for flag, path in given:
         for read in reads:
             if _same_file(path, read):
@@ -124,11 +138,7 @@ def _report(args: argparse.Namespace) -> int:
     from .page import Report
 
     _matplotlib()  # the plot extra, before the log is read: an ImportError naming it
-    folder = os.path.dirname(os.path.abspath(args.output))
-    if not os.path.isdir(folder) or not os.access(folder, os.W_OK):
-        raise CLIError(f"{args.output}: cannot write the report there (no such writable folder)")
-    if os.path.isdir(args.output):  # (0.8.8 read the whole log first, then failed)
-        raise CLIError(f"{args.output}: is a folder; give the report's file name (report.html)")
+    _destination("-o", args.output, "report")  # (0.8.8 read the whole log first, then failed)
     # (A saved state may be written over an input state: the merge holds it, as `merge -o`.)
     _check_writes(args.inputs, [("-o", args.output)] + [("--save", args.save)] * bool(args.metric))
     _check_writes([], [("-o", args.output), ("--save", args.save)])
@@ -236,6 +246,7 @@ def merged(paths: list[str]) -> Metric:
 
 
 def _merge(args: argparse.Namespace) -> int:
+    _destination("-o", args.output, "state")
     write(args.output, merged(args.states).to_bytes())
     return 0
 
