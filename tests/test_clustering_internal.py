@@ -308,7 +308,10 @@ def test_sample_wire_is_validated() -> None:
     tampered = dict(wire, rows=wire["rows"] + 1.0)
     with pytest.raises(ValueError, match="hashes"):
         block.from_wire(tampered)
-    assert not block.from_wire(dict(wire, seen=wire["seen"] + 1)).complete().any()
+    with pytest.raises(ValueError, match="fewer rows than it must keep"):  # a row missing
+        block.from_wire(dict(wire, seen=wire["seen"] + 1))
+    small = BottomKSample(2).batch(np.array([0, 0, 0]), np.array([[1.0], [2.0], [3.0]]))
+    assert not small.from_wire(small.to_wire()).complete().any()
     with pytest.raises(ValueError, match="more than its rows"):
         block.from_wire(dict(wire, seen=wire["seen"] - 1 + np.array([0, 1])))
     with pytest.raises(ValueError, match="count from 1"):

@@ -179,3 +179,32 @@ def test_a_0_8_16_sample_of_copies_collapses_to_counts_with_the_same_values() ->
     both = old.merge(sm.ClusterGeometry(sample_size=16).update(x, (labels > 0).astype(int)))
     assert both.count == 800 and sm.loads(both.to_bytes()) == both
     assert (both.sample.held() <= both.sample.seen).all()
+
+
+def test_older_and_newer_forms_are_held_to_their_own_rules() -> None:
+    from streammetrics import _codec
+
+    blob = (SCHEMA2 / "ClusterGeometry-copies.bin").read_bytes()
+    tree = _codec.decode(blob)
+    assert tree["schema"] == 2 and "mult" not in tree["state"]["sample"]
+
+    def forged(schema: int, **sample: object) -> bytes:
+        return _codec.encode(
+            {
+                **tree,
+                "schema": schema,
+                "state": {**tree["state"], "sample": {**tree["state"]["sample"], **sample}},
+            }
+        )
+
+    s = tree["state"]["sample"]
+    # 0.8.16 kept min(seen, capacity) rows per key: one row fewer was refused then, and now.
+    with pytest.raises(sm.StateDecodeError, match="min"):
+        sm.loads(forged(2, codes=s["codes"][1:], hashes=s["hashes"][1:], rows=s["rows"][1:]))
+    # The older form passed off as the current schema (no counts): refused.
+    with pytest.raises(sm.StateDecodeError, match="mult"):
+        sm.loads(forged(3))
+    # The current form under the older schema: refused (it is read as the older form).
+    current = _codec.decode(sm.loads(blob).to_bytes())["state"]["sample"]
+    with pytest.raises(sm.StateDecodeError):
+        sm.loads(forged(2, **current))

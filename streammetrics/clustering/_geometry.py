@@ -24,7 +24,7 @@ from ..base import Metric
 from ..errors import IncompatibleStateError, InputError
 from ..states.centroids import ClusterMoments
 from ..states.labels import codes_in, config_labels
-from ..states.samples import BottomKSample, collapse_copies
+from ..states.samples import BottomKSample, Legacy
 from ._rows import VALUE_LIMIT, held_far_from_bounds, trusted_row
 
 _DISTANCES = ("euclidean", "cosine", "cityblock")
@@ -154,8 +154,9 @@ class _Geometry(Metric, register=False):
     @classmethod
     def _upgrade_state(cls, state: Any, schema: int) -> Any:
         """Schema 1 (0.1.0 to 0.8.5) kept each mean as one float64: its low part is 0.
-        Schemas 1 and 2 (to 0.8.16) kept copies of a row side by side in the sample: each run
-        becomes one row with its count (:func:`~streammetrics.states.samples.collapse_copies`)."""
+        Schemas 1 and 2 (to 0.8.16) kept copies of a row side by side in the sample: it is
+        read as that form (:class:`~streammetrics.states.samples.Legacy`), each run of copies
+        becoming one row with its count."""
         if not isinstance(state, dict):
             return state
         moments = state.get("moments")
@@ -165,7 +166,7 @@ class _Geometry(Metric, register=False):
                 low = np.zeros(means.shape, dtype=np.float64)
                 state = {**state, "moments": {**moments, "means_lo": low}}
         if schema < 3 and "sample" in state:
-            state = {**state, "sample": collapse_copies(state["sample"])}
+            state = {**state, "sample": Legacy(state["sample"])}
         return state
 
     #: The arguments a class takes and keeps in its config (the internal indices take fewer:

@@ -15,8 +15,8 @@ consistent; its spread grows with the spread of the counts).
 
 Up to 0.8.16 the sample kept rows, not distinct rows: identical rows share a hash, so copies of
 one row were kept or dropped together and could fill a key's sample, which biased every
-estimate on data with repeated values (integer features). :func:`collapse_copies` reads that
-older form.
+estimate on data with repeated values (integer features). :class:`Legacy` marks that older
+form for :meth:`BottomKSample.from_wire`.
 
 Rows are float64 vectors of one width ``d``; ``-0.0`` is stored as ``0.0`` so that equal values
 hash equally.
@@ -44,7 +44,7 @@ from .labels import (
     unique_codes,
 )
 
-__all__ = ["BottomKSample", "collapse_copies", "row_hash"]
+__all__ = ["BottomKSample", "Legacy", "row_hash"]
 
 _M64 = (1 << 64) - 1
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
@@ -123,36 +123,34 @@ def _select(
     return c[cut], h[cut], np.ascontiguousarray(r[cut]), w[cut]
 
 
-def collapse_copies(wire: Any) -> Any:
-    """A sample's wire form of 0.8.16 and before (``keys, seen, codes, hashes, rows``: copies of
-    a row side by side, no counts) in the current form: each run of copies as one row with its
-    count. Anything else is returned as it is, for :meth:`BottomKSample.from_wire` to refuse.
+class Legacy:
+    """A sample's wire form of 0.8.16 and before (``keys, seen, codes, hashes, rows``: copies
+    of a row side by side, no counts), as the upgrade of an older schema hands it to
+    :meth:`BottomKSample.from_wire`. A decoded tree never holds one, so bytes of the current
+    schema cannot pass for the older form."""
 
-    Such a sample kept ``min(seen, capacity)`` rows per key; collapsed, its counts add to that,
-    so a key that had seen more rows stays an estimate (:meth:`BottomKSample.complete` is False),
-    whose copies weigh what they did. Merged with newer states it stays a valid sample."""
-    if not isinstance(wire, dict) or set(wire) != _FIELDS - {"mult"}:
-        return wire
+    __slots__ = ("wire",)
+
+    def __init__(self, wire: Any) -> None:
+        self.wire = wire
+
+
+def _collapsed(wire: dict[str, Any]) -> dict[str, Any]:
+    """``wire`` (the older form, its arrays checked) with each run of copies as one row and
+    its count. Copies that are not side by side stay apart, for ``from_wire`` to refuse."""
     codes, hashes, rows = wire["codes"], wire["hashes"], wire["rows"]
-    if not all(isinstance(a, np.ndarray) for a in (codes, hashes, rows)):
-        return wire
-    if codes.ndim != 1 or hashes.shape != codes.shape or rows.ndim != 2:
-        return wire
-    if len(rows) != len(codes):
-        return wire
     m = len(codes)
     if m == 0:
         return {**wire, "mult": np.zeros(0, dtype=np.int64)}
     same = (codes[1:] == codes[:-1]) & (hashes[1:] == hashes[:-1])
     same &= (rows[1:] == rows[:-1]).all(axis=1)
     starts = np.flatnonzero(np.concatenate(([True], ~same)))
-    mult = np.diff(np.append(starts, m)).astype(np.int64)
     return {
         **wire,
         "codes": codes[starts],
         "hashes": hashes[starts],
         "rows": np.ascontiguousarray(rows[starts]),
-        "mult": mult,
+        "mult": np.diff(np.append(starts, m)).astype(np.int64),
     }
 
 
@@ -270,6 +268,8 @@ class BottomKSample(StateBlock):
         }
 
     def from_wire(self, wire: Any) -> BottomKSample:
+        if isinstance(wire, Legacy):
+            return self._from_legacy(wire.wire)
         if not isinstance(wire, dict) or set(wire) != _FIELDS:
             raise ValueError("a sample needs exactly keys, seen, codes, hashes, rows and mult")
         keys = labels_from_wire(wire["keys"])
@@ -295,9 +295,8 @@ class BottomKSample(StateBlock):
             raise ValueError("key codes out of range")
         if m and (mult.min() < 1 or (mult > seen[codes]).any()):
             raise ValueError("each kept row needs a count from 1 to its key's rows")
-        kept = np.bincount(codes, minlength=k)
-        if k and (kept.min() < 1 or kept.max() > self.capacity):
-            raise ValueError("each key must keep from 1 to capacity distinct rows")
+        if np.bincount(codes, minlength=k).max(initial=0) > self.capacity:
+            raise ValueError("a key keeps more than capacity distinct rows")
         if rows.size and not np.isfinite(rows).all():
             raise ValueError("sampled rows must be finite")
         rows = rows + 0.0
@@ -319,6 +318,35 @@ class BottomKSample(StateBlock):
         # ``capacity`` rows: a float sum tells a total far past ``seen`` before int64 could wrap.
         if k and (np.bincount(codes, weights=mult.astype(np.float64), minlength=k) > 2.0**62).any():
             raise ValueError("a key's counts add to more than its rows")
-        if (out.held() > seen).any():
+        held = out.held()
+        if (held > seen).any():
             raise ValueError("a key's counts add to more than its rows")
+        # Every stream keeps all its rows or ``capacity`` distinct ones, each counted at least
+        # once (an upgraded sample of 0.8.16: exactly ``min(seen, capacity)`` rows).
+        if (held < np.minimum(seen, self.capacity)).any():
+            raise ValueError("a key's sample stands for fewer rows than it must keep")
         return out
+
+    def _from_legacy(self, wire: Any) -> BottomKSample:
+        """The older form (:class:`Legacy`), held to what 0.8.16 held it to (each key kept
+        ``min(seen, capacity)`` rows), then read with each run of copies as one row."""
+        if not isinstance(wire, dict) or set(wire) != _FIELDS - {"mult"}:
+            raise ValueError("a sample of 0.8.16 needs exactly keys, seen, codes, hashes and rows")
+        seen, codes, hashes, rows = wire["seen"], wire["codes"], wire["hashes"], wire["rows"]
+        for what, arr, dtype, ndim in (
+            ("seen", seen, np.int64, 1),
+            ("codes", codes, np.int64, 1),
+            ("hashes", hashes, np.uint64, 1),
+            ("rows", rows, np.float64, 2),
+        ):
+            if not isinstance(arr, np.ndarray) or arr.dtype != dtype or arr.ndim != ndim:
+                raise ValueError(f"{what} must be a {ndim}-D {np.dtype(dtype).name} array")
+        m = len(codes)
+        if len(hashes) != m or len(rows) != m:
+            raise ValueError("sample arrays disagree in length")
+        if m and (codes.min() < 0 or codes.max() >= len(seen)):
+            raise ValueError("key codes out of range")
+        kept = np.bincount(codes, minlength=len(seen))
+        if not np.array_equal(kept, np.minimum(seen, self.capacity)):
+            raise ValueError("each key must keep min(seen, capacity) rows")
+        return self.from_wire(_collapsed(wire))
