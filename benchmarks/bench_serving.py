@@ -208,8 +208,11 @@ def sliced_one_sample(calls: int, rounds: int, slices: int = 1_000, fresh: bool 
     river = optional("river.metrics")
     s = samples(calls)
     keys = np.random.default_rng(1).integers(0, slices, calls).tolist()
+    weights = np.random.default_rng(2).choice([0.5, 1.0, 2.0], calls).tolist()
     labels = list(zip(s["y"], s["pred"], keys, strict=True))
     scores = list(zip(s["y"], s["prob"], keys, strict=True))
+    weighted_labels = [(*row, w) for row, w in zip(labels, weights, strict=True)]
+    weighted_scores = [(*row, w) for row, w in zip(scores, weights, strict=True)]
     cases: list[tuple[str, Callable[[], Any], Callable[[], Any] | None, list[Any]]] = [
         ("Sliced(Accuracy())", lambda: sm.Sliced(sm.Accuracy()), river and river.Accuracy, labels),
         (
@@ -217,6 +220,18 @@ def sliced_one_sample(calls: int, rounds: int, slices: int = 1_000, fresh: bool 
             lambda: sm.Sliced(sm.ROCAUC()),
             river and (lambda: river.ROCAUC(pos_val=1)),
             scores,
+        ),
+        (
+            "Sliced(Accuracy()), weighted",
+            lambda: sm.Sliced(sm.Accuracy()),
+            river and river.Accuracy,
+            weighted_labels,
+        ),
+        (
+            "Sliced(ROCAUC()), weighted",
+            lambda: sm.Sliced(sm.ROCAUC()),
+            river and (lambda: river.ROCAUC(pos_val=1)),
+            weighted_scores,
         ),
     ]
     state = "each round from an empty state" if fresh else "warm state"
@@ -227,14 +242,22 @@ def sliced_one_sample(calls: int, rounds: int, slices: int = 1_000, fresh: bool 
     rows = []
     for name, ours_cls, peer_cls, data in cases:
 
-        def ours_call(m: Any, y: Any, x: Any, key: Any) -> None:
-            m.update(y, x, by=key)
+        def ours_call(m: Any, y: Any, x: Any, key: Any, *w: Any) -> None:
+            if w:
+                m.update(y, x, by=key, sample_weight=w[0])
+            else:
+                m.update(y, x, by=key)
 
-        def peer_call(t: dict[Any, Any], y: Any, x: Any, key: Any, make: Any = peer_cls) -> None:
+        def peer_call(
+            t: dict[Any, Any], y: Any, x: Any, key: Any, *w: Any, make: Any = peer_cls
+        ) -> None:
             metric = t.get(key)
             if metric is None:
                 metric = t[key] = make()
-            metric.update(y, x)
+            if w:
+                metric.update(y, x, w[0])
+            else:
+                metric.update(y, x)
 
         if fresh:
             ours = fresh_per_call_ns(ours_cls, ours_call, data, rounds, lambda m: m.count)

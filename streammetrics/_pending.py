@@ -265,8 +265,14 @@ class PerRequest:
     def _near_bound(self) -> bool:
         """Whether a full buffer could take the state's counts past their bound (2**53 for
         counts, float64's range for weights): then nothing is buffered."""
-        total = max(float(self._count), self._held_total())  # type: ignore[attr-defined]
+        total = max(float(self._count), self._row_bound())  # type: ignore[attr-defined]
         return bool(total > COUNT_LIMIT - _MARGIN or total > _WEIGHT_ROOM)
+
+    def _row_bound(self) -> float:
+        """The largest count or weight total among the declared blocks, or a bound above it
+        (``Sliced``: above every slice's), for :meth:`_near_bound`."""
+        total: float = self._held_total()  # type: ignore[attr-defined]
+        return total
 
     def _fold(self) -> None:
         """Fold the pending rows into the state with one ordinary ``update`` (lock held)."""

@@ -91,6 +91,14 @@ class ConfusionPack:
     def __len__(self) -> int:
         return len(self.keys)
 
+    def held_bound(self) -> float:
+        """A bound above every slice's row count and cell total: the largest count, or every
+        slice's cells together, queued batches included."""
+        cells = sum(
+            float(values.sum(dtype=np.float64)) for _, values, _ in (self._table(), *self.queue)
+        )
+        return max(float(self.counts.max(initial=0)), cells)
+
     def settled(self) -> ConfusionPack:
         """This pack with its queue folded into the table (itself if the queue is empty)."""
         if not self.queue:

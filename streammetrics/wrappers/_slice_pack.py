@@ -83,6 +83,11 @@ class SlicePack:
     def __len__(self) -> int:
         return len(self.keys)
 
+    def held_bound(self) -> float:
+        """The largest row count or held weight of any slice (queued batches included: the
+        counts and totals are kept as each batch arrives)."""
+        return float(max(self.counts.max(initial=0), self.totals.max(initial=0.0)))
+
     @classmethod
     def of_slices(cls, template: Any, slices: dict[Key, Any]) -> SlicePack | None:
         """The pack of per-slice states (each ``template``'s class on its grid, nothing

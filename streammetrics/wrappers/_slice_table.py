@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy as _copy
 import importlib
+import math
 from typing import Any
 
 import numpy as np
@@ -62,6 +63,9 @@ class SliceTable(StateBlock):
         #: The slices as one table (many slices of a score-bucket metric), or None. When set it
         #: is the truth, and ``_dict`` (if not None) a read-only materialisation of it.
         self._pack: SlicePack | ConfusionPack | None = None
+        #: A bound above every slice's count or weight totals (None: not known), for the
+        #: per-request path (:meth:`row_bound`); never on the wire.
+        self.bound: float | None = 0.0
         try:
             from .decayed import scale_plan as _scale_plan
 
@@ -75,7 +79,7 @@ class SliceTable(StateBlock):
         """The slice states, for a caller that may change them: the table stops being packed
         (:meth:`view` reads them without that)."""
         out = self.view()
-        self._pack = None
+        self._pack, self.bound = None, None  # (the caller may change them: bound unknown)
         return out
 
     @slices.setter
@@ -121,6 +125,18 @@ class SliceTable(StateBlock):
             return int(self._pack.counts.sum())
         return sum(m.count for m in self.view().values())
 
+    def row_bound(self) -> float:
+        """A bound above every slice's count or weight totals (its ``_held_total``; the rows
+        of all slices together are the wrapper's count). Kept by ``Sliced.update``, merges
+        and scaling; else found by one look at every slice, or at a packed table's arrays."""
+        if self.bound is None:
+            if self._pack is not None:
+                self.bound = self._pack.held_bound()
+            else:
+                totals = (m._held_total() for m in self.view().values())
+                self.bound = max(totals, default=0.0)
+        return self.bound
+
     def label_kinds(self) -> set[str]:
         """The kinds ("int", "str") of the labels the slices hold (the wrapped metric's
         ``_label_kinds``): one look at a packed table's label set (a pack holds one kind),
@@ -159,13 +175,14 @@ class SliceTable(StateBlock):
         else:
             assert self._dict is not None
             out._dict = {key: metric.copy() for key, metric in self._dict.items()}
+        out.bound = self.bound
         return out
 
     def _like(self) -> SliceTable:
         out = SliceTable.__new__(SliceTable)
         out.template = self.template
         out.scalable = self.scalable  # type: ignore[misc]
-        out._dict, out._pack = None, None
+        out._dict, out._pack, out.bound = None, None, None
         return out
 
     def packed_fold(self, stack: Stacked, codes: np.ndarray, keys: list[Key]) -> SliceTable | None:
@@ -213,6 +230,7 @@ class SliceTable(StateBlock):
         """All or nothing: each slice's merge makes a new state (one merge of all its operands),
         and the table changes only once every one has succeeded (a slice's merge may still be
         refused, a count bound, after the tables were checked mergeable)."""
+        bounds = [t.bound for t in (self, *others)]
         held = self.view()
         theirs: dict[Key, list[Metric]] = {}
         for other in others:
@@ -225,14 +243,20 @@ class SliceTable(StateBlock):
                 mine, metrics = metrics[0], metrics[1:]
             merged[key] = mine._copy(for_merge=True).merge(*metrics) if metrics else mine.copy()
         self.slices = {**held, **merged}
+        # A slice's merged totals are at most the sum of its parts'.
+        self.bound = None if None in bounds else sum(bounds)
 
     def scale(self, factor: float) -> None:
         if not self.scalable:
             super().scale(factor)
         from .decayed import scale as _scale
 
+        bound = self.bound
         for metric in self.slices.values():
             _scale(metric, factor)
+        # (each total scales by ``factor``; one more for its rounding)
+        known = bound is not None and 0.0 <= factor < math.inf
+        self.bound = bound * factor + 1.0 if known else None  # type: ignore[operator]
 
     def to_wire(self) -> Any:
         pack = self.pack()

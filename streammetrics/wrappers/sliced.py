@@ -21,7 +21,15 @@ from ..errors import IncompatibleStateError, InputError
 from ..states.labels import unique_codes
 from ..states.stacked import blanks, stacked_batch
 from ..uncertainty import check_level
-from ._rows import Rows, column_names, groups, joint_codes, one_kind, template
+from ._rows import (
+    Rows,
+    column_names,
+    groups,
+    joint_codes,
+    one_kind,
+    template,
+    weight_by_keyword,
+)
 from ._slice_table import Key, SliceTable, slice_kind
 
 __all__ = ["Sliced", "SliceTable", "slice_keys"]
@@ -187,17 +195,22 @@ class Sliced(Metric):
         if inner is not None and max_slices is None:
             # One row per call (a server's requests) is checked and buffered, then folded as
             # one batch, as the wrapped metric's own calls are: a valid row of the wrapped
-            # metric with a key of the kind seen so far certainly passes. Unweighted rows only:
-            # each adds one to one slice's count, so the whole count (which the buffer's bound
-            # check reads) bounds every slice's. (With max_slices, a new key may be refused, so
-            # every call is checked when it is made.)
+            # metric with a key of the kind seen so far certainly passes. Weighted rows too
+            # (0.8.17; before, about 120-200 us a call): the buffer's bound check reads a bound
+            # above every slice's totals that the table keeps (:meth:`_row_bound`). (With
+            # max_slices, a new key may be refused, so every call is checked when it is made.)
             self._declare_rows(
                 *inner.kinds,
                 "key",
-                weights=False,
+                weights=inner.weights,
                 keyword="by",
                 free=self._template._slice_free_labels(),
             )
+
+    def _row_bound(self) -> float:
+        """A bound above every slice's count or weight totals (``SliceTable.row_bound``), for
+        the per-request path's bound check (the rows of every slice: the whole count)."""
+        return self.slices.row_bound()
 
     def _held_label_kinds(self) -> set[str]:
         return self.slices.label_kinds()
@@ -248,6 +261,7 @@ class Sliced(Metric):
         n = len(codes)
         rows = Rows(args, kwargs, n, "by", column_names(self))
         table = self.slices
+        bound = _grown(table.bound, n, weight_by_keyword(self._template, args, kwargs)[1])
         if n == 0:
             rows.feed(self._template.copy(), None)  # validates the (empty) columns
             return self
@@ -269,6 +283,7 @@ class Sliced(Metric):
         if stack is not None:
             packed = table.packed_fold(stack, codes, keys)
             if packed is not None:  # many slices: one table, no work per slice
+                packed.bound = bound
                 return self._commit(n, slices=packed)
         if stack is not None and stack.groups:
             # Every row validated, every slice's state ready: one fold of all slices, in place
@@ -283,7 +298,9 @@ class Sliced(Metric):
                     ready[j] = metric
                 stack.fold_groups(ready, codes, len(keys))
                 added = {keys[j]: ready[j] for j in missing}
-                return self._commit(n, slices=table.updated(added) if added else table)
+                done = table.updated(added) if added else table
+                done.bound = bound
+                return self._commit(n, slices=done)
         fresh: dict[Key, Metric] = {}
         for code, idx in groups(codes, len(keys)):
             key = keys[code]
@@ -306,7 +323,9 @@ class Sliced(Metric):
             # A slice's small batch would wait in that slice's buffer: with many slices those
             # buffers would outgrow the states, so each slice folds its rows now.
             metric._fold_locked()
-        return self._commit(n, slices=table.updated(fresh))
+        done = table.updated(fresh)
+        done.bound = bound
+        return self._commit(n, slices=done)
 
     # -- one sample per call, for a wrapped metric that takes it its own way -----------------
 
@@ -353,11 +372,13 @@ class Sliced(Metric):
             if limit is not None and len(held) >= limit:
                 return False
         self._check_room(1)
+        bound = _grown(table.bound, 1, rest)
         if metric is None:
             metric = self._template.copy().update(*args, **rest)  # type: ignore[attr-defined]
             held[key] = metric
         else:
             metric.update(*args, **rest)  # type: ignore[attr-defined]
+        table.bound = bound
         self._count += 1
         if metric._pending is not None:
             if self._waiting is None:
@@ -518,3 +539,22 @@ class Sliced(Metric):
             f"max_slices={self._config['max_slices']!r}, slices={len(self.slices)}, "
             f"count={self._count})"
         )
+
+
+def _grown(bound: float | None, n: int, kwargs: dict[str, Any]) -> float | None:
+    """A bound above every slice's count or weight totals once a batch of ``n`` rows, weighted
+    by ``kwargs``' ``sample_weight`` (none: 1 each), is added to slices below ``bound``: the
+    slice that took every row grows by at most ``n`` and their weights. None when ``bound``
+    is not known or the weights cannot be summed here (a tensor on a GPU): the table then
+    finds the bound by looking at its slices when it is next asked."""
+    if bound is None:
+        return None
+    weight = kwargs.get("sample_weight")
+    if weight is None:
+        return bound + n
+    try:
+        column = np.asarray(weight, dtype=np.float64)
+    except (TypeError, ValueError):
+        return None
+    total = float(column.sum()) * (n if column.ndim == 0 else 1)
+    return bound + n + total if 0.0 <= total < math.inf else None

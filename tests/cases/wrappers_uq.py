@@ -58,6 +58,11 @@ def _sliced_scores(rng: np.random.Generator, n: int):
     return (y, s), {"by": by, "sample_weight": rng.integers(1, 4, n).astype(float)}
 
 
+def _sliced_weighted_labels(rng: np.random.Generator, n: int):
+    args, kwargs = _sliced_labels(rng, n)
+    return args, {**kwargs, "sample_weight": rng.choice(np.array([0.5, 1.0, 3.0]), n)}
+
+
 def _sliced_regression(rng: np.random.Generator, n: int):
     y = rng.normal(size=n)
     return (y, y + rng.normal(size=n)), {"by": rng.integers(0, 5, n)}
@@ -145,6 +150,13 @@ CASES = [
         _sliced_labels,
         BAD_SLICED,
         other=lambda: sm.Sliced(sm.ConfusionMatrix(), max_slices=100),
+    ),
+    Case(
+        "Sliced-weighted-counts",  # weighted rows, one per call, buffered (0.8.17)
+        lambda: sm.Sliced(sm.F1(average="macro")),
+        _sliced_weighted_labels,
+        BAD_SLICED,
+        other=lambda: sm.Sliced(sm.F1(average="micro")),
     ),
     Case(
         "Sliced-auc",
