@@ -56,6 +56,7 @@ from ._merges import MERGES
 from ._pending import PerRequest
 from ._serialised import Serialised
 from .errors import IncompatibleStateError, InputError, NoIntervalError
+from .uncertainty import check_level
 
 __all__ = [
     "Metric",
@@ -248,8 +249,10 @@ class Metric(Serialised, PerRequest):
         """A ``level`` confidence interval for ``compute()``, from the state alone.
 
         Metrics with a closed form override this (``docs/uncertainty.md``); here: no closed form,
-        so a :class:`~streammetrics.errors.NoIntervalError` that points to ``Bootstrap``.
+        so a :class:`~streammetrics.errors.NoIntervalError` that points to ``Bootstrap`` (a
+        ``level`` outside (0, 1) is an ``InputError`` first, as for every metric).
         """
+        check_level(level)
         name = type(self).__name__
         update = getattr(type(self), "update", None)
         params = inspect.signature(update).parameters if callable(update) else {}

@@ -81,9 +81,13 @@ def test_a_sum_of_squared_weights_no_stream_gives_is_refused(weight_sq: float) -
     with pytest.raises(sm.StateDecodeError, match="weight_sq"):
         sm.loads(forge(acc, weight_sq=weight_sq))
     assert sm.loads(forge(acc, weight_sq=4.0)) == acc
-    assert sm.loads(forge(acc, weight_sq=math.nan)).interval() != acc.interval()  # unknown
+    # Integer counts are unweighted rows: sum w**2 is the row count, never unknown (0.8.17).
+    with pytest.raises(sm.StateDecodeError, match="weight_sq"):
+        sm.loads(forge(acc, weight_sq=math.nan))
     weighted = sm.Accuracy().update([0, 1], [0, 1], sample_weight=[0.5, 3.0])
     assert sm.loads(weighted.to_bytes()) == weighted
+    unknown = sm.loads(forge(weighted, weight_sq=math.nan))  # (a schema 1 state's)
+    assert all(math.isnan(v) for v in unknown.interval())
 
 
 def test_wilson_answers_nan_for_an_effective_size_that_underflows() -> None:
@@ -397,3 +401,33 @@ def test_sums_no_stream_gives_are_refused(make, state, message) -> None:
     assert sm.loads(metric.to_bytes()) == metric  # the legitimate state loads
     with pytest.raises(sm.StateDecodeError, match=message):
         sm.loads(forge(metric, **state))
+
+
+def test_integer_tables_are_bounded_by_their_exact_total() -> None:
+    # A table totalling 2**53 + 1 loaded: its float64 total rounds down to the bound
+    # (found by review, 0.8.16), and the count beside it, 2**53, looked equal.
+    from streammetrics import _codec
+
+    n = 2**53
+    tree = _codec.decode(sm.ConfusionMatrix().update([0, 1], [0, 1]).to_bytes())
+    tree["state"]["count"] = n
+    tree["state"]["counts"]["table"] = np.array([[n, 0], [0, 1]], dtype=np.int64)
+    with pytest.raises(sm.StateDecodeError, match="2\\*\\*53"):
+        sm.loads(_codec.encode(tree))
+    tree["state"]["counts"]["table"] = np.array([[n - 1, 0], [0, 1]], dtype=np.int64)
+    assert sm.loads(_codec.encode(tree)).count == n  # at the bound: still a state
+
+
+@pytest.mark.parametrize("cls", [sm.Accuracy, sm.F1, sm.CohenKappa, sm.MatthewsCorrCoef])
+def test_unweighted_tables_carry_the_row_count_as_weight_sq(cls) -> None:
+    # Integer counts come from unweighted rows only, whose squared weights total the row
+    # count; 0.8.16 accepted any weight_sq within Cauchy-Schwarz's range, and a forged one
+    # widened the interval (0.307-0.602 to 0.045-0.935 in a review's example).
+    from streammetrics import _codec
+
+    m = cls().update([0, 1, 1, 0] * 10, [0, 1, 0, 0] * 10)
+    tree = _codec.decode(m.to_bytes())
+    assert tree["state"]["weight_sq"] == 40.0
+    tree["state"]["weight_sq"] = 1600.0
+    with pytest.raises(sm.StateDecodeError, match="weight_sq"):
+        sm.loads(_codec.encode(tree))

@@ -159,6 +159,10 @@ class _ConfusionMetric(Metric, register=False):
             held = self.counts.total()
             raise ValueError(f"the table counts {held:.0f} rows, the state {self._count}")
         if self._keeps_weight_sq:
+            if not self.counts.weighted and self.weight_sq != self._count:
+                # Integer counts hold no weights: each row's squared weight is 1 (a forged
+                # weight_sq loaded within Cauchy-Schwarz's range and widened the interval).
+                raise ValueError("unweighted counts need weight_sq equal to the row count")
             check_weight_sq(self.weight_sq, self.counts.total(), self._count)
 
     @classmethod

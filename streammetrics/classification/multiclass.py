@@ -244,9 +244,9 @@ class MulticlassROCAUC(Metric):
         average = self._config["average"]
         if average == "micro":
             raise no_interval(
-                "MulticlassROCAUC(average='micro')",
-                "its pooled table counts each row once per class, so its entries are not "
-                "independent and the table does not say which share a row",
+                "MulticlassROCAUC",
+                "average='micro' pools the tables, counting each row once per class, so its "
+                "entries are not independent and the table does not say which share a row",
             )
         if self.count == 0:
             empty = self._empty_result()

@@ -41,7 +41,8 @@ _RECALL_BETA2 = 2.0**700
 def _f_edge(
     tp: float, pred: float, true: float, beta: float, design: float, level: float
 ) -> tuple[float, float] | None:
-    """Binary F-beta's interval at an edge of its range, or None off the edges.
+    """Binary F-beta's interval at an edge of its range (and always for ``beta`` 0 or past
+    2**350), or None off the edges.
 
     With no true positive (F = 0) or no miss (F = 1), every filled cell has a zero gradient, so
     the delta method's variance is 0 and its interval a point, which covered the truth in 75%
@@ -53,13 +54,15 @@ def _f_edge(
     conservative for other betas. ``beta`` 0 and past 2**350 are precision and recall: their
     Wilson intervals. ``design``: Kish's ratio of effective to counted rows.
     """
+    b2 = beta * beta
+    if b2 > _RECALL_BETA2 or beta == 0:
+        # On and off the edges (0.8.16 took only a set without any miss as an edge, and gave
+        # precision without a false positive the point (1, 1)).
+        den = true if beta else pred
+        return wilson(tp * design, den * design, level) if den > 0 else (math.nan, math.nan)
     union = pred + true - tp
     if not (tp == 0 or tp == union) or union <= 0:
         return None
-    b2 = beta * beta
-    if b2 > _RECALL_BETA2 or beta == 0:
-        den = true if beta else pred
-        return wilson(tp * design, den * design, level)
 
     def bound(theta: float, cost: float) -> float:
         return (1 + b2) * theta / ((1 + b2) * theta + cost * (1 - theta)) if theta else 0.0

@@ -345,6 +345,7 @@ class Decayed(Wrapper):
         total Kish's effective size ``(sum w)**2 / sum w**2``: their interval then depends
         neither on the time it is asked at nor on the weights' scale (read as counts, the
         decayed weights gave intervals about 1.4 times too wide, wider still later on)."""
+        level = check_level(level)
         if callable(getattr(self._template, "intervals", None)):  # Decayed(Sliced(...))
             raise NoIntervalError(
                 "Decayed(Sliced(...)) has no per-slice interval: the squares of the decayed "
@@ -355,7 +356,6 @@ class Decayed(Wrapper):
         if not getattr(self._template, "_weights_are_counts", False):
             interval: tuple[float, float] = self.at().interval(level)
             return interval
-        check_level(level)
         if not (self._count and self.weight_sq > 0 and math.isfinite(self.weight_sq)):
             return NAN_INTERVAL  # no rows, or a schema 1 state's unknown sums
         counted = self.inner.copy()

@@ -12,6 +12,7 @@ import numpy as np
 from .._inputs import config_int
 from ..base import Metric, metric_spec
 from ..errors import IncompatibleStateError, InputError, NoIntervalError
+from ..uncertainty import check_level
 from ._poisson import _NO_ID
 from ._rows import Rows, column_names, row_keywords, template
 from ._windowing import (
@@ -270,6 +271,7 @@ class SlidingWindow(Wrapper):
 
     def interval(self, level: float = 0.95) -> tuple[float, float]:
         """The wrapped metric's interval over the rows in the window."""
+        level = check_level(level)
         window = self.window()
         if callable(getattr(window, "intervals", None)):  # a Sliced: one value per slice
             raise NoIntervalError(
