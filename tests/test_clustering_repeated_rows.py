@@ -208,3 +208,24 @@ def test_older_and_newer_forms_are_held_to_their_own_rules() -> None:
     current = _codec.decode(sm.loads(blob).to_bytes())["state"]["sample"]
     with pytest.raises(sm.StateDecodeError):
         sm.loads(forged(2, **current))
+
+
+@pytest.mark.parametrize("scale", [1.0, 1e-3, 1e6])
+def test_cosine_compactness_and_davies_bouldin_are_exact_beyond_the_sample(scale: float) -> None:
+    # Rows to their centre (the mean of the unit rows c): the mean cosine distance is
+    # 1 - |c|, which the moments give as (m2 / n) / (1 + |c|); 0.8.16 estimated it from the
+    # sample once a cluster outgrew it.
+    rng = np.random.default_rng(4)
+    labels = rng.integers(0, 4, 6000)
+    axes = np.array([[1.0, 0, 0], [0, 1, 0], [0, 0, 1], [1, 1, 1]])
+    x = (axes[labels] * 5 + rng.normal(size=(6000, 3))) * scale
+    small = sm.ClusterGeometry(distance="cosine", sample_size=8)
+    for lo in range(0, 6000, 700):
+        small.update(x[lo : lo + 700], labels[lo : lo + 700])
+    got = small.compute()
+    assert got["exact"]["compactness"] and got["exact"]["davies_bouldin"]
+    assert not got["exact"]["silhouette"]  # (the pairs still come from the sample)
+    assert got["compactness"] == pytest.approx(_compactness(x, labels, "cosine"), rel=1e-12)
+    whole = sm.ClusterGeometry(distance="cosine", sample_size=10_000).update(x, labels).compute()
+    assert whole["exact"]["davies_bouldin"]
+    assert got["davies_bouldin"] == pytest.approx(whole["davies_bouldin"], rel=1e-12)

@@ -76,12 +76,14 @@ class ClusterGeometry(_Geometry):
     ``exact`` (name -> bool: False where a value is an estimate from the samples). ``nan`` where
     an index needs 2 to n - 1 clusters and there are not.
 
-    Exactness: SSB, SSW, CH, SP exact (float running sums: to rounding); CP, DB exact with
-    ``centers`` or while every cluster has at most ``sample_size`` distinct rows, else estimated
-    from a deterministic sample, each kept row weighted by its count (relative error about
-    cv / sqrt(sample_size) for rows that do not repeat, cv the coefficient of variation of the
-    distances to the centre); Dunn and silhouette exact while every cluster fits, else
-    estimated (silhouette: each kept row's value weighted by its count and its cluster's size).
+    Exactness: SSB, SSW, CH, SP exact (float running sums: to rounding); CP, DB exact for the
+    cosine distance (from the moments: ``1 - |c|``, ``c`` the mean unit row), and for the
+    others with ``centers`` or while every cluster has at most ``sample_size`` distinct rows,
+    else estimated from a deterministic sample, each kept row weighted by its count (relative
+    error about cv / sqrt(sample_size) for rows that do not repeat, cv the coefficient of
+    variation of the distances to the centre); Dunn and silhouette exact while every cluster
+    fits, else estimated (silhouette: each kept row's value weighted by its count and its
+    cluster's size).
 
     Memory O(k * d + k * sample_size * d). Update O(n d + n log n); merge O(k d + S log S) for
     S distinct sampled rows; compute O(S**2 d) (Dunn and silhouette; the rest O(S d + k**2 d)).
@@ -190,9 +192,10 @@ class Separation(_Single):
 class Compactness(_Single):
     """Compactness (CP): mean over clusters of the mean distance of a row to its centre (Alink).
 
-    Exact with ``centers`` or while every cluster has at most ``sample_size`` distinct rows;
-    otherwise estimated from the deterministic per-cluster sample (:meth:`is_exact` says which).
-    Arguments as :class:`ClusterGeometry`. Memory O(k * sample_size * d); compute O(S d).
+    Exact for the cosine distance (from the moments), with ``centers``, or while every cluster
+    has at most ``sample_size`` distinct rows; otherwise estimated from the deterministic
+    per-cluster sample (:meth:`is_exact` says which). Arguments as :class:`ClusterGeometry`.
+    Memory O(k * sample_size * d); compute O(S d).
 
     Examples
     --------
@@ -209,9 +212,9 @@ class Compactness(_Single):
 class DaviesBouldin(_Single):
     """Davies-Bouldin index, as ``davies_bouldin_score`` (Euclidean) and Alink's DB.
 
-    Mean over clusters of ``max over j != i of (CP_i + CP_j) / d(u_i, u_j)``. Exact with
-    ``centers`` or while every cluster fits in its sample, else an estimate (within 1% at 1M
-    rows in the tests). Arguments as :class:`ClusterGeometry`.
+    Mean over clusters of ``max over j != i of (CP_i + CP_j) / d(u_i, u_j)``. Exact for the
+    cosine distance, with ``centers``, or while every cluster fits in its sample, else an
+    estimate (within 1% at 1M rows in the tests). Arguments as :class:`ClusterGeometry`.
 
     Examples
     --------
