@@ -99,6 +99,9 @@ def scaled(metric: sm.Metric, groups: Paths, target: int) -> tuple[bytes, int]:
             # Integer-valued weights made integer counts: each is now that many rows, and the
             # decoder checks integer buckets against the rows counted (0.8.10).
             state["count"] = min(held * factor, 2**64 - 1)
+    if not weighted and isinstance(state.get("weight_sq"), float):
+        # Unweighted rows: the squared weights total the rows (checked since 0.8.17).
+        state["weight_sq"] = float(state["count"])
     return _codec.pack_envelope(name, schema, config, state), factor
 
 
