@@ -125,12 +125,19 @@ class GAUC(Keyed, Metric):
         return out
 
     def _per_group(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Per group: AUC (nan when one class is missing), bound, P, N."""
-        with np.errstate(all="ignore"):  # a forged state may hold huge weights
-            return self._per_group_unchecked()
+        """Per group: AUC (nan when one class is missing), bound, P, N; made once per table
+        (``compute()``, ``interval()`` and ``error_bound()`` of an unchanged state share it).
+        Read only: :meth:`per_group` hands out copies."""
+        found: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] = self.scores.derived(
+            "per_group", self._per_group_of
+        )
+        return found
 
-    def _per_group_unchecked(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        t = self.scores.table()
+    def _per_group_of(self, t: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        with np.errstate(all="ignore"):  # a forged state may hold huge weights
+            return self._per_group_unchecked(t)
+
+    def _per_group_unchecked(self, t: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         size = len(self.scores.groups)
         if len(t.g) == 0:
             return np.full(size, np.nan), np.full(size, np.nan), np.zeros(size), np.zeros(size)
@@ -220,7 +227,8 @@ class GAUC(Keyed, Metric):
         their within-group DeLong noise as well as the real differences between groups, so
         no per-group variance is needed, and groups with one positive count like any other.
         Widened by ``error_bound()`` on each side (sketched groups); clipped to [0, 1]. ``nan,
-        nan`` with fewer than two groups averaged. O(entries).
+        nan`` with fewer than two groups averaged. O(entries) at the first read of a state
+        (shared with ``compute()``), O(groups) after.
         """
         level = check_level(level)
         if self.count == 0:
@@ -259,8 +267,8 @@ class GAUC(Keyed, Metric):
         auc, bound, big_p, big_n = self._per_group()
         return {
             "groups": self.scores.groups.copy(),
-            "auc": auc,
-            "bound": bound,
-            "pos": big_p,
-            "neg": big_n,
+            "auc": auc.copy(),
+            "bound": bound.copy(),
+            "pos": big_p.copy(),
+            "neg": big_n.copy(),
         }

@@ -8,6 +8,7 @@ of many blocks are one k-way pass; blocks of disjoint groups join by concatenati
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -257,6 +258,22 @@ class GroupedScores(StateBlock):
         self._consolidate()
         return self._main
 
+    def derived(self, name: str, make: Callable[[_Table], Any]) -> Any:
+        """``make(self.table())``, remembered with the table it was made from: tables are
+        replaced, never written in place, so while the table is the same object the value
+        holds (a metric's ``compute()`` and ``interval()`` read the same per-group sums). The
+        memory is this block's own: copies start without it, and it is never on the wire."""
+        table = self.table()
+        memo: dict[str, tuple[_Table, Any]] | None = self.__dict__.get("_memo")
+        if memo is None:
+            memo = self.__dict__["_memo"] = {}
+        found = memo.get(name)
+        if found is not None and found[0] is table:
+            return found[1]
+        value = make(table)
+        memo[name] = (table, value)
+        return value
+
     # -- merging -------------------------------------------------------------------------------
 
     def check_mergeable(self, other: Any) -> None:
@@ -403,6 +420,9 @@ class GroupedScores(StateBlock):
 
     def __deepcopy__(self, memo: dict[int, Any]) -> GroupedScores:
         return self.copy()  # arrays are never written in place, so sharing them is safe
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {k: v for k, v in self.__dict__.items() if k != "_memo"}  # (see derived)
 
     # -- wire ----------------------------------------------------------------------------------
 
