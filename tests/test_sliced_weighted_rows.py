@@ -152,3 +152,47 @@ def test_near_the_weight_bound_every_call_is_checked_when_made() -> None:
     assert outcomes[0] == outcomes[1] and "refused" in outcomes[0]
     assert fast.to_bytes() == plain.to_bytes()
     assert sm.loads(fast.to_bytes()).compute() == fast.compute()
+
+
+@pytest.mark.parametrize("sliced", [True, False])
+def test_a_state_scaled_up_checks_the_next_call_against_its_bounds(sliced: bool) -> None:
+    # Decayed.at() scales a copy of the wrapped state up by as much as 2**64; the copy kept
+    # what the per-request path had learnt, buffered rows past the weight bound, and failed
+    # at the next read, losing them (found by review, 0.8.16 for a plain metric too).
+    d = Decayed(sm.Sliced(sm.Accuracy()) if sliced else sm.Accuracy(), half_life=1.0)
+    by = {"by": 0} if sliced else {}
+    for _ in range(3):
+        d.update(1, 1, sample_weight=1.0, timestamps=0.0, **by)
+    d.update(1, 1, sample_weight=2.0**100 - 2.0**92, timestamps=0.0, **by)
+    x = d.at()
+    accepted = 0
+    with pytest.raises(sm.CountOverflowError, match="sample_weight"):
+        for _ in range(4000):
+            x.update(1, 1, sample_weight=2.0**82, **by)
+            accepted += 1
+    assert x.count == 4 + accepted
+    x.compute()  # every accepted row is in, and the read does not fail
+
+
+def test_weights_past_float64_are_named_by_the_wrapped_metric() -> None:
+    # 0.8.17's first cut raised a bare OverflowError summing them for the bound (review).
+    s = sm.Sliced(sm.Accuracy())
+    for weight in (10**400, [1, 10**400]):
+        n = 1 if isinstance(weight, int) else 2
+        with pytest.raises(sm.InputError, match="sample_weight"):
+            s.update(
+                *([1] * n, [1] * n) if n > 1 else (1, 1),
+                by=[0] * n if n > 1 else 0,
+                sample_weight=weight,
+            )
+    assert s.count == 0
+
+
+def test_the_bound_grows_by_rows_worth_less_than_its_last_place() -> None:
+    # Rounded to nearest, a bound of 2**80 took no notice of 2**27 added 64 times, while the
+    # slice's total grew (review).
+    s = sm.Sliced(sm.ROCAUC())
+    s.update([1], [0.9], by=[0], sample_weight=[2.0**80])
+    for _ in range(64):
+        s.update([0], [0.1], by=[0], sample_weight=[2.0**27])
+    assert s.slices.row_bound() >= _largest_total(s)

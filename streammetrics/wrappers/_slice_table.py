@@ -130,8 +130,8 @@ class SliceTable(StateBlock):
         of all slices together are the wrapper's count). Kept by ``Sliced.update``, merges
         and scaling; else found by one look at every slice, or at a packed table's arrays."""
         if self.bound is None:
-            if self._pack is not None:
-                self.bound = self._pack.held_bound()
+            if self._pack is not None:  # (its sums may round otherwise than each slice's)
+                self.bound = self._pack.held_bound() * (1.0 + 2.0**-40)
             else:
                 totals = (m._held_total() for m in self.view().values())
                 self.bound = max(totals, default=0.0)
@@ -243,8 +243,9 @@ class SliceTable(StateBlock):
                 mine, metrics = metrics[0], metrics[1:]
             merged[key] = mine._copy(for_merge=True).merge(*metrics) if metrics else mine.copy()
         self.slices = {**held, **merged}
-        # A slice's merged totals are at most the sum of its parts'.
-        self.bound = None if None in bounds else sum(bounds)
+        # A slice's merged totals are at most the sum of its parts' (rounded up).
+        known = None if None in bounds else math.fsum(bounds)
+        self.bound = None if known is None else math.nextafter(known, math.inf)
 
     def scale(self, factor: float) -> None:
         if not self.scalable:
@@ -256,7 +257,7 @@ class SliceTable(StateBlock):
             _scale(metric, factor)
         # (each total scales by ``factor``; one more for its rounding)
         known = bound is not None and 0.0 <= factor < math.inf
-        self.bound = bound * factor + 1.0 if known else None  # type: ignore[operator]
+        self.bound = bound * factor * (1.0 + 2.0**-50) + 1.0 if known else None  # type: ignore[operator]
 
     def to_wire(self) -> Any:
         pack = self.pack()

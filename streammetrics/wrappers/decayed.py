@@ -61,7 +61,12 @@ def scale_plan(metric: Metric, path: str = "metric") -> None:
 
 
 def scale(metric: Metric, factor: float) -> None:
-    """Multiply every weight in ``metric``'s state by ``factor`` (in place)."""
+    """Multiply every weight in ``metric``'s state by ``factor`` (in place). Scaled up, the
+    state may now sit near its bounds: what its per-request path learnt to trust is forgotten,
+    so the next call is checked against them (``at()`` scales a copy up by as much as 2**64,
+    and 0.8.16's copy then buffered rows whose fold failed at the next read)."""
+    if factor > 1.0 and metric._rows is not None:
+        metric._rows.forget()
     for field_name, field in metric._fields.items():
         value = getattr(metric, field_name)
         f = factor**field.power  # sums of squared weights scale by the square

@@ -554,7 +554,11 @@ def _grown(bound: float | None, n: int, kwargs: dict[str, Any]) -> float | None:
         return bound + n
     try:
         column = np.asarray(weight, dtype=np.float64)
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # (the wrapped update names the fault)
         return None
     total = float(column.sum()) * (n if column.ndim == 0 else 1)
-    return bound + n + total if 0.0 <= total < math.inf else None
+    if not 0.0 <= total < math.inf:
+        return None
+    # Rounded up: a batch worth less than the bound's last place must still raise it (the
+    # slice's own total grows), and a sum rounded to nearest is within half of it.
+    return math.nextafter(bound + n + total * (1.0 + 2.0**-50), math.inf)
