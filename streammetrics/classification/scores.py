@@ -197,7 +197,14 @@ class ROCAUC(_BinaryScoreMetric):
     higher_is_better: ClassVar[bool | None] = True
 
     def _compute(self) -> float:
-        return auc_from_table(*self._table())[0]
+        return self._auc()[0]
+
+    def _auc(self) -> tuple[float, float]:
+        """``(AUC, bound)``, once per state (``ScoreBuckets.derived``)."""
+        found: tuple[float, float] = self.hist.derived(
+            "auc", lambda: auc_from_table(*self._table())
+        )
+        return found
 
     @classmethod
     def _compute_many(cls, metrics: list[Any]) -> list[float] | None:
@@ -217,7 +224,7 @@ class ROCAUC(_BinaryScoreMetric):
         """A certified bound on ``abs(compute() - exact AUC)``; 0.0 in exact mode."""
         if self.count == 0:
             return math.nan
-        return 0.0 if self.hist.exact else auc_from_table(*self._table())[1]
+        return 0.0 if self.hist.exact else self._auc()[1]
 
     def interval(self, level: float = 0.95) -> tuple[float, float]:
         """DeLong (1988) interval of the AUC: ``AUC -/+ z sqrt(S10 / P + S01 / N)``.
@@ -234,7 +241,7 @@ class ROCAUC(_BinaryScoreMetric):
         if self.count == 0:
             return NAN_INTERVAL
         h = self.hist
-        auc, var = delong(h.pos, h.neg)
+        auc, var = h.derived("delong", lambda: delong(h.pos, h.neg))
         widen = 0.0 if h.exact else self.error_bound()
         return normal_interval(auc, math.sqrt(max(var, 0.0)), level, (0.0, 1.0), widen)
 
@@ -266,13 +273,18 @@ class AveragePrecision(_BinaryScoreMetric):
     higher_is_better: ClassVar[bool | None] = True
 
     def _compute(self) -> float:
-        return ap_from_table(*self._table())[0]
+        return self._ap()[0]
+
+    def _ap(self) -> tuple[float, float]:
+        """``(AP, bound)``, once per state (``ScoreBuckets.derived``)."""
+        found: tuple[float, float] = self.hist.derived("ap", lambda: ap_from_table(*self._table()))
+        return found
 
     def error_bound(self) -> float:
         """A certified bound on ``abs(compute() - exact AP)``; 0.0 in exact mode."""
         if self.count == 0:
             return math.nan
-        return 0.0 if self.hist.exact else ap_from_table(*self._table())[1]
+        return 0.0 if self.hist.exact else self._ap()[1]
 
     def interval(self, level: float = 0.95) -> tuple[float, float]:
         """Logit interval of the average precision (Boyd, Eng and Page 2013).
@@ -289,7 +301,8 @@ class AveragePrecision(_BinaryScoreMetric):
         if self.count == 0:
             return NAN_INTERVAL
         ap = self._compute()
-        big_p, big_n = float(self.hist.pos.sum()), float(self.hist.neg.sum())
+        h = self.hist
+        big_p, big_n = h.derived("totals", lambda: (float(h.pos.sum()), float(h.neg.sum())))
         widen = 0.0 if self.hist.exact else self.error_bound()
         if not (math.isfinite(ap) and big_p > 1 and big_n > 1):  # as ROCAUC (weights as counts)
             return NAN_INTERVAL
