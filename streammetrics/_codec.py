@@ -303,6 +303,15 @@ class CountOverflowError(InputError, IncompatibleStateError):
     """
 
 
+def typed_array(wire: Any, what: str, dtype: Any, ndim: int) -> np.ndarray:
+    """Decoding: ``wire[what]`` if it is an ``ndim``-D array of ``dtype``, else ``ValueError``
+    naming it."""
+    arr = wire[what]
+    if not isinstance(arr, np.ndarray) or arr.dtype != dtype or arr.ndim != ndim:
+        raise ValueError(f"{what} must be a {ndim}-D {np.dtype(dtype).name} array")
+    return arr
+
+
 def count_total(arr: np.ndarray) -> float:
     """The sum of a count or weight array in float64 (no int64 wrap; exact below 2**53)."""
     # ``np.add.reduce`` rather than ``np.sum``: the same sum without the Python wrapper, which

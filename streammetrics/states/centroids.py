@@ -47,6 +47,7 @@ from typing import Any
 
 import numpy as np
 
+from .._codec import typed_array
 from ..base import StateBlock
 from ..errors import IncompatibleStateError
 from .labels import (
@@ -226,19 +227,20 @@ class ClusterMoments(StateBlock):
         out = self._new()
         keys = labels_from_wire(wire["keys"])
         k = len(keys)
-        counts, means, m2, extra = wire["counts"], wire["means"], wire["m2"], wire["extra"]
-        low = wire["means_lo"]
-        for what, arr, dtype, ndim in (
-            ("counts", counts, np.int64, 1),
-            ("means", means, np.float64, 2),
-            ("means_lo", low, np.float64, 2),
-            ("m2", m2, np.float64, 1),
-            ("extra", extra, np.float64, 2),
-        ):
-            if not isinstance(arr, np.ndarray) or arr.dtype != dtype or arr.ndim != ndim:
-                raise ValueError(f"{what} must be a {ndim}-D {np.dtype(dtype).name} array")
+        arrays = [
+            typed_array(wire, what, dtype, ndim)
+            for what, dtype, ndim in (
+                ("counts", np.int64, 1),
+                ("means", np.float64, 2),
+                ("means_lo", np.float64, 2),
+                ("m2", np.float64, 1),
+                ("extra", np.float64, 2),
+            )
+        ]
+        for what, arr in zip(("counts", "means", "means_lo", "m2", "extra"), arrays, strict=True):
             if len(arr) != k:
                 raise ValueError(f"{what} has {len(arr)} rows for {k} keys")
+        counts, means, low, m2, extra = arrays
         if extra.shape[1] != self.n_extra:
             raise ValueError(f"extra must have {self.n_extra} columns")
         if low.shape != means.shape:

@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from .._codec import typed_array
 from ..base import StateBlock
 from ..errors import IncompatibleStateError
 from .labels import (
@@ -121,6 +122,16 @@ def _select(
         c, h, r = c[starts], h[starts], r[starts]
     cut = _rank_in_code(c, np.ones(len(c), dtype=bool)) < capacity
     return c[cut], h[cut], np.ascontiguousarray(r[cut]), w[cut]
+
+
+def _arrays(wire: dict[str, Any]) -> tuple[np.ndarray, ...]:
+    """``seen, codes, hashes, rows`` of a wire form (either), their types checked."""
+    return (
+        typed_array(wire, "seen", np.int64, 1),
+        typed_array(wire, "codes", np.int64, 1),
+        typed_array(wire, "hashes", np.uint64, 1),
+        typed_array(wire, "rows", np.float64, 2),
+    )
 
 
 class Legacy:
@@ -273,17 +284,8 @@ class BottomKSample(StateBlock):
         if not isinstance(wire, dict) or set(wire) != _FIELDS:
             raise ValueError("a sample needs exactly keys, seen, codes, hashes, rows and mult")
         keys = labels_from_wire(wire["keys"])
-        seen, codes, hashes, rows = wire["seen"], wire["codes"], wire["hashes"], wire["rows"]
-        mult = wire["mult"]
-        for what, arr, dtype, ndim in (
-            ("seen", seen, np.int64, 1),
-            ("codes", codes, np.int64, 1),
-            ("hashes", hashes, np.uint64, 1),
-            ("rows", rows, np.float64, 2),
-            ("mult", mult, np.int64, 1),
-        ):
-            if not isinstance(arr, np.ndarray) or arr.dtype != dtype or arr.ndim != ndim:
-                raise ValueError(f"{what} must be a {ndim}-D {np.dtype(dtype).name} array")
+        seen, codes, hashes, rows = _arrays(wire)
+        mult = typed_array(wire, "mult", np.int64, 1)
         k, m = len(keys), len(codes)
         if len(seen) != k or len(hashes) != m or len(rows) != m or len(mult) != m:
             raise ValueError("sample arrays disagree in length")
@@ -332,15 +334,7 @@ class BottomKSample(StateBlock):
         ``min(seen, capacity)`` rows), then read with each run of copies as one row."""
         if not isinstance(wire, dict) or set(wire) != _FIELDS - {"mult"}:
             raise ValueError("a sample of 0.8.16 needs exactly keys, seen, codes, hashes and rows")
-        seen, codes, hashes, rows = wire["seen"], wire["codes"], wire["hashes"], wire["rows"]
-        for what, arr, dtype, ndim in (
-            ("seen", seen, np.int64, 1),
-            ("codes", codes, np.int64, 1),
-            ("hashes", hashes, np.uint64, 1),
-            ("rows", rows, np.float64, 2),
-        ):
-            if not isinstance(arr, np.ndarray) or arr.dtype != dtype or arr.ndim != ndim:
-                raise ValueError(f"{what} must be a {ndim}-D {np.dtype(dtype).name} array")
+        seen, codes, hashes, rows = _arrays(wire)
         m = len(codes)
         if len(hashes) != m or len(rows) != m:
             raise ValueError("sample arrays disagree in length")
