@@ -377,6 +377,9 @@ def test_dunn_is_inf_for_clusters_of_one_repeated_point(distance) -> None:
     assert m.compute() == math.inf
     assert sm.loads(m.to_bytes()).compute() == math.inf
     assert C.ClusterGeometry(distance=distance).update(x, labels).compute()["dunn"] == math.inf
+    # Two clusters on one point: 0 / 0, not perfect separation (0.8.16 said inf; review).
+    same = np.array([[0.3, 0.7, 0.1]] * 4)
+    assert math.isnan(C.DunnIndex(distance=distance).update(same, [0, 0, 1, 1]).compute())
 
 
 def test_cosine_distances_agree_with_scikit_learn_and_are_zero_for_equal_rows() -> None:

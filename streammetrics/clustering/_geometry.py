@@ -520,7 +520,10 @@ class _Geometry(Metric, register=False):
         if silhouette:
             out["silhouette"] = sil_total / total
         if dunn:
-            out["dunn"] = _ceil(inter_min / diameter) if diameter > 0 else math.inf
+            if diameter > 0:
+                out["dunn"] = _ceil(inter_min / diameter)
+            else:  # every cluster one repeated point: apart, inf; two on one point, 0 / 0
+                out["dunn"] = math.inf if inter_min > 0 else math.nan
         return out
 
     def _all(self, want: Set[str]) -> dict[str, Any]:

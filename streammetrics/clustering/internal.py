@@ -231,7 +231,8 @@ class DaviesBouldin(_Single):
 
 class DunnIndex(_Single):
     """Dunn index: smallest distance between rows of different clusters over the largest
-    cluster diameter (``inf`` when every cluster is a single point repeated).
+    cluster diameter (``inf`` when every cluster is a single point repeated, ``nan`` when two
+    such clusters are the same point).
 
     From the per-cluster samples: exact while every cluster fits, else an estimate (the sample
     sees fewer pairs: the numerator can only be over-, the denominator only under-estimated).
