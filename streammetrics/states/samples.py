@@ -301,7 +301,8 @@ class BottomKSample(StateBlock):
             raise ValueError("a key keeps more than capacity distinct rows")
         if rows.size and not np.isfinite(rows).all():
             raise ValueError("sampled rows must be finite")
-        rows = rows + 0.0
+        if rows.size and (np.signbit(rows) & (rows == 0)).any():
+            raise ValueError("a sampled row holds -0.0, which every update stores as 0.0")
         if not np.array_equal(row_hash(rows), hashes):
             raise ValueError("the hashes do not match the rows")
         sc, sh, sr, sm = _select(codes, hashes, rows, mult, self.capacity)
