@@ -372,13 +372,14 @@ class Sliced(Metric):
             if limit is not None and len(held) >= limit:
                 return False
         self._check_room(1)
-        bound = _grown(table.bound, 1, rest)
         if metric is None:
             metric = self._template.copy().update(*args, **rest)  # type: ignore[attr-defined]
             held[key] = metric
         else:
             metric.update(*args, **rest)  # type: ignore[attr-defined]
-        table.bound = bound
+        # (A wrapped metric taking rows its own way may count one many times, a Bootstrap
+        # replicate up to 255: the bound is found again from the slices if ever asked.)
+        table.bound = None
         self._count += 1
         if metric._pending is not None:
             if self._waiting is None:
@@ -551,7 +552,7 @@ def _grown(bound: float | None, n: int, kwargs: dict[str, Any]) -> float | None:
         return None
     weight = kwargs.get("sample_weight")
     if weight is None:
-        return bound + n
+        return math.nextafter(bound + n, math.inf)  # (rounded up, as below)
     try:
         column = np.asarray(weight, dtype=np.float64)
     except (TypeError, ValueError, OverflowError):  # (the wrapped update names the fault)
