@@ -10,8 +10,9 @@ for byte (no random draw, no arrival-order trace; counts add). While a key has a
 (:meth:`BottomKSample.complete`): an estimate weighting each kept row by its count is then the
 exact value. Beyond that the kept rows are a uniform-looking subset of the key's distinct rows
 (the hash is a fixed bijective mixer, splitmix64, applied column by column), and a mean over
-the key's rows is estimated by the count-weighted mean over the kept ones (a ratio estimator:
-consistent; its spread grows with the spread of the counts).
+the key's rows is estimated by the count-weighted mean over the kept ones: a ratio estimate,
+close when the counts are of similar size, biased when a few distinct rows hold much of a key
+(each is kept only with probability ``capacity / distinct rows``; docs/clustering.md).
 
 Up to 0.8.16 the sample kept rows, not distinct rows: identical rows share a hash, so copies of
 one row were kept or dropped together and could fill a key's sample, which biased every
