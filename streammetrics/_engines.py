@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from ._keyed import Keyed
-from .base import Metric, loads
+from .base import Metric, loads, not_a_metric
 from .errors import InputError
 
 #: A column name: pandas and Dask allow integers beside strings.
@@ -47,6 +47,11 @@ __all__ = [
 ]
 
 
+def type_name(value: Any) -> str:
+    """``pandas.DataFrame`` for a pandas frame: the package and the class, for messages."""
+    return f"{type(value).__module__.split('.')[0]}.{type(value).__name__}"
+
+
 def check_columns(metric: Any, columns: Any, by: Any) -> tuple[list[Column], dict[str, Column]]:
     """``columns`` as (positional names, keyword name -> column); ``InputError`` if malformed.
 
@@ -56,7 +61,7 @@ def check_columns(metric: Any, columns: Any, by: Any) -> tuple[list[Column], dic
     or an integer (pandas and Dask frames may name their columns ``0, 1, ...``), kept as given.
     """
     if not isinstance(metric, Metric):
-        raise InputError(f"metric: expected a streammetrics metric, got {metric!r}")
+        raise not_a_metric("metric", metric)
     if isinstance(columns, str):
         raise InputError("columns: give a list of column names (or a dict), not one string")
     if isinstance(columns, dict):

@@ -90,6 +90,17 @@ class _Field:
 _REGISTRY: dict[str, type[Metric]] = {}
 
 
+def not_a_metric(name: str, value: Any) -> InputError:
+    """The error for ``value`` passed as argument ``name`` where a metric instance belongs; a
+    metric class (``sm.Accuracy`` for ``sm.Accuracy()``) is told so."""
+    if isinstance(value, type) and issubclass(value, Metric):
+        return InputError(
+            f"{name}: got the class {value.__name__}, not a metric: give an instance, "
+            f"{value.__name__}() (with its options, if any)"
+        )
+    return InputError(f"{name}: expected a streammetrics metric, got {value!r}")
+
+
 def registered_metrics() -> dict[str, type[Metric]]:
     """Every metric class that :func:`loads` can build, by its wire name."""
     return dict(_REGISTRY)

@@ -12,6 +12,7 @@ from . import _engines
 from ._heap import with_roomy_heap
 from ._inputs import config_int
 from .base import Metric, loads
+from .errors import InputError
 
 __all__ = ["aggregate"]
 
@@ -112,6 +113,17 @@ def aggregate(
     {1: 1.0, 2: 0.5}
     """
     dask = _import_dask()
+    import dask.dataframe as dd
+
+    if not isinstance(ddf, dd.DataFrame):
+        hint = (
+            " (dask.dataframe.from_pandas(df, npartitions=...) makes one)"
+            if type(ddf).__module__.startswith("pandas")
+            else ""
+        )
+        raise InputError(
+            f"ddf: expected a dask.dataframe.DataFrame, got {_engines.type_name(ddf)}{hint}"
+        )
     if key_parts is not None:
         key_parts = config_int(key_parts, "key_parts", minimum=0)
     positional, keywords = _engines.check_columns(metric, columns, by)
@@ -119,8 +131,6 @@ def aggregate(
     needed = list(dict.fromkeys([*positional, *keywords.values(), *([] if by is None else [by])]))
     missing = [c for c in needed if c not in ddf.columns]
     if missing:
-        from .errors import InputError
-
         raise InputError(f"columns: {missing} not in the DataFrame (it has {list(ddf.columns)})")
     template = metric.copy().reset().to_bytes()
     frames = ddf[needed].to_delayed()

@@ -118,6 +118,8 @@ class StateDirectory:
     def __init__(self, path: str | os.PathLike[str], *, name: str = "metrics") -> None:
         if not isinstance(name, str) or not _NAME.fullmatch(name):
             raise InputError(f"name must be letters, digits, '_' or '-' (no dots), got {name!r}")
+        if not isinstance(path, (str, os.PathLike)):
+            raise InputError(f"path: expected a folder name (str or os.PathLike), got {path!r}")
         self.path = os.fspath(path)
         self.name = name
 

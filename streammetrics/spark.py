@@ -60,8 +60,14 @@ def aggregate(
         raise ImportError(
             "streammetrics.spark needs pandas and pyarrow: pip install 'streammetrics[spark]'"
         ) from None
+    from pyspark.sql import DataFrame
     from pyspark.sql import functions as F
 
+    if not isinstance(df, DataFrame):
+        hint = " (spark.createDataFrame(df) makes one)" if isinstance(df, pd.DataFrame) else ""
+        raise InputError(
+            f"df: expected a pyspark.sql.DataFrame, got {_engines.type_name(df)}{hint}"
+        )
     key_parts = config_int(key_parts, "key_parts", minimum=0)
     # Spark names columns with strings: an integer name is read as its string ("0"), as
     # 0.8.7 read every name, or else reported missing just below.

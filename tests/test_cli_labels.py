@@ -205,3 +205,54 @@ def test_a_bad_cut_off_is_named_and_the_suggestion_is_valid(capsys, tmp_path, na
     assert status == 1
     assert says in err
     assert f"did you mean {name!r}" not in err
+
+
+def test_pos_label_names_the_positive_class_of_the_binary_metrics(capsys, tmp_path) -> None:
+    # 0.8.16 had no way to score binary f1 on text labels (yes/no), nor with --labels-as-text:
+    # the error named pos_label, a Python argument the command line did not have (review).
+    from sklearn.metrics import f1_score, precision_score
+
+    text = _write(tmp_path, "y,p\nyes,yes\nno,yes\nyes,no\nno,no\nyes,yes\n")
+    cols = ["--y-true", "y", "--y-pred", "p", "--json"]
+    status, _, err = _eval(capsys, text, "--metric", "f1", *cols)
+    assert status == 1 and "--pos-label" in err
+    status, out, err = _eval(
+        capsys, text, "--metric", "f1", "--metric", "precision", *cols, "--pos-label", "yes"
+    )
+    assert status == 0, err
+    values = json.loads(out)["metrics"]
+    y, p = ["yes", "no", "yes", "no", "yes"], ["yes", "yes", "no", "no", "yes"]
+    assert values["f1"] == pytest.approx(f1_score(y, p, pos_label="yes"))
+    assert values["precision"] == pytest.approx(precision_score(y, p, pos_label="yes"))
+    numbers = _write(tmp_path, "y,p\n1,1\n0,1\n1,0\n0,0\n1,1\n", "n.csv")
+    status, out, _ = _eval(capsys, numbers, "--metric", "f1", *cols, "--pos-label", "0")
+    assert json.loads(out)["metrics"]["f1"] == pytest.approx(
+        f1_score([1, 0, 1, 0, 1], [1, 1, 0, 0, 1], pos_label=0)
+    )
+    status, out, _ = _eval(
+        capsys, numbers, "--metric", "f1", *cols, "--labels-as-text", "--pos-label", "1"
+    )
+    assert status == 0 and json.loads(out)["metrics"]["f1"] == pytest.approx(2 / 3)
+    status, _, err = _eval(capsys, numbers, "--metric", "f1_macro", *cols, "--pos-label", "1")
+    assert status == 1 and "--pos-label: none of the metrics" in err
+
+
+@pytest.mark.parametrize(
+    ("given", "hint"),
+    [
+        ("auc", "did you mean 'roc_auc'"),
+        ("ROC_AUC", "did you mean 'roc_auc'"),
+        ("NDCG@5", "did you mean 'ndcg@5'"),
+        (
+            "roc_auc,accuracy",
+            "give each metric its own --metric, as in --metric roc_auc --metric accuracy",
+        ),
+    ],
+)
+def test_common_misspellings_get_the_right_hint(capsys, tmp_path, given, hint) -> None:
+    # 0.8.16: auc -> 'gauc', ROC_AUC -> nothing, a comma list -> one of its names (review).
+    data = _write(tmp_path, "y_true,y_pred\n1,1\n0,0\n")
+    status, _, err = _eval(
+        capsys, data, "--metric", given, "--y-true", "y_true", "--y-pred", "y_pred"
+    )
+    assert status == 1 and hint in err, err

@@ -333,3 +333,9 @@ def test_matrix_arguments_from_columns_of_arrays(client, tmp_path) -> None:
         ragged_frame = dd.from_pandas(ragged, npartitions=1)
     with pytest.raises(sm.InputError, match="column 'prob': its rows hold arrays of different"):
         aggregate(ragged_frame, sm.MulticlassROCAUC(), ["y", "prob"])
+
+
+def test_a_pandas_frame_is_named_as_the_wrong_argument() -> None:
+    # 0.8.16: AttributeError: 'DataFrame' object has no attribute 'to_delayed' (review).
+    with pytest.raises(sm.InputError, match=r"ddf: .*pandas\.DataFrame.*from_pandas"):
+        aggregate(pd.DataFrame({"y": [0, 1], "p": [0, 1]}), sm.Accuracy(), ["y", "p"])

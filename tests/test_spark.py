@@ -281,3 +281,9 @@ def test_matrix_arguments_from_array_columns(spark) -> None:
     mse = aggregate(df, sm.MeanSquaredError(multioutput="raw_values"), ["t", "p"])
     want = sm.MeanSquaredError(multioutput="raw_values").update(t, p).compute()
     assert np.allclose(mse.compute(), want, rtol=1e-12)
+
+
+def test_a_pandas_frame_is_named_as_the_wrong_argument() -> None:
+    # 0.8.16: AttributeError: 'DataFrame' object has no attribute 'schema' (review).
+    with pytest.raises(sm.InputError, match=r"df: .*pandas\.DataFrame.*createDataFrame"):
+        aggregate(pd.DataFrame({"y": [0, 1], "p": [0, 1]}), sm.Accuracy(), ["y", "p"])

@@ -174,3 +174,21 @@ def test_interval_and_bootstrap_refusals_name_the_wrapper_that_works():
     ]:
         with pytest.raises(sm.InputError, match=advice):
             sm.Bootstrap(wrapper)
+
+
+def test_a_metric_class_where_an_instance_belongs_is_told_so() -> None:
+    # 0.8.16: "expected a streammetrics metric, got <class ...>", which reads as a metric
+    # passed, refused (review).
+    from streammetrics.serving import StateDirectory
+
+    for make in (
+        lambda: sm.MetricCollection(a=sm.Accuracy),
+        lambda: sm.Sliced(sm.ROCAUC),
+        lambda: sm.Bootstrap(sm.Accuracy),
+    ):
+        with pytest.raises(
+            sm.InputError, match=r"got the class \w+, not a metric: give an instance"
+        ):
+            make()
+    with pytest.raises(sm.InputError, match="path:"):  # (a bare TypeError before)
+        StateDirectory(123)

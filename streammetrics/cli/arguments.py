@@ -54,6 +54,12 @@ def _data_options(e: argparse.ArgumentParser, required: bool) -> None:
         "default), logits (raw model outputs) or any real scale",
     )
     e.add_argument(
+        "--pos-label",
+        metavar="LABEL",
+        help="the positive class of f1, precision and recall (default 1), as the --y-true "
+        "column reads it: text ('yes'), or a whole number unless --labels-as-text",
+    )
+    e.add_argument(
         "--labels-as-text",
         action="store_true",
         help="read label, group, query and --by columns as text (default: numbers where a "

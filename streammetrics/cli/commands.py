@@ -204,6 +204,7 @@ _DATA_ONLY = (
     "reference",
     "format",
     "score_type",
+    "pos_label",
     "labels_as_text",
     "by",
     "batch_size",

@@ -114,6 +114,8 @@ class Member:
     metric: Metric
     family: str
     kind: str
+    #: Whether ``--pos-label`` went to this metric.
+    positive: bool = False
 
     def needs(self) -> tuple[tuple[str, str], ...]:
         return INPUTS[self.kind]
@@ -124,7 +126,30 @@ def known_names() -> list[str]:
     return sorted({*METRICS, *(f"{n}@10" for n in AT_K)})
 
 
+#: Names users type for a metric the table calls otherwise (for the "did you mean" hint only).
+_ALIASES = {
+    "auc": "roc_auc",
+    "auroc": "roc_auc",
+    "rocauc": "roc_auc",
+    "ap": "average_precision",
+    "auprc": "average_precision",
+    "acc": "accuracy",
+    "f1_score": "f1",
+    "f_1": "f1",
+    "logloss": "log_loss",
+    "brier": "brier_score",
+    "ece": "calibration_error",
+    "kappa": "cohen_kappa",
+}
+
+
 def _suggest(name: str) -> str:
+    name = name.strip().lower()
+    cut = re.fullmatch(r"([a-z_]+)@[1-9][0-9]*", name)
+    if name in METRICS or (cut and cut.group(1) in AT_K):
+        return name  # (another case: ROC_AUC)
+    if name in _ALIASES:
+        return _ALIASES[name]
     base, at, k = name.partition("@")
     if not (k.isascii() and k.isdigit() and int(k) >= 1):
         k = "10"  # (0.8.15 suggested the name back with the user's own invalid K: ndcg@-1)
@@ -153,14 +178,19 @@ def _entry(name: str) -> tuple[str, str, dict[str, Any], str]:
             f"metric {name!r}: the cut-off K must be a whole number of at least 1, "
             f"as in {base + '@10'!r}"
         )
+    if "," in name:  # (0.8.16 suggested one of them)
+        names = [n.strip() for n in name.split(",") if n.strip()]
+        repeated = " ".join(f"--metric {n}" for n in names)
+        raise CLIError(f"metric {name!r}: give each metric its own --metric, as in {repeated}")
     hint = _suggest(name)
     did = f"did you mean {hint!r}? " if hint else ""
     raise CLIError(f"unknown metric {name!r}; {did}known names: {', '.join(known_names())}")
 
 
-def make_metric(name: str, score_type: str | None = None) -> Member:
+def make_metric(name: str, score_type: str | None = None, pos_label: Any = None) -> Member:
     """A fresh metric for ``name``; ``CLIError`` naming the closest known name if unknown.
-    ``score_type`` (``--score-type``) goes to the metrics that take one, and only to them."""
+    ``score_type`` (``--score-type``) goes to the metrics that take one, and only to them;
+    ``pos_label`` (``--pos-label``) to the binary ones that take one (not ``f1_macro``)."""
     module_name, class_name, kwargs, kind = _entry(name)
     try:
         module = importlib.import_module(f"streammetrics.{module_name}")
@@ -174,7 +204,10 @@ def make_metric(name: str, score_type: str | None = None) -> Member:
         )
     if score_type is not None and "score_type" in inspect.signature(klass).parameters:
         kwargs = {**kwargs, "score_type": score_type}
-    return Member(name, klass(**kwargs), module_name, kind)
+    takes_label = "pos_label" in inspect.signature(klass).parameters and "average" not in kwargs
+    if pos_label is not None and takes_label:
+        kwargs = {**kwargs, "pos_label": pos_label}
+    return Member(name, klass(**kwargs), module_name, kind, pos_label is not None and takes_label)
 
 
 def check_columns(member: Member, args: Any) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sys
 from collections.abc import Callable
 from contextlib import closing
@@ -183,13 +184,23 @@ def _as_key(column: np.ndarray) -> np.ndarray:
     return column.astype(str) if column.dtype.kind == "b" else column
 
 
+def _pos_label(args: argparse.Namespace) -> Any:
+    """``--pos-label`` as the label column reads it: text with ``--labels-as-text`` or when
+    it is not a whole number, else that number."""
+    given = getattr(args, "pos_label", None)
+    if given is None or getattr(args, "labels_as_text", False):
+        return given
+    return int(given) if re.fullmatch(r"[+-]?[0-9]+", given.strip()) else given
+
+
 def build(names: list[str], args: argparse.Namespace) -> Plan:
     members: dict[str, Member] = {}
     score_type = getattr(args, "score_type", None)
+    pos_label = _pos_label(args)
     for name in names:
         if name in members:
             continue
-        member = make_metric(name, score_type)
+        member = make_metric(name, score_type, pos_label)
         check_columns(member, args)
         members[name] = member
     if score_type is not None and not any(
@@ -198,6 +209,11 @@ def build(names: list[str], args: argparse.Namespace) -> Plan:
         raise CLIError(
             "--score-type: none of the metrics takes a score type (roc_auc, average_precision, "
             "gauc and the curves do)"
+        )
+    if pos_label is not None and not any(m.positive for m in members.values()):
+        raise CLIError(
+            "--pos-label: none of the metrics takes a positive class (f1, precision and recall "
+            "do; f1_macro and the other averages score every class)"
         )
     return Plan(list(members.values()), args)
 
@@ -260,6 +276,11 @@ def stream(
                         hint = ""
                         if 'pass score_type="logit"' in str(exc):
                             hint = " (on the command line: --score-type logit, or real)"
+                        if str(exc).startswith("pos_label:"):
+                            hint = (
+                                " (on the command line: --pos-label LABEL names the positive "
+                                "class; f1_macro, precision_macro, ... score every class)"
+                            )
                         if "labels, but this state holds" in str(exc) and not src.text:
                             # Earlier chunks held numbers only, this one text only.
                             hint = " (pass --labels-as-text to read every label as text)"

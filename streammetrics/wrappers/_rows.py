@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from .._inputs import as_array, check_text
-from ..base import Metric
+from ..base import Metric, not_a_metric
 from ..errors import InputError
 
 __all__ = ["Rows", "batch_length", "column_names", "groups", "joint_codes", "one_kind"]
@@ -352,7 +352,7 @@ def template(metric: Any, what: str, takes: str | None = None) -> Metric:
     from ..base import registered_metrics
 
     if not isinstance(metric, Metric):
-        raise InputError(f"metric: expected a streammetrics metric, got {metric!r}")
+        raise not_a_metric("metric", metric)
     if registered_metrics().get(type(metric)._wire_name) is not type(metric):
         raise InputError(
             f"metric: {type(metric).__name__} is not a registered metric class, so {what} "

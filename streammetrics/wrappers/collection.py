@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from .._codec import COUNT_LIMIT
-from ..base import GUARDED_METHODS, Metric, metric_from_spec, metric_spec
+from ..base import GUARDED_METHODS, Metric, metric_from_spec, metric_spec, not_a_metric
 from ..errors import InputError
 from ._rows import row_keywords
 
@@ -92,7 +92,7 @@ class MetricCollection(Metric):
             raise InputError("MetricCollection: give at least one metric, as name=metric")
         for name, metric in metrics.items():
             if not isinstance(metric, Metric):
-                raise InputError(f"{name}: expected a streammetrics metric, got {metric!r}")
+                raise not_a_metric(name, metric)
             if name.startswith("_") or hasattr(MetricCollection, name):
                 raise InputError(f"{name}: this name is taken by the collection itself; rename it")
         self._names = list(metrics)
