@@ -201,7 +201,12 @@ def sync(metric: _M, group: Any = None) -> _M:
     odd = [r for r in range(world) if digests[r] != digests[0]]
     if odd:  # every rank sees the same headers, so every rank raises here, and none waits
         names = [bytes(h[_NAME]).rstrip(b"\0").decode(errors="replace") for h in rows]
-        desc = ", ".join(f"rank {r} has a {names[r]}" for r in odd)
+        desc = ", ".join(
+            f"rank {r} has a {names[r]} of another configuration"
+            if names[r] == names[0]
+            else f"rank {r} has a {names[r]}"
+            for r in odd
+        )  # (the header carries a digest of the configuration, not the configuration)
         raise IncompatibleStateError(
             f"sync: ranks hold metrics of another class or configuration than rank 0's "
             f"{names[0]}: {desc} (this is rank {rank})"

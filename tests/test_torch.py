@@ -269,6 +269,10 @@ def test_mismatched_ranks_fail_on_every_rank(synced):
             assert err.exists(), f"{name}: rank {r} did not raise"
             text = err.read_text()
             assert f"rank {odd} has a" in text and f"this is rank {r}" in text, text
+            # The same class on both sides reads as a contradiction unless the message says
+            # the configuration differs (a new user's review, 0.8.16).
+            if name == "bad_config":
+                assert "of another configuration" in text, text
 
 
 def test_merging_holds_world_size_times_the_largest_state_on_the_wire(synced):
