@@ -125,11 +125,18 @@ class Rows:
         cols += [v for is_row, v in self.kwargs.values() if is_row]
         return [v if isinstance(v, np.ndarray) else None for v in cols]
 
-    def feed(self, metric: Metric, idx: np.ndarray | None, **extra: Any) -> Metric:
-        """Update ``metric`` with the rows ``idx`` (all rows when ``None``)."""
+    def feed(
+        self, metric: Metric, idx: np.ndarray | None, direct: bool = False, **extra: Any
+    ) -> Metric:
+        """Update ``metric`` with the rows ``idx`` (all rows when ``None``). ``direct``: by
+        its update itself, past its lock and per-request buffer (a wrapper's private copy, to
+        be folded at once anyway: the buffer and the fold cost a second update)."""
         args = [self._take(c, idx) for c in self.args]
         kwargs = {k: self._take(c, idx) for k, c in self.kwargs.items()}
         kwargs.update(extra)
+        if direct:
+            type(metric).update.__sm_raw__(metric, *args, **kwargs)  # type: ignore[attr-defined]
+            return metric
         out: Metric = metric.update(*args, **kwargs)  # type: ignore[attr-defined]
         return out
 
