@@ -66,6 +66,30 @@ def test_report_prints_what_eval_prints_and_writes_a_page(capsys, tmp_path) -> N
     assert "certified sketch bound" in page
 
 
+def test_an_exact_gauc_shows_no_sketch_bound(capsys, tmp_path) -> None:
+    # Every group within max_exact: GAUC's bound is 0, and 0.8.16's page showed "± 0
+    # (certified sketch bound)" beside a value no sketch touched (a new user's review).
+    out = tmp_path / "gauc.html"
+    status, _, err = run(
+        capsys,
+        "report",
+        str(DATA),
+        "--metric",
+        "gauc",
+        "--y-true",
+        "y_true",
+        "--y-score",
+        "y_score",
+        "--group",
+        "user_id",
+        "-o",
+        str(out),
+    )
+    assert status == 0, err
+    page = out.read_text()
+    assert "<td>gauc</td>" in page and "± 0 " not in page and "sketch bound" not in page
+
+
 def test_report_table_matches_eval_table(capsys, tmp_path) -> None:
     _, table, _ = run(capsys, "eval", str(DATA), "--metric", "f1", *BINARY)
     _, report, _ = run(

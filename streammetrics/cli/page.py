@@ -305,7 +305,7 @@ def _summary_rows(name: str, metric: Metric, level: float) -> list[tuple[str, st
     bound = getattr(metric, "error_bound", None)
     if callable(bound) and not metric.config.get("exact", True):
         b = bound()
-        if isinstance(b, float) and math.isfinite(b):
+        if isinstance(b, float) and math.isfinite(b) and b > 0:  # (0: every entry exact)
             extra = f"± {b:.2g} (certified sketch bound)"
     interval = _interval_text(interval_or_none(metric, level), level)  # "": no closed form
     return [(flat[0][0], flat[0][1], " ".join(t for t in (extra, interval) if t))]
