@@ -76,9 +76,43 @@ def check_columns(metric: Any, columns: Any, by: Any) -> tuple[list[Column], dic
             ) from None
     if not positional and not keywords:
         raise InputError("columns: name at least one column")
+    _fits_update(metric, positional, keywords)
     if by is not None:
         _column_name(by, "by")
     return positional, keywords
+
+
+def _fits_update(metric: Metric, positional: list[Column], keywords: dict[str, Column]) -> None:
+    """``InputError`` naming ``columns`` when they cannot be ``metric.update``'s arguments (too
+    many, an unknown keyword, a required argument missing), on the driver: 0.8.16 let the
+    workers fail with a ``TypeError`` (Dask) or a Java stack (Spark)."""
+    update = type(metric).update  # type: ignore[attr-defined]
+    params = list(inspect.signature(getattr(update, "__sm_raw__", update)).parameters.values())
+    params = params[1:]  # (self)
+    kinds = inspect.Parameter
+    if any(p.kind in (kinds.VAR_POSITIONAL, kinds.VAR_KEYWORD) for p in params):
+        return  # (a wrapper passes its arguments on: the wrapped metric judges them)
+    takes = [p for p in params if p.kind in (kinds.POSITIONAL_ONLY, kinds.POSITIONAL_OR_KEYWORD)]
+    name = type(metric).__name__
+    if len(positional) > len(takes):
+        raise InputError(
+            f"columns: {len(positional)} columns, but {name}.update takes at most {len(takes)} "
+            f"by position ({', '.join(p.name for p in takes)})"
+        )
+    known = {p.name for p in params}
+    unknown = sorted(k for k in keywords if k not in known)
+    if unknown:
+        raise InputError(f"columns: {name}.update takes no argument {unknown[0]!r}")
+    given = {p.name for p in takes[: len(positional)]} | set(keywords)
+    missing = [
+        p.name
+        for p in params
+        if p.default is inspect.Parameter.empty
+        and p.kind is not kinds.KEYWORD_ONLY
+        and p.name not in given
+    ]
+    if missing:
+        raise InputError(f"columns: {name}.update needs {missing[0]!r}; name its column too")
 
 
 def present_names(
@@ -283,7 +317,12 @@ def row_shares(
     from .states.labels import key_hash
 
     columns = {c: np.asarray(frame[c].to_numpy()) for c in needed}
-    labels = as_labels(columns[key], name)
+    try:
+        labels = as_labels(columns[key], name)
+    except InputError as exc:  # (named as the unkeyed path names a column's faults)
+        raise InputError(
+            f"column {key!r}, {exc} (row numbers count within one partition)"
+        ) from None
     share = (key_hash(labels) % np.uint64(parts)).astype(np.uint8 if parts <= 256 else np.intp)
     order = np.argsort(share, kind="stable")  # a radix sort for uint8: linear
     edges = np.searchsorted(share[order], np.arange(parts + 1)).tolist()

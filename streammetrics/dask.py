@@ -11,6 +11,7 @@ from typing import Any
 from . import _engines
 from ._heap import with_roomy_heap
 from ._inputs import config_int
+from ._keyed import MAX_PARTS
 from .base import Metric, loads
 from .errors import InputError
 
@@ -125,7 +126,7 @@ def aggregate(
             f"ddf: expected a dask.dataframe.DataFrame, got {_engines.type_name(ddf)}{hint}"
         )
     if key_parts is not None:
-        key_parts = config_int(key_parts, "key_parts", minimum=0)
+        key_parts = config_int(key_parts, "key_parts", minimum=0, maximum=MAX_PARTS)
     positional, keywords = _engines.check_columns(metric, columns, by)
     positional, keywords, by = _engines.present_names(ddf.columns, positional, keywords, by)
     needed = list(dict.fromkeys([*positional, *keywords.values(), *([] if by is None else [by])]))

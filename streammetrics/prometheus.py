@@ -142,6 +142,11 @@ class MetricsCollector:
         lock: Any = None,
     ) -> None:
         _client()
+        if not (isinstance(source, Metric) or callable(source)):
+            # (0.8.16 took any value and failed at every scrape)
+            raise InputError(
+                f"source: expected a metric or a function returning one, got {source!r}"
+            )
         self._source = source
         if not isinstance(namespace, str) or not _METRIC_NAME.fullmatch(namespace):
             raise InputError(
@@ -149,6 +154,8 @@ class MetricsCollector:
                 "([a-zA-Z_:][a-zA-Z0-9_:]*)"
             )
         self._namespace = namespace
+        if labels is not None and not isinstance(labels, dict):
+            raise InputError(f"labels: expected a dict of label name -> value, got {labels!r}")
         self._labels = dict(labels or {})
         for key in self._labels:
             if not isinstance(key, str) or not _LABEL_NAME.fullmatch(key) or key.startswith("__"):

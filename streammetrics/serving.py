@@ -54,6 +54,8 @@ from collections.abc import Iterable, Iterator
 from types import FrameType
 from typing import Any
 
+import numpy as np
+
 from . import _codec
 from ._state_files import file_lock, host, process_token, read_regular, write_atomic
 from .base import Metric, loads, metric_spec
@@ -72,7 +74,7 @@ class StateFileWarning(UserWarning):
 def _seconds(value: Any, name: str) -> float:
     if isinstance(value, _dt.timedelta):
         value = value.total_seconds()
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer)):
         raise InputError(f"{name} must be a number of seconds or a timedelta, got {value!r}")
     seconds = float(value)
     if not seconds >= 0 or seconds == float("inf"):

@@ -16,6 +16,7 @@ from typing import Any, cast
 
 from . import _codec, _engines, errors
 from ._inputs import config_int
+from ._keyed import MAX_PARTS
 from .base import Metric, loads
 from .errors import InputError
 
@@ -36,7 +37,7 @@ def aggregate(
     A keyed metric (``GAUC``, the ranking metrics) reduces in parallel by key: each partition's
     state is split by a hash of its key (groups, query ids) into ``key_parts`` pieces, Spark
     merges the pieces of each share of the keys in its own task, and the driver joins the
-    shares' states, of disjoint keys, one at a time (``docs/streams.md``).
+    shares' states, of disjoint keys, all at once as they arrive (``docs/streams.md``).
 
     Parameters
     ----------
@@ -68,7 +69,7 @@ def aggregate(
         raise InputError(
             f"df: expected a pyspark.sql.DataFrame, got {_engines.type_name(df)}{hint}"
         )
-    key_parts = config_int(key_parts, "key_parts", minimum=0)
+    key_parts = config_int(key_parts, "key_parts", minimum=0, maximum=MAX_PARTS)
     # Spark names columns with strings: an integer name is read as its string ("0"), as
     # 0.8.7 read every name, or else reported missing just below.
     names = _engines.present_names(df.columns, *_engines.check_columns(metric, columns, by), by)

@@ -339,3 +339,22 @@ def test_a_pandas_frame_is_named_as_the_wrong_argument() -> None:
     # 0.8.16: AttributeError: 'DataFrame' object has no attribute 'to_delayed' (review).
     with pytest.raises(sm.InputError, match=r"ddf: .*pandas\.DataFrame.*from_pandas"):
         aggregate(pd.DataFrame({"y": [0, 1], "p": [0, 1]}), sm.Accuracy(), ["y", "p"])
+
+
+def test_columns_that_do_not_fit_update_are_named_on_the_driver(client) -> None:
+    # 0.8.16: a TypeError from the workers (too many columns), or a bare "groups: ..." with no
+    # column named from the keyed path (an engines review).
+    df = dd.from_pandas(
+        pd.DataFrame({"y": [0, 1] * 10, "p": [0.1, 0.9] * 10, "g": [1.0, float("nan")] * 10}),
+        npartitions=2,
+    )
+    with pytest.raises(sm.InputError, match="takes at most 3 by position"):
+        aggregate(df, sm.ROCAUC(), ["y", "p", "g", "y"])
+    with pytest.raises(sm.InputError, match="needs 'groups'"):
+        aggregate(df, sm.GAUC(), ["y", "p"])
+    with pytest.raises(sm.InputError, match="takes no argument 'bogus'"):
+        aggregate(df, sm.ROCAUC(), {"y_true": "y", "bogus": "p"})
+    with pytest.raises(sm.InputError, match="column 'g'"):
+        aggregate(df, sm.GAUC(), ["y", "p", "g"])
+    with pytest.raises(sm.InputError, match="key_parts"):
+        aggregate(df, sm.GAUC(), ["y", "p", "g"], key_parts=2**21)

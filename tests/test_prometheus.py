@@ -285,3 +285,11 @@ def test_without_prometheus_client_both_entry_points_name_the_extra(monkeypatch)
     ):
         with pytest.raises(ImportError, match=r"pip install 'streammetrics\[prometheus\]'"):
             call()
+
+
+def test_a_source_that_is_no_metric_is_refused_when_given() -> None:
+    # 0.8.16 took any source and failed at every scrape; labels="ab" raised ValueError.
+    with pytest.raises(sm.InputError, match="source:"):
+        MetricsCollector("x")
+    with pytest.raises(sm.InputError, match="labels:"):
+        MetricsCollector(sm.Accuracy(), labels="ab")

@@ -768,3 +768,11 @@ def test_collect_skips_a_fifo_named_like_a_state(tmp_path: Path) -> None:
         issubclass(w.category, StateFileWarning) and "not a regular file" in str(w.message)
         for w in caught
     )
+
+
+def test_numpy_integer_seconds_are_seconds(tmp_path) -> None:
+    # np.float64 passed (a float) and np.int64 was refused (an engines review, 0.8.16).
+    d = StateDirectory(str(tmp_path))
+    assert d.prune(np.int64(3600)) == [] and d.prune(np.float64(3600.0)) == []
+    with pytest.raises(sm.InputError, match="older_than"):
+        d.prune(np.bool_(True))
