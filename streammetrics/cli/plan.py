@@ -190,7 +190,12 @@ def _pos_label(args: argparse.Namespace) -> Any:
     given = getattr(args, "pos_label", None)
     if given is None or getattr(args, "labels_as_text", False):
         return given
-    return int(given) if re.fullmatch(r"[+-]?[0-9]+", given.strip()) else given
+    if not re.fullmatch(r"[+-]?[0-9]+", given.strip()):
+        return given
+    value = int(given)
+    if not -(2**63) <= value < 2**63:  # (no label column reads past int64)
+        raise CLIError(f"--pos-label {given}: a whole number past 64 bits is no label")
+    return value
 
 
 def build(names: list[str], args: argparse.Namespace) -> Plan:
