@@ -235,6 +235,8 @@ def test_pos_label_names_the_positive_class_of_the_binary_metrics(capsys, tmp_pa
     assert status == 0 and json.loads(out)["metrics"]["f1"] == pytest.approx(2 / 3)
     status, _, err = _eval(capsys, numbers, "--metric", "f1_macro", *cols, "--pos-label", "1")
     assert status == 1 and "--pos-label: none of the metrics" in err
+    status, out, _ = _eval(capsys, numbers, "--metric", "f1", *cols, "--pos-label", "0.0")
+    assert status == 0 and json.loads(out)["metrics"]["f1"] == pytest.approx(0.5)  # (as 0)
     status, _, err = _eval(capsys, numbers, "--metric", "f1", *cols, "--pos-label", "9" * 30)
     assert status == 1 and "past 64 bits" in err  # (a traceback in the first cut: review)
 

@@ -190,9 +190,10 @@ def _pos_label(args: argparse.Namespace) -> Any:
     given = getattr(args, "pos_label", None)
     if given is None or getattr(args, "labels_as_text", False):
         return given
-    if not re.fullmatch(r"[+-]?[0-9]+", given.strip()):
+    whole = re.fullmatch(r"([+-]?[0-9]+)(?:\.0*)?", given.strip())  # (1.0: as a column reads it)
+    if not whole:
         return given
-    value = int(given)
+    value = int(whole.group(1))
     if not -(2**63) <= value < 2**63:  # (no label column reads past int64)
         raise CLIError(f"--pos-label {given}: a whole number past 64 bits is no label")
     return value
