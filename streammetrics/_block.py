@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import copy as _copy
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from typing import Any, ClassVar, TypeVar
+
+import numpy as np
 
 from . import _codec
 
@@ -85,6 +88,26 @@ class StateBlock(ABC):
         their arrays instead of writing into them may share those arrays with ``self``."""
         return self.copy()
 
+    def remembered(self, name: str, version: tuple[Any, ...], make: Callable[[], Any]) -> Any:
+        """``make()``, a value read off this block, kept with ``version``: the objects it was
+        read from (arrays compared by identity, other values by equality). For blocks whose
+        updates and merges replace their arrays, never write into them, the same objects mean
+        the same contents, so reads of an unchanged state share one pass (``compute()``,
+        ``interval()``, ``error_bound()``). The memory is the block's own: copies and pickles
+        start without it, and it is never on the wire."""
+        memo: dict[str, tuple[tuple[Any, ...], Any]] = self.__dict__.setdefault("_memo", {})
+        found = memo.get(name)
+        if found is not None and _same_version(found[0], version):
+            return found[1]
+        value = make()
+        memo[name] = (version, value)
+        return value
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        state.pop("_memo", None)  # (see remembered)
+        return state
+
     def __eq__(self, other: object) -> bool:
         if type(self) is not type(other):
             return NotImplemented
@@ -92,3 +115,10 @@ class StateBlock(ABC):
         return _codec.encode(self.to_wire()) == _codec.encode(other.to_wire())
 
     __hash__ = None  # type: ignore[assignment]
+
+
+def _same_version(held: tuple[Any, ...], now: tuple[Any, ...]) -> bool:
+    return len(held) == len(now) and all(
+        a is b or (not isinstance(a, np.ndarray) and not isinstance(b, np.ndarray) and a == b)
+        for a, b in zip(held, now, strict=True)
+    )

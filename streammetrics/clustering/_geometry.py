@@ -453,10 +453,7 @@ class _Geometry(Metric, register=False):
         var = np.bincount(codes, weights=weight * dq * dq, minlength=k)
         slope = np.where(var > 0, cov / np.where(var > 0, var, 1.0), 0.0)
         known = m.m2 / m.counts
-        starts = s.segments()
-        present = np.diff(np.append(starts, len(codes))) > 0
-        top = np.zeros(k)
-        top[present] = np.maximum.reduceat(sq, starts[present])
+        top = s.per_key(sq, np.maximum)
         spread = 3.0 * np.sqrt(var / held) / np.sqrt(held)  # (three standard errors)
         trusted = (known <= top) & (np.abs(known - mean_q) <= spread)
         corrected = np.maximum(mean_d + slope * (known - mean_q), 0.0)

@@ -506,29 +506,12 @@ class ScoreBuckets(StateBlock):
         return out
 
     def derived(self, name: str, make: Callable[[], Any]) -> Any:
-        """``make()`` (a value read off this store), remembered with the arrays it was read
-        from: no method writes into a store's arrays (updates and merges replace them), so
-        while they are the same objects the value holds (``compute()``, ``interval()`` and
-        ``error_bound()`` of an unchanged exact ``ROCAUC`` share one pass). The memory is this
-        block's own: copies start without it, and it is never on the wire."""
+        """``make()`` (a value read off this store), once per state: no method writes into a
+        store's arrays (updates and merges replace them), so their identity is its version
+        (:meth:`~streammetrics.base.StateBlock.remembered`)."""
         self._flush()
-        arrays = (self._keys, self._pos, self._neg, self._lo, self._hi)
-        memo: dict[str, tuple[tuple[Any, ...], Any, Any]] | None = self.__dict__.get("_memo")
-        if memo is None:
-            memo = self.__dict__["_memo"] = {}
-        found = memo.get(name)
-        if (
-            found is not None
-            and found[2] == self._bits
-            and all(a is b for a, b in zip(found[0], arrays, strict=True))
-        ):
-            return found[1]
-        value = make()
-        memo[name] = (arrays, value, self._bits)
-        return value
-
-    def __getstate__(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if k != "_memo"}  # (see derived)
+        version = (self._keys, self._pos, self._neg, self._lo, self._hi, self._bits)
+        return self.remembered(name, version, make)
 
     def merge_target(self) -> ScoreBuckets:
         """A copy sharing this store's arrays: no method writes into a store's arrays (updates

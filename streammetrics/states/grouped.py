@@ -259,20 +259,10 @@ class GroupedScores(StateBlock):
         return self._main
 
     def derived(self, name: str, make: Callable[[_Table], Any]) -> Any:
-        """``make(self.table())``, remembered with the table it was made from: tables are
-        replaced, never written in place, so while the table is the same object the value
-        holds (a metric's ``compute()`` and ``interval()`` read the same per-group sums). The
-        memory is this block's own: copies start without it, and it is never on the wire."""
+        """``make(self.table())``, once per table: tables are replaced, never written in place,
+        so the table is its version (:meth:`~streammetrics.base.StateBlock.remembered`)."""
         table = self.table()
-        memo: dict[str, tuple[_Table, Any]] | None = self.__dict__.get("_memo")
-        if memo is None:
-            memo = self.__dict__["_memo"] = {}
-        found = memo.get(name)
-        if found is not None and found[0] is table:
-            return found[1]
-        value = make(table)
-        memo[name] = (table, value)
-        return value
+        return self.remembered(name, (table,), lambda: make(table))
 
     # -- merging -------------------------------------------------------------------------------
 
@@ -420,9 +410,6 @@ class GroupedScores(StateBlock):
 
     def __deepcopy__(self, memo: dict[int, Any]) -> GroupedScores:
         return self.copy()  # arrays are never written in place, so sharing them is safe
-
-    def __getstate__(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if k != "_memo"}  # (see derived)
 
     # -- wire ----------------------------------------------------------------------------------
 

@@ -249,14 +249,19 @@ class BottomKSample(StateBlock):
 
     # -- views -------------------------------------------------------------------------------
 
-    def held(self) -> np.ndarray:
-        """Per key: the rows its sample stands for (the sum of its kept rows' counts)."""
-        out: np.ndarray = np.zeros(len(self.keys), dtype=np.int64)
+    def per_key(self, values: np.ndarray, reduce: np.ufunc = np.add) -> np.ndarray:
+        """Per key, ``reduce`` over ``values`` of its kept rows (one value per kept row; 0 for
+        a key keeping none)."""
+        out: np.ndarray = np.zeros(len(self.keys), dtype=values.dtype)
         if len(self.codes):
             starts = self.segments()
             present = np.flatnonzero(np.diff(np.append(starts, len(self.codes))) > 0)
-            out[present] = np.add.reduceat(self.mult, starts[present])
+            out[present] = reduce.reduceat(values, starts[present])
         return out
+
+    def held(self) -> np.ndarray:
+        """Per key: the rows its sample stands for (the sum of its kept rows' counts)."""
+        return self.per_key(self.mult)
 
     def complete(self) -> np.ndarray:
         """Per key: True while the sample holds every row the key has seen (at most
