@@ -351,9 +351,17 @@ class GroupedScores(StateBlock):
         )
         by_group = np.argsort(g, kind="stable")
         dtype = np.result_type(*(t.pos.dtype for t in tables))
+        # Every column is concatenated into this one buffer before its gather: a fresh
+        # concatenation per column faulted in its pages each time (a joined state is as large
+        # as its rows; 0.1-0.3 s of a cold join of 4M entries).
+        scratch = np.empty(len(g) * 8, dtype=np.uint8)
 
         def column(name: str) -> np.ndarray:
-            out: np.ndarray = np.concatenate([getattr(t, name) for t in tables])[by_group]
+            parts = [getattr(t, name) for t in tables]
+            kind = np.result_type(*parts)
+            joined = scratch[: len(g) * kind.itemsize].view(kind)
+            np.concatenate(parts, out=joined)
+            out: np.ndarray = joined.take(by_group)
             return out
 
         rows = np.concatenate([p.rows for p in parts])[order]
