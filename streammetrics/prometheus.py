@@ -30,6 +30,14 @@ Served series (``namespace`` defaults to ``streammetrics``):
 
 A tuple result (``PRCurve``'s precision, recall and thresholds, of different lengths) is
 flattened item by item: ``pr.0.3`` is the fourth precision.
+
+With ``interval=LEVEL`` (0.8.18), each value that has a confidence interval (``interval()``;
+a ``Sliced``'s ``intervals()``, one per slice) is served with its ends as
+``<namespace>_value_lower`` and ``<namespace>_value_upper``, under the same labels as its
+value: a dashboard draws the band, and an alert can ask whether a drop left it. Values
+without a closed-form interval (``NoIntervalError``: tables, clustering indices, BLEU, mAP)
+and the values of ``TumblingWindows`` have no bounds series. The ends are computed from the
+same snapshot as the values.
 """
 
 from __future__ import annotations
@@ -43,7 +51,8 @@ from typing import Any
 import numpy as np
 
 from .base import Metric
-from .errors import InputError
+from .errors import InputError, NoIntervalError
+from .uncertainty import check_level
 
 __all__ = ["DEFAULT_PORT", "MetricsCollector", "serve"]
 
@@ -121,6 +130,9 @@ class MetricsCollector:
         Held while copying the metric before computing. Not needed since 0.2: every metric is
         thread-safe, so a scrape never sees a half-applied update. Kept for code that takes the
         same lock around its own ``update`` calls.
+    interval : float, optional
+        A confidence level in (0, 1), e.g. ``0.95``: each value with a confidence interval is
+        also served as ``<namespace>_value_lower`` and ``<namespace>_value_upper``.
 
     Examples
     --------
@@ -140,6 +152,8 @@ class MetricsCollector:
         namespace: str = "streammetrics",
         labels: dict[str, str] | None = None,
         lock: Any = None,
+        *,
+        interval: float | None = None,
     ) -> None:
         _client()
         if not (isinstance(source, Metric) or callable(source)):
@@ -170,6 +184,10 @@ class MetricsCollector:
                 "label of that name would merge the series (choose another name)"
             )
         self._lock = lock
+        try:
+            self._level = None if interval is None else check_level(interval)
+        except InputError as exc:
+            raise InputError(f"interval: {str(exc).split(': ', 1)[1]}") from None
 
     def _snapshot(self) -> Metric | None:
         source = (
@@ -213,6 +231,8 @@ class MetricsCollector:
                 for key, v in _flat(name, part.compute()):
                     values.add_metric([key, *unwindowed, *self._consts(const)], v)
         yield values
+        if self._level is not None:
+            yield from self._bounds(parts, names, unwindowed, const)
         rows = GaugeMetricFamily(f"{ns}_rows", "Rows in the state", labels=const)
         rows.add_metric(self._consts(const), float(metric.count))
         yield rows
@@ -228,6 +248,43 @@ class MetricsCollector:
                 named = [] if top else [name]
                 dropped.add_metric([*named, *self._consts(const)], float(window.dropped))
             yield dropped
+
+    def _bounds(
+        self,
+        parts: list[tuple[str, Metric]],
+        names: list[str],
+        unwindowed: list[str],
+        const: list[str],
+    ) -> Iterator[Any]:
+        """The ``_value_lower`` and ``_value_upper`` families: each value's interval ends."""
+        from prometheus_client.core import GaugeMetricFamily
+
+        from .wrappers.sliced import Sliced
+        from .wrappers.tumbling import TumblingWindows
+
+        assert self._level is not None
+        what = f"confidence interval at level {self._level:g}"
+        ns = self._namespace
+        lower = GaugeMetricFamily(f"{ns}_value_lower", f"Lower end of each {what}", labels=names)
+        upper = GaugeMetricFamily(f"{ns}_value_upper", f"Upper end of each {what}", labels=names)
+        consts = self._consts(const)
+        for name, part in parts:
+            if isinstance(part, TumblingWindows):
+                continue
+            try:
+                if isinstance(part, Sliced):
+                    ends = part.intervals(self._level)
+                    low: Any = {k: b[0] for k, b in ends.items()}
+                    high: Any = {k: b[1] for k, b in ends.items()}
+                else:
+                    low, high = part.interval(self._level)
+            except NoIntervalError:
+                continue
+            for (key, a), (_, b) in zip(_flat(name, low), _flat(name, high), strict=True):
+                lower.add_metric([key, *unwindowed, *consts], a)
+                upper.add_metric([key, *unwindowed, *consts], b)
+        yield lower
+        yield upper
 
     def _consts(self, names: list[str]) -> list[str]:
         return [str(self._labels[k]) for k in names]
@@ -257,6 +314,7 @@ def serve(
     labels: dict[str, str] | None = None,
     lock: threading.Lock | None = None,
     registry: Any = None,
+    interval: float | None = None,
 ) -> tuple[Any, Any, MetricsCollector]:
     """Serve ``source`` on ``http://addr:port/metrics`` from a background thread.
 
@@ -267,11 +325,14 @@ def serve(
     listening socket: without it the port stays bound, and clients connect and hang).
     ``port`` defaults to :data:`DEFAULT_PORT` (9464; ``0`` picks a free port, read back from
     ``server.server_port``); ``addr`` defaults to loopback, so give ``"0.0.0.0"`` for a
-    Prometheus on another machine.
+    Prometheus on another machine. ``interval`` (a level such as 0.95) serves each value's
+    confidence interval beside it (:class:`MetricsCollector`).
     """
     client = _client()  # (0.8.14 imported it bare here: ModuleNotFoundError, no extra named)
     CollectorRegistry, start_http_server = client.CollectorRegistry, client.start_http_server
-    collector = MetricsCollector(source, namespace=namespace, labels=labels, lock=lock)
+    collector = MetricsCollector(
+        source, namespace=namespace, labels=labels, lock=lock, interval=interval
+    )
     registry = registry if registry is not None else CollectorRegistry()
     registry.register(collector)
     server, thread = start_http_server(port, addr=addr, registry=registry)

@@ -293,3 +293,60 @@ def test_a_source_that_is_no_metric_is_refused_when_given() -> None:
         MetricsCollector("x")
     with pytest.raises(sm.InputError, match="labels:"):
         MetricsCollector(sm.Accuracy(), labels="ab")
+
+
+def test_intervals_are_served_beside_their_values() -> None:
+    """``interval=0.95``: every value with a confidence interval gets ``_value_lower`` and
+    ``_value_upper`` series under its own labels, equal to ``interval()`` (a ``Sliced``'s
+    ``intervals()``, per slice) of the state scraped; values without one (a table, a
+    clustering index, tumbling windows) have none, and the scrape still succeeds."""
+    rng = np.random.default_rng(3)
+    y = rng.integers(0, 2, 400)
+    p = np.clip(0.3 * y + 0.7 * rng.random(400), 0, 1)
+    group = rng.choice(["a", "b.c"], 400)
+    hard = (p > 0.5).astype(int)
+    coll = sm.MetricCollection(
+        acc=sm.Accuracy(),
+        auc=sm.ROCAUC(),
+        cm=sm.ConfusionMatrix(labels=[0, 1]),
+        by=sm.Sliced(sm.Accuracy()),
+        ari=sm.AdjustedRandIndex(),
+    )
+    rows = ((y, hard), {})
+    coll.update_each(
+        {
+            "acc": rows,
+            "cm": rows,
+            "ari": rows,
+            "auc": ((y, p), {}),
+            "by": ((y, hard), {"by": group}),
+        }
+    )
+    server, thread, _ = serve(coll, port=0, labels={"model": "m1"}, interval=0.9)
+    try:
+        got = _scrape(server.server_port)
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
+    for key, (low, high) in [
+        ("acc", coll["acc"].interval(0.9)),
+        ("auc", coll["auc"].interval(0.9)),
+        ("by.a", coll["by"].intervals(0.9)["a"]),
+        ("by.b\\.c", coll["by"].intervals(0.9)["b.c"]),
+    ]:
+        value = got[f"streammetrics_value{{metric={key},model=m1}}"]
+        assert got[f"streammetrics_value_lower{{metric={key},model=m1}}"] == low < value
+        assert got[f"streammetrics_value_upper{{metric={key},model=m1}}"] == high > value
+    bounded = {k.split("metric=")[1].split(",")[0] for k in got if "_value_lower" in k}
+    assert bounded == {"acc", "auc", "by.a", "by.b\\.c"}  # no table, no ARI
+    assert not any("_value_upper" in k and "cm." in k for k in got)
+    # Without ``interval`` there are no bounds series; a bad level is refused by name.
+    assert "streammetrics_value_lower" not in _families(coll)
+    windows = TumblingWindows(sm.Accuracy(), width=10.0)
+    windows.update([0, 1], [0, 1], timestamps=[1.0, 12.0])
+    served = _families(MetricsCollector(windows, interval=0.95))
+    assert served["streammetrics_value_lower"] == [] and len(served["streammetrics_value"]) == 2
+    for bad in (1.0, 0, "0.9", True):
+        with pytest.raises(InputError, match="interval: "):
+            MetricsCollector(sm.Accuracy(), interval=bad)
