@@ -18,6 +18,8 @@ from .errors import IncompatibleStateError, InputError, StateDecodeError
 
 __all__ = ["loads", "metric_from_spec", "metric_spec"]
 
+_INT64 = np.dtype(np.int64)
+
 
 def _load_field(name: str, field: _Field, wire: Any) -> Any:
     default = field.default
@@ -45,7 +47,10 @@ def _load_field(name: str, field: _Field, wire: Any) -> Any:
         ok = type(wire) is int
     elif isinstance(default, float):
         ok = isinstance(wire, float) or type(wire) is int
-        wire = float(wire) + 0.0 if ok else wire  # -0.0 -> 0.0: what every update writes
+        # A float field declaring int64 among its dtypes keeps an int64 integer as it is
+        # (``Decayed.latest``: int64 nanoseconds lie past float64's integers).
+        kept = type(wire) is int and _INT64 in field.dtypes and -(2**63) <= wire < 2**63
+        wire = float(wire) + 0.0 if ok and not kept else wire  # -0.0 -> 0.0, as updates write
     else:
         ok = isinstance(wire, type(default))
     if not ok:

@@ -182,7 +182,8 @@ class Metric(Serialised, PerRequest):
         that returns a new value; ``None`` for a :class:`StateBlock` (it merges itself) or for a
         field the metric merges in its own ``_merge_from``. ``dtypes`` lists further dtypes an
         array field may hold besides the default's (e.g. int64 counts that become float64 once
-        weights arrive).
+        weights arrive); for a float field, ``int64`` among them keeps an integer value an
+        integer on the wire and back (``Decayed.latest``).
         """
         if name == "count" or name in self._fields:
             raise TypeError(f"state field {name!r} is reserved or declared twice")

@@ -827,3 +827,36 @@ def test_decayed_sliced_points_to_per_slice_intervals_that_hold() -> None:
     with pytest.raises(sm.NoIntervalError, match=r"window\(\).intervals\(level\)"):
         window.interval()
     assert set(window.window().intervals()) == {"a"}
+
+
+def test_decayed_counts_at_nanosecond_times_are_exact() -> None:
+    """int64 nanoseconds (about 1.7e18) lie past float64's integers: 0.8.17 kept the latest
+    time as a float64, up to 128 ns off, and ``compute()`` rescaled by it, so one fresh row
+    weighed 1.0147 at a 1 us half-life (1.0015 at 10 us) where ``at(now=latest)`` gave 1. The
+    latest time is now kept as an int, on the wire too, and every count equals the closed
+    form worked out in exact integers."""
+    T = 1_700_000_000_123_456_789
+    for half_life in (1_000_000, 10_000, 1_000):
+        d = Decayed(sm.ConfusionMatrix(labels=[0, 1]), half_life)
+        d.update([1], [1], timestamps=np.array([T], dtype=np.int64))
+        back = sm.loads(d.to_bytes())
+        assert back.latest == T and type(back.latest) is int and back == d
+        for m in (d, back):
+            assert m.compute()[1, 1] == 1.0 == m.at(T).compute()[1, 1]
+        d.update([0, 1], [0, 1], timestamps=np.array([T - 1_000, T - 3], dtype=np.int64))
+        want = [2.0 ** (-1_000 / half_life), 1.0 + 2.0 ** (-3 / half_life)]
+        got = d.compute()
+        np.testing.assert_allclose([got[0, 0], got[1, 1]], want, rtol=1e-12)
+        # A float timestamp as late as the int one: the float is kept, in either order.
+        a = Decayed(sm.ConfusionMatrix(labels=[0, 1]), half_life).update([1], [1], timestamps=[T])
+        b = Decayed(sm.ConfusionMatrix(labels=[0, 1]), half_life)
+        b.update([1], [1], timestamps=[float(T // 1024 * 1024)])
+        a.latest, b.latest = 2**60, float(2**60)  # equal times, one int, one float
+        assert type(a.copy().merge(b).latest) is float is type(b.copy().merge(a).latest)
+    # A forged latest time past int64 (msgpack writes it as an unsigned int) is refused.
+    from streammetrics import _codec
+
+    name, schema, config, state = _codec.check_envelope(_codec.decode(d.to_bytes()))
+    forged = _codec.encode((name, schema, config, {**state, "latest": 2**63}))
+    with pytest.raises(sm.StateDecodeError):
+        sm.loads(forged)

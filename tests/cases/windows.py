@@ -22,6 +22,13 @@ def _labels(k: int, span: float, ints: bool = False, weighted: bool = False):
     return batch
 
 
+def _nanoseconds(rng: np.random.Generator, n: int):
+    """Label pairs at int64 nanosecond times of today (past float64's integers), a few
+    microseconds apart, so that a 1 us half-life tells every nanosecond apart."""
+    t = 1_700_000_000_123_456_789 + rng.integers(0, 5_000, n)
+    return (rng.integers(0, 3, n), rng.integers(0, 3, n)), {"timestamps": t}
+
+
 def _topk(rng: np.random.Generator, n: int):
     scores = rng.integers(0, 4, (n, 4)) / 4.0
     return (rng.integers(0, 4, n), scores), {"timestamps": rng.uniform(0, 500, n)}
@@ -89,6 +96,15 @@ CASES = [
         exact=False,
         rtol=1e-9,
         other=lambda: Decayed(sm.ConfusionMatrix(labels=[0, 1, 2]), half_life=1.5),
+    ),
+    Case(
+        "Decayed-nanoseconds",
+        lambda: Decayed(sm.ConfusionMatrix(), half_life=1_000),
+        _nanoseconds,
+        BAD,
+        exact=False,
+        rtol=1e-9,
+        other=lambda: Decayed(sm.ConfusionMatrix(), half_life=1_001),
     ),
     Case(
         "Decayed-topk",
