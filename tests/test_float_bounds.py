@@ -173,6 +173,27 @@ def test_pearson_of_variances_near_the_bound_is_finite():
         assert math.isclose(loaded.compute(), m.compute(), rel_tol=1e-12)
 
 
+def test_pearson_where_the_product_of_variances_is_subnormal():
+    """``r = tp / sqrt(tt * pp)``: 0.8.17 took one root of each variance only when the product
+    fell to 0 or overflowed; a product among the subnormals kept a few digits of it, and
+    values spread about 1e-82 (or weights about 1e-162) gave r 7.7e-4 (5e-6) off. A review
+    found it."""
+    from scipy.stats import pearsonr
+
+    rng = np.random.default_rng(0)
+    t = rng.normal(size=1000)
+    p = 0.9 * t + 0.4 * rng.normal(size=1000)
+    want = pearsonr(t, p)[0]
+    for scale in (1e-70, 1e-80, 1e-81, 1e-82, 1e-83, 1e-90):
+        got = sm.PearsonCorrCoef().update(t * scale, p * scale).compute()
+        assert got == pytest.approx(want, rel=1e-13)
+    w = rng.uniform(0.5, 1.5, 1000)
+    plain = sm.PearsonCorrCoef().update(t, p, sample_weight=w).compute()
+    for scale in (1e-158, 1e-160, 1e-162, 1e-165):
+        got = sm.PearsonCorrCoef().update(t, p, sample_weight=w * scale).compute()
+        assert got == pytest.approx(plain, rel=1e-13)
+
+
 @pytest.mark.parametrize(
     "cls,field,value",
     [

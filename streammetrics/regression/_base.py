@@ -507,9 +507,13 @@ class _RegressionMetric(Metric, register=False):
     def _pearson(self) -> np.ndarray:
         tt, pp, tp = self._co(_T, _T), self._co(_P, _P), self._co(_T, _P)
         with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
-            den = np.sqrt(tt * pp)
+            prod = tt * pp
+            den = np.sqrt(prod)
             # Past float64's range (variances near the bound of the moments): one root each.
-            far = ~np.isfinite(den) | ((den == 0) & (tt != 0) & (pp != 0))
+            # Also where the product fell among the subnormals, whose few digits it keeps
+            # (0.8.17 caught only 0 there: values spread about 1e-82 gave r 7.7e-4 off).
+            tiny = np.abs(prod) < np.finfo(np.float64).tiny
+            far = ~np.isfinite(den) | (tiny & (tt != 0) & (pp != 0))
             den[far] = np.sqrt(tt[far]) * np.sqrt(pp[far])
             r = tp / den
         r[(tt == 0) | (pp == 0)] = math.nan  # a constant column: undefined, as scipy says
