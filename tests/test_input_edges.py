@@ -627,3 +627,34 @@ def test_configuration_by_position_warns_where_the_api_shows_keywords() -> None:
                 super().__init__()
 
         Own(0.7)
+
+
+def test_numpy_scalars_configure_as_python_numbers_do() -> None:
+    """numpy's integers and floats configure a metric as the Python numbers they hold (the
+    same bytes); 0.8.17 refused some (``BLEU(smooth_value=np.int64(1))``, ``CHRF(char_order=
+    np.int64(6))``, ``resolution=np.int64(64)``) as "must be a number", and took a
+    ``smooth_value`` of 2**64, which then raised msgpack's OverflowError. A review found them."""
+    from streammetrics.detection import MeanAveragePrecision
+    from streammetrics.text import BLEU, CHRF
+
+    pairs = [
+        (BLEU(smooth_value=np.int64(1)), BLEU(smooth_value=1)),
+        (BLEU(smooth_value=np.float64(0.5)), BLEU(smooth_value=0.5)),
+        (CHRF(char_order=np.int64(5), word_order=np.int32(2)), CHRF(char_order=5, word_order=2)),
+        (CHRF(beta=np.int64(3)), CHRF(beta=3)),
+        (sm.ROCAUC(resolution=np.int64(64), exact=np.bool_(False)), sm.ROCAUC(resolution=64)),
+        (sm.GAUC(resolution=np.int16(256)), sm.GAUC(resolution=256)),
+        (
+            MeanAveragePrecision(exact=False, resolution=np.int64(64)),
+            MeanAveragePrecision(exact=False, resolution=64),
+        ),
+    ]
+    for got, want in pairs:
+        assert got.to_bytes() == want.to_bytes()
+    for huge in (2**64, 2**70):
+        m = BLEU(smooth_value=huge)
+        assert sm.loads(m.to_bytes()) == m
+    with pytest.raises(sm.InputError, match="smooth_value"):
+        BLEU(smooth_value=np.bool_(True))
+    with pytest.raises(sm.InputError, match="resolution"):
+        sm.ROCAUC(resolution=np.float64(64))

@@ -85,7 +85,7 @@ class GAUC(Keyed, Metric):
         super().__init__()
         if weighting not in _WEIGHTINGS:
             raise InputError(f"weighting: must be one of {_WEIGHTINGS}; got {weighting!r}")
-        check_mode(exact, score_type, resolution)
+        exact, score_type, resolution = check_mode(exact, score_type, resolution)
         max_exact = config_int(max_exact, "max_exact", minimum=0)
         self._add_config(
             weighting=weighting,

@@ -90,7 +90,7 @@ class MulticlassROCAUC(Metric):
         labels: Any = None,
     ) -> None:
         super().__init__()
-        check_mode(exact, score_type, resolution)
+        exact, score_type, resolution = check_mode(exact, score_type, resolution)
         if average not in ("macro", "weighted", "micro", None):
             raise InputError(
                 f"average: must be 'macro', 'weighted', 'micro' or None; got {average!r}"

@@ -78,7 +78,7 @@ class _BinaryScoreMetric(Metric, register=False):
         resolution: int = DEFAULT_RESOLUTION,
     ) -> None:
         super().__init__()
-        check_mode(exact, score_type, resolution)
+        exact, score_type, resolution = check_mode(exact, score_type, resolution)
         self._add_config(exact=exact, score_type=score_type, resolution=resolution)
         mapping = None if exact else mapping_for(score_type, resolution)
         self._add_state("hist", ScoreBuckets(mapping), merge=None)

@@ -108,7 +108,7 @@ class MeanAveragePrecision(Metric):
         resolution: int = DEFAULT_RESOLUTION,
     ) -> None:
         super().__init__()
-        check_mode(exact, score_type, resolution)
+        exact, score_type, resolution = check_mode(exact, score_type, resolution)
         ious = float_list(iou_thresholds, "iou_thresholds", COCO_IOU_THRESHOLDS)
         recs = float_list(rec_thresholds, "rec_thresholds", COCO_REC_THRESHOLDS)
         dets = [int(v) for v in as_labels(max_detection_thresholds, "max_detection_thresholds")]

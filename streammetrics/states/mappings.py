@@ -515,13 +515,15 @@ def mapping_for(score_type: str, resolution: int = DEFAULT_RESOLUTION) -> Bucket
     raise ValueError(f"score_type must be one of {SCORE_TYPES}; got {score_type!r}")
 
 
-def check_mode(exact: Any, score_type: Any, resolution: Any) -> None:
-    """``InputError`` unless ``exact`` is a bool, ``score_type`` one of ``SCORE_TYPES`` and
-    ``resolution`` one of the bucket grids' ``RESOLUTIONS``."""
-    if not isinstance(exact, bool):
+def check_mode(exact: Any, score_type: Any, resolution: Any) -> tuple[bool, str, int]:
+    """``(exact, score_type, resolution)`` as plain Python values (numpy's bools and integers
+    too), or an ``InputError`` unless ``exact`` is a bool, ``score_type`` one of
+    ``SCORE_TYPES`` and ``resolution`` one of the bucket grids' ``RESOLUTIONS``."""
+    if not isinstance(exact, (bool, np.bool_)):
         raise InputError(f"exact: must be True or False; got {exact!r}")
-    if score_type not in SCORE_TYPES:
+    if not isinstance(score_type, str) or score_type not in SCORE_TYPES:
         raise InputError(f"score_type: must be one of {SCORE_TYPES}; got {score_type!r}")
-    ok = isinstance(resolution, int) and not isinstance(resolution, bool)
+    ok = isinstance(resolution, (int, np.integer)) and not isinstance(resolution, bool)
     if not ok or resolution not in RESOLUTIONS:
         raise InputError(f"resolution: must be a power of two from 8 to 4096; got {resolution!r}")
+    return bool(exact), str(score_type), int(resolution)

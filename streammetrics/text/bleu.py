@@ -162,17 +162,22 @@ class BLEU(Metric):
                 f"smooth_method: must be one of {sorted(SMOOTH_DEFAULTS)}; got {smooth_method!r}"
             )
         if smooth_value is not None:
-            if isinstance(smooth_value, bool) or not isinstance(smooth_value, (int, float)):
+            number = (int, float, np.integer, np.floating)
+            if isinstance(smooth_value, (bool, np.bool_)) or not isinstance(smooth_value, number):
                 raise InputError(f"smooth_value: must be a number or None; got {smooth_value!r}")
             if not (math.isfinite(smooth_value) and smooth_value >= 0):
                 raise InputError(f"smooth_value: must be finite and >= 0; got {smooth_value!r}")
+            # As a float first: an int past 2**64, which the wire cannot hold, becomes the float
+            # it is (0.8.17 raised msgpack's OverflowError); a whole value below 2**53 is kept
+            # as that int, as before.
+            smooth_value = whole_if_integral(float(smooth_value))
         self._tokenizer = get_tokenizer(tokenize)
         self._add_config(
             max_ngram_order=max_ngram_order,
             smooth_method=smooth_method,
             tokenize=tokenize,
             lowercase=config_flag(lowercase, "lowercase"),
-            smooth_value=None if smooth_value is None else whole_if_integral(smooth_value),
+            smooth_value=smooth_value,
             effective_order=config_flag(effective_order, "effective_order"),
         )
         self._add_state("stats", np.zeros(2 + 2 * max_ngram_order, dtype=np.int64))

@@ -182,16 +182,21 @@ class CHRF(Metric):
     ) -> None:
         super().__init__()
         for name, value in (("char_order", char_order), ("word_order", word_order)):
-            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 32:
+            if (
+                isinstance(value, (bool, np.bool_))
+                or not isinstance(value, (int, np.integer))
+                or not 0 <= value <= 32
+            ):
                 raise InputError(f"{name}: must be an int between 0 and 32; got {value!r}")
+        char_order, word_order = int(char_order), int(word_order)
         if char_order + word_order == 0:
             raise InputError("char_order: 0 needs a word_order of at least 1 (no n-grams at all)")
         # (beta = 0 scores precision alone, as sacrebleu does; an infinite beta has no score,
         # and the score needs beta**2 finite: 0.8.12 took any beta below 1e300, and one past
         # 1.3e154 raised OverflowError from compute, of a decoded state too.)
         if (
-            isinstance(beta, bool)
-            or not isinstance(beta, (int, float))
+            isinstance(beta, (bool, np.bool_))
+            or not isinstance(beta, (int, float, np.integer, np.floating))
             or not 0 <= beta <= MAX_BETA
         ):
             raise InputError(f"beta: must be a number from 0 to 1e150; got {beta!r}")
