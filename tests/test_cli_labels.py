@@ -260,3 +260,70 @@ def test_common_misspellings_get_the_right_hint(capsys, tmp_path, given, hint) -
         capsys, data, "--metric", given, "--y-true", "y_true", "--y-pred", "y_pred"
     )
     assert status == 1 and hint in err, err
+
+
+def test_pos_label_reaches_the_binary_score_metrics(capsys, tmp_path) -> None:
+    """``--pos-label`` names the positive class of ``roc_auc``, ``average_precision``,
+    ``log_loss``, ``brier_score`` and ``gauc`` too: their ``--y-true`` is read as
+    ``label == LABEL``, as scikit-learn's ``roc_curve(pos_label=...)`` reads it. 0.8.17 said
+    "none of the metrics takes a positive class", and text labels could not be scored at all.
+    A label no row holds is an error (a typo would give no positives, nan)."""
+    import numpy as np
+    from sklearn.metrics import average_precision_score, brier_score_loss, log_loss, roc_auc_score
+
+    import streammetrics as sm
+
+    rng = np.random.default_rng(5)
+    y = rng.random(300) < 0.4
+    p = np.round(np.clip(0.3 * y + 0.7 * rng.random(300), 0.001, 0.999), 3)
+    g = rng.integers(0, 6, 300)
+    words = np.where(y, "spam", "ham")
+    lines = "".join(f"{w},{s},{k},{int(t)}\n" for w, s, k, t in zip(words, p, g, y, strict=True))
+    data = _write(tmp_path, "y,p,g,n\n" + lines)
+    names = ["roc_auc", "average_precision", "log_loss", "brier_score", "gauc"]
+    metrics = [a for n in names for a in ("--metric", n)]
+    cols = ["--y-true", "y", "--y-score", "p", "--group", "g", "--json", "--batch-size", "70"]
+    status, out, err = _eval(capsys, data, *metrics, *cols, "--pos-label", "spam")
+    assert status == 0, err
+    got = json.loads(out)["metrics"]
+    assert got["roc_auc"] == pytest.approx(roc_auc_score(y, p), abs=1e-3)  # (the sketch)
+    assert got["average_precision"] == pytest.approx(average_precision_score(y, p), abs=1e-3)
+    assert got["log_loss"] == pytest.approx(log_loss(y, p))
+    assert got["brier_score"] == pytest.approx(brier_score_loss(y, p))
+    assert got["gauc"] == pytest.approx(sm.GAUC().update(y, p, g).compute())
+    # On a column of numbers: --pos-label 0 makes the zeros the positives (scores of class 1
+    # then rank them backwards), as roc_curve(pos_label=0) does.
+    status, out, err = _eval(
+        capsys, data, "--metric", "roc_auc", "--y-true", "n", "--y-score", "p", "--json",
+        "--pos-label", "0",
+    )  # fmt: skip
+    assert status == 0, err
+    assert json.loads(out)["metrics"]["roc_auc"] == pytest.approx(1 - roc_auc_score(y, p), abs=1e-3)
+    # Per slice, and a label no row holds.
+    status, out, err = _eval(
+        capsys, data, "--metric", "roc_auc", "--y-true", "y", "--y-score", "p", "--by", "g",
+        "--json", "--pos-label", "spam",
+    )  # fmt: skip
+    assert status == 0, err
+    per = json.loads(out)["metrics"]["roc_auc"]
+    assert per["0"] == pytest.approx(roc_auc_score(y[g == 0], p[g == 0]), abs=1e-3)
+    status, _, err = _eval(
+        capsys,
+        data,
+        "--metric",
+        "roc_auc",
+        "--y-true",
+        "y",
+        "--y-score",
+        "p",
+        "--pos-label",
+        "Spam",
+    )
+    assert status == 1 and "--pos-label Spam: no row of --y-true 'y' holds it" in err
+    # The report's curves read the labels the same way (no "No ROC curve" note).
+    pytest.importorskip("matplotlib")
+    page = tmp_path / "r.html"
+    args = ["report", data, "--metric", "average_precision", "--y-true", "y", "--y-score", "p"]
+    assert main([*args, "--pos-label", "spam", "-o", str(page)]) == 0
+    html = page.read_text()
+    assert html.count("<figure>") >= 2 and "No ROC" not in html and "No precision" not in html

@@ -56,7 +56,9 @@ def _data_options(e: argparse.ArgumentParser, required: bool) -> None:
     e.add_argument(
         "--pos-label",
         metavar="LABEL",
-        help="the positive class of f1, precision and recall (default 1), as the --y-true "
+        help="the positive class of f1, precision and recall (default 1), and of the binary "
+        "score metrics (roc_auc, average_precision, gauc, log_loss, brier_score, "
+        "calibration_error: their --y-true is read as label == LABEL), as the --y-true "
         "column reads it: text ('yes'), or a whole number unless --labels-as-text",
     )
     e.add_argument(

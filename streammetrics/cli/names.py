@@ -116,6 +116,10 @@ class Member:
     kind: str
     #: Whether ``--pos-label`` went to this metric.
     positive: bool = False
+    #: For a binary score metric (``roc_auc``, ``average_precision``, ``gauc``, ...) given
+    #: ``--pos-label``: the label whose rows are the positives (``--y-true`` becomes
+    #: ``y_true == label``, as scikit-learn's ``roc_curve(pos_label=...)`` reads it).
+    positive_rows: Any = None
 
     def needs(self) -> tuple[tuple[str, str], ...]:
         return INPUTS[self.kind]
@@ -207,6 +211,8 @@ def make_metric(name: str, score_type: str | None = None, pos_label: Any = None)
     takes_label = "pos_label" in inspect.signature(klass).parameters and "average" not in kwargs
     if pos_label is not None and takes_label:
         kwargs = {**kwargs, "pos_label": pos_label}
+    if pos_label is not None and kind in ("score", "group"):  # binary labels beside scores
+        return Member(name, klass(**kwargs), module_name, kind, True, pos_label)
     return Member(name, klass(**kwargs), module_name, kind, pos_label is not None and takes_label)
 
 

@@ -126,6 +126,10 @@ class Report:
         drawn = {type(m.metric).__name__ for m in plan.members}
         kinds = {(m.family, m.kind) for m in plan.members}
         sliced = bool(getattr(args, "by", None))  # members are per slice: no whole state
+        # (--pos-label: the curves read --y-true as the score metrics do)
+        positive = next(
+            (m.positive_rows for m in plan.members if m.positive_rows is not None), None
+        )
         for title, (name, kind) in _EXTRA.items():
             # (Under --by the metric asked for is drawn by slice: its whole-log curve is extra.)
             if (name in drawn and not sliced) or ("classification", kind) not in kinds:
@@ -134,7 +138,10 @@ class Report:
             score_type = getattr(args, "score_type", None)
             takes = score_type is not None and "score_type" in inspect.signature(klass).parameters
             made = klass(score_type=score_type) if takes else klass()
-            member = Member(title, made, "classification", kind)
+            scored = positive is not None and kind in ("score", "group")
+            member = Member(
+                title, made, "classification", kind, scored, positive if scored else None
+            )
             source = None
             if not sliced:
                 source = next(

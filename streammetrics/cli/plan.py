@@ -93,6 +93,8 @@ class Plan:
         #: The query whose rows a rolling report's flush fed as not complete: it is closed
         #: when the next chunk starts with another.
         self.open: Any = None
+        #: Whether a row of ``--y-true`` held the ``--pos-label`` of the score metrics.
+        self.positive_seen = False
         #: Columns a regression metric reads beside label metrics: labels, but never as text.
         self.values = frozenset(
             c for c in (a.y_true, a.y_pred) if c is not None and "regression" in families
@@ -109,7 +111,12 @@ class Plan:
             refs = [cols[r] for r in a.reference]
             rows = [list(row) for row in zip(*refs, strict=True)] if len(refs) > 1 else refs[0]
             return (cols[a.hypothesis], rows)
-        return tuple(cols[getattr(a, attr)] for attr, _ in member.needs())
+        out = tuple(cols[getattr(a, attr)] for attr, _ in member.needs())
+        if member.positive_rows is not None:  # y_true comes first for score and group kinds
+            positives = _positives(out[0], member.positive_rows)
+            self.positive_seen = self.positive_seen or bool(positives.any())
+            out = (positives, *out[1:])
+        return out
 
     def update(self, cols: dict[str, np.ndarray]) -> None:
         if self.closed is None or not any(m.kind == "query" for m in self.members):
@@ -174,6 +181,24 @@ class Plan:
                 for m in self.members
             }
         )
+
+
+def _positives(labels: np.ndarray, positive: Any) -> np.ndarray:
+    """Which rows hold the positive label, as booleans. A text column compares the label as
+    text; a column of booleans reads ``True``/``1`` and ``False``/``0`` as its label column
+    does; a column of numbers never holds a text label."""
+    kind = labels.dtype.kind
+    if kind in "US":
+        return np.asarray(labels == str(positive))
+    if kind == "O":
+        return np.fromiter((v == positive for v in labels.tolist()), dtype=bool, count=len(labels))
+    if kind == "b":
+        value = {1: True, "True": True, "true": True, 0: False, "False": False, "false": False}
+        want = value.get(positive)
+        return np.zeros(len(labels), dtype=bool) if want is None else labels == want
+    if isinstance(positive, str):
+        return np.zeros(len(labels), dtype=bool)
+    return np.asarray(labels == positive)
 
 
 def _as_key(column: np.ndarray) -> np.ndarray:
@@ -302,6 +327,12 @@ def stream(
         flush(src, plan, True, rows)
     finally:
         progress.close()
+    scored = [m for m in plan.members if m.positive_rows is not None]
+    if scored and rows and not plan.positive_seen:
+        raise CLIError(
+            f"--pos-label {args.pos_label}: no row of --y-true {args.y_true!r} holds it, so "
+            f"{scored[0].name} has no positives; give the label as the column holds it"
+        )
     return rows
 
 
