@@ -848,11 +848,12 @@ def test_decayed_counts_at_nanosecond_times_are_exact() -> None:
         got = d.compute()
         np.testing.assert_allclose([got[0, 0], got[1, 1]], want, rtol=1e-12)
         # A float timestamp as late as the int one: the float is kept, in either order.
-        a = Decayed(sm.ConfusionMatrix(labels=[0, 1]), half_life).update([1], [1], timestamps=[T])
+        a = Decayed(sm.ConfusionMatrix(labels=[0, 1]), half_life)
+        a.update([1], [1], timestamps=[2**60])
         b = Decayed(sm.ConfusionMatrix(labels=[0, 1]), half_life)
-        b.update([1], [1], timestamps=[float(T // 1024 * 1024)])
-        a.latest, b.latest = 2**60, float(2**60)  # equal times, one int, one float
-        assert type(a.copy().merge(b).latest) is float is type(b.copy().merge(a).latest)
+        b.update([1], [1], timestamps=[float(2**60)])  # the same time, as a float
+        ab, ba = a.copy().merge(b), b.copy().merge(a)
+        assert type(ab.latest) is float is type(ba.latest) and ab.to_bytes() == ba.to_bytes()
     # A forged latest time past int64 (msgpack writes it as an unsigned int) is refused.
     from streammetrics import _codec
 
@@ -860,3 +861,36 @@ def test_decayed_counts_at_nanosecond_times_are_exact() -> None:
     forged = _codec.encode((name, schema, config, {**state, "latest": 2**63}))
     with pytest.raises(sm.StateDecodeError):
         sm.loads(forged)
+
+
+def test_decayed_merges_of_float_and_int_times_keep_the_epoch_of_the_later() -> None:
+    """A float time's epoch, floor(t / D), may round up to the next epoch near 2**53 and
+    above, where an int time's is exact: a merge of a float-time state (float timestamps, or
+    any 0.8.17 state) with an int-time one a few nanoseconds later kept the larger epoch beside
+    the later time, and loads refused the merged bytes (a review of 0.8.18's first cut).
+    Also ``at(now=float(T))`` for an int latest time T past 2**53 (its float lies below T)."""
+    t_float = 1152921504606846848.0  # floor(t / 192) rounds up to the next epoch
+    t_int = 1152921504606846849  # one ns later, the epoch before it exactly
+    a = Decayed(sm.Accuracy(), half_life=3).update([1], [1], timestamps=np.array([t_float]))
+    b = Decayed(sm.Accuracy(), half_life=3).update([1], [0], timestamps=np.array([t_int]))
+    assert a.epoch == b.epoch + 1
+    # A 0.8.17 state of int64 nanoseconds kept its time as a float: the same meeting.
+    old = Decayed(sm.Accuracy(), half_life=1001)
+    old.update([1], [1], timestamps=np.array([float(1700000000000061569)]))
+    new = Decayed(sm.Accuracy(), half_life=1001)
+    new.update([1], [0], timestamps=np.array([1700000000000061697]))
+    # (A 3 ns half-life at float times spaced 256 ns apart weighs nothing exactly: only the
+    # epoch and the bytes are checked there.)
+    gap = 1700000000000061697 - int(float(1700000000000061569))
+    want = 2.0 ** (-gap / 1001) / (2.0 ** (-gap / 1001) + 1.0)  # the old row's share
+    for x, y in ((a, b), (b, a), (old, new), (new, old)):
+        merged = x.copy().merge(y)
+        assert merged.epoch == merged._epoch_of(merged.latest)
+        back = sm.loads(merged.to_bytes())
+        assert back == merged
+        if x is old or y is old:
+            assert merged.compute() == pytest.approx(want, rel=1e-9)
+    t = 1_700_000_000_123_456_789
+    d = Decayed(sm.ConfusionMatrix(labels=[0, 1]), 1_000).update([1], [1], timestamps=[t])
+    assert d.at(float(t)).compute()[1, 1] == pytest.approx(1.0, rel=1e-6)
+    assert d.at(np.float64(t)).compute()[1, 1] == pytest.approx(1.0, rel=1e-6)

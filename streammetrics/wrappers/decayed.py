@@ -224,12 +224,21 @@ class Decayed(Wrapper):
         float64's integers, whose spacing there (256 ns) shifted each row's decay (0.8.7:
         weights off by 1e-4 relative at a 1 ms half-life)."""
         half_life = self._config["half_life"]
-        if t.dtype.kind == "i" and isinstance(half_life, int) and len(t):
+        if isinstance(half_life, int) and len(t):
             ref = (epoch + 1) * EPOCH_HALVINGS * half_life
-            fits = abs(ref) < 2**63 and -(2**63) <= int(t.min()) - ref <= int(t.max()) - ref < 2**63
-            if fits:
-                since: np.ndarray = (t - np.int64(ref)).astype(np.float64)
-                return since
+            if t.dtype.kind == "i":
+                low, high = int(t.min()) - ref, int(t.max()) - ref
+                if abs(ref) < 2**63 and -(2**63) <= low <= high < 2**63:
+                    since: np.ndarray = (t - np.int64(ref)).astype(np.float64)
+                    return since
+            else:
+                # Float times against the exact integer reference, as int times are: ``ref``
+                # as a float pair (its rounding past 2**53, up to 128 ns at today's times,
+                # made float and int rows of one state disagree by 2**(128 ns / half-life)).
+                head = float(ref)
+                tail = float(ref - int(head)) if math.isfinite(head) else 0.0
+                out: np.ndarray = (t.astype(np.float64) - head) - tail
+                return out
         return t.astype(np.float64) - self._ref(epoch)
 
     def _epoch_of(self, t: float | int) -> float:
@@ -247,9 +256,8 @@ class Decayed(Wrapper):
         as :meth:`_since_ref` makes each row's (0.8.17 subtracted a float64 copy of an int64
         latest time, up to 128 ns off: ``compute()`` of one fresh row weighed 1.0147 at a
         1 us half-life, where ``at(now=latest)`` gave 1)."""
-        if isinstance(self.latest, int):
-            return float(self._since_ref(np.asarray([self.latest], dtype=np.int64), self.epoch)[0])
-        return self.latest - self._ref(self.epoch)
+        kind = np.int64 if isinstance(self.latest, int) else np.float64
+        return float(self._since_ref(np.asarray([self.latest], dtype=kind), self.epoch)[0])
 
     def update(
         self, *args: Any, timestamps: Any = None, sample_weight: Any = None, **kwargs: Any
@@ -334,6 +342,16 @@ class Decayed(Wrapper):
         self.latest = _later(self.latest, other.latest)
         self.weight += weight
         self.weight_sq += weight_sq
+        # The epoch of the later time, as update finds it: an int time's is exact, a float's
+        # floor(t / D) may round up to the next epoch near 2**53 and above, so two operands
+        # a few nanoseconds apart may hold different epochs (0.8.18's first cut kept the
+        # larger, beside the other's time: bytes loads refused).
+        found = int(self._epoch_of(self.latest))
+        if found != self.epoch:
+            shift = math.ldexp(1.0, EPOCH_HALVINGS * (self.epoch - found))
+            scale(self.inner, shift)
+            self.weight, self.weight_sq = self.weight * shift, self.weight_sq * shift * shift
+            self.epoch = found
 
     def at(self, now: Any = None) -> Metric:
         """The wrapped metric with every weight decayed to time ``now`` (default: the latest).
@@ -350,15 +368,18 @@ class Decayed(Wrapper):
             except InputError as exc:  # (the message names timestamps, its usual argument)
                 raise InputError(f"now: {now!r} is not a time ({exc})") from None
             now_t = int(now_raw[0]) if now_raw.dtype.kind == "i" else float(now_raw[0])
-            if now_t < self.latest:  # (int against int: exact)
+            # (int against int: exact; a float ``now`` against the float of an int latest time,
+            # which it may stand for: float(T) for T past 2**53 lies below T)
+            latest = self.latest if isinstance(now_t, int) else float(self.latest)
+            if now_t < latest:
                 raise InputError(f"now: {now!r} is before the latest timestamp {self.latest}")
         out = self.inner.copy()
         if self._count:
-            since = (
-                self._since_latest_ref()
-                if now is None
-                else float(self._since_ref(now_raw, self.epoch)[0])
-            )
+            since = self._since_latest_ref()
+            if now is not None:
+                # (never before the latest time: a float ``now`` standing for an int latest
+                # time past 2**53 may lie some nanoseconds below it)
+                since = max(since, float(self._since_ref(now_raw, self.epoch)[0]))
             scale(out, float(np.exp2(-since / self._config["half_life"])))
         return out
 
