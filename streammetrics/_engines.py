@@ -328,10 +328,22 @@ def partition_pieces(
 
     def feed() -> None:
         for piece, shares in zip(pieces, waiting, strict=True):
-            if shares:
-                columns = {c: np.concatenate([s[c] for s in shares]) for c in needed}
-                _update(piece, columns, positional, keywords, rows_are=_SHARE_ROWS)
-                shares.clear()
+            # Batches whose columns concatenate without a change of kind go in one update; an
+            # int64 batch beside a float64 one would round ids past 2**53 (Spark's batches of
+            # a column share one type, but nothing else promises it).
+            run: list[dict[Column, np.ndarray]] = []
+            for share in shares:
+                if run and _kinds(run[0]) != _kinds(share):
+                    _feed_run(piece, run)
+                    run = []
+                run.append(share)
+            if run:
+                _feed_run(piece, run)
+            shares.clear()
+
+    def _feed_run(piece: Metric, run: list[dict[Column, np.ndarray]]) -> None:
+        columns = {c: np.concatenate([s[c] for s in run]) for c in needed}
+        _update(piece, columns, positional, keywords, rows_are=_SHARE_ROWS)
 
     for frame in frames:
         if not len(frame):
@@ -345,6 +357,12 @@ def partition_pieces(
             count = 0
     feed()
     return [piece.to_bytes() for piece in pieces]
+
+
+def _kinds(share: Mapping[Column, np.ndarray]) -> tuple[str, ...]:
+    """What each column of a share concatenates as: signed integers of any width as one kind
+    (``row_shares`` narrows them batch by batch), floats of any width as one, others by dtype."""
+    return tuple(v.dtype.kind if v.dtype.kind in "if" else v.dtype.str for v in share.values())
 
 
 def key_name(metric: Any) -> str:
@@ -372,9 +390,12 @@ def row_shares(
     try:
         labels = as_labels(columns[key], name)
     except InputError as exc:  # (named as the unkeyed path names a column's faults)
-        raise InputError(
-            f"column {key!r}, {exc} (row numbers count within one partition)"
-        ) from None
+        message = f"column {key!r}, {exc}"
+        if re.search(r"\b(at|row|rows) \d+", str(exc)):
+            # (a Dask partition, or one of Spark's batches of a partition: 0.8.18's first cut
+            # said "within one partition" of Spark's batch rows)
+            message += f" ({_BATCH_ROWS})"
+        raise InputError(message) from None
     share = (key_hash(labels) % np.uint64(parts)).astype(np.uint8 if parts <= 256 else np.intp)
     order = np.argsort(share, kind="stable")  # a radix sort for uint8: linear
     edges = np.searchsorted(share[order], np.arange(parts + 1)).tolist()

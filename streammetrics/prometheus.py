@@ -222,6 +222,7 @@ class MetricsCollector:
         names = ["metric", *(["window_start"] if windowed else []), *const]
         values = GaugeMetricFamily(f"{ns}_value", "Metric values computed on scrape", labels=names)
         unwindowed = [""] if windowed else []  # an empty label is no label to Prometheus
+        served: set[str] = set()  # the series of values outside tumbling windows
         for name, part in parts:
             if isinstance(part, TumblingWindows):
                 for start, window_value in part.compute().items():
@@ -230,9 +231,10 @@ class MetricsCollector:
             else:
                 for key, v in _flat(name, part.compute()):
                     values.add_metric([key, *unwindowed, *self._consts(const)], v)
+                    served.add(key)
         yield values
         if self._level is not None:
-            yield from self._bounds(parts, names, unwindowed, const)
+            yield from self._bounds(parts, names, unwindowed, const, served)
         rows = GaugeMetricFamily(f"{ns}_rows", "Rows in the state", labels=const)
         rows.add_metric(self._consts(const), float(metric.count))
         yield rows
@@ -255,8 +257,11 @@ class MetricsCollector:
         names: list[str],
         unwindowed: list[str],
         const: list[str],
+        served: set[str],
     ) -> Iterator[Any]:
-        """The ``_value_lower`` and ``_value_upper`` families: each value's interval ends."""
+        """The ``_value_lower`` and ``_value_upper`` families: each value's interval ends, for
+        the values served (a ``Bootstrap`` of per-class values gives one ``(nan, nan)`` when
+        every replicate is nan: no series of its own)."""
         from prometheus_client.core import GaugeMetricFamily
 
         from .wrappers.sliced import Sliced
@@ -281,6 +286,8 @@ class MetricsCollector:
             except NoIntervalError:
                 continue
             for (key, a), (_, b) in zip(_flat(name, low), _flat(name, high), strict=True):
+                if key not in served:
+                    continue
                 lower.add_metric([key, *unwindowed, *consts], a)
                 upper.add_metric([key, *unwindowed, *consts], b)
         yield lower

@@ -70,3 +70,29 @@ def test_a_bad_value_names_its_column_and_what_its_row_number_counts():
     assert "one share of the keys" in str(e.value)
     with pytest.raises(TypeError, match="not keyed"):
         _engines.partition_pieces(iter([frame]), sm.ROCAUC().to_bytes(), ["y", "s"], {}, 2)
+
+
+def test_batches_of_other_dtypes_and_a_bad_key():
+    """Batches of one partition whose columns differ in kind (int64 ids beside float64 ones, a
+    uint64 batch beside an int64 one) are fed apart: concatenated, numpy made them float64 and
+    rounded ids past 2**53 (a review of the first cut). A bad key's row number counts within
+    its batch, and the error says so only when it gives one."""
+    big = 2**60
+    a = pd.DataFrame({"y": [0, 1, 1], "s": [0.1, 0.2, 0.3], "g": np.array([big + 1, big + 3, 5])})
+    b = pd.DataFrame({"y": [1, 0], "s": [0.4, 0.5], "g": np.array([1.0, 2.0])})
+    c = pd.DataFrame({"y": [1, 0], "s": [0.6, 0.7], "g": np.array([big + 1, 7], dtype=np.uint64)})
+    template = sm.GAUC().to_bytes()
+    for frames in ([a, b], [b, a], [a, c]):
+        whole = sm.GAUC()
+        for f in frames:
+            _engines._update(whole, f, ["y", "s", "g"], {})
+        got = _engines.partition_pieces(iter(frames), template, ["y", "s", "g"], {}, 3)
+        assert got == [p.to_bytes() for p in whole.split(3)]
+    bad = [a, pd.DataFrame({"y": [0, 1], "s": [0.1, 0.2], "g": [1.0, np.nan]})]
+    with pytest.raises(sm.InputError, match="found nan at 1") as e:
+        _engines.partition_pieces(iter(bad), template, ["y", "s", "g"], {}, 3)
+    assert "within one batch of one partition" in str(e.value)
+    missing = [pd.DataFrame({"y": [0, 1], "s": [0.1, 0.2], "g": [None, "a"]})]
+    with pytest.raises(sm.InputError, match="column 'g'") as e:
+        _engines.partition_pieces(iter(missing), template, ["y", "s", "g"], {}, 3)
+    assert "row numbers" not in str(e.value)

@@ -656,5 +656,15 @@ def test_numpy_scalars_configure_as_python_numbers_do() -> None:
         assert sm.loads(m.to_bytes()) == m
     with pytest.raises(sm.InputError, match="smooth_value"):
         BLEU(smooth_value=np.bool_(True))
+    with pytest.raises(sm.InputError, match="smooth_value"):
+        BLEU(smooth_value=10**400)  # (past float64: math's OverflowError in the first cut)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (1e150 cast to float32 overflowed, with a warning)
+        assert CHRF(beta=np.float32(2.5)).to_bytes() == CHRF(beta=2.5).to_bytes()
+        for bad in (np.float32(np.inf), np.float16(np.inf), 10**400):
+            with pytest.raises(sm.InputError, match="beta"):
+                CHRF(beta=bad)
     with pytest.raises(sm.InputError, match="resolution"):
         sm.ROCAUC(resolution=np.float64(64))

@@ -350,3 +350,20 @@ def test_intervals_are_served_beside_their_values() -> None:
     for bad in (1.0, 0, "0.9", True):
         with pytest.raises(InputError, match="interval: "):
             MetricsCollector(sm.Accuracy(), interval=bad)
+
+
+def test_bounds_are_served_only_beside_a_value() -> None:
+    """A ``Bootstrap`` of per-class values gives one ``(nan, nan)`` when every replicate is
+    nan (no rows, or one): the first cut served it as ``_value_lower{metric="value"}`` beside
+    ``value.0``, ``value.1``, ... (a review found it); bounds now go only beside a value."""
+    rng = np.random.default_rng(0)
+    for rows in (0, 1, 60):
+        m = sm.Bootstrap(sm.MulticlassROCAUC(average=None), replicates=5)
+        if rows:
+            m.update(rng.integers(0, 3, rows), rng.dirichlet([1, 1, 1], rows))
+        served = _families(MetricsCollector(m, interval=0.95))
+        values = {labels["metric"] for labels, _ in served["streammetrics_value"]}
+        for family in ("streammetrics_value_lower", "streammetrics_value_upper"):
+            assert {labels["metric"] for labels, _ in served[family]} <= values
+        if rows == 60:
+            assert len(served["streammetrics_value_lower"]) == 3

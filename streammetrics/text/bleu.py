@@ -165,12 +165,16 @@ class BLEU(Metric):
             number = (int, float, np.integer, np.floating)
             if isinstance(smooth_value, (bool, np.bool_)) or not isinstance(smooth_value, number):
                 raise InputError(f"smooth_value: must be a number or None; got {smooth_value!r}")
-            if not (math.isfinite(smooth_value) and smooth_value >= 0):
-                raise InputError(f"smooth_value: must be finite and >= 0; got {smooth_value!r}")
             # As a float first: an int past 2**64, which the wire cannot hold, becomes the float
-            # it is (0.8.17 raised msgpack's OverflowError); a whole value below 2**53 is kept
-            # as that int, as before.
-            smooth_value = whole_if_integral(float(smooth_value))
+            # it is (0.8.17 raised msgpack's OverflowError; past float64, math's); a whole
+            # value below 2**53 is kept as that int, as before.
+            try:
+                value = float(smooth_value)
+            except OverflowError:
+                value = math.inf
+            if not (math.isfinite(value) and value >= 0):
+                raise InputError(f"smooth_value: must be finite and >= 0; got {smooth_value!r}")
+            smooth_value = whole_if_integral(value)
         self._tokenizer = get_tokenizer(tokenize)
         self._add_config(
             max_ngram_order=max_ngram_order,

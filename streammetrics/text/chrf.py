@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any, ClassVar
 
 import numpy as np
@@ -194,18 +195,21 @@ class CHRF(Metric):
         # (beta = 0 scores precision alone, as sacrebleu does; an infinite beta has no score,
         # and the score needs beta**2 finite: 0.8.12 took any beta below 1e300, and one past
         # 1.3e154 raised OverflowError from compute, of a decoded state too.)
-        if (
-            isinstance(beta, (bool, np.bool_))
-            or not isinstance(beta, (int, float, np.integer, np.floating))
-            or not 0 <= beta <= MAX_BETA
-        ):
+        number = (int, float, np.integer, np.floating)
+        if isinstance(beta, (bool, np.bool_)) or not isinstance(beta, number):
+            raise InputError(f"beta: must be a number from 0 to 1e150; got {beta!r}")
+        try:  # (as a float: 1e150 cast to a float32 beta's type overflowed to inf, and passed)
+            value = float(beta)
+        except OverflowError:
+            value = math.inf
+        if not 0 <= value <= MAX_BETA:
             raise InputError(f"beta: must be a number from 0 to 1e150; got {beta!r}")
         self._add_config(
             char_order=char_order,
             word_order=word_order,
             # (as a float first: an int past 2**64, which the wire cannot hold, becomes the float
             # it is; a whole float, or an int, below 2**53 is kept as that int)
-            beta=whole_if_integral(float(beta)),
+            beta=whole_if_integral(value),
             lowercase=config_flag(lowercase, "lowercase"),
             whitespace=config_flag(whitespace, "whitespace"),
             eps_smoothing=config_flag(eps_smoothing, "eps_smoothing"),
