@@ -199,17 +199,17 @@ class CHRF(Metric):
         if isinstance(beta, (bool, np.bool_)) or not isinstance(beta, number):
             raise InputError(f"beta: must be a number from 0 to 1e150; got {beta!r}")
         try:  # (as a float: 1e150 cast to a float32 beta's type overflowed to inf, and passed)
-            value = float(beta)
+            beta_value = float(beta)
         except OverflowError:
-            value = math.inf
-        if not 0 <= value <= MAX_BETA:
+            beta_value = math.inf
+        if not 0 <= beta_value <= MAX_BETA:
             raise InputError(f"beta: must be a number from 0 to 1e150; got {beta!r}")
         self._add_config(
             char_order=char_order,
             word_order=word_order,
             # (as a float first: an int past 2**64, which the wire cannot hold, becomes the float
             # it is; a whole float, or an int, below 2**53 is kept as that int)
-            beta=whole_if_integral(value),
+            beta=whole_if_integral(beta_value),
             lowercase=config_flag(lowercase, "lowercase"),
             whitespace=config_flag(whitespace, "whitespace"),
             eps_smoothing=config_flag(eps_smoothing, "eps_smoothing"),
