@@ -682,3 +682,36 @@ def test_a_csv_in_a_tar_archive_is_read_as_pandas_reads_it(
     status, packed, err = _run(capsys, monkeypatch, "eval", str(archive), *AUC, "--json")
     assert status == 0, err
     assert json.loads(packed) == json.loads(plain)
+
+
+def test_booleans_in_any_case_and_pos_labels_read_alike_everywhere(
+    capsys, monkeypatch, tmp_path
+) -> None:
+    """pandas 3 reads ``tRUE`` as a boolean: standard input knew three spellings, so a file and
+    a pipe of the same bytes gave two labels or three, and ``--batch-size`` changed the answer
+    beside integers. ``--pos-label True`` (any case) names the booleans, also where they sit
+    beside integers (read as 1 and 0), and ``--pos-label 1.5`` a fractional label. Numbers
+    refuse ``1_0`` (Python's float() reads 10) as labels do. A review found each."""
+    import json
+
+    data = b"y,p,k\ntRUE,tRUE,tRUE\nfalsE,tRUE,True\ntRUE,falsE,falsE\nFalse,False,False\n"
+    outs = _both(capsys, monkeypatch, tmp_path, data, *LABELS, "--by", "k", "--json")
+    for status, out, err in outs:
+        assert status == 0, err
+        assert json.loads(out)["metrics"]["accuracy"] == {"False": 0.5, "True": 0.5}
+    mixed = b"y,s\nTrue,0.9\nFalse,0.2\n1,0.8\n0,0.3\ntrue,0.4\nFALSE,0.6\n"
+    for batch in ("1", "3", "4", "100000"):
+        for label, want in (("True", 8 / 9), ("TRUE", 8 / 9), ("1", 8 / 9), ("false", 1 / 9)):
+            args = [*AUC, "--json", "--batch-size", batch, "--pos-label", label]
+            for status, out, err in _both(capsys, monkeypatch, tmp_path, mixed, *args):
+                assert status == 0, err
+                assert json.loads(out)["metrics"]["roc_auc"] == pytest.approx(want)
+    halves = b"y,s\n0.5,0.1\n1.5,0.9\n0.5,0.7\n1.5,0.6\n"
+    args = [*AUC, "--json", "--pos-label", "1.5"]
+    for status, out, err in _both(capsys, monkeypatch, tmp_path, halves, *args):
+        assert status == 0, err
+        assert json.loads(out)["metrics"]["roc_auc"] == pytest.approx(0.75)
+    odd = "y,s\n1,0.9\n2,1_0\n3,\u0663\n".encode()
+    mse = ["--metric", "mse", "--y-true", "y", "--y-pred", "s"]
+    for status, _, err in _both(capsys, monkeypatch, tmp_path, odd, *mse):
+        assert status == 1 and "'1_0' is not a number" in _one_line(err)

@@ -56,6 +56,21 @@ def _numbers(values: np.ndarray, name: str, src: Source, row: int) -> np.ndarray
         # they were read as 1 and 0, where standard input refused the same bytes as text.)
         i = _first_bad(values, lambda v: not isinstance(v, (bool, np.bool_)))
         raise src.fail_row(row + i, f"column {name!r}: {_plain(values[i])!r} is not a number")
+    if values.dtype.kind == "U" and not _plain_ascii(values):
+        # (Python's float() reads 1_0 as 10 and Arabic-Indic digits as digits; pandas' parser
+        # reads both as text: refused, as label columns refuse them since 0.8.10)
+        i = _first_bad(values, lambda v: v.isascii() and "_" not in v)
+        raise src.fail_row(row + i, f"column {name!r}: {_plain(values[i])!r} is not a number")
+    if values.dtype.kind == "O":
+        strange = [
+            j
+            for j, v in enumerate(values.tolist())
+            if isinstance(v, str) and not (v.isascii() and "_" not in v)
+        ]
+        if strange:
+            raise src.fail_row(
+                row + strange[0], f"column {name!r}: {values[strange[0]]!r} is not a number"
+            )
     try:
         out = values.astype(np.float64)
     except (TypeError, ValueError, OverflowError):
@@ -157,8 +172,23 @@ def _refuse_wide(values: list[Any], name: str, src: Source, row: int) -> NoRetur
     raise src.fail_row(row + later, _both_kinds(name, values[later], src.line(row + earlier)))
 
 
-#: The text pandas' CSV parser reads as booleans; standard input reads them alike.
-_TRUE, _FALSE = frozenset({"True", "TRUE", "true"}), frozenset({"False", "FALSE", "false"})
+def bool_words(text: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Which strings of ``text`` spell true and which false, in any case: pandas 3's CSV parser
+    reads ``tRUE`` as a boolean, so standard input does too (0.8.17 knew three spellings of
+    each, and the same bytes read from a file and from a pipe gave two labels or one). On the
+    code points, ASCII letters folded: no Python call per string."""
+    text = np.asarray(text).astype(str)
+    width = text.dtype.itemsize // 4
+    if not text.size or width < 4:
+        none = np.zeros(len(text), dtype=bool)
+        return none, none.copy()
+    codes = np.ascontiguousarray(text).view(np.uint32).reshape(len(text), width)
+    head = np.zeros((len(text), 6), dtype=np.uint32)  # the first five, and a NUL after them
+    head[:, : min(width, 6)] = codes[:, :6]
+    head |= np.where((head >= 65) & (head <= 90), np.uint32(32), np.uint32(0))  # A-Z to a-z
+    true = (head[:, :5] == np.array([116, 114, 117, 101, 0], dtype=np.uint32)).all(axis=1)
+    false = (head == np.array([102, 97, 108, 115, 101, 0], dtype=np.uint32)).all(axis=1)
+    return true, false
 
 
 def _labels(
@@ -223,12 +253,12 @@ def _labels(
             return text.astype(np.float64)
         except (TypeError, ValueError, OverflowError):
             pass
-    if not key and text.size and str(text[0]) in _TRUE | _FALSE:
+    if not key and text.size and str(text[0]).lower() in ("true", "false"):
         # Booleans written as text (standard input, read by the csv module): booleans, as the
         # same bytes read from a file by pandas' parser (and Parquet's booleans) are. (Text
         # labels that do not start with one skip the pass.)
-        true = np.isin(text, list(_TRUE))
-        if (true | np.isin(text, list(_FALSE))).all():
+        true, false = bool_words(text)
+        if (true | false).all():
             return true
     # Text labels. A column that also holds numbers would be read as numbers in a chunk of
     # numbers alone and as text in a chunk with text, so the answer would depend on the
@@ -263,7 +293,7 @@ def _plain_ascii(text: np.ndarray) -> bool:
 
 def _named_booleans(text: np.ndarray) -> np.ndarray:
     """``text`` with pandas' spellings of booleans as ``True`` and ``False``."""
-    true, false = np.isin(text, list(_TRUE)), np.isin(text, list(_FALSE))
+    true, false = bool_words(text)
     if not (true.any() or false.any()):
         return text
     out = text.astype(object)
@@ -276,8 +306,8 @@ def _bools_beside_ints(text: np.ndarray) -> np.ndarray | None:
     text. A chunk of either alone reads as booleans or integers, which the metrics take alike,
     so a chunk holding both does too (0.8.8 refused it as text beside numbers: --batch-size
     changed the answer)."""
-    true = np.isin(text, list(_TRUE))
-    boolish = true | np.isin(text, list(_FALSE))
+    true, false = bool_words(text)
+    boolish = true | false
     if not boolish.any():
         return None
     rest = text[~boolish]

@@ -192,12 +192,21 @@ def _positives(labels: np.ndarray, positive: Any) -> np.ndarray:
         return np.asarray(labels == str(positive))
     if kind == "O":
         return np.fromiter((v == positive for v in labels.tolist()), dtype=bool, count=len(labels))
-    if kind == "b":
-        value = {1: True, "True": True, "true": True, 0: False, "False": False, "false": False}
-        want = value.get(positive)
-        return np.zeros(len(labels), dtype=bool) if want is None else labels == want
     if isinstance(positive, str):
-        return np.zeros(len(labels), dtype=bool)
+        # Booleans in any case (a column of them, or beside integers, which reads them as 1 and
+        # 0), or a number that is not whole (a column of 0.5 and 1.5)
+        word = positive.strip().lower()
+        if word in ("true", "false"):
+            positive = int(word == "true")
+        else:
+            try:
+                positive = float(positive)
+            except ValueError:
+                return np.zeros(len(labels), dtype=bool)
+    if kind == "b":
+        if positive not in (0, 1):
+            return np.zeros(len(labels), dtype=bool)
+        return labels if positive else ~labels
     return np.asarray(labels == positive)
 
 
@@ -243,8 +252,10 @@ def build(names: list[str], args: argparse.Namespace) -> Plan:
         )
     if pos_label is not None and not any(m.positive for m in members.values()):
         raise CLIError(
-            "--pos-label: none of the metrics takes a positive class (f1, precision and recall "
-            "do; f1_macro and the other averages score every class)"
+            "--pos-label: none of the metrics takes a positive class (f1, precision, recall "
+            "and the binary score metrics, roc_auc, average_precision, gauc, log_loss, "
+            "brier_score and calibration_error, do; f1_macro and the other averages score every "
+            "class)"
         )
     return Plan(list(members.values()), args)
 

@@ -181,7 +181,7 @@ def sliced(metric: Any, ax: Any, *, level: float, max_bars: int | None = 40, **_
     cut = None  # where the lowest bars end and the highest begin, when some are left out
     if max_bars is not None and len(order) > max_bars:
         # Thousands of bars are unreadable and cost minutes to lay out: draw the lowest and
-        # the highest values (slices without a finite value draw no bar: they go first).
+        # the highest values (slices without a finite value draw no bar: sorted last, left out).
         finite = [k for k in order if math.isfinite(values[k])]
         high = max_bars // 2
         low = max_bars - high
