@@ -894,3 +894,19 @@ def test_decayed_merges_of_float_and_int_times_keep_the_epoch_of_the_later() -> 
     d = Decayed(sm.ConfusionMatrix(labels=[0, 1]), 1_000).update([1], [1], timestamps=[t])
     assert d.at(float(t)).compute()[1, 1] == pytest.approx(1.0, rel=1e-6)
     assert d.at(np.float64(t)).compute()[1, 1] == pytest.approx(1.0, rel=1e-6)
+
+
+def test_decayed_a_row_about_2_63_away_leaves_the_others_exact() -> None:
+    """A batch holding a row so far in the past that its difference from the reference passes
+    int64 (a sentinel time beside nanoseconds) took the float path as a whole, rounding every
+    row by up to 128 ns: the same rows weighed 8% apart split into other batches (a review of
+    0.8.18's first cut). Only that row takes it now."""
+    t = 1_700_000_000_000_000_123
+    old = -(2**63) + 1
+    together = Decayed(sm.ConfusionMatrix(labels=[0, 1]), 1_000)
+    together.update([1, 0], [1, 0], timestamps=np.array([t, old], dtype=np.int64))
+    apart = Decayed(sm.ConfusionMatrix(labels=[0, 1]), 1_000)
+    apart.update([1], [1], timestamps=np.array([t], dtype=np.int64))
+    apart.update([0], [0], timestamps=np.array([old], dtype=np.int64))
+    for m in (together, apart):
+        assert m.compute()[1, 1] == 1.0 and m.compute()[0, 0] == 0.0

@@ -226,12 +226,18 @@ class Decayed(Wrapper):
         half_life = self._config["half_life"]
         if isinstance(half_life, int) and len(t):
             ref = (epoch + 1) * EPOCH_HALVINGS * half_life
-            if t.dtype.kind == "i":
-                low, high = int(t.min()) - ref, int(t.max()) - ref
-                if abs(ref) < 2**63 and -(2**63) <= low <= high < 2**63:
-                    since: np.ndarray = (t - np.int64(ref)).astype(np.float64)
-                    return since
-            else:
+            if t.dtype.kind == "i" and abs(ref) < 2**63:
+                with np.errstate(over="ignore"):
+                    diff = t - np.int64(ref)  # (wraps where the difference passes int64)
+                since: np.ndarray = diff.astype(np.float64)
+                wrapped = np.where(t >= 0, (ref < 0) & (diff < 0), (ref >= 0) & (diff >= 0))
+                if wrapped.any():
+                    # Rows about 2**63 from the reference weigh 0 whatever the rounding; the
+                    # others keep their exact difference (0.8.18's first cut took the float
+                    # path for a whole batch holding one such row, up to 128 ns off).
+                    since[wrapped] = t[wrapped].astype(np.float64) - float(ref)
+                return since
+            if t.dtype.kind != "i":
                 # Float times against the exact integer reference, as int times are: ``ref``
                 # as a float pair (its rounding past 2**53, up to 128 ns at today's times,
                 # made float and int rows of one state disagree by 2**(128 ns / half-life)).
