@@ -177,7 +177,7 @@ def bool_words(text: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     reads ``tRUE`` as a boolean, so standard input does too (0.8.17 knew three spellings of
     each, and the same bytes read from a file and from a pipe gave two labels or one). On the
     code points, ASCII letters folded: no Python call per string."""
-    text = np.asarray(text).astype(str)
+    text = np.asarray(text).astype(str, copy=False)
     width = text.dtype.itemsize // 4
     if not text.size or width < 4:
         none = np.zeros(len(text), dtype=bool)
