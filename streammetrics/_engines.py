@@ -305,7 +305,8 @@ def partition_pieces(
     """The state of a keyed metric over one partition's rows, in ``parts`` pieces of disjoint
     keys: piece ``j`` of every partition holds the keys of share ``j`` (the share
     ``metric.split(parts)`` gives them), and equals ``metric.split(parts)[j]`` of the whole
-    partition's state.
+    partition's state (byte for byte for counts; sums of float weights to rounding, as any
+    other grouping of the rows into updates).
 
     The rows are cut by the hash of their key first (:func:`row_shares`, O(n)), and each piece
     is built from its share's rows in one update per ``hold`` rows held, so every row is

@@ -304,20 +304,22 @@ def delong(pos: np.ndarray, neg: np.ndarray) -> tuple[float, float]:
     np.multiply(neg, under, out=part, dtype=np.float64)
     u2 = float(np.einsum("i,i->", part, under))
     auc = s1 / (p_tot * n_tot)
-    s10 = _spread(s2 / (n_tot * n_tot), p_tot * auc * auc, pos, below / n_tot, auc)
-    s01 = _spread(u2 / (p_tot * p_tot), n_tot * (1.0 - auc) ** 2, neg, under / p_tot, 1.0 - auc)
+    s10 = _spread(s2 / (n_tot * n_tot), p_tot * auc * auc, pos, below, n_tot, auc)
+    s01 = _spread(u2 / (p_tot * p_tot), n_tot * (1.0 - auc) ** 2, neg, under, p_tot, 1.0 - auc)
     return auc, max(s10, 0.0) / (p_tot - 1.0) / p_tot + max(s01, 0.0) / (n_tot - 1.0) / n_tot
 
 
-def _spread(squares: float, mean_term: float, w: np.ndarray, v: np.ndarray, mean: float) -> float:
-    """``sum w (v - mean)**2`` from ``squares - mean_term`` (``sum w v**2 - W mean**2``), or by
-    a second pass where that difference cancels: an AUC within about 1e-10 of 1 left only the
-    rounding of the two terms (intervals 15x too wide, or 30% too narrow, at a million rows a
-    class: a review found it)."""
+def _spread(
+    squares: float, mean_term: float, w: np.ndarray, counts: np.ndarray, total: float, mean: float
+) -> float:
+    """``sum w (v - mean)**2`` with ``v = counts / total``, from ``squares - mean_term`` (``sum w
+    v**2 - W mean**2``), or by a second pass where that difference cancels: an AUC within
+    about 1e-10 of 1 left only the rounding of the two terms (intervals 15x too wide, or 30%
+    too narrow, at a million rows a class: a review found it)."""
     one_pass = squares - mean_term
     if one_pass > 1e-6 * mean_term:
         return one_pass
-    d = v - mean
+    d = counts / total - mean
     return float(np.einsum("i,i->", np.multiply(w, d, dtype=np.float64), d))
 
 
