@@ -492,12 +492,27 @@ def whole_if_integral(value: int | float) -> int | float:
     return value
 
 
-def config_number(value: Any, name: str, minimum: float = 0.0, finite: bool = True) -> float:
-    """A numeric configuration value of at least ``minimum``, as a Python float."""
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+def config_number(
+    value: Any,
+    name: str,
+    minimum: float = 0.0,
+    finite: bool = True,
+    maximum: float | None = None,
+) -> float:
+    """A numeric configuration value of at least ``minimum`` (and at most ``maximum``), as a
+    Python float. numpy's numbers too, compared as float64 (a float32 value compared with a
+    bound past its range made the bound inf); an int past float64 is infinite."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(
+        value, (int, float, np.integer, np.floating)
+    ):
         raise InputError(f"{name}: must be a number; got {value!r}")
-    number = float(value)
-    if not number >= minimum or (finite and math.isinf(number)):
+    try:
+        number = float(value)
+    except OverflowError:
+        number = math.inf
+    top = math.inf if maximum is None else maximum
+    if not minimum <= number <= top or (finite and math.isinf(number)):
         kind = "a finite number" if finite else "a number"
-        raise InputError(f"{name}: must be {kind} of at least {minimum}; got {value!r}")
+        upto = "" if maximum is None else f" and at most {maximum:g}"
+        raise InputError(f"{name}: must be {kind} of at least {minimum:g}{upto}; got {value!r}")
     return number

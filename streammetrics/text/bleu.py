@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._codec import check_counts, check_sum, held_total
-from .._inputs import config_flag, config_int, whole_if_integral
+from .._inputs import config_flag, config_int, config_number, whole_if_integral
 from ..base import Metric
 from ..errors import InputError
 from ._inputs import as_texts
@@ -162,19 +162,10 @@ class BLEU(Metric):
                 f"smooth_method: must be one of {sorted(SMOOTH_DEFAULTS)}; got {smooth_method!r}"
             )
         if smooth_value is not None:
-            number = (int, float, np.integer, np.floating)
-            if isinstance(smooth_value, (bool, np.bool_)) or not isinstance(smooth_value, number):
-                raise InputError(f"smooth_value: must be a number or None; got {smooth_value!r}")
             # As a float first: an int past 2**64, which the wire cannot hold, becomes the float
-            # it is (0.8.17 raised msgpack's OverflowError; past float64, math's); a whole
-            # value below 2**53 is kept as that int, as before.
-            try:
-                value = float(smooth_value)
-            except OverflowError:
-                value = math.inf
-            if not (math.isfinite(value) and value >= 0):
-                raise InputError(f"smooth_value: must be finite and >= 0; got {smooth_value!r}")
-            smooth_value = whole_if_integral(value)
+            # it is (0.8.17 raised msgpack's OverflowError); a whole value below 2**53 is kept
+            # as that int, as before.
+            smooth_value = whole_if_integral(config_number(smooth_value, "smooth_value"))
         self._tokenizer = get_tokenizer(tokenize)
         self._add_config(
             max_ngram_order=max_ngram_order,

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import math
 from typing import Any, ClassVar
 
 import numpy as np
 
 from .._codec import check_counts, check_sum, held_total
-from .._inputs import config_flag, whole_if_integral
+from .._inputs import config_flag, config_int, config_number, whole_if_integral
 from ..base import Metric
 from ..errors import InputError
 from ._inputs import as_texts
@@ -182,28 +181,14 @@ class CHRF(Metric):
         eps_smoothing: bool = False,
     ) -> None:
         super().__init__()
-        for name, value in (("char_order", char_order), ("word_order", word_order)):
-            if (
-                isinstance(value, (bool, np.bool_))
-                or not isinstance(value, (int, np.integer))
-                or not 0 <= value <= 32
-            ):
-                raise InputError(f"{name}: must be an int between 0 and 32; got {value!r}")
-        char_order, word_order = int(char_order), int(word_order)
+        char_order = config_int(char_order, "char_order", minimum=0, maximum=32)
+        word_order = config_int(word_order, "word_order", minimum=0, maximum=32)
         if char_order + word_order == 0:
             raise InputError("char_order: 0 needs a word_order of at least 1 (no n-grams at all)")
         # (beta = 0 scores precision alone, as sacrebleu does; an infinite beta has no score,
         # and the score needs beta**2 finite: 0.8.12 took any beta below 1e300, and one past
         # 1.3e154 raised OverflowError from compute, of a decoded state too.)
-        number = (int, float, np.integer, np.floating)
-        if isinstance(beta, (bool, np.bool_)) or not isinstance(beta, number):
-            raise InputError(f"beta: must be a number from 0 to 1e150; got {beta!r}")
-        try:  # (as a float: 1e150 cast to a float32 beta's type overflowed to inf, and passed)
-            beta_value = float(beta)
-        except OverflowError:
-            beta_value = math.inf
-        if not 0 <= beta_value <= MAX_BETA:
-            raise InputError(f"beta: must be a number from 0 to 1e150; got {beta!r}")
+        beta_value = config_number(beta, "beta", maximum=MAX_BETA)
         self._add_config(
             char_order=char_order,
             word_order=word_order,
