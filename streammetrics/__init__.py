@@ -17,6 +17,7 @@ from .errors import (
     NoIntervalError,
     StateDecodeError,
     StreamMetricsError,
+    UndefinedMetricWarning,
 )
 from .regression import *  # noqa: F403
 from .wrappers import Bootstrap, Sliced
@@ -40,6 +41,7 @@ __all__ = [
     "StateBlock",
     "StateDecodeError",
     "StreamMetricsError",
+    "UndefinedMetricWarning",
     "loads",
     "registered_metrics",
     "SlidingWindow",

@@ -1,4 +1,4 @@
-"""The three errors of the public API.
+"""The errors of the public API, and its one warning.
 
 All three subclass :class:`ValueError`, so code written against scikit-learn's habit of raising
 ``ValueError`` for bad input keeps working.
@@ -12,6 +12,7 @@ __all__ = [
     "NoIntervalError",
     "StateDecodeError",
     "StreamMetricsError",
+    "UndefinedMetricWarning",
 ]
 
 
@@ -42,3 +43,8 @@ class NoIntervalError(StreamMetricsError, TypeError):
     whose value has no sound closed-form interval (clustering indices, BLEU, chrF, mAP). It is a
     ``TypeError`` as well, since the method does not apply to that kind of metric.
     """
+
+
+class UndefinedMetricWarning(UserWarning):
+    """A value that is defined but says nothing, as scikit-learn's warning of that name: for
+    example ``TopKAccuracy(k)`` over at most ``k`` classes, where every row is a hit."""

@@ -46,18 +46,17 @@ import datetime as _dt
 import multiprocessing.util
 import os
 import re
-import sys
 import threading
 import time
 import warnings
 from collections.abc import Iterable, Iterator
-from types import FrameType
 from typing import Any
 
 import numpy as np
 
 from . import _codec
 from ._state_files import file_lock, host, process_token, read_regular, write_atomic
+from ._warn import warn
 from .base import Metric, loads, metric_spec
 from .errors import IncompatibleStateError, InputError, StateDecodeError
 
@@ -386,20 +385,9 @@ def _grouped(
 
 
 def _skip(path: str, why: str) -> None:
-    warnings.warn(f"streammetrics: skipped {path}: {why}", StateFileWarning, stacklevel=_outside())
-
-
-def _outside() -> int:
-    """The ``stacklevel`` of the first frame outside streammetrics, for a warning raised by
-    the caller of this function: the user's call to ``collect()`` or ``states()``, which reach
-    the warning through a varying depth of generators. (0.8.15's fixed level pointed into
-    serving.py, so a filter on the user's module never matched.)"""
-    package = os.path.dirname(os.path.abspath(__file__)) + os.sep
-    frame: FrameType | None = sys._getframe(2)
-    level = 2  # (1 is the function that warns)
-    while frame is not None and frame.f_code.co_filename.startswith(package):
-        frame, level = frame.f_back, level + 1
-    return level
+    # (at the user's call to collect() or states(), through their generators: 0.8.15's fixed
+    # stacklevel pointed into serving.py, so a filter on the user's module never matched)
+    warn(f"streammetrics: skipped {path}: {why}", StateFileWarning)
 
 
 class Publisher:

@@ -4,6 +4,8 @@ updates make, and a row ``update`` refuses is refused at its call, changing noth
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -96,3 +98,27 @@ def test_threads_feeding_one_row_each() -> None:
     for args, kwargs in rows:
         one.update(*args, **kwargs)
     assert m.count == one.count and m.hits == one.hits and m.total == one.total
+
+
+@pytest.mark.parametrize("one_row", [False, True])
+def test_k_at_least_the_classes_warns_as_scikit_learn(one_row: bool) -> None:
+    """``top_k_accuracy_score`` warns (UndefinedMetricWarning) when ``k`` leaves no row out;
+    so does ``update``, on the one-sample path too, and at the user's line. The value is
+    still scikit-learn's (1.0)."""
+    sklearn_metrics = pytest.importorskip("sklearn.metrics")
+    y, scores = [0, 2, 1], [[0.1, 0.5, 0.4], [0.3, 0.3, 0.4], [0.9, 0.05, 0.05]]
+    metric = sm.TopKAccuracy(k=3)
+    with pytest.warns(sm.UndefinedMetricWarning, match=r"k \(3\).*classes \(3\)") as caught:
+        if one_row:
+            for label, row in zip(y, scores, strict=True):
+                metric.update(label, row)
+        else:
+            metric.update(y, scores)
+    assert caught[0].filename == __file__
+    with pytest.warns(sklearn_metrics._ranking.UndefinedMetricWarning):
+        expected = sklearn_metrics.top_k_accuracy_score(y, scores, k=3, labels=[0, 1, 2])
+    assert metric.compute() == expected == 1.0
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sm.TopKAccuracy(k=2).update(y, scores)  # k below the classes: no warning
+        sm.TopKAccuracy(k=2).update(y[0], scores[0])

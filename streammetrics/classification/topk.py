@@ -21,8 +21,9 @@ from .._inputs import (
     config_int,
 )
 from .._row_checks import _INT_TYPES, BOOL_TYPES, real_row, weight_keyword
+from .._warn import warn
 from ..base import Metric
-from ..errors import InputError
+from ..errors import InputError, UndefinedMetricWarning
 from ..uncertainty import NAN_INTERVAL, check_level, check_weight_sq, kish, wilson
 
 __all__ = ["TopKAccuracy"]
@@ -67,8 +68,19 @@ def _top_k_row(args: tuple[Any, ...], kwargs: dict[str, Any], k: int) -> tuple[A
                 ahead += 1
     else:
         return None
+    if len(row) <= k:
+        return None  # every row a hit: update warns (UndefinedMetricWarning)
     hit = int(ahead < k)
     return (hit,) if weight is None else (hit, weight)
+
+
+def _warn_every_hit(k: int, n_classes: int) -> None:
+    """Warn, as ``top_k_accuracy_score`` does, that ``k`` leaves no row out."""
+    warn(
+        f"TopKAccuracy: k ({k}) is at least the number of classes ({n_classes}), so every row "
+        "is a hit and the value (1.0) is meaningless",
+        UndefinedMetricWarning,
+    )
 
 
 class TopKAccuracy(Metric):
@@ -123,6 +135,8 @@ class TopKAccuracy(Metric):
             raise InputError(
                 f"y_true: must hold column indices of y_score_matrix, 0 to {n_classes - 1}"
             )
+        if n_classes <= self._config["k"]:
+            _warn_every_hit(self._config["k"], n_classes)
         true_score = scores[np.arange(n), yt][:, None]
         cols = np.arange(n_classes)[None, :]
         ahead = (scores > true_score) | ((scores == true_score) & (cols > yt[:, None]))
