@@ -114,6 +114,11 @@ class Metric(Serialised, PerRequest):
     #: Whether a sliding window checks this state against each other slot pair by pair (False
     #: for states made of many states, ``Sliced``: checked across all slots at once only).
     _joins_pairwise: bool = True
+    #: Attributes (beside the declared fields and the configuration) that ``__init__`` sets
+    #: and nothing changes afterwards: copies share them rather than deep-copy them (``Sliced``
+    #: copies every slice it updates: the regression metrics' index of their columns was most
+    #: of that copy).
+    _constant: ClassVar[frozenset[str]] = frozenset()
 
     _config: dict[str, Any]
     _fields: dict[str, _Field]
@@ -380,7 +385,7 @@ class Metric(Serialised, PerRequest):
             if name in fields:
                 if field_copy is not None:
                     attrs[name] = field_copy(value)
-            elif name not in _SHARED and not isinstance(value, _IMMUTABLE):
+            elif not (name in _SHARED or name in cls._constant or isinstance(value, _IMMUTABLE)):
                 attrs[name] = _copy.deepcopy(value)
         new.__dict__.update(attrs)
         return new
@@ -573,7 +578,7 @@ _SHARED = frozenset({"_config", "_fields", "_lock", "_rows", "_pending"})
 #: refuse changing the member alone; copies, pickles and snapshots of the member drop them.
 GUARDED_METHODS = frozenset({"update", "merge", "join", "reset"})
 # Values a copy shares: immutable, or template metrics (only ever copied, never updated).
-_IMMUTABLE = (int, float, str, bool, bytes, tuple, type(None), Metric)
+_IMMUTABLE = (int, float, str, bool, bytes, tuple, frozenset, type(None), Metric)
 
 
 def _copy_value(value: Any) -> Any:

@@ -74,6 +74,8 @@ class CalibrationError(Metric):
     """
 
     higher_is_better: ClassVar[bool | None] = False
+    #: Set in ``__init__`` and never changed: copies share it (``Metric._constant``).
+    _constant: ClassVar[frozenset[str]] = frozenset({"_edges"})
 
     def __init__(self, bins: int = 15, norm: str = "l1", labels: Any = None) -> None:
         super().__init__()

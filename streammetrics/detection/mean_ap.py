@@ -96,6 +96,8 @@ class MeanAveragePrecision(Metric):
     """
 
     higher_is_better: ClassVar[bool | None] = True
+    #: Set in ``__init__`` and never changed: copies share them (``Metric._constant``).
+    _constant: ClassVar[frozenset[str]] = frozenset({"_ious", "_areas"})
 
     def __init__(
         self,

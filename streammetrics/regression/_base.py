@@ -126,6 +126,8 @@ class _RegressionMetric(Metric, register=False):
     #: 3 (R2Score, ExplainedVariance): the state gained ``shape``; (the loss means, 0.8.9):
     #: ``wsq_mean`` and ``wsq_spread``, the loss's moments under the weights squared.
     _schema: ClassVar[int] = 2
+    #: Set in ``__init__`` and never changed: copies share them (``Metric._constant``).
+    _constant: ClassVar[frozenset[str]] = frozenset({"_index"})
 
     moments: Moments
     weight_sq: float
