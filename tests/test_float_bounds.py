@@ -424,3 +424,60 @@ def test_top_k_weights_past_the_bound_are_refused_without_a_warning() -> None:
         with pytest.raises(CountOverflowError, match="sample_weight"):
             m.update(y, scores, sample_weight=np.full(50, 1e200))
     assert m.to_bytes() == before
+
+
+def _scaled_text_state(make, total: int):  # type: ignore[no-untyped-def]
+    """A valid BLEU or chrF state of one sentence whose statistics are scaled to sum just
+    under ``total``."""
+    from streammetrics.text import BLEU  # noqa: F401  (registers the text metrics)
+
+    m = make().update(["the cat sat on the mat"], [["the cat sat on a mat"]])
+    name, schema, config, state = _codec.unpack_envelope(m.to_bytes())
+    stats = np.asarray(state["stats"], dtype=np.int64)
+    scale = total // int(stats.sum())
+    forged = {**state, "stats": stats * scale, "count": state["count"] * scale}
+    return _codec.pack_envelope(name, schema, config, forged)
+
+
+@pytest.mark.parametrize("family", ["bleu", "chrf"])
+def test_text_counts_merged_many_at_once_keep_their_bound(family: str) -> None:
+    # Each pair of these three states is within 2**53, the three together are not: 0.8.18
+    # checked the statistics pair by pair only, so merge(b, c) took them (bytes loads then
+    # refused), and 2,100 operands wrapped the counts negative (compute: math domain error).
+    from streammetrics.text import BLEU, CHRF
+
+    blob = _scaled_text_state(BLEU if family == "bleu" else CHRF, 2**52)
+    a, b, c = (sm.loads(blob) for _ in range(3))
+    before = a.to_bytes()
+    with pytest.raises(sm.CountOverflowError, match="statistics"):
+        a.merge(b, c)
+    assert a.to_bytes() == before
+    with pytest.raises(sm.CountOverflowError):
+        sum([a, b, c][1:], a.copy())  # (pairwise: the second addition is refused)
+    total = a.copy().merge(b)  # a pair within the bound still merges
+    assert sm.loads(total.to_bytes()).to_bytes() == total.to_bytes()
+
+
+def test_micro_multiclass_pooled_counts_merged_many_at_once_keep_their_bound() -> None:
+    # 2**50 more rows in each state: three columns of two states pool 6 * 2**50 (within 2**53),
+    # of three states 9 * 2**50 (past it). 0.8.18 checked the pooled counts pair by pair only.
+    rng = np.random.default_rng(0)
+    m = sm.MulticlassROCAUC(average="micro").update(
+        rng.integers(0, 3, 60), rng.dirichlet([1] * 3, 60)
+    )
+    name, schema, config, state = _codec.unpack_envelope(m.to_bytes())
+    columns = []
+    for j, col in enumerate(state["columns"]):
+        side = "pos" if j == 0 else "neg"
+        counts = col[side].copy()
+        counts[0] += 2**50
+        columns.append({**col, side: counts})
+    blob = _codec.pack_envelope(
+        name, schema, config, {**state, "columns": columns, "count": state["count"] + 2**50}
+    )
+    a, b, c = (sm.loads(blob) for _ in range(3))
+    before = a.to_bytes()
+    with pytest.raises(sm.CountOverflowError, match="pooled"):
+        a.merge(b, c)
+    assert a.to_bytes() == before
+    assert sm.loads(a.copy().merge(b).to_bytes()).count == 2 * a.count

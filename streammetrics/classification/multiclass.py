@@ -158,6 +158,11 @@ class MulticlassROCAUC(Metric):
         if self._config["average"] == "micro" and self.columns and other.columns:
             self._check_pooled("pooled classes", [*self.columns, *other.columns])
 
+    def _check_compatible_together(self, others: tuple[Any, ...]) -> None:
+        super()._check_compatible_together(others)
+        pooled = [c for m in (self, *others) for c in m.columns]
+        self._check_pooled("pooled classes", pooled)
+
     def _validate_state(self) -> None:
         """Decoding: the columns match the labels and the count, and hold valid scores."""
         columns, count = self.columns, self._count

@@ -274,3 +274,9 @@ class CHRF(Metric):
         super()._check_compatible(other)
         # The statistics total at most 2**53 (checked on decode): their sum cannot wrap.
         check_sum("chrF statistics", "i", held_total(self.stats), held_total(other.stats))
+
+    def _check_compatible_together(self, others: tuple[Any, ...]) -> None:
+        # (pairs within the bound may pass it together: 0.8.18's merge(*others) wrapped them)
+        super()._check_compatible_together(others)
+        totals = [held_total(m.stats) for m in (self, *others)]
+        check_sum("chrF statistics", "i", *totals)
