@@ -202,6 +202,8 @@ EDITS = {
     "lo below zero": lambda p: (_first("lo", -0.5)(p), _first("hi", -0.5)(p)),
     "lo above one": lambda p: (_first("lo", 1.5)(p), _first("hi", 1.5)(p)),
     "lo negative zero": lambda p: (_first("lo", -0.0)(p), _first("hi", 0.0)(p)),
+    # (in the grid's first bucket, as 0.0 is: 0.8.18's packed decoder took it)
+    "lo a hair below zero": lambda p: (_first("lo", -1e-10)(p), _first("hi", 0.0)(p)),
     "buckets unsorted": _swap_buckets,
     "bucket repeated": _repeat_bucket,
     "bucket ends apart": _wide_bucket,

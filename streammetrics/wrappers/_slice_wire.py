@@ -167,6 +167,8 @@ def decoded_pack(template: Any, pairs: list[Any], least: int) -> SlicePack | Non
         return None
     if len(bucket) and not (bucket.min() >= 0 and bucket.max() < mapping.size):
         return None
+    if len(lo) and not mapping.holds(lo.min(), hi.max()):
+        return None  # (a probability a hair below 0: 0.8.18 took it here, not one slice alone)
     cells = slot * mapping.size + bucket
     if len(cells) > 1 and not (cells[1:] > cells[:-1]).all():
         return None  # a slice's buckets unsorted or repeated
