@@ -166,7 +166,7 @@ class Metric(Serialised, PerRequest):
                 raise InputError(
                     f"{name}: {value!r} holds text without a UTF-8 form (a lone surrogate)"
                 ) from None
-            self._config[name] = _copy.deepcopy(value)
+            self._config[name] = _plus_zero(_copy.deepcopy(value))
 
     def _add_state(
         self,
@@ -579,6 +579,19 @@ _SHARED = frozenset({"_config", "_fields", "_lock", "_rows", "_pending"})
 GUARDED_METHODS = frozenset({"update", "merge", "join", "reset"})
 # Values a copy shares: immutable, or template metrics (only ever copied, never updated).
 _IMMUTABLE = (int, float, str, bool, bytes, tuple, frozenset, type(None), Metric)
+
+
+def _plus_zero(value: Any) -> Any:
+    """``value`` with every float ``-0.0`` in it (nested in lists, tuples and dicts) made
+    ``0.0``: configurations merge when equal, and ``-0.0 == 0.0``, but the codec writes them
+    apart, so a merge's bytes depended on which came first (0.8.18)."""
+    if type(value) is float:
+        return value + 0.0
+    if isinstance(value, dict):
+        return {k: _plus_zero(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_plus_zero(v) for v in value)
+    return value
 
 
 def _copy_value(value: Any) -> Any:

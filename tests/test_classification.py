@@ -19,6 +19,7 @@ from sklearn.exceptions import UndefinedMetricWarning
 from sklearn.linear_model import LogisticRegression
 
 import streammetrics as sm
+from streammetrics import _codec
 from tests.harness import assert_same_result
 
 AVERAGES = ["micro", "macro", "weighted", None]
@@ -364,6 +365,21 @@ def test_numpy_string_settings_merge_with_their_decoded_copies() -> None:
         assert all(type(v) is not np.str_ for v in m._config.values())
     both = sm.MetricCollection(f1=sm.F1(average=given[0])).update([0, 1], [0, 1])
     assert (both + sm.MetricCollection(f1=sm.F1(average="macro"))).count == 2
+
+
+def test_a_negative_zero_setting_merges_to_the_same_bytes_in_either_order() -> None:
+    # zero_division=-0.0 equals 0.0, so the two merge; 0.8.18 kept the sign, which the codec
+    # writes, so a.merge(b) and b.merge(a) gave different bytes (also through a forged nested
+    # config: a Decayed's metric inside a collection).
+    a = sm.F1(zero_division=-0.0).update([0, 1, 1], [0, 1, 0])
+    b = sm.F1(zero_division=0.0).update([1, 1, 0], [1, 0, 0])
+    assert a.copy().merge(b).to_bytes() == b.copy().merge(a).to_bytes()
+    assert math.copysign(1.0, a.config["zero_division"]) == 1.0
+    blob = sm.MetricCollection(d=sm.Decayed(sm.F1(zero_division=0.0), half_life=10)).to_bytes()
+    tree = _codec.decode(blob)
+    tree["config"]["members"]["d"]["config"]["metric"]["config"]["zero_division"] = -0.0
+    forged = sm.loads(_codec.encode(tree))
+    assert forged.to_bytes() == blob
 
 
 @pytest.mark.parametrize("weights", [None, "linear", "quadratic"])
