@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 
 import streammetrics as sm
+from streammetrics import _codec
 from streammetrics.windows import SlidingWindow, TumblingWindows
 
 
@@ -431,3 +432,18 @@ def test_unweighted_tables_carry_the_row_count_as_weight_sq(cls) -> None:
     tree["state"]["weight_sq"] = 1600.0
     with pytest.raises(sm.StateDecodeError, match="weight_sq"):
         sm.loads(_codec.encode(tree))
+
+
+@pytest.mark.parametrize("field", ["score", "relevance"])
+def test_a_forged_negative_zero_in_a_query_buffer_loads_as_zero(field: str) -> None:
+    # update writes -0.0 as 0.0, and the canonical order ties the two; 0.8.18 kept a forged
+    # -0.0, so a.merge(b) and b.merge(a) gave different bytes.
+    from streammetrics.ranking import NDCG
+
+    a = NDCG().update([7], [0.0], [0.0])
+    tree = _codec.decode(a.to_bytes())
+    tree["state"]["buffer"][field][0] = -0.0
+    forged = sm.loads(_codec.encode(tree))
+    assert forged.to_bytes() == a.to_bytes()
+    b = NDCG().update([7], [0.0], [0.0])
+    assert forged.copy().merge(b).to_bytes() == b.copy().merge(forged).to_bytes()

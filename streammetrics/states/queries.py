@@ -176,4 +176,6 @@ class QueryBuffers(StateBlock):
                 raise ValueError(f"{name} must be finite")
         if rel.size and rel.min() < 0:
             raise ValueError("relevance must be non-negative")
-        return self._with_chunks([canonical(q, rel, score)])
+        # -0.0 -> 0.0, as update writes them: the canonical order ties the two, and a merge's
+        # bytes then depended on which state came first (0.8.18 kept a forged -0.0)
+        return self._with_chunks([canonical(q, rel + 0.0, score + 0.0)])
