@@ -158,6 +158,21 @@ def test_confusion_heat_map_array_equals_the_matrix(normalize):
     assert [t.get_text() for t in ax.get_yticklabels()] == ["bird", "cat", "dog"]
 
 
+@pytest.mark.parametrize("own", [None, "true", "pred", "all"])
+def test_normalised_heat_map_is_scikit_learns_whatever_the_metrics_own_normalize(own):
+    # normalize=True divides the counts' rows; 0.8.18 divided compute()'s, which under
+    # ConfusionMatrix(normalize="pred") were already columns divided by their totals.
+    skm = pytest.importorskip("sklearn.metrics")
+    yt = ["cat"] * 3 + ["dog"] * 5
+    yp = ["cat", "cat", "dog", "cat", "dog", "dog", "dog", "dog"]
+    m = sm.ConfusionMatrix(normalize=own).update(yt, yp)
+    (image,) = plot(m, normalize=True).get_images()
+    want = skm.confusion_matrix(yt, yp, normalize="true")
+    np.testing.assert_allclose(np.asarray(image.get_array()), want, rtol=1e-15)
+    (image,) = plot(m).get_images()  # without it, the metric's own value
+    np.testing.assert_allclose(np.asarray(image.get_array()), m.compute(), rtol=1e-15)
+
+
 def test_tumbling_windows_series_equals_compute():
     w = TumblingWindows(sm.Accuracy(), width=10)
     rng = np.random.default_rng(2)

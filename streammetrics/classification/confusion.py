@@ -90,13 +90,18 @@ class ConfusionMatrix(_ConfusionMetric):
         rows: np.ndarray = self.counts.rows.copy()
         return rows
 
-    def _compute(self) -> np.ndarray:
+    def _counts_table(self) -> np.ndarray:
+        """The table of counts (or weights) in the order of :meth:`labels`, whatever
+        ``normalize`` says (the picture's own ``normalize=True`` divides these)."""
         rows, table = self._table()
         if self._config["labels"] is not None:
             order = np.searchsorted(rows, np.asarray(self._config["labels"]))
-            table = table[np.ix_(order, order)]
-        else:
-            table = table.copy()
+            return table[np.ix_(order, order)]
+        copied: np.ndarray = table.copy()
+        return copied
+
+    def _compute(self) -> np.ndarray:
+        table = self._counts_table()
         normalize = self._config["normalize"]
         if normalize is None:
             return table

@@ -79,7 +79,8 @@ def confusion(metric: Any, ax: Any, *, normalize: bool, **_: Any) -> None:
         ax.set_title("Confusion matrix (no rows yet)")
         ax.set_axis_off()
         return
-    if normalize:
+    if normalize:  # the counts' rows, whatever the metric's own normalize (0.8.18 divided
+        matrix = np.asarray(metric._counts_table(), dtype=np.float64)  # its "pred" columns)
         with np.errstate(invalid="ignore", divide="ignore"):
             total = matrix.sum(axis=1, keepdims=True)
             matrix = np.where(total > 0, matrix / np.where(total > 0, total, 1.0), 0.0)
