@@ -73,7 +73,9 @@ class StateFileWarning(UserWarning):
 def _seconds(value: Any, name: str) -> float:
     if isinstance(value, _dt.timedelta):
         value = value.total_seconds()
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer)):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(
+        value, (int, float, np.integer, np.floating)
+    ):
         raise InputError(f"{name} must be a number of seconds or a timedelta, got {value!r}")
     seconds = float(value)
     if not seconds >= 0 or seconds == float("inf"):

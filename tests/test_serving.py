@@ -617,6 +617,7 @@ def test_prune_removes_old_files_only(tmp_path: Path) -> None:
     assert sorted(d.prune(older_than=600)) == sorted([str(old), str(stale_tmp)])
     assert sorted(os.listdir(tmp_path)) == sorted([os.path.basename(own), other.name])
     assert d.prune(datetime.timedelta(minutes=10)) == []
+    assert d.prune(np.float32(600.0)) == []  # any real numpy scalar (0.8.18 refused float32)
     # A temporary file younger than a minute is being written: prune(0) left it (0.8.6 deleted
     # it, and the publish writing it failed with FileNotFoundError).
     fresh_tmp = write_as(tmp_path, ".metrics.a.1.000000000001.state.00000001.tmp", b"x")
