@@ -266,3 +266,30 @@ def test_batches_larger_than_a_scratch_chunk_agree_with_scikit_learn(outputs: in
         assert big.compute() == pytest.approx(ref(t, p, sample_weight=w), rel=1e-12)
         assert big.compute() == pytest.approx(small.compute(), rel=1e-12)
         assert big.count == n
+
+
+@pytest.mark.parametrize(
+    "make, sk",
+    [
+        (sm.MeanSquaredError, skm.mean_squared_error),
+        (sm.MeanAbsolutePercentageError, skm.mean_absolute_percentage_error),
+        (sm.R2Score, skm.r2_score),
+    ],
+)
+def test_merging_a_light_far_state_into_a_heavy_one_keeps_the_heavy_mean(make, sk) -> None:
+    # One row of squared error 1e16 beside rows of weight 1e16 and squared error 0.01: a merge
+    # stepped from the first operand's mean, whose error the heavy side's share (nearly 1)
+    # carried whole: MSE 0.0 one way, 1.01 the other (0.8.18). Now from the heavier mean,
+    # either way round, and so also the sequential update and one-sample calls.
+    t, p, w = [0.0, 1.0, 1.2], [1e8, 1.1, 1.3], [1.0, 1e16, 1e16]
+    want = sk(t, p, sample_weight=w)
+    light = make().update(t[:1], p[:1])
+    heavy = make().update(t[1:], p[1:], sample_weight=w[1:])
+    for merged in (light + heavy, heavy + light, make().merge(light, heavy)):
+        assert merged.compute() == pytest.approx(want, rel=1e-12)
+    seq = make().update(t[:1], p[:1]).update(t[1:], p[1:], sample_weight=w[1:])
+    assert seq.compute() == pytest.approx(want, rel=1e-12)
+    one = make()
+    for a, b, c in zip(t, p, w, strict=True):
+        one.update(a, b, sample_weight=c)
+    assert one.compute() == pytest.approx(want, rel=1e-12)

@@ -226,7 +226,10 @@ class CentralMoments(StateBlock):
         total = wa + wb
         delta = (other.hi - self.hi) + (other.lo - self.lo)
         out.weight = total
-        out.hi, out.lo = two_sum(self.hi, self.lo + delta * (wb / total))
+        if wb > wa:  # from the heavier mean, as Moments.plus_values says why
+            out.hi, out.lo = two_sum(other.hi, other.lo - delta * (wa / total))
+        else:
+            out.hi, out.lo = two_sum(self.hi, self.lo + delta * (wb / total))
         da, db = -delta * (wb / total), delta * (wa / total)
         moments = np.zeros_like(self.moments)
         for i, terms in enumerate(self._plan):

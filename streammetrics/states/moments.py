@@ -21,7 +21,10 @@ mean and the co-moment with the sum of the centred values) and two summaries com
     C = C_a + C_b + delta_g * delta_h * W_a * W_b / W
 
 (Chan, Golub & LeVeque, "Updating formulae and a pairwise algorithm for computing sample
-variances", 1979), which only ever adds terms of the size of the spread. The mean itself is kept
+variances", 1979), which only ever adds terms of the size of the spread. The mean steps from the
+heavier side's (``mean_b - delta * W_a / W`` when ``W_b > W_a``): when the means lie far apart,
+``delta`` loses the lighter mean's low digits, and that error must be scaled by the lighter
+side's share of the weight, not the heavier's. The mean itself is kept
 as an unevaluated sum ``mean + mean_low`` of two floats (a double-double, renormalised with
 TwoSum after every merge), so ``delta`` keeps the digits of the spread even when the mean is
 1e8 times larger than the spread. Columns that are
@@ -255,7 +258,10 @@ class Moments(StateBlock):
         # the digits of the spread even when the means are huge.
         delta = (other.hi - self.hi) + (other.lo - self.lo)
         out.weight = total
-        out.hi, out.lo = two_sum(self.hi, self.lo + delta * (wb / total))
+        if wb > wa:  # from the heavier mean (see plus_values)
+            out.hi, out.lo = two_sum(other.hi, other.lo - delta * (wa / total))
+        else:
+            out.hi, out.lo = two_sum(self.hi, self.lo + delta * (wb / total))
         factor = wa * (wb / total)
         comoment = self.comoment + other.comoment
         for i, (g, h) in enumerate(self.pairs):
@@ -286,7 +292,13 @@ class Moments(StateBlock):
         total = wa + weight
         a_hi, a_lo = float(self.hi[0, 0]), float(self.lo[0, 0])
         delta = (mean - a_hi) + (mean_low - a_lo)
-        hi, lo = two_sum(a_hi, a_lo + delta * (weight / total))
+        # From the heavier mean: far apart means make delta lose the lighter one's low digits,
+        # an error the step then scales by the other's share of the weight. From the lighter,
+        # that share is nearly 1 (MSE of weights 1 and 1e16 merged to 0.0, not 1.01: 0.8.18).
+        if weight > wa:
+            hi, lo = two_sum(mean, mean_low - delta * (wa / total))
+        else:
+            hi, lo = two_sum(a_hi, a_lo + delta * (weight / total))
         factor = wa * (weight / total)
         comoment = float(self.comoment[0, 0]) + comoment
         comoment += delta * delta * factor  # one group: its one pair is (0, 0)
