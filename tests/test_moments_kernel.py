@@ -259,3 +259,34 @@ def test_plus_values_equals_combining_a_block_of_them() -> None:
             assert got.weight == want.weight
             for field in ("hi", "lo", "comoment"):
                 assert getattr(got, field)[0, 0].tobytes() == getattr(want, field)[0, 0].tobytes()
+
+
+def test_central_moments_of_one_column_merge_as_the_array_path() -> None:
+    """Blocks one column wide (``R2Score`` of one output) shift their sums on Python floats:
+    bit for bit what the array arithmetic gives, checked against the same data widened to two
+    equal columns, over scales, offsets and weights far apart."""
+    from streammetrics.regression._base import _SHAPE
+    from streammetrics.states.central import CentralMoments
+
+    rng = np.random.default_rng(3)
+    for trial in range(1500):
+        scale, off = 10.0 ** rng.uniform(-50, 30), 10.0 ** rng.uniform(-5, 25)
+        parts = []
+        for _ in range(2):
+            n = int(rng.integers(1, 30))
+            x = off + scale * rng.normal(size=(n, 1)) * rng.uniform(0.1, 10)
+            y = x + scale * rng.normal(size=(n, 1))
+            w = rng.random(n) * 10.0 ** rng.uniform(-20, 20) if trial % 3 else None
+            parts.append(([x, y], w))
+        one = [CentralMoments(2, _SHAPE).batch(cols, w) for cols, w in parts]
+        two = []
+        for block in one:  # the same sums, twice (a batch of two columns sums in its own order)
+            wide = block.copy()
+            wide.hi, wide.lo = np.hstack([block.hi] * 2), np.hstack([block.lo] * 2)
+            wide.moments = np.hstack([block.moments] * 2)
+            two.append(wide)
+        a, b = one[0].merged(one[1]), two[0].merged(two[1])
+        assert a.weight == b.weight
+        for field in ("hi", "lo", "moments"):
+            got, want = getattr(a, field)[:, 0], getattr(b, field)[:, 0]
+            assert got.tobytes() == want.tobytes(), (trial, field)
