@@ -347,6 +347,50 @@ def test_moments_merge_is_numerically_careful() -> None:
     assert m.counts.tolist() == [20_000]
 
 
+def _ssb_reference(x: np.ndarray, labels: np.ndarray) -> float:
+    """SSB from correctly rounded sums (``math.fsum``), one column."""
+    keys = np.unique(labels)
+    means = {c: math.fsum(x[labels == c, 0]) / np.sum(labels == c) for c in keys}
+    grand = math.fsum(x[:, 0]) / len(x)
+    return sum(np.sum(labels == c) * (means[c] - grand) ** 2 for c in keys)
+
+
+def test_a_far_first_row_does_not_skew_a_batch() -> None:
+    # A cluster's deviations were taken from its first row and added one by one: a first row
+    # at 1e15 among 1e5 rows near 0 made their rounding one-sided (0.8.18: SSB off by 3e-6,
+    # the same rows in reverse order right to 1e-16). A second, blocked pass corrects it.
+    rng = np.random.default_rng(0)
+    n = 100_000
+    x = np.r_[[[1e15]], rng.normal(0, 1, (n, 1)), rng.normal(5, 1, (n, 1))]
+    labels = np.r_[0, np.zeros(n, int), np.ones(n, int)]
+    ref = _ssb_reference(x, labels)
+    for order in (slice(None), slice(None, None, -1)):
+        got = sm.ClusterGeometry().update(x[order], labels[order]).compute()["ssb"]
+        assert got == pytest.approx(ref, rel=1e-12)
+    ch = [
+        sm.CalinskiHarabasz().update(x[o], labels[o]).compute()
+        for o in (slice(None), slice(None, None, -1))
+    ]
+    assert ch[0] == pytest.approx(skm.calinski_harabasz_score(x, labels), rel=1e-12)
+    assert ch[0] == pytest.approx(ch[1], rel=1e-12)
+
+
+def test_a_light_far_shard_merges_from_the_heavy_mean() -> None:
+    # One row at 1e12 merged with 2e5 rows near 0 of the same cluster: the merged mean stepped
+    # from the left operand's, so with the light shard on the left the step's rounding (of
+    # nearly all of delta) went into it (0.8.18: SSB off by 4.6e-12 one way, 4e-16 the other).
+    rng = np.random.default_rng(0)
+    n = 200_000
+    light_x, light_l = np.array([[1e12]]), np.array([0])
+    heavy_x = np.r_[rng.normal(0, 1, (n, 1)), rng.normal(5, 1, (n, 1))]
+    heavy_l = np.r_[np.zeros(n, int), np.ones(n, int)]
+    ref = _ssb_reference(np.r_[heavy_x, light_x], np.r_[heavy_l, light_l])
+    light = sm.ClusterGeometry().update(light_x, light_l)
+    heavy = sm.ClusterGeometry().update(heavy_x, heavy_l)
+    for merged in (light + heavy, heavy + light, sum([light, heavy])):
+        assert merged.compute()["ssb"] == pytest.approx(ref, rel=1e-14)
+
+
 def test_bad_inputs_leave_state_and_name_the_argument() -> None:
     m = C.ClusterGeometry(distance="cosine").update([[1.0, 2.0]], [0])
     before = m.to_bytes()
