@@ -560,6 +560,26 @@ def test_queued_weighted_batches_take_the_weight_bound_in_merges(make) -> None:
     assert t + sm.loads(s.to_bytes()) == whole
 
 
+@pytest.mark.parametrize("margin", [10.0, 18.0, 22.0])
+def test_multiclass_brier_of_confident_rows_keeps_its_digits(margin: float) -> None:
+    # The row's loss was sum p**2 + (1 - 2 p_true): for p_true near 1 that cancels (0.8.18:
+    # 1.9e-4 off scikit-learn at a logit margin of 18, 0.34 at 22, a loss of 1e-20 read 0.0).
+    from sklearn.metrics import brier_score_loss
+
+    rng = np.random.default_rng(7)
+    y = rng.integers(0, 3, 1000)
+    logits = rng.normal(size=(1000, 3))
+    logits[np.arange(1000), y] += margin
+    p = np.exp(logits - logits.max(axis=1, keepdims=True))
+    p /= p.sum(axis=1, keepdims=True)
+    want = brier_score_loss(y, p, labels=[0, 1, 2])
+    assert sm.BrierScore().update(y, p).compute() == pytest.approx(want, rel=1e-12, abs=0)
+    one = sm.BrierScore().update([0], [[1 - 1e-10, 1e-10, 0.0]]).compute()
+    assert one == pytest.approx(
+        brier_score_loss([0], [[1 - 1e-10, 1e-10, 0.0]], labels=[0, 1, 2]), rel=1e-12, abs=0
+    )
+
+
 def test_brier_of_two_probability_columns_is_the_binary_brier() -> None:
     # predict_proba of a binary model: scikit-learn halves the multiclass sum for two columns
     # (scale_by_half="auto"); 0.8.3 gave twice its value. Three columns stay unhalved.
