@@ -40,7 +40,12 @@ def wsq_merged(
     total = s1 + s2
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         d = a2 - a1
-        a = a1 + d * (s2 / total) if total > 0 else a1
+        if not total > 0:
+            a = a1
+        elif s2 > s1:  # from the heavier side, as Moments steps its mean
+            a = a2 - d * (s1 / total)
+        else:
+            a = a1 + d * (s2 / total)
         q = q1 + q2 + d * d * (s1 * s2 / total) if total > 0 else q1 + q2
     bad = ~(np.isfinite(a) & np.isfinite(q))
     if bad.any():
