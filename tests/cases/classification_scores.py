@@ -370,3 +370,75 @@ CASES += [
         other=lambda: sm.MulticlassROCAUC(labels=["cat", "dog", "yak"]),
     ),
 ]
+
+# Settings no case above ran (a review's audit, 0.8.19): each passed the whole harness then.
+from tests.cases.classification_labels import _binary_probabilities  # noqa: E402
+
+CASES += [
+    Case(
+        "ROCCurve-every-threshold-weighted",
+        lambda: sm.ROCCurve(drop_intermediate=False),
+        _binary(weighted=True),
+        BAD_PROB,
+        other=lambda: sm.ROCCurve(),
+    ),
+    Case(
+        "PRCurve-drop-intermediate-weighted",
+        lambda: sm.PRCurve(drop_intermediate=True),
+        _binary(weighted=True, grid=40),
+        BAD_PROB,
+        other=lambda: sm.PRCurve(),
+    ),
+    Case(
+        "PRCurve-exact-logit",
+        lambda: sm.PRCurve(exact=True, score_type="logit"),
+        _binary("logit", grid=10),
+        BAD_BINARY,
+        other=lambda: sm.PRCurve(exact=True),
+    ),
+    Case(
+        "ROCCurve-exact-real-every-threshold",
+        lambda: sm.ROCCurve(exact=True, score_type="real", drop_intermediate=False),
+        _binary("real", weighted=True, grid=1),
+        BAD_BINARY,
+        other=lambda: sm.ROCCurve(exact=True, score_type="real"),
+    ),
+    Case(
+        "MulticlassROCAUC-micro-exact-weighted",
+        lambda: sm.MulticlassROCAUC(exact=True, average="micro"),
+        _multiclass(3, True),
+        BAD_MULTI,
+        other=lambda: sm.MulticlassROCAUC(exact=True),
+    ),
+    Case(
+        "MulticlassROCAUC-per-class-weighted",
+        lambda: sm.MulticlassROCAUC(average=None),
+        _multiclass(4, True),
+        BAD_MULTI[:3],
+        other=lambda: sm.MulticlassROCAUC(),
+    ),
+    Case(
+        "BrierScore-named-labels",
+        lambda: sm.BrierScore(labels=["neg", "pos"]),
+        _binary_probabilities,
+        [((["neg", "yak"], [0.1, 0.2]), {}), ((["neg", "pos"], [0.1, 1.2]), {})],
+        exact=False,
+        other=lambda: sm.BrierScore(),
+    ),
+    Case(
+        "LogLoss-eps",
+        lambda: sm.LogLoss(eps=1e-7),
+        _binary(weighted=True),
+        BAD_PROB,
+        exact=False,
+        other=lambda: sm.LogLoss(),
+    ),
+    Case(
+        "CalibrationError-l2-weighted",
+        lambda: sm.CalibrationError(norm="l2"),
+        _binary(weighted=True),
+        BAD_PROB,
+        exact=False,
+        other=lambda: sm.CalibrationError(),
+    ),
+]

@@ -310,3 +310,34 @@ CASES += [
         other=C.CalinskiHarabasz,
     ),
 ]
+
+# Default settings no case above ran (a review's audit, 0.8.19): each passed the harness then.
+CASES += [
+    Case(
+        "Compactness-default",
+        C.Compactness,
+        _points(),
+        BAD_INTERNAL,
+        exact=False,
+        rtol=RTOL,
+        other=lambda: C.Compactness(distance="cityblock"),
+    ),
+    Case(
+        "DaviesBouldin-default",
+        C.DaviesBouldin,
+        _points(),
+        BAD_INTERNAL,
+        exact=False,
+        rtol=RTOL,
+        other=lambda: C.DaviesBouldin(distance="cityblock"),
+    ),
+    Case(
+        "Silhouette-default",
+        C.Silhouette,
+        _points(),
+        BAD_INTERNAL,
+        exact=False,
+        rtol=RTOL,
+        other=lambda: C.Silhouette(distance="cityblock"),
+    ),
+]
