@@ -398,13 +398,61 @@ def bench_bootstrap_rows(n: int, batch: int, repeats: int) -> None:
         print(f"| {name} | {n / t / 1e3:,.1f} k | {best['streammetrics'] / t:.3f} |")
 
 
+def bench_sliced_regression(runs: list[tuple[int, int, int]], repeats: int) -> None:
+    """``Sliced`` of the regression metrics, which update slice by slice (their float moments
+    are not packed), beside the numpy floor of per-slice MSE: two ``bincount`` per batch."""
+    print("\n## Sliced regression metrics (slice by slice)\n")
+    print("| slices | rows | batch | metric | Sliced rows/s | numpy MSE floor rows/s |")
+    print("|---:|---:|---:|---|---:|---:|")
+    for k, n, batch in runs:
+        rng = np.random.default_rng(k)
+        t = rng.normal(size=n)
+        p = t + rng.normal(size=n)
+        by = rng.integers(0, k, n)
+        parts = _batches(n, batch)
+
+        def ours(make: Callable[[], sm.Metric], t=t, p=p, by=by, parts=parts):  # type: ignore[no-untyped-def]
+            def run() -> object:
+                m = sm.Sliced(make())
+                for s in parts:
+                    m.update(t[s], p[s], by=by[s])
+                return m
+
+            return run
+
+        def floor(t=t, p=p, by=by, parts=parts, k=k) -> object:  # type: ignore[no-untyped-def]
+            sums, rows = np.zeros(k), np.zeros(k)
+            for s in parts:
+                e = t[s] - p[s]
+                sums += np.bincount(by[s], weights=e * e, minlength=k)
+                rows += np.bincount(by[s], minlength=k)
+            return sums / rows
+
+        makers = {"MeanSquaredError": sm.MeanSquaredError, "R2Score": sm.R2Score}
+        fns: dict[str, Callable[[], object]] = {name: ours(m) for name, m in makers.items()}
+        fns["floor"] = floor
+        best = best_of(fns, repeats)
+        for name in makers:
+            print(
+                f"| {k:,} | {n:,} | {batch:,} | {name} | {n / best[name]:,.0f} "
+                f"| {n / best['floor']:,.0f} |"
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--quick", action="store_true", help="a smoke run of a few seconds")
     parser.add_argument(
         "--bootstrap", action="store_true", help="only the Bootstrap(Accuracy/ROCAUC) table"
     )
+    parser.add_argument(
+        "--regression", action="store_true", help="only the Sliced regression metrics table"
+    )
     args = parser.parse_args()
+    if args.regression:
+        runs = [(100, 200_000, 20_000), (1_000, 200_000, 20_000)]
+        bench_sliced_regression(runs[:1] if args.quick else runs, 1 if args.quick else 5)
+        return
     if args.bootstrap:
         bench_bootstrap(20_000 if args.quick else 200_000, 10_000, 1 if args.quick else 3)
         return
