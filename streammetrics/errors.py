@@ -1,7 +1,7 @@
 """The errors of the public API, and its one warning.
 
-All three subclass :class:`ValueError`, so code written against scikit-learn's habit of raising
-``ValueError`` for bad input keeps working.
+Every error subclasses :class:`ValueError`, so code written against scikit-learn's habit of
+raising ``ValueError`` for bad input keeps working. The warning is a :class:`UserWarning`.
 """
 
 from __future__ import annotations
