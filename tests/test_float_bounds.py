@@ -388,23 +388,29 @@ def test_ranking_relevance_is_bounded():
         sm.loads(bad)
 
 
-def test_micro_multiclass_auc_pooled_counts_are_bounded():
+def _multiclass_with_more_rows(average: str, rows: int) -> bytes:
+    """A three-class ``MulticlassROCAUC`` state of 60 rows, forged to hold ``rows`` more, all
+    positive in class 0: each column counts every row."""
     rng = np.random.default_rng(0)
-    y = rng.integers(0, 3, 60)
-    p = rng.dirichlet(np.ones(3), 60)
+    m = sm.MulticlassROCAUC(average=average).update(
+        rng.integers(0, 3, 60), rng.dirichlet(np.ones(3), 60)
+    )
+    name, schema, config, state = _codec.unpack_envelope(m.to_bytes())
+    columns = []
+    for j, col in enumerate(state["columns"]):
+        side = "pos" if j == 0 else "neg"
+        counts = col[side].copy()
+        counts[0] += rows
+        columns.append({**col, side: counts})
+    more = {**state, "columns": columns, "count": state["count"] + rows}
+    return _codec.pack_envelope(name, schema, config, more)
+
+
+def test_micro_multiclass_auc_pooled_counts_are_bounded():
     for average, refused in (("micro", True), ("macro", False)):
-        m = sm.MulticlassROCAUC(average=average).update(y, p)
-        name, schema, config, state = _codec.unpack_envelope(m.to_bytes())
-        # 2**52 more rows, positive in class 0: each column counts every row (within 2**53),
-        # the three pooled together pass it.
-        columns = []
-        for j, col in enumerate(state["columns"]):
-            side = "pos" if j == 0 else "neg"
-            counts = col[side].copy()
-            counts[0] += 2**52
-            columns.append({**col, side: counts})
-        more = {**state, "columns": columns, "count": state["count"] + 2**52}
-        blob = _codec.pack_envelope(name, schema, config, more)
+        # 2**52 more rows: each column counts every row (within 2**53), the three pooled
+        # together pass it.
+        blob = _multiclass_with_more_rows(average, 2**52)
         if refused:
             with pytest.raises(sm.StateDecodeError):
                 sm.loads(blob)
@@ -461,20 +467,7 @@ def test_text_counts_merged_many_at_once_keep_their_bound(family: str) -> None:
 def test_micro_multiclass_pooled_counts_merged_many_at_once_keep_their_bound() -> None:
     # 2**50 more rows in each state: three columns of two states pool 6 * 2**50 (within 2**53),
     # of three states 9 * 2**50 (past it). 0.8.18 checked the pooled counts pair by pair only.
-    rng = np.random.default_rng(0)
-    m = sm.MulticlassROCAUC(average="micro").update(
-        rng.integers(0, 3, 60), rng.dirichlet([1] * 3, 60)
-    )
-    name, schema, config, state = _codec.unpack_envelope(m.to_bytes())
-    columns = []
-    for j, col in enumerate(state["columns"]):
-        side = "pos" if j == 0 else "neg"
-        counts = col[side].copy()
-        counts[0] += 2**50
-        columns.append({**col, side: counts})
-    blob = _codec.pack_envelope(
-        name, schema, config, {**state, "columns": columns, "count": state["count"] + 2**50}
-    )
+    blob = _multiclass_with_more_rows("micro", 2**50)
     a, b, c = (sm.loads(blob) for _ in range(3))
     before = a.to_bytes()
     with pytest.raises(sm.CountOverflowError, match="pooled"):
