@@ -27,7 +27,7 @@ import numpy as np
 
 from ._keyed import Keyed
 from .base import Metric, loads, not_a_metric
-from .errors import InputError
+from .errors import IncompatibleStateError, InputError
 
 #: A column name: pandas and Dask allow integers beside strings.
 Column = str | int
@@ -530,7 +530,18 @@ def merge_blobs(blobs: Sequence[bytes]) -> bytes:
     if len(blobs) == 1:
         return blobs[0]
     first = loads(blobs[0])
-    return first.merge(*[loads(b) for b in blobs[1:]]).to_bytes()
+    try:
+        return first.merge(*[loads(b) for b in blobs[1:]]).to_bytes()
+    except IncompatibleStateError as exc:
+        if isinstance(exc, InputError):  # (CountOverflowError says what it is already)
+            raise
+        # Rows each partition took alone that one process refuses together (arrays of 2 and
+        # of 3 columns, a third label for binary F1, integer and string labels): 0.8.19 let
+        # the merge's IncompatibleStateError out, naming no argument.
+        raise InputError(
+            f"columns: the partitions' rows are valid apart but not together ({exc}); "
+            "one process refuses them as a whole"
+        ) from None
 
 
 def merge_keyed(parts: Sequence[dict[Any, bytes]]) -> dict[Any, bytes]:

@@ -359,3 +359,38 @@ def test_columns_that_do_not_fit_update_are_named_on_the_driver(client) -> None:
         aggregate(df, sm.GAUC(), ["y", "p", "g"])
     with pytest.raises(sm.InputError, match="key_parts"):
         aggregate(df, sm.GAUC(), ["y", "p", "g"], key_parts=2**21)
+
+
+def test_rows_valid_per_partition_but_not_together_are_an_input_error() -> None:
+    # Each partition's rows are valid alone; one process refuses them together. 0.8.19 let
+    # the merge's IncompatibleStateError out (a review: arrays of 2 and of 3 columns, a third
+    # label for binary F1, integer and string labels).
+    import dask
+
+    two = pd.DataFrame({"y": [0, 1, 0, 1], "p": [[0.2, 0.8], [0.1, 0.9], [0.7, 0.3], [0.4, 0.6]]})
+    three = pd.DataFrame({"y": [0, 1, 2, 1], "p": [[0.2, 0.3, 0.5], [0.1, 0.8, 0.1]] * 2})
+    binary = [
+        pd.DataFrame({"y": [0, 1, 0, 1], "p": [0, 1, 1, 1]}),
+        pd.DataFrame({"y": [1, 2, 2, 1], "p": [1, 2, 1, 1]}),
+    ]
+    kinds = [
+        pd.DataFrame({"y": pd.Series([0, 1], dtype=object), "p": pd.Series([0, 1], dtype=object)}),
+        pd.DataFrame(
+            {"y": pd.Series(["a", "b"], dtype=object), "p": pd.Series(["a", "a"], dtype=object)}
+        ),
+    ]
+    cases = [
+        (sm.MulticlassROCAUC(), [two, three]),
+        (sm.F1(), binary),
+        (sm.Accuracy(), kinds),
+    ]
+    with dask.config.set({"scheduler": "threads", "dataframe.convert-string": False}):
+        for metric, parts in cases:
+            ddf = dd.from_delayed([dask.delayed(p) for p in parts], meta=parts[0].iloc[:0])
+            with pytest.raises(sm.InputError, match="columns: the partitions' rows"):
+                aggregate(ddf, metric, ["y", "p"])
+
+
+def test_a_missing_by_column_is_named_as_by(frame) -> None:
+    with pytest.raises(sm.InputError, match=r"^by: 'nope' not in the DataFrame"):
+        aggregate(dd.from_pandas(frame, npartitions=2), sm.Accuracy(), ["y", "p"], by="nope")

@@ -287,3 +287,18 @@ def test_a_pandas_frame_is_named_as_the_wrong_argument() -> None:
     # 0.8.16: AttributeError: 'DataFrame' object has no attribute 'schema' (review).
     with pytest.raises(sm.InputError, match=r"df: .*pandas\.DataFrame.*createDataFrame"):
         aggregate(pd.DataFrame({"y": [0, 1], "p": [0, 1]}), sm.Accuracy(), ["y", "p"])
+
+
+def test_rows_valid_per_partition_but_not_together_are_an_input_error(spark) -> None:
+    # Arrays of 2 columns in one partition and of 3 in the other: each partition's state is
+    # valid, their merge in the reducer is not. 0.8.19 raised IncompatibleStateError, naming
+    # no argument; one process refuses the rows with an InputError.
+    from pyspark.sql import functions as F
+
+    rows = [(0, [0.2, 0.3, 0.5]), (1, [0.1, 0.8, 0.1]), (2, [0.3, 0.3, 0.4])]
+    rows += [(0, [0.2, 0.8]), (1, [0.1, 0.9]), (1, [0.4, 0.6])]
+    df = spark.createDataFrame(rows, "y long, p array<double>").repartitionByRange(2, F.size("p"))
+    with pytest.raises(sm.InputError, match="columns: the partitions' rows"):
+        aggregate(df, sm.MulticlassROCAUC(), ["y", "p"])
+    with pytest.raises(sm.InputError, match=r"^by: 'nope' not in the DataFrame"):
+        aggregate(df, sm.Accuracy(), ["y", "y"], by="nope")
