@@ -398,3 +398,16 @@ def test_a_collection_passes_ids_to_its_bootstrap_members_only() -> None:
         rows.update(int(y[i]), int(p[i]), ids=int(ids[i]))
     assert rows["boot"].to_bytes() == alone.to_bytes()
     assert rows["plain"].compute() == both["plain"].compute()
+
+
+def test_a_decayed_metric_keeps_its_direction_through_bootstrap() -> None:
+    # Decayed sets its metric's direction on the instance; Bootstrap read the class's (None),
+    # so Sliced(Bootstrap(Decayed(Accuracy()))).worst() refused to rank slices (0.8.19).
+    boot = sm.Bootstrap(sm.Decayed(sm.Accuracy(), half_life=10), replicates=4)
+    assert boot.higher_is_better is True
+    assert sm.loads(boot.to_bytes()).higher_is_better is True
+    sliced = sm.Sliced(sm.Bootstrap(sm.Decayed(sm.Accuracy(), half_life=10), replicates=4))
+    sliced.update([1, 0, 1, 1], [1, 1, 1, 0], by=["fr", "de", "fr", "de"], timestamps=[1, 2, 3, 4])
+    plain = sm.Sliced(sm.Decayed(sm.Accuracy(), half_life=10))
+    plain.update([1, 0, 1, 1], [1, 1, 1, 0], by=["fr", "de", "fr", "de"], timestamps=[1, 2, 3, 4])
+    assert sliced.worst(1) == plain.worst(1) == [("de", 0.0)]

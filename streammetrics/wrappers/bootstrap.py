@@ -233,7 +233,9 @@ class Bootstrap(Metric):
             raise InputError(f"scheme: expected one of {SCHEMES}, got {scheme!r}")
         self._template = tpl
         self._scheme = scheme
-        self.higher_is_better = getattr(type(tpl), "higher_is_better", None)  # type: ignore[misc]
+        # (the instance's: Decayed sets its wrapped metric's direction on each instance, and
+        # 0.8.19 read the class's None, so Sliced(Bootstrap(Decayed(m))).worst() refused)
+        self.higher_is_better = getattr(tpl, "higher_is_better", None)  # type: ignore[misc]
         self._add_config(metric=metric_spec(tpl), replicates=replicates, seed=seed)
         if scheme != 1:  # scheme 1 states keep 0.2.0's config, byte for byte
             self._add_config(scheme=scheme)
