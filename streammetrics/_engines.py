@@ -536,7 +536,7 @@ def merge_blobs(blobs: Sequence[bytes]) -> bytes:
         if isinstance(exc, InputError):  # (CountOverflowError says what it is already)
             raise
         # Rows each partition took alone that one process refuses together (arrays of 2 and
-        # of 3 columns, a third label for binary F1, integer and string labels): 0.8.19 let
+        # of 3 columns, a third label for binary F1, integer and string labels): 0.8.18 let
         # the merge's IncompatibleStateError out, naming no argument.
         raise InputError(
             f"columns: the partitions' rows are valid apart but not together ({exc}); "

@@ -130,7 +130,7 @@ def aggregate(
     positional, keywords = _engines.check_columns(metric, columns, by)
     positional, keywords, by = _engines.present_names(ddf.columns, positional, keywords, by)
     needed = list(dict.fromkeys([*positional, *keywords.values(), *([] if by is None else [by])]))
-    if by is not None and by not in ddf.columns:  # (0.8.19 reported it under columns:)
+    if by is not None and by not in ddf.columns:  # (0.8.18 reported it under columns:)
         raise InputError(f"by: {by!r} not in the DataFrame (it has {list(ddf.columns)})")
     missing = [c for c in needed if c not in ddf.columns]
     if missing:

@@ -75,7 +75,7 @@ def aggregate(
     names = _engines.present_names(df.columns, *_engines.check_columns(metric, columns, by), by)
     positional, keywords, by = cast("tuple[list[str], dict[str, str], str | None]", names)
     needed = list(dict.fromkeys([*positional, *keywords.values(), *([] if by is None else [by])]))
-    if by is not None and by not in df.columns:  # (0.8.19 reported it under columns:)
+    if by is not None and by not in df.columns:  # (0.8.18 reported it under columns:)
         raise InputError(f"by: {by!r} not in the DataFrame (it has {list(df.columns)})")
     missing = [c for c in needed if c not in df.columns]
     if missing:

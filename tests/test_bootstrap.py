@@ -402,7 +402,7 @@ def test_a_collection_passes_ids_to_its_bootstrap_members_only() -> None:
 
 def test_a_decayed_metric_keeps_its_direction_through_bootstrap() -> None:
     # Decayed sets its metric's direction on the instance; Bootstrap read the class's (None),
-    # so Sliced(Bootstrap(Decayed(Accuracy()))).worst() refused to rank slices (0.8.19).
+    # so Sliced(Bootstrap(Decayed(Accuracy()))).worst() refused to rank slices (0.8.18).
     boot = sm.Bootstrap(sm.Decayed(sm.Accuracy(), half_life=10), replicates=4)
     assert boot.higher_is_better is True
     assert sm.loads(boot.to_bytes()).higher_is_better is True

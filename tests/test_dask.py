@@ -362,7 +362,7 @@ def test_columns_that_do_not_fit_update_are_named_on_the_driver(client) -> None:
 
 
 def test_rows_valid_per_partition_but_not_together_are_an_input_error() -> None:
-    # Each partition's rows are valid alone; one process refuses them together. 0.8.19 let
+    # Each partition's rows are valid alone; one process refuses them together. 0.8.18 let
     # the merge's IncompatibleStateError out (a review: arrays of 2 and of 3 columns, a third
     # label for binary F1, integer and string labels).
     import dask

@@ -291,7 +291,7 @@ def test_a_pandas_frame_is_named_as_the_wrong_argument() -> None:
 
 def test_rows_valid_per_partition_but_not_together_are_an_input_error(spark) -> None:
     # Arrays of 2 columns in one partition and of 3 in the other: each partition's state is
-    # valid, their merge in the reducer is not. 0.8.19 raised IncompatibleStateError, naming
+    # valid, their merge in the reducer is not. 0.8.18 raised IncompatibleStateError, naming
     # no argument; one process refuses the rows with an InputError.
     from pyspark.sql import functions as F
 

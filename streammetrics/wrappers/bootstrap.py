@@ -234,7 +234,7 @@ class Bootstrap(Metric):
         self._template = tpl
         self._scheme = scheme
         # (the instance's: Decayed sets its wrapped metric's direction on each instance, and
-        # 0.8.19 read the class's None, so Sliced(Bootstrap(Decayed(m))).worst() refused)
+        # 0.8.18 read the class's None, so Sliced(Bootstrap(Decayed(m))).worst() refused)
         self.higher_is_better = getattr(tpl, "higher_is_better", None)  # type: ignore[misc]
         self._add_config(metric=metric_spec(tpl), replicates=replicates, seed=seed)
         if scheme != 1:  # scheme 1 states keep 0.2.0's config, byte for byte
