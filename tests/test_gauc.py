@@ -262,3 +262,27 @@ def test_reads_of_an_unchanged_state_share_one_pass_over_its_groups() -> None:
         assert m.copy().compute() == again and pickle.loads(pickle.dumps(m)).compute() == again
     finally:
         type(m)._per_group_of = original
+
+
+@pytest.mark.parametrize("weighting", ["impressions", "clicks"])
+def test_subnormal_weights_average_the_groups_as_any_scale_does(weighting: str) -> None:
+    # Each group's AUC was right, but its weight in the average was the stored subnormal
+    # total, and weight * AUC rounded to a multiple of 2**-1074: a one-group GAUC of weights
+    # near 2**-1074 was 4.6e-4 off its own AUC, and the interval's centre moved (0.8.18).
+    from sklearn.metrics import roc_auc_score
+
+    rng = np.random.default_rng(1)
+    n = 200
+    y, s = rng.integers(0, 2, n), rng.integers(0, 20, n) / 20
+    base = rng.integers(1, 5, n).astype(float)
+    want = roc_auc_score(y, s, sample_weight=base)
+    groups = rng.integers(0, 3, n)
+    whole = sm.GAUC(weighting=weighting, exact=True).update(y, s, groups, sample_weight=base)
+    for unit in (2.0**-1060, 2.0**-1074):
+        one = sm.GAUC(weighting=weighting, exact=True)
+        one.update(y, s, np.zeros(n, int), sample_weight=base * unit)
+        assert one.compute() == pytest.approx(want, rel=1e-12, abs=0)
+        tiny = sm.GAUC(weighting=weighting, exact=True)
+        tiny.update(y, s, groups, sample_weight=base * unit)
+        assert tiny.compute() == pytest.approx(whole.compute(), rel=1e-12, abs=0)
+        assert tiny.interval() == pytest.approx(whole.interval(), rel=1e-9, abs=0)

@@ -179,7 +179,7 @@ class GAUC(Keyed, Metric):
             weights = big_p
         else:
             weights = np.ones(len(big_p))
-        return weights
+        return _away_from_underflow(weights)
 
     def _summary(self) -> tuple[float, float, int, int]:
         auc, bound, big_p, big_n = self._per_group()
@@ -272,3 +272,15 @@ class GAUC(Keyed, Metric):
             "pos": big_p.copy(),
             "neg": big_n.copy(),
         }
+
+
+def _away_from_underflow(weights: np.ndarray) -> np.ndarray:
+    """``weights`` times a power of two that brings the largest to about 1, when they are all
+    tiny (below 2**-500): exact, and the weighted averages are the same, but products of
+    subnormal weights and the groups' AUCs rounded to multiples of 2**-1074 (a one-group GAUC
+    of weights near 2**-1074 was 4.6e-4 off its own AUC: 0.8.18). Other weights unchanged."""
+    top = float(weights.max()) if len(weights) else 0.0
+    if not 0.0 < top < 2.0**-500:
+        return weights
+    scaled: np.ndarray = np.ldexp(weights, -math.frexp(top)[1])
+    return scaled
