@@ -51,7 +51,7 @@ import numpy as np
 from .._codec import WEIGHT_LIMIT, check_sum
 from ..base import StateBlock
 from ..errors import IncompatibleStateError
-from .moments import two_sum
+from .moments import merged_mean, two_sum
 
 __all__ = ["CENTRAL_MEAN_LIMIT", "CentralMoments"]
 
@@ -226,10 +226,7 @@ class CentralMoments(StateBlock):
         total = wa + wb
         delta = (other.hi - self.hi) + (other.lo - self.lo)
         out.weight = total
-        if wb > wa:  # from the heavier mean, as Moments.plus_values says why
-            out.hi, out.lo = two_sum(other.hi, other.lo - delta * (wa / total))
-        else:
-            out.hi, out.lo = two_sum(self.hi, self.lo + delta * (wb / total))
+        out.hi, out.lo = merged_mean(self.hi, self.lo, other.hi, other.lo, delta, wa, wb)
         da, db = -delta * (wb / total), delta * (wa / total)
         if self.moments.shape[1] == 1:
             moments = self._shifted_column(other, da, db)

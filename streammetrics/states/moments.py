@@ -61,7 +61,7 @@ from ..base import StateBlock
 from ..errors import IncompatibleStateError
 from .mappings import CHUNK, scratch
 
-__all__ = ["CHUNK", "COMOMENT_LIMIT", "MEAN_LIMIT", "Moments", "two_sum"]
+__all__ = ["CHUNK", "COMOMENT_LIMIT", "MEAN_LIMIT", "Moments", "merged_mean", "two_sum"]
 
 #: The largest magnitude of a mean (and of its low part) a block may hold.
 MEAN_LIMIT = 2.0**448
@@ -258,10 +258,7 @@ class Moments(StateBlock):
         # the digits of the spread even when the means are huge.
         delta = (other.hi - self.hi) + (other.lo - self.lo)
         out.weight = total
-        if wb > wa:  # from the heavier mean (see plus_values)
-            out.hi, out.lo = two_sum(other.hi, other.lo - delta * (wa / total))
-        else:
-            out.hi, out.lo = two_sum(self.hi, self.lo + delta * (wb / total))
+        out.hi, out.lo = merged_mean(self.hi, self.lo, other.hi, other.lo, delta, wa, wb)
         factor = wa * (wb / total)
         comoment = self.comoment + other.comoment
         for i, (g, h) in enumerate(self.pairs):
@@ -292,13 +289,7 @@ class Moments(StateBlock):
         total = wa + weight
         a_hi, a_lo = float(self.hi[0, 0]), float(self.lo[0, 0])
         delta = (mean - a_hi) + (mean_low - a_lo)
-        # From the heavier mean: far apart means make delta lose the lighter one's low digits,
-        # an error the step then scales by the other's share of the weight. From the lighter,
-        # that share is nearly 1 (MSE of weights 1 and 1e16 merged to 0.0, not 1.01: 0.8.18).
-        if weight > wa:
-            hi, lo = two_sum(mean, mean_low - delta * (wa / total))
-        else:
-            hi, lo = two_sum(a_hi, a_lo + delta * (weight / total))
+        hi, lo = merged_mean(a_hi, a_lo, mean, mean_low, delta, wa, weight)
         factor = wa * (weight / total)
         comoment = float(self.comoment[0, 0]) + comoment
         comoment += delta * delta * factor  # one group: its one pair is (0, 0)
@@ -406,3 +397,17 @@ def two_sum(a: _N, b: _N) -> tuple[_N, _N]:
     s = a + b
     bb = s - a
     return s, (a - (s - bb)) + (b - bb)
+
+
+def merged_mean(
+    a_hi: _N, a_lo: _N, b_hi: _N, b_lo: _N, delta: _N, wa: float, wb: float
+) -> tuple[_N, _N]:
+    """The two parts of the mean of two sides (``delta = mean_b - mean_a``, weights ``wa``,
+    ``wb``), stepped from the heavier side's: far apart means make ``delta`` lose the lighter
+    one's low digits, an error the step scales by the other side's share of the weight. From
+    the lighter side that share is nearly 1 (MSE of weights 1 and 1e16 merged to 0.0, not
+    1.01: 0.8.18). Equal weights step from ``a``."""
+    total = wa + wb
+    if wb > wa:
+        return two_sum(b_hi, b_lo - delta * (wa / total))
+    return two_sum(a_hi, a_lo + delta * (wb / total))
