@@ -36,6 +36,7 @@ from ..uncertainty import (
     normal_interval,
     t_interval,
 )
+from ._stack import loss_stack
 from ._upgrade import upgraded
 from ._wsq import check_wsq_fields, wsq_batch, wsq_merged
 
@@ -269,6 +270,11 @@ class _RegressionMetric(Metric, register=False):
             wsq_mean, wsq_spread = self._wsq_after(t, p, weights)
             extra.update(wsq_mean=wsq_mean, wsq_spread=wsq_spread)
         return self._commit(n, moments=block, weight_sq=self.weight_sq + sq, **extra)
+
+    def _stacked(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Any:
+        """This batch for ``Sliced``'s packed fold (``regression._stack``): the per-row losses
+        of a one-loss metric, one output, unweighted; None otherwise (the per-slice path)."""
+        return loss_stack(self, y_true, y_pred, sample_weight)
 
     def _wsq(self) -> tuple[np.ndarray, np.ndarray]:
         """The loss's mean and spread under the weights squared (from the moments while every

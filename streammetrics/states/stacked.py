@@ -75,8 +75,11 @@ class Stacked(ABC):
 
     n: int
     rows: np.ndarray
-    #: Whether :meth:`fold_groups` is implemented (``Sliced``); replicates always are.
+    #: Whether :meth:`fold_groups` is implemented (``Sliced``).
     groups = False
+    #: Whether :meth:`fold_replicates` is (``Bootstrap``); a stack made for ``Sliced``'s packed
+    #: fold alone (``regression._stack.LossStack``) has none.
+    replicates = True
 
     @abstractmethod
     def accepts(self, metrics: list[Any]) -> bool:

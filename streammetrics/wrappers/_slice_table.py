@@ -14,9 +14,11 @@ import numpy as np
 from .. import _codec
 from ..base import Metric, StateBlock
 from ..errors import IncompatibleStateError, InputError
+from ..regression._stack import LossStack
 from ..states._bucket_stack import BucketStack
 from ..states.stacked import ConfusionStack, Stacked
 from ._confusion_pack import CONFUSION_PACK_MIN_SLICES, ConfusionPack
+from ._moments_pack import MOMENTS_PACK_MIN_SLICES, MomentsPack
 from ._slice_pack import PACK_MIN_SLICES, SlicePack
 from ._slice_wire import decoded_confusion_pack, decoded_pack, key_from_wire, key_to_wire
 
@@ -62,7 +64,7 @@ class SliceTable(StateBlock):
         self._dict: dict[Key, Metric] | None = {}
         #: The slices as one table (many slices of a score-bucket metric), or None. When set it
         #: is the truth, and ``_dict`` (if not None) a read-only materialisation of it.
-        self._pack: SlicePack | ConfusionPack | None = None
+        self._pack: SlicePack | ConfusionPack | MomentsPack | None = None
         #: A bound above every slice's count or weight totals (None: not known), for the
         #: per-request path (:meth:`row_bound`); never on the wire.
         self.bound: float | None = 0.0
@@ -94,7 +96,7 @@ class SliceTable(StateBlock):
             self._dict = pack.materialize()
         return self._dict
 
-    def pack(self) -> SlicePack | ConfusionPack | None:
+    def pack(self) -> SlicePack | ConfusionPack | MomentsPack | None:
         """The packed table with its queue folded in (the same contents), or None."""
         if self._pack is not None and self._pack.queue:
             self._pack = self._pack.settled()
@@ -194,6 +196,8 @@ class SliceTable(StateBlock):
             kind, least = SlicePack, PACK_MIN_SLICES
         elif isinstance(stack, ConfusionStack):
             kind, least = ConfusionPack, CONFUSION_PACK_MIN_SLICES
+        elif isinstance(stack, LossStack):
+            kind, least = MomentsPack, MOMENTS_PACK_MIN_SLICES
         else:
             return None
         pack: Any = self._pack  # of the stack's kind: one template makes one kind of stack
@@ -277,7 +281,9 @@ class SliceTable(StateBlock):
             raise ValueError("slices must be a list of [key, state] pairs")
         out = self._like()
         # Many slices of a score-bucket or confusion metric: straight into one table.
-        pack: SlicePack | ConfusionPack | None = decoded_pack(self.template, wire, PACK_MIN_SLICES)
+        pack: SlicePack | ConfusionPack | MomentsPack | None = decoded_pack(
+            self.template, wire, PACK_MIN_SLICES
+        )
         if pack is None:
             pack = decoded_confusion_pack(self.template, wire, CONFUSION_PACK_DECODE_MIN)
         if pack is not None:

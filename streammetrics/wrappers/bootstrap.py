@@ -301,7 +301,11 @@ class Bootstrap(Metric):
         # The stack is laid out on the replicates' label set (all share one), not the wrapped
         # metric's: rows taken one at a time reach it before they reach the replicates.
         stack = stacked_batch(self._template if reps[0] is None else reps[0], args, kwargs)
-        if stack is not None and stack.accepts([m for m in reps if m is not None]):
+        if (
+            stack is not None
+            and stack.replicates
+            and stack.accepts([m for m in reps if m is not None])
+        ):
             # One pass over (rows, replicates): nothing below can fail, so the replicates
             # are updated in place (they belong to this state alone).
             missing = [r for r, m in enumerate(reps) if m is None]

@@ -302,9 +302,10 @@ class Sliced(Metric):
                 done.bound = bound
                 return self._commit(n, slices=done)
         fresh: dict[Key, Metric] = {}
+        held = table.view()  # read only: each slice is updated on a copy
         for code, idx in groups(codes, len(keys)):
             key = keys[code]
-            base = table.slices.get(key)
+            base = held.get(key)
             try:
                 fresh[key] = rows.feed(
                     base.copy() if base is not None else self._template.copy(), idx, direct=True

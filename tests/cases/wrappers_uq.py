@@ -174,6 +174,25 @@ CASES = [
         rtol=1e-9,
         other=lambda: sm.Sliced(sm.MeanAbsoluteError()),
     ),
+    # One-loss regression metrics are held as one packed table of moments (0.8.20):
+    Case(
+        "Sliced-rmse",
+        lambda: sm.Sliced(sm.RootMeanSquaredError()),
+        _sliced_regression,
+        [(([0.0, 1.0], [0.0, float("inf")]), {"by": [0, 1]})],
+        exact=False,
+        rtol=1e-9,
+        other=lambda: sm.Sliced(sm.RootMeanSquaredError(multioutput="raw_values")),
+    ),
+    Case(
+        "Sliced-mape-raw",
+        lambda: sm.Sliced(sm.MeanAbsolutePercentageError(multioutput="raw_values")),
+        _sliced_regression,
+        [(([0.0, 1.0], [0.0, 2.0]), {"by": [0, 1], "sample_weight": [1.0, -1.0]})],
+        exact=False,
+        rtol=1e-9,
+        other=lambda: sm.Sliced(sm.MeanAbsolutePercentageError()),
+    ),
     Case(
         "Sliced-composite",
         lambda: sm.Sliced(sm.Accuracy(), max_slices=50),
