@@ -333,6 +333,49 @@ def bench_sliced_labels(runs: list[tuple[int, int, int]], repeats: int) -> None:
         )
 
 
+def bench_sliced_weighted_labels(runs: list[tuple[int, int, int]], repeats: int) -> None:
+    """Weighted ``Sliced(Accuracy())`` and ``Sliced(F1(average="macro"))`` (3 classes, uniform
+    weights in [0.5, 1.5)), against the weighted numpy floor (two ``np.bincount`` per batch);
+    ``compute()`` inside every timing."""
+    print("\n## Weighted Sliced(Accuracy()) and Sliced(F1(average='macro')), 3 classes\n")
+    print("| slices | rows | batch | Accuracy rows/s | F1 macro rows/s | numpy floor rows/s |")
+    print("|---:|---:|---:|---:|---:|---:|")
+    for k, n, batch in runs:
+        rng = np.random.default_rng(k)
+        y = rng.integers(0, 3, n)
+        pred = np.where(rng.random(n) < 0.7, y, rng.integers(0, 3, n))
+        by = rng.integers(0, k, n)
+        w = rng.uniform(0.5, 1.5, n)
+        parts = _batches(n, batch)
+
+        def ours(make: Callable[[], sm.Metric], y=y, pred=pred, by=by, w=w, parts=parts):  # type: ignore[no-untyped-def]
+            def run() -> object:
+                s = sm.Sliced(make())
+                for p in parts:
+                    s.update(y[p], pred[p], by=by[p], sample_weight=w[p])
+                return s.compute()
+
+            return run
+
+        def floor(y=y, pred=pred, by=by, w=w, parts=parts, k=k) -> object:  # type: ignore[no-untyped-def]
+            correct, total = np.zeros(k), np.zeros(k)
+            for p in parts:
+                correct += np.bincount(by[p], weights=w[p] * (y[p] == pred[p]), minlength=k)
+                total += np.bincount(by[p], weights=w[p], minlength=k)
+            return correct / total
+
+        fns: dict[str, Callable[[], object]] = {
+            "accuracy": ours(sm.Accuracy),
+            "f1": ours(lambda: sm.F1(average="macro")),
+            "floor": floor,
+        }
+        t = best_of(fns, repeats)
+        print(
+            f"| {k:,} | {n:,} | {batch:,} | {n / t['accuracy']:,.0f} | {n / t['f1']:,.0f} | "
+            f"{n / t['floor']:,.0f} |"
+        )
+
+
 def bench_sliced_parts(k: int, n: int, repeats: int) -> None:
     """One ``n``-row batch into ``k`` fresh slices, and ``compute()`` of them, timed apart
     (best of ``repeats`` each): the update alone and the scoring alone."""
@@ -466,7 +509,17 @@ def main() -> None:
     parser.add_argument(
         "--regression", action="store_true", help="only the Sliced regression metrics table"
     )
+    parser.add_argument(
+        "--labels",
+        action="store_true",
+        help="only the Sliced(Accuracy/F1) tables, unweighted and weighted",
+    )
     args = parser.parse_args()
+    if args.labels:
+        runs = [(100, 200_000, 20_000), (1_000, 200_000, 20_000)]
+        bench_sliced_labels(runs, 1 if args.quick else 5)
+        bench_sliced_weighted_labels(runs, 1 if args.quick else 5)
+        return
     if args.regression:
         runs = [(100, 200_000, 20_000), (1_000, 200_000, 20_000)]
         bench_sliced_regression(runs[:1] if args.quick else runs, 1 if args.quick else 5)
@@ -505,6 +558,10 @@ def main() -> None:
                 (10_000, 2_000_000, 200_000),
                 (100_000, 2_000_000, 200_000),
             ],
+            2,
+        )
+        bench_sliced_weighted_labels(
+            [(100, 2_000_000, 200_000), (1_000, 2_000_000, 200_000), (10_000, 2_000_000, 200_000)],
             2,
         )
 

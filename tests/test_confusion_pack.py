@@ -162,14 +162,21 @@ def test_packed_and_per_slice_states_are_the_same(name, strings, monkeypatch):
     )
 
 
-def test_a_weighted_batch_takes_the_per_slice_path(monkeypatch):
-    """Weights leave the pack (per-slice states hold floats from then on): the bytes are the
-    per-slice path's all the same."""
+def test_a_weighted_batch_stays_packed(monkeypatch):
+    """Weights make the table's counts float (0.8.20; before, they left the pack): every
+    slice's counts are the per-slice path's bits, its squared weights equal to rounding."""
     stream = _stream(1_500, seed=4, weighted=True)
     packed = _run(sm.Accuracy(), stream)
-    assert packed.slices._pack is None
+    assert packed.slices._pack is not None and packed.slices._pack.floaty is not None
     monkeypatch.setattr(sliced_module, "CONFUSION_PACK_MIN_SLICES", 10**9)
-    assert packed.to_bytes() == _run(sm.Accuracy(), stream).to_bytes()
+    plain = _run(sm.Accuracy(), stream)
+    assert plain.slices._pack is None
+    assert packed.compute() == plain.compute()
+    for key in packed.keys()[::50]:
+        a, b = packed[key], plain[key]
+        assert a.count == b.count and a.counts.dtype == b.counts.dtype
+        assert np.array_equal(a.counts.table, b.counts.table)
+        assert a.weight_sq == pytest.approx(b.weight_sq, rel=1e-12, abs=0)
 
 
 def test_binary_averages_are_checked_slice_by_slice(monkeypatch):

@@ -14,8 +14,12 @@ margins at once (``_compute_margins``); one state per slice is made only when so
 the slices themselves (their bytes, a merge, an interval, ``sliced[key]``), and it is exactly
 the state the per-slice update makes.
 
-A pack holds integer counts only (unweighted rows): a weighted batch, a metric that refuses some
-label sets (``average="binary"``), or states holding weights take the per-slice path.
+Weighted rows (0.8.20) make the table's counts float64: each batch is then folded at once,
+its weights summed per cell in row order and added to the held counts, the additions each
+slice's own update makes (so the counts are its bits; the squared weights agree to rounding).
+Slices never weighted keep integer tables on the wire. Weights are packed only on label sets
+small enough for dense tables (fewer than 256 labels); there, and for a metric that refuses
+some label sets (``average="binary"``), the per-slice path runs.
 """
 
 from __future__ import annotations
@@ -27,9 +31,17 @@ import numpy as np
 from .. import _codec
 from .._codec import check_sum
 from ..states._cells import may_be_sparse
-from ..states._fold import fold_equal, pushed, queue_full
+from ..states._fold import pushed, queue_full
 from ..states.contingency import ContingencyCounts
-from ..states.stacked import ConfusionStack, blanks, cell_starts
+from ..states.stacked import ConfusionStack, blanks
+from ._confusion_cells import (
+    concatenated,
+    counted_cells,
+    folded_runs,
+    recoded,
+    weighted_fold,
+)
+from ._packing import slots
 
 __all__ = ["CONFUSION_PACK_MIN_SLICES", "ConfusionPack"]
 
@@ -77,6 +89,7 @@ class ConfusionPack:
         labels: np.ndarray,
         table: tuple[np.ndarray, np.ndarray, np.ndarray | None],
         queue: tuple[tuple[np.ndarray, np.ndarray, np.ndarray | None], ...] = (),
+        floaty: np.ndarray | None = None,
     ) -> None:
         self.template = template
         self.keys, self.index = keys, index
@@ -84,6 +97,9 @@ class ConfusionPack:
         self.labels = labels
         self.cells, self.values, self.present = table
         self.queue = queue
+        #: None: integer counts (``values`` int64). Else ``values`` are float64 and this says
+        #: which slices hold weights (float tables; the others write integer ones).
+        self.floaty = floaty
 
     def _table(self) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         return self.cells, self.values, self.present
@@ -103,7 +119,7 @@ class ConfusionPack:
         """This pack with its queue folded into the table (itself if the queue is empty)."""
         if not self.queue:
             return self
-        table = _folded([self._table(), *self.queue])
+        table = folded_runs([self._table(), *self.queue])
         return self._with(self.keys, self.index, self.counts, self.weight_sq, table, ())
 
     def _with(
@@ -115,23 +131,30 @@ class ConfusionPack:
         table: tuple[np.ndarray, np.ndarray, np.ndarray | None],
         queue: tuple[tuple[np.ndarray, np.ndarray, np.ndarray | None], ...],
         labels: np.ndarray | None = None,
+        floaty: np.ndarray | None = None,
     ) -> ConfusionPack:
         labels = self.labels if labels is None else labels
-        return ConfusionPack(self.template, keys, index, counts, weight_sq, labels, table, queue)
+        return ConfusionPack(
+            self.template, keys, index, counts, weight_sq, labels, table, queue, floaty
+        )
 
     # -- building ----------------------------------------------------------------------------
 
     @classmethod
     def of_slices(cls, template: Any, slices: dict[Key, Any]) -> ConfusionPack | None:
-        """The pack of per-slice states (``template``'s class, nothing buffered, integer
-        counts), or None when they do not qualify."""
+        """The pack of per-slice states (``template``'s class, nothing buffered; weighted
+        (float) counts only on label sets small enough for dense tables), or None when they do
+        not qualify."""
         if not qualifies(template):
             return None
         kind, keeps_sq = type(template), template._keeps_weight_sq
         metrics = list(slices.values())
         for m in metrics:
-            if type(m) is not kind or m._pending is not None or m.counts.dtype != np.int64:
+            if type(m) is not kind or m._pending is not None:
                 return None
+            if m.counts.dtype not in (np.int64, np.float64):
+                return None
+        floats = [m.counts.dtype == np.float64 for m in metrics]
         if len({m.counts.rows.dtype.kind for m in metrics if len(m.counts.rows)}) > 1:
             return None  # integer and string labels in different slices: not one label set
         fixed = template.counts.fixed
@@ -140,6 +163,8 @@ class ConfusionPack:
             labels = np.unique(np.concatenate([m.counts.rows for m in metrics]))
         size = len(labels)
         if len(metrics) * size * size >= _CODE_LIMIT:
+            return None
+        if any(floats) and may_be_sparse(size * size):
             return None
         cells, values, present = [], [], []
         for s, m in enumerate(metrics):
@@ -155,34 +180,38 @@ class ConfusionPack:
             weight_sq = np.fromiter((m.weight_sq for m in metrics), np.float64, count=len(keys))
         else:
             weight_sq = np.zeros(len(keys))
+        dtype = np.float64 if any(floats) else np.int64
         table = (
-            _concatenated(cells, np.int64),
-            _concatenated(values, np.int64),
-            None if fixed else _concatenated(present, np.int64),
+            concatenated(cells, np.int64),
+            concatenated(values, dtype),
+            None if fixed else concatenated(present, np.int64),
         )
         index = {k: i for i, k in enumerate(keys)}
-        return cls(template, keys, index, counts, weight_sq, labels, table)
+        floaty = np.array(floats, dtype=bool) if any(floats) else None
+        return cls(template, keys, index, counts, weight_sq, labels, table, (), floaty)
 
     def folded(self, stack: ConfusionStack, codes: np.ndarray, batch_keys: list[Key]) -> Any:
         """A new pack with the batch in (row ``i`` to slice ``batch_keys[codes[i]]``), or None
-        when the batch is weighted or the table would grow too large to code (the per-slice
-        path then runs). Raises ``CountOverflowError`` before anything is made if a slice would
-        pass its bound."""
-        if stack.sw is not None:
-            return None
+        when the table would grow too large to code, or hold weights on a label set large
+        enough for sparse tables, or pass a weight bound (the per-slice path then runs, and
+        refuses what it must). Raises ``CountOverflowError`` before anything is made if a
+        slice's row count would pass its bound."""
         labels, table, queue = self.labels, self._table(), self.queue
         if len(labels) and labels.dtype.kind != stack.labels.dtype.kind:
             return None  # string labels in some slices, integers in others
         if len(stack.labels) != len(labels) or not np.array_equal(stack.labels, labels):
             labels = np.union1d(labels, stack.labels) if len(labels) else stack.labels
         size = len(labels)
-        keys, index, slot = _slots(self.keys, self.index, batch_keys)
+        keys, index, slot = slots(self.keys, self.index, batch_keys)
         if len(keys) * size * size >= _CODE_LIMIT:
+            return None
+        weighted = stack.sw is not None or self.floaty is not None
+        if weighted and may_be_sparse(size * size):
             return None
         if len(self.labels) and size != len(self.labels):  # every code moves to the new labels
             at = np.searchsorted(labels, self.labels)
-            table = _recoded(table, at, len(self.labels), size)
-            queue = tuple(_recoded(q, at, len(self.labels), size) for q in queue)
+            table = recoded(table, at, len(self.labels), size)
+            queue = tuple(recoded(q, at, len(self.labels), size) for q in queue)
         row_slot = slot[codes]
         counts = np.zeros(len(keys), dtype=np.int64)
         counts[: len(self.counts)] = self.counts
@@ -192,18 +221,25 @@ class ConfusionPack:
         weight_sq = np.zeros(len(keys))
         weight_sq[: len(self.weight_sq)] = self.weight_sq
         if self.template._keeps_weight_sq:
-            weight_sq += batch  # an unweighted row adds 1.0, as each slice's update adds n
+            # An unweighted row adds 1.0, as each slice's update adds n; a weighted one w**2
+            # (summed per slice in row order: each slice's own update sums its rows' w @ w,
+            # so the two agree to rounding).
+            sw = stack.sw
+            weight_sq += batch if sw is None else np.bincount(row_slot, sw * sw, len(keys))
         at = np.searchsorted(labels, stack.labels)
         cell = (row_slot * size + at[stack.true_codes]) * size + at[stack.pred_codes]
-        cells, values = _distinct(cell)
-        present = None
-        if table[2] is not None:
-            s, rest = np.divmod(cells, size * size)
-            true, pred = np.divmod(rest, size)
-            present = _distinct(np.concatenate((s * size + true, s * size + pred)))[0]
-        queue = pushed(queue, (cells, values, present), _folded)
+        if weighted:
+            folded = weighted_fold(self.floaty, table, queue, cell, stack.sw, size, len(keys))
+            if folded is None:
+                return None
+            table, floaty = folded
+            if stack.sw is not None:
+                floaty[slot] = True  # every slice the batch touched now holds weights
+            return self._with(keys, index, counts, weight_sq, table, (), labels, floaty)
+        run = counted_cells(cell, len(keys), size, table[2] is not None)
+        queue = pushed(queue, run, folded_runs)
         if queue_full(sum(len(q[0]) for q in queue), len(table[0])):
-            table, queue = _folded([table, *queue]), ()
+            table, queue = folded_runs([table, *queue]), ()
         return self._with(keys, index, counts, weight_sq, table, queue, labels)
 
     # -- reading -----------------------------------------------------------------------------
@@ -258,14 +294,15 @@ class ConfusionPack:
             else:
                 rows = self.labels[own_labels[label_lo[j] : label_hi[j]]]
             width_j = int(widths[j])
+            dtype = np.float64 if self.floaty is not None and self.floaty[s] else np.int64
             block = ContingencyCounts.__new__(ContingencyCounts)
             block.shared, block.fixed = base.shared, base.fixed
             block.rows = block.cols = rows
             if may_be_sparse(width_j * width_j):  # the form depends on the filled cells
-                block._set_sparse(local, self.values[a:b].copy(), None)
+                block._set_sparse(local, self.values[a:b].astype(dtype), None)
                 block._settle()
             else:  # small tables are dense whatever their fill
-                table = np.zeros(width_j * width_j, dtype=self.values.dtype)
+                table = np.zeros(width_j * width_j, dtype=dtype)
                 table[local] = self.values[a:b]
                 block._set_dense(table.reshape(width_j, width_j), None)
             n = int(self.counts[s])
@@ -305,6 +342,7 @@ class ConfusionPack:
         tables = np.zeros(int(areas.sum()), dtype=self.values.dtype)
         tables[table_start[slot] + at_true * widths[slot] + at_pred] = self.values
         keeps_sq, text = self.template._keeps_weight_sq, own.dtype.kind == "U"
+        floaty = [False] * many if self.floaty is None else self.floaty.tolist()
         array = _codec.canonical_array
         counts, weight_sq = self.counts.tolist(), self.weight_sq.tolist()
         w_all, l_all, t_all = widths.tolist(), label_start.tolist(), table_start.tolist()
@@ -312,11 +350,14 @@ class ConfusionPack:
         for j in sorted(range(many), key=self.keys.__getitem__):
             w, a, b = w_all[j], l_all[j], t_all[j]
             rows = own[a : a + w]
+            cut = tables[b : b + w * w].reshape(w, w)
+            if self.floaty is not None and not floaty[j]:
+                cut = cut.astype(np.int64)  # a slice without weights keeps integer counts
             # canonical({"count": .., "counts": {"rows": .., "table": ..}, "weight_sq": ..}),
             # in its sorted order (labels_to_wire: strings as a list, integers as int64)
             block = {
                 "rows": rows.tolist() if text else array(rows.astype(np.int64, copy=False)),
-                "table": array(tables[b : b + w * w].reshape(w, w)),
+                "table": array(cut),
             }
             state: dict[str, Any] = {"count": counts[j], "counts": block}
             if keeps_sq:
@@ -336,8 +377,12 @@ class ConfusionPack:
     def computed(self) -> dict[Key, Any] | None:
         """``{key: compute()}`` of every slice at once from the table's margins (the metric's
         ``_compute_margins``), equal to the bit to each slice's ``compute()``; the few slices
-        it leaves to their own state are made one by one. None when the metric offers none."""
+        it leaves to their own state are made one by one. None when the metric offers none, or
+        the table holds weights (a slice's own margins add its float counts in another order:
+        the made states compute them)."""
         assert not self.queue, "read a settled() pack"
+        if self.floaty is not None:
+            return None
         tp, true, pred, edges = self._margins()
         values = self.template._compute_margins(tp, true, pred, edges)
         if values is None:
@@ -349,8 +394,10 @@ class ConfusionPack:
     def intervals(self, level: float) -> dict[Key, tuple[float, float]] | None:
         """``{key: interval(level)}`` of every slice at once from the table's margins (the
         metric's ``_interval_margins``), equal to the bit to each slice's own; None when the
-        metric offers none."""
+        metric offers none, or the table holds weights (as :meth:`computed`)."""
         assert not self.queue, "read a settled() pack"
+        if self.floaty is not None:
+            return None
         tp, true, pred, edges = self._margins()
         out = self.template._interval_margins(tp, true, pred, edges, self.weight_sq, level)
         return None if out is None else dict(zip(self.keys, out, strict=True))
@@ -377,63 +424,3 @@ class ConfusionPack:
             np.bincount(at_pred, weights=weights, minlength=places),
             edges.tolist(),
         )
-
-
-def _slots(
-    keys: list[Key], index: dict[Key, int], batch: list[Key]
-) -> tuple[list[Key], dict[Key, int], np.ndarray]:
-    """``(keys, index, at)``: the slice keys and their index with the batch's new keys added
-    (new objects; the same ones when there are none), and the slot of each batch key."""
-    at = np.fromiter((index.get(k, -1) for k in batch), np.int64, count=len(batch))
-    new = np.flatnonzero(at < 0)
-    if len(new):
-        added = [batch[j] for j in new.tolist()]
-        at[new] = np.arange(len(keys), len(keys) + len(added))
-        index = {**index, **dict(zip(added, at[new].tolist(), strict=True))}
-        keys = [*keys, *added]
-    return keys, index, at
-
-
-def _distinct(codes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(sorted distinct codes, int64 count of each)``: one sort (``np.unique`` hashes, 5x
-    slower on a 200k-row batch)."""
-    ordered = np.sort(codes)
-    starts = cell_starts(ordered)
-    counts = np.diff(np.append(starts, len(ordered)))
-    return ordered[starts], counts.astype(np.int64, copy=False)
-
-
-def _concatenated(parts: list[np.ndarray], dtype: Any) -> np.ndarray:
-    return np.concatenate(parts).astype(dtype, copy=False) if parts else np.empty(0, dtype)
-
-
-def _recoded(
-    table: tuple[np.ndarray, np.ndarray, np.ndarray | None], at: np.ndarray, old: int, size: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    """A table's codes over ``old`` labels moved to ``size`` labels (old label ``i`` is new
-    label ``at[i]``; ``at`` increases, so the codes stay sorted)."""
-    cells, values, present = table
-    s, rest = np.divmod(cells, old * old)
-    true, pred = np.divmod(rest, old)
-    cells = (s * size + at[true]) * size + at[pred]
-    if present is not None:
-        s, label = np.divmod(present, old)
-        present = s * size + at[label]
-    return cells, values, present
-
-
-def _folded(
-    runs: list[tuple[np.ndarray, np.ndarray, np.ndarray | None]],
-) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    """One table from sorted runs of cells (counts added) and label codes (united): one stable
-    sort of each concatenation (timsort merges the runs)."""
-    runs = [r for r in runs if len(r[0])] or runs[:1]
-    if len(runs) == 1:
-        return runs[0]
-    (cells,), (values,), _, _ = fold_equal(
-        [np.concatenate([r[0] for r in runs])], [np.concatenate([r[1] for r in runs])]
-    )
-    present = None
-    if runs[0][2] is not None:
-        (present,), _, _, _ = fold_equal([np.concatenate([r[2] for r in runs])])
-    return cells, values, present

@@ -42,6 +42,7 @@ from ..regression._stack import LossStack
 from ..states._shifted import SHIFT_RATIO
 from ..states.moments import COMOMENT_LIMIT, MEAN_LIMIT, two_sum
 from ..states.stacked import blanks
+from ._packing import grown, slots
 
 __all__ = ["MOMENTS_PACK_MIN_SLICES", "MomentsPack"]
 
@@ -146,21 +147,13 @@ class MomentsPack:
         ``Moments`` (the per-slice path then runs, and refuses what it must)."""
         if not isinstance(stack, LossStack):
             return None
-        keys, index = self.keys, self.index
-        slot = np.fromiter((index.get(k, -1) for k in batch_keys), np.int64, len(batch_keys))
-        new = np.flatnonzero(slot < 0)
-        if len(new):
-            keys, index = list(keys), dict(index)
-            for j in new.tolist():
-                slot[j] = len(keys)
-                index[batch_keys[j]] = len(keys)
-                keys.append(batch_keys[j])
+        keys, index, slot = slots(self.keys, self.index, batch_keys)
         size, k = len(keys), len(batch_keys)
         x, w = stack.x, stack.w
         rows = np.bincount(codes, minlength=k)
         bw = rows.astype(np.float64) if w is None else np.bincount(codes, w, minlength=k)
         b_hi, b_lo, b_co = batch_moments(x, codes, bw, w)
-        held = [_grown(f, size)[slot] for f in self._fields()]
+        held = [grown(f, size)[slot] for f in self._fields()]
         a_w, a_hi, a_lo, a_co, a_sq = held[:5]
         # Chan's merge into the held moments (Moments.combined, element for element): a batch
         # of no weight leaves the slice as it was; a slice holding no weight (new, or only
@@ -189,15 +182,15 @@ class MomentsPack:
                 return None  # (the per-slice path refuses it, naming the argument)
         w2 = None if w is None else w * w
         b_sq = bw if w2 is None else np.bincount(codes, w2, minlength=k)
-        counts = _grown(self.counts, size).copy()
-        out = [_grown(f, size).copy() for f in self._fields()]
-        has = _grown(self.has_wsq, size).copy()
+        counts = grown(self.counts, size).copy()
+        out = [grown(f, size).copy() for f in self._fields()]
+        has = grown(self.has_wsq, size).copy()
         counts[slot] += rows
         for field, value in zip(out, (total, hi, lo, co, a_sq + b_sq), strict=False):
             field[slot] = value
         a_has = has[slot]
         if w is not None or a_has.any():
-            seen = _grown(self.counts, size)[slot] > 0
+            seen = grown(self.counts, size)[slot] > 0
             wsq = _wsq_folded(x, codes, w2, b_sq, (a_sq, a_hi + a_lo, a_co, *held[5:]), a_has, seen)
             applies = (w is not None) | a_has
             out[5][slot] = np.where(applies, wsq[0], held[5])
@@ -356,12 +349,3 @@ def _wsq_folded(
     q = np.where(s2 == 0.0, q1, np.where(seen, q, q2))
     bad = ~(np.isfinite(a) & np.isfinite(q))
     return np.where(bad, math.nan, a), np.where(bad, math.nan, q)
-
-
-def _grown(values: np.ndarray, size: int) -> np.ndarray:
-    """``values`` padded with zeros to ``size`` elements (itself when already that long)."""
-    if len(values) == size:
-        return values
-    out = np.zeros(size, dtype=values.dtype)
-    out[: len(values)] = values
-    return out
