@@ -254,24 +254,36 @@ def _in_columns(
     arg = message.split(":", 1)[0]
     column = keywords.get(arg)
     if column is None:
-        try:
-            params = inspect.signature(metric.update).parameters  # type: ignore[attr-defined]
-        except (TypeError, ValueError):
-            params = {}  # type: ignore[assignment]
-        # The leading positional parameters only: a wrapper's ``update(*columns, by=...)``
-        # puts its keyword column second in the signature, and 0.8.12 named the second
-        # positional column for a missing ``by``.
-        names = []
-        for p in params.values():
-            if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
-                break
-            names.append(p.name)
+        names = _positional_names(metric)
         if arg in names and names.index(arg) < len(positional):
             column = positional[names.index(arg)]
     out = message if column is None else f"column {column!r}, {message}"
     if re.search(r"\b(at|row|rows) \d+", message):
         out += f" ({rows_are})"
     return out
+
+
+def _positional_names(metric: Any) -> list[str]:
+    """The names of ``metric.update``'s leading positional parameters; for a wrapper
+    (``update(*columns, by=...)``: ``Bootstrap``, ``Sliced``, the windows, ``Decayed``), the
+    wrapped metric's, which its columns feed (0.8.19 named no column for a bad value under
+    ``Bootstrap(ROCAUC())``). Only the leading ones: a wrapper's keyword column comes second
+    in its signature, and 0.8.12 named the second positional column for a missing ``by``."""
+    for _ in range(8):  # (wrappers of wrappers; a cycle would be a bug, not a reason to hang)
+        try:
+            params = inspect.signature(metric.update).parameters
+        except (TypeError, ValueError):
+            return []
+        names = []
+        for p in params.values():
+            if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+                break
+            names.append(p.name)
+        inner = getattr(metric, "_template", None)
+        if names or inner is None:
+            return names
+        metric = inner
+    return []
 
 
 def _key(value: Any) -> Any:

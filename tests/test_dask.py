@@ -261,6 +261,8 @@ def test_a_bad_value_is_named_by_its_column(client) -> None:
         (sm.ROCAUC(), ["label", "p"], {}),
         (sm.ROCAUC(), {"y_true": "label", "y_score": "p"}, {"by": "user"}),
         (sm.GAUC(), ["label", "p", "user"], {"key_parts": 2}),
+        # A wrapper's update(*columns, ...): the wrapped metric's arguments (0.8.19 named none).
+        (sm.Bootstrap(sm.ROCAUC(), replicates=20), ["label", "p"], {}),
     ]:
         with pytest.raises(sm.InputError, match="column 'p', y_score: values must be finite") as e:
             aggregate(ddf, metric, columns, **kwargs)
