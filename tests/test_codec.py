@@ -209,3 +209,19 @@ def test_mutated_golden_blobs_only_raise_state_decode_error(data: st.DataObject)
         return
     m.compute()
     assert sm.loads(m.to_bytes()) == m
+
+
+@pytest.mark.parametrize("shape", [(1,), (1, 1)])
+def test_canonical_singles_are_the_arrays_packed_one_by_one(shape) -> None:
+    # Sliced's moments table writes 100,000 one-value arrays this way (0.8.20): the bytes must
+    # be those of packing each array.
+    from streammetrics import _codec
+
+    values = np.array([0.0, -0.0, 1.5, -2.0**-1074, 1e308, np.pi, 2.0**-1022, 7.0])
+    got = _codec.canonical_singles(values, shape)
+    want = [_codec.canonical_array(np.array([v]).reshape(shape)) for v in values]
+    assert got == want
+    assert msgpack.packb(got, use_bin_type=True) == msgpack.packb(want, use_bin_type=True)
+    assert _codec.canonical_singles(np.zeros(0), shape) == []
+    big = values.astype(">f8")  # another byte order: packed one by one, as little-endian
+    assert _codec.canonical_singles(big, shape) == want

@@ -18,10 +18,10 @@ every slice at once:
 The result per slice is the metric's state over that slice's rows to rounding, not bit for bit
 (the metric sums one slice's losses pairwise, ``bincount`` in row order; a float state depends
 on its batches' boundaries anyway). It is the same whether the table holds 1 or 100,000
-slices: every unweighted one-output batch of these metrics takes this path. One state per slice
-is made only when something asks for the slices themselves (their bytes, a merge, an interval,
-``sliced[key]``); ``compute`` reads the table (:meth:`computed`, equal to the bit to each
-made state's ``compute()``).
+slices: every one-output batch of these metrics takes this path. One state per slice
+is made only when something asks for the slices themselves (a merge, an interval,
+``sliced[key]``; their bytes are written from the arrays); ``compute`` reads the table
+(:meth:`computed`, equal to the bit to each made state's ``compute()``).
 
 Weighted batches are folded the same way (``w x`` and ``w x**2`` summed per slice), with the sums
 under the weights squared that the metric keeps for its interval (``wsq_mean``, ``wsq_spread``:
@@ -37,6 +37,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import _codec
 from .._codec import WEIGHT_LIMIT
 from ..regression._stack import LossStack
 from ..states._shifted import SHIFT_RATIO
@@ -236,9 +237,31 @@ class MomentsPack:
             metric.wsq_spread = self.wsq_spread[j : j + 1].copy()
         return metric
 
-    def wire_states(self) -> None:
-        """None: the slices' bytes are written from their made states."""
-        return None
+    def wire_states(self) -> list[tuple[Key, Any]]:
+        """``(key, state)`` of every slice, sorted by key, each state in canonical form: what
+        each made state writes (``count``, ``moments``, ``weight_sq``, ``wsq_mean``,
+        ``wsq_spread``, in sorted order), built from the arrays without making the states
+        (100,000 slices: 3.5 s through made states)."""
+        empty = _codec.canonical_array(np.zeros(0))
+        counts, weight, sq = self.counts.tolist(), self.weight.tolist(), self.weight_sq.tolist()
+        hi, lo, co = (
+            _codec.canonical_singles(a, (1, 1)) for a in (self.hi, self.lo, self.comoment)
+        )
+        wsq_mean = _codec.canonical_singles(self.wsq_mean, (1,))
+        wsq_spread = _codec.canonical_singles(self.wsq_spread, (1,))
+        has = self.has_wsq.tolist()
+        out: list[tuple[Key, Any]] = []
+        for j in sorted(range(len(self.keys)), key=self.keys.__getitem__):
+            moments = {"comoment": co[j], "mean": hi[j], "mean_low": lo[j], "weight": weight[j]}
+            state = {
+                "count": counts[j],
+                "moments": moments,
+                "weight_sq": sq[j],
+                "wsq_mean": wsq_mean[j] if has[j] else empty,
+                "wsq_spread": wsq_spread[j] if has[j] else empty,
+            }
+            out.append((self.keys[j], state))
+        return out
 
     def computed(self) -> dict[Key, float] | None:
         """``{key: value}`` of every slice at once, equal to the bit to each slice's
