@@ -217,7 +217,7 @@ def test_canonical_singles_are_the_arrays_packed_one_by_one(shape) -> None:
     # be those of packing each array.
     from streammetrics import _codec
 
-    values = np.array([0.0, -0.0, 1.5, -2.0**-1074, 1e308, np.pi, 2.0**-1022, 7.0])
+    values = np.array([0.0, -0.0, 1.5, -(2.0**-1074), 1e308, np.pi, 2.0**-1022, 7.0])
     got = _codec.canonical_singles(values, shape)
     want = [_codec.canonical_array(np.array([v]).reshape(shape)) for v in values]
     assert got == want
