@@ -273,7 +273,8 @@ class _RegressionMetric(Metric, register=False):
 
     def _stacked(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Any:
         """This batch for ``Sliced``'s packed fold (``regression._stack``): the per-row losses
-        of a one-loss metric, one output, unweighted; None otherwise (the per-slice path)."""
+        of a one-loss metric, one output, and their weights; None otherwise (the per-slice
+        path)."""
         return loss_stack(self, y_true, y_pred, sample_weight)
 
     def _wsq(self) -> tuple[np.ndarray, np.ndarray]:
