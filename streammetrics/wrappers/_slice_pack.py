@@ -28,6 +28,7 @@ from ..states._bucket_stack import BucketStack, Held, commit_all, merge_sorted
 from ..states._fold import fold_equal, pushed, queue_full
 from ..states._group_table import auc_of_runs
 from ..states.stacked import blanks
+from ._packing import slots
 
 __all__ = ["PACK_MIN_SLICES", "SlicePack"]
 
@@ -122,16 +123,7 @@ class SlicePack:
         weighted = stack.sw is not None
         if len(self.keys) and weighted != (self.pos.dtype.kind == "f"):
             return None  # an empty pack takes the first batch's dtype
-        keys, index = self.keys, self.index
-        found = [index.get(k, -1) for k in batch_keys]
-        slot = np.fromiter(found, dtype=np.int64, count=len(found))
-        new = np.flatnonzero(slot < 0)
-        if len(new):
-            keys, index = list(keys), dict(index)
-            for j in new.tolist():
-                slot[j] = len(keys)
-                index[batch_keys[j]] = len(keys)
-                keys.append(batch_keys[j])
+        keys, index, slot = slots(self.keys, self.index, batch_keys)
         size = len(keys)
         counts = np.zeros(size, dtype=np.int64)
         counts[: len(self.counts)] = self.counts
