@@ -140,11 +140,23 @@ def canonical_singles(values: np.ndarray, shape: tuple[int, ...]) -> list[Any]:
     their last bytes, the element's, so one is packed and the others copy its head. Same
     bytes as packing each."""
     assert math.prod(shape) == 1 and values.ndim == 1
+    return canonical_rows(values.reshape(-1, 1), shape)
+
+
+def canonical_rows(values: np.ndarray, shape: tuple[int, ...] | None = None) -> list[Any]:
+    """:func:`canonical_array` of each row of ``values`` (2-D, C-ordered rows) as an array of
+    ``shape`` (default: one column, ``(row length, 1)``), as :func:`canonical_singles` makes
+    them: one row packed, the others copying its head. Same bytes as packing each."""
+    assert values.ndim == 2
+    if shape is None:
+        shape = (values.shape[1], 1)
+    assert math.prod(shape) == values.shape[1]
     if not len(values):
         return []
-    first = _pack_array(values[:1].reshape(shape)).data
-    width = values.dtype.itemsize
-    if values.dtype.str not in _ALLOWED_DTYPES or first[-width:] != values[:1].tobytes():
+    values = np.ascontiguousarray(values)
+    first = _pack_array(values[0].reshape(shape)).data
+    width = values.dtype.itemsize * values.shape[1]
+    if values.dtype.str not in _ALLOWED_DTYPES or first[-width:] != values[0].tobytes():
         return [_pack_array(v.reshape(shape)) for v in values]  # (a layout this does not know)
     head = first[:-width]
     data = values.tobytes()

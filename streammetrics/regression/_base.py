@@ -36,7 +36,7 @@ from ..uncertainty import (
     normal_interval,
     t_interval,
 )
-from ._stack import loss_stack
+from ._stack import regression_stack
 from ._upgrade import upgraded
 from ._wsq import check_wsq_fields, wsq_batch, wsq_merged
 
@@ -272,10 +272,10 @@ class _RegressionMetric(Metric, register=False):
         return self._commit(n, moments=block, weight_sq=self.weight_sq + sq, **extra)
 
     def _stacked(self, y_true: Any, y_pred: Any, sample_weight: Any = None) -> Any:
-        """This batch for ``Sliced``'s packed fold (``regression._stack``): the per-row losses
-        of a one-loss metric, one output, and their weights; None otherwise (the per-slice
-        path)."""
-        return loss_stack(self, y_true, y_pred, sample_weight)
+        """This batch for ``Sliced``'s packed folds (``regression._stack``): the per-row losses
+        of a one-loss metric, else the columns, one output, and their weights; None otherwise
+        (the per-slice path)."""
+        return regression_stack(self, y_true, y_pred, sample_weight)
 
     def _wsq(self) -> tuple[np.ndarray, np.ndarray]:
         """The loss's mean and spread under the weights squared (from the moments while every
@@ -420,6 +420,8 @@ class _RegressionMetric(Metric, register=False):
     def _upgrade_state(cls, state: Any, schema: int) -> Any:
         """Older schemas (``streammetrics.regression._upgrade``): their values and merges are
         unchanged; what they did not keep leaves the interval unknown until a reset."""
+        if schema >= cls._schema:
+            return state  # (current: nothing to add; a Sliced of 100,000 slices asks each)
         shape = CentralMoments(2, _SHAPE).to_wire() if cls._shape else None
         return upgraded(state, schema, cls._loss is not None, shape)
 
@@ -514,16 +516,21 @@ class _RegressionMetric(Metric, register=False):
         return _explained(self._co(_E, _E), self._co(_T, _T), force_finite)
 
     def _pearson(self) -> np.ndarray:
-        tt, pp, tp = self._co(_T, _T), self._co(_P, _P), self._co(_T, _P)
-        with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
-            prod = tt * pp
-            den = np.sqrt(prod)
-            # Past float64's range (variances near the bound of the moments): one root each.
-            # Also where the product fell among the subnormals, whose few digits it keeps
-            # (0.8.17 caught only 0 there: values spread about 1e-82 gave r 7.7e-4 off).
-            tiny = np.abs(prod) < np.finfo(np.float64).tiny
-            far = ~np.isfinite(den) | (tiny & (tt != 0) & (pp != 0))
-            den[far] = np.sqrt(tt[far]) * np.sqrt(pp[far])
-            r = tp / den
-        r[(tt == 0) | (pp == 0)] = math.nan  # a constant column: undefined, as scipy says
-        return np.asarray(np.clip(r, -1.0, 1.0))
+        return pearson(self._co(_T, _T), self._co(_P, _P), self._co(_T, _P))
+
+
+def pearson(tt: np.ndarray, pp: np.ndarray, tp: np.ndarray) -> np.ndarray:
+    """Pearson's r of each element from the co-moments ``tt``, ``pp`` and ``tp`` (``nan``
+    where a column is constant), clipped to [-1, 1]."""
+    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+        prod = tt * pp
+        den = np.sqrt(prod)
+        # Past float64's range (variances near the bound of the moments): one root each.
+        # Also where the product fell among the subnormals, whose few digits it keeps
+        # (0.8.17 caught only 0 there: values spread about 1e-82 gave r 7.7e-4 off).
+        tiny = np.abs(prod) < np.finfo(np.float64).tiny
+        far = ~np.isfinite(den) | (tiny & (tt != 0) & (pp != 0))
+        den[far] = np.sqrt(tt[far]) * np.sqrt(pp[far])
+        r = tp / den
+    r[(tt == 0) | (pp == 0)] = math.nan  # a constant column: undefined, as scipy says
+    return np.asarray(np.clip(r, -1.0, 1.0))

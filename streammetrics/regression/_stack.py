@@ -1,5 +1,7 @@
-"""One batch of a one-loss regression metric (MSE, RMSE, MAE, MAPE), ready for ``Sliced``'s
-packed fold (:class:`~streammetrics.wrappers._moments_pack.MomentsPack`).
+"""One batch of a regression metric, ready for ``Sliced``'s packed folds: the losses of a
+one-loss metric (MSE, RMSE, MAE, MAPE) for
+:class:`~streammetrics.wrappers._moments_pack.MomentsPack`, the columns of the others (R2,
+explained variance, Pearson, the report) for :class:`~streammetrics.wrappers._fit_pack.FitPack`.
 
 ``Sliced(MeanSquaredError())`` updated one copy of the metric per slice a batch touched: some
 30-50 µs of numpy calls per slice and batch, 90-3,000x slower than the two ``bincount`` a numpy
@@ -23,7 +25,7 @@ from .._inputs import as_matrix, as_weights
 from ..errors import InputError
 from ..states.stacked import Stacked
 
-__all__ = ["LossStack", "loss_stack"]
+__all__ = ["FitStack", "LossStack", "regression_stack"]
 
 
 class LossStack(Stacked):
@@ -46,14 +48,34 @@ class LossStack(Stacked):
         raise NotImplementedError("a LossStack folds slices (Sliced), not replicates")
 
 
-def loss_stack(metric: Any, y_true: Any, y_pred: Any, sample_weight: Any) -> LossStack | None:
-    """:class:`LossStack` of the batch for ``metric`` (a one-loss regression metric), or None
-    when the batch is not the plain case (the per-slice path then takes it, and words its
-    errors)."""
+class FitStack(Stacked):
+    """The checked columns of a batch of a regression metric that is not a one-loss metric (one
+    output): ``t``, ``p`` (float64, finite, within ``VALUE_LIMIT``, ``n`` rows each) and their
+    weights ``w`` (None: 1 each). For ``Sliced``'s packed fold only, as :class:`LossStack`."""
+
+    replicates = False
+
+    def __init__(self, metric: Any, t: np.ndarray, p: np.ndarray, w: np.ndarray | None) -> None:
+        self.template = metric
+        self.t, self.p, self.w = t, p, w
+        self.n = len(t)
+        self.rows = np.arange(self.n)
+
+    def accepts(self, metrics: list[Any]) -> bool:
+        return all(m.moments.width in (None, 1) for m in metrics)
+
+    def fold_replicates(self, metrics: list[Any], counts: np.ndarray) -> None:
+        raise NotImplementedError("a FitStack folds slices (Sliced), not replicates")
+
+
+def regression_stack(
+    metric: Any, y_true: Any, y_pred: Any, sample_weight: Any
+) -> LossStack | FitStack | None:
+    """The batch for ``metric``'s packed slices (:class:`LossStack` for a one-loss metric,
+    :class:`FitStack` for the others), or None when it is not the plain case (the per-slice
+    path then takes it, and words its errors)."""
     from ._base import VALUE_LIMIT
 
-    if not metric._one_loss:
-        return None
     mo = metric._config["multioutput"]
     if isinstance(mo, list) and len(mo) != 1:
         return None
@@ -78,5 +100,7 @@ def loss_stack(metric: Any, y_true: Any, y_pred: Any, sample_weight: Any) -> Los
             and p.min() >= -VALUE_LIMIT
         ):
             return None  # (nan, infinities and values past the range: the metric says which)
+        if not metric._one_loss:
+            return FitStack(metric, t.reshape(-1), p.reshape(-1), w)
         x = metric._columns(t, p)[0].reshape(-1)
     return LossStack(metric, np.ascontiguousarray(x), w)

@@ -14,10 +14,11 @@ import numpy as np
 from .. import _codec
 from ..base import Metric, StateBlock
 from ..errors import IncompatibleStateError, InputError
-from ..regression._stack import LossStack
+from ..regression._stack import FitStack, LossStack
 from ..states._bucket_stack import BucketStack
-from ..states.stacked import ConfusionStack, Stacked
+from ..states.stacked import ConfusionStack, Stacked, blanks
 from ._confusion_pack import CONFUSION_PACK_MIN_SLICES, ConfusionPack
+from ._fit_pack import FIT_PACK_MIN_SLICES, FitPack
 from ._moments_pack import MOMENTS_PACK_MIN_SLICES, MomentsPack
 from ._slice_pack import PACK_MIN_SLICES, SlicePack
 from ._slice_wire import decoded_confusion_pack, decoded_pack, key_from_wire, key_to_wire
@@ -25,6 +26,8 @@ from ._slice_wire import decoded_confusion_pack, decoded_pack, key_from_wire, ke
 __all__ = ["CONFUSION_PACK_MIN_SLICES", "PACK_MIN_SLICES", "SliceTable", "slice_kind"]
 
 Key = Any  # int, str, or a tuple of them
+#: A packed table of slices, one kind per wrapped metric.
+Pack = SlicePack | ConfusionPack | MomentsPack | FitPack
 
 #: Confusion slices are read into one table from this many (fewer decode as fast one by one,
 #: and a table of a few slices is packed at their next update anyway).
@@ -64,7 +67,7 @@ class SliceTable(StateBlock):
         self._dict: dict[Key, Metric] | None = {}
         #: The slices as one table (many slices of a score-bucket metric), or None. When set it
         #: is the truth, and ``_dict`` (if not None) a read-only materialisation of it.
-        self._pack: SlicePack | ConfusionPack | MomentsPack | None = None
+        self._pack: Pack | None = None
         #: A bound above every slice's count or weight totals (None: not known), for the
         #: per-request path (:meth:`row_bound`); never on the wire.
         self.bound: float | None = 0.0
@@ -96,7 +99,7 @@ class SliceTable(StateBlock):
             self._dict = pack.materialize()
         return self._dict
 
-    def pack(self) -> SlicePack | ConfusionPack | MomentsPack | None:
+    def pack(self) -> Pack | None:
         """The packed table with its queue folded in (the same contents), or None."""
         if self._pack is not None and self._pack.queue:
             self._pack = self._pack.settled()
@@ -198,6 +201,8 @@ class SliceTable(StateBlock):
             kind, least = ConfusionPack, CONFUSION_PACK_MIN_SLICES
         elif isinstance(stack, LossStack):
             kind, least = MomentsPack, MOMENTS_PACK_MIN_SLICES
+        elif isinstance(stack, FitStack):
+            kind, least = FitPack, FIT_PACK_MIN_SLICES
         else:
             return None
         pack: Any = self._pack  # of the stack's kind: one template makes one kind of stack
@@ -281,9 +286,7 @@ class SliceTable(StateBlock):
             raise ValueError("slices must be a list of [key, state] pairs")
         out = self._like()
         # Many slices of a score-bucket or confusion metric: straight into one table.
-        pack: SlicePack | ConfusionPack | MomentsPack | None = decoded_pack(
-            self.template, wire, PACK_MIN_SLICES
-        )
+        pack: Pack | None = decoded_pack(self.template, wire, PACK_MIN_SLICES)
         if pack is None:
             pack = decoded_confusion_pack(self.template, wire, CONFUSION_PACK_DECODE_MIN)
         if pack is not None:
@@ -291,6 +294,14 @@ class SliceTable(StateBlock):
             return out
         out.slices = {}
         kinds = set()
+        # Each slice is decoded into a twin of a blank without a per-request buffer, as the
+        # packed tables' states are (``blanks``): slices are fed by ``Sliced``, never by
+        # one-sample calls of their own (making a buffer per slice was a fifth of ``loads``).
+        # A metric taking samples its own way (``Bootstrap``) keeps its buffer.
+        if type(self.template)._take_row is None:
+            expect = blanks(self.template, 1)[0]
+        else:
+            expect = self.template
         for pair in wire:
             if not (isinstance(pair, list) and len(pair) == 2):
                 raise ValueError("each slice must be a [key, state] pair")
@@ -303,7 +314,7 @@ class SliceTable(StateBlock):
                 )
             if key in out.slices:
                 raise ValueError(f"slice key {key!r} appears twice")
-            metric = _decode_metric(env, self.template)
+            metric = _decode_metric(env, expect)
             if metric.count <= 0:
                 raise ValueError(f"slice {key!r} is empty (empty slices are not stored)")
             kinds.add(slice_kind(key))

@@ -152,9 +152,9 @@ class Sliced(Metric):
     pass for integer keys of small range, a sort otherwise); then, for metrics with a grouped
     fold (score buckets on a grid: ``ROCAUC``, ``AveragePrecision``, the curves), one pass over
     the batch counts every (slice, bucket) and merges every slice in place
-    (``streammetrics.states.stacked``); confusion metrics and the one-loss regression metrics
-    (MSE, RMSE, MAE, MAPE) keep every slice in one packed table, folded with a few ``bincount``
-    per batch; for other metrics, one update of a copy of the wrapped metric per slice touched.
+    (``streammetrics.states.stacked``); confusion metrics and the regression metrics (one
+    output) keep every slice in one packed table, folded with a few ``bincount`` per batch;
+    for other metrics, one update of a copy of the wrapped metric per slice touched.
     Never one per row.
     ``merge``: one merge per slice of the other side. ``compute``: one per slice.
 

@@ -68,6 +68,11 @@ def _sliced_regression(rng: np.random.Generator, n: int):
     return (y, y + rng.normal(size=n)), {"by": rng.integers(0, 5, n)}
 
 
+def _sliced_weighted_regression(rng: np.random.Generator, n: int):
+    args, kwargs = _sliced_regression(rng, n)
+    return args, {**kwargs, "sample_weight": rng.uniform(0.0, 2.0, n)}
+
+
 def _sliced_composite(rng: np.random.Generator, n: int):
     country = rng.choice(np.array(["de", "fr", "us"]), n)
     device = rng.integers(0, 3, n)
@@ -192,6 +197,25 @@ CASES = [
         exact=False,
         rtol=1e-9,
         other=lambda: sm.Sliced(sm.MeanAbsolutePercentageError()),
+    ),
+    # R2, explained variance and Pearson's r: one packed table of moments too (0.8.21).
+    Case(
+        "Sliced-r2-weighted",
+        lambda: sm.Sliced(sm.R2Score()),
+        _sliced_weighted_regression,
+        [(([0.0, 1.0], [0.0, float("nan")]), {"by": [0, 1], "sample_weight": [1.0, 2.0]})],
+        exact=False,
+        rtol=1e-9,
+        other=lambda: sm.Sliced(sm.R2Score(force_finite=False)),
+    ),
+    Case(
+        "Sliced-pearson",
+        lambda: sm.Sliced(sm.PearsonCorrCoef()),
+        _sliced_regression,
+        [(([0.0, 1.0], [0.0, 1e201]), {"by": [0, 1]})],
+        exact=False,
+        rtol=1e-9,
+        other=lambda: sm.Sliced(sm.ExplainedVariance()),
     ),
     Case(
         "Sliced-composite",
