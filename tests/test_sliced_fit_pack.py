@@ -251,12 +251,12 @@ def test_rows_one_at_a_time_give_the_batch_values() -> None:
 
 
 def test_the_merges_are_the_blocks_merges_element_for_element() -> None:
-    # _chan and _pebay step every slice as Moments.combined and CentralMoments.merged step one
+    # chan and pebay step every slice as Moments.combined and CentralMoments.merged step one
     # state: given the same two sides, the same bits (far apart means, unequal weights).
     from streammetrics.regression._base import _SHAPE
     from streammetrics.states.central import CentralMoments
     from streammetrics.states.moments import Moments
-    from streammetrics.wrappers._fit_pack import _chan, _pebay
+    from streammetrics.wrappers._fit_kernels import chan, pebay
 
     rng = np.random.default_rng(8)
     pairs = ((0, 0), (1, 1), (0, 1))
@@ -279,14 +279,14 @@ def test_the_merges_are_the_blocks_merges_element_for_element() -> None:
 
     seen = np.ones(20, dtype=bool)
     names = ("weight", "hi", "lo", "comoment")
-    got = _chan(rows([s[0] for s in a], names), tuple(rows([s[0] for s in b], names)), pairs, seen)
+    got = chan(rows([s[0] for s in a], names), tuple(rows([s[0] for s in b], names)), pairs, seen)
     for j in range(20):
         want = a[j][0].combined(b[j][0])
         assert got[0][j] == want.weight
         for field, arr in zip(names[1:], got[1:], strict=True):
             assert np.array_equal(arr[j], getattr(want, field)[:, 0])
     names = ("weight", "hi", "lo", "moments")
-    got = _pebay(
+    got = pebay(
         rows([s[1] for s in a], names), tuple(rows([s[1] for s in b], names)), central, seen
     )
     for j in range(20):
@@ -294,3 +294,38 @@ def test_the_merges_are_the_blocks_merges_element_for_element() -> None:
         assert got[0][j] == want.weight
         for field, arr in zip(names[1:], got[1:], strict=True):
             assert np.array_equal(arr[j], getattr(want, field)[:, 0])
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        sm.R2Score,
+        sm.ExplainedVariance,
+        sm.PearsonCorrCoef,
+        lambda: sm.R2Score(force_finite=False),
+        lambda: sm.ExplainedVariance(multioutput=[2.0]),  # per slice: no table interval
+    ],
+)
+def test_intervals_of_the_table_are_each_slices_own(make) -> None:
+    # intervals() reads the table (the delta method and Kish's size as array operations, then
+    # each slice's normal_interval or fisher_z): the bits each made state's interval() gives,
+    # for one-row slices, constant ones, zero-weight ones and weighted ones.
+    rng = np.random.default_rng(31)
+    s = sm.Sliced(make())
+    n = 6_000
+    t = rng.normal(loc=2.0, size=n)
+    p = t + rng.normal(scale=0.5, size=n)
+    keys = rng.integers(0, 400, n)
+    t[keys == 5] = 1.5  # a constant y_true
+    p[keys == 6] = t[keys == 6]  # perfect predictions
+    w = rng.uniform(0.0, 3.0, n)
+    w[keys == 7] = 0.0  # a slice of no weight
+    s.update(t[:3_000], p[:3_000], by=keys[:3_000])
+    s.update(t[3_000:], p[3_000:], by=keys[3_000:], sample_weight=w[3_000:])
+    s.update([1.0], [2.0], by=[10_000])  # one row
+    made = sm.loads(s.to_bytes())  # one state per slice
+    for level in (0.95, 0.5, 0.999):
+        got, expected = s.intervals(level), made.intervals(level)
+        assert list(got) == list(expected)
+        for key, pair in expected.items():
+            assert np.array_equal(got[key], pair, equal_nan=True), (key, got[key], pair)

@@ -21,24 +21,24 @@ operations of ``Moments.combined`` and ``CentralMoments.merged``.
 The result per slice is the metric's state over that slice's rows to rounding, not bit for bit
 (the metric sums a batch in chunks of 8,192 rows or by shifted sums; ``bincount`` adds in row
 order), as for the one-loss metrics. ``compute`` reads the table (:meth:`FitPack.computed`,
-equal to the bit to each made state's ``compute()`` for ``uniform_average``); states are made
-for a merge, an interval or ``sliced[key]``, and bytes are written from the arrays. Batches of
+equal to the bit to each made state's ``compute()`` for ``uniform_average``), and so do
+``intervals`` (:meth:`FitPack.intervals`); states are made for a merge or ``sliced[key]``, and
+bytes are written from the arrays. Batches of
 several outputs, and batches the bounds refuse, take the per-slice path.
 """
 
 from __future__ import annotations
 
 import math
+import sys
 from typing import Any
 
 import numpy as np
 
 from .. import _codec
-from .._codec import WEIGHT_LIMIT
 from ..regression._stack import FitStack
-from ..states.central import CENTRAL_MEAN_LIMIT
-from ..states.moments import COMOMENT_LIMIT, MEAN_LIMIT, two_sum
 from ..states.stacked import blanks
+from ._fit_kernels import central_batch, chan, moments_batch, pebay, within
 from ._moments_pack import _Sums
 from ._packing import grown, slots
 
@@ -142,13 +142,13 @@ class FitPack:
         block = template.moments
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
             b_hi, b_lo, b_co = moments_batch(columns, block.pairs, codes, bw, w, sums)
-            moments = _chan(held[1:5], (bw, b_hi, b_lo, b_co), block.pairs, seen)
+            moments = chan(held[1:5], (bw, b_hi, b_lo, b_co), block.pairs, seen)
             shape = None
             if template._shape:
                 e = stack.t - stack.p
                 c_hi, c_lo, c_mom = central_batch([e, stack.t], template.shape, codes, bw, w, sums)
-                shape = _pebay(held[5:9], (bw, c_hi, c_lo, c_mom), template.shape, seen)
-        if not _within(moments, shape, template):
+                shape = pebay(held[5:9], (bw, c_hi, c_lo, c_mom), template.shape, seen)
+        if not within(moments, shape, template):
             return None  # (the per-slice path refuses it, naming the argument)
         b_sq = bw if w is None else sums(w * w)
         counts = grown(self.counts, size).copy()
@@ -217,6 +217,10 @@ class FitPack:
         """``{key: value}`` of every slice at once, equal to the bit to each slice's
         ``compute()`` (R2, explained variance, Pearson with ``uniform_average``, the one
         output's value); None otherwise (the made states compute)."""
+        values = self._values()
+        return None if values is None else dict(zip(self.keys, values.tolist(), strict=True))
+
+    def _values(self) -> np.ndarray | None:
         from ..regression._base import _FMAX, _explained, pearson
         from ..regression.fit import ExplainedVariance, PearsonCorrCoef, R2Score
 
@@ -226,34 +230,89 @@ class FitPack:
             return None
         if kind not in (R2Score, ExplainedVariance, PearsonCorrCoef):
             return None
-        pairs, index = template.moments.pairs, template._index
         f = self.fields
-
-        def co(a: str, b: str) -> np.ndarray:
-            return f[4][:, pairs.index((index[a], index[b]))]
-
         with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
             if kind is PearsonCorrCoef:
-                values = pearson(
-                    co("y_true", "y_true"), co("y_pred", "y_pred"), co("y_true", "y_pred")
-                )
+                tt, pp, tp = (self._co(a, b) for a, b in (("t", "t"), ("p", "p"), ("t", "p")))
+                values = pearson(tt, pp, tp)
             else:
                 finite = template._config["force_finite"]
                 if kind is R2Score:
-                    i = index["sq_error"]
+                    i = template._index["sq_error"]
                     num = (f[2][:, i] + f[3][:, i]) * f[1]
                 else:
-                    num = co("error", "error")
-                values = _explained(num, co("y_true", "y_true"), finite)
+                    num = self._co("e", "e")
+                values = _explained(num, self._co("t", "t"), finite)
             values = np.where(np.isneginf(values), values, np.maximum(values, -_FMAX))
         if kind is not ExplainedVariance:
             values[self.counts < 2] = math.nan
         values[f[1] == 0.0] = math.nan
-        return dict(zip(self.keys, values.tolist(), strict=True))
+        return values
 
-    def intervals(self, level: float) -> None:
-        """None: each slice's interval comes from its made state."""
-        return None
+    def _co(self, a: str, b: str) -> np.ndarray:
+        """Every slice's co-moment of the variables ``a``, ``b`` ("t" ``y_true``, "p"
+        ``y_pred``, "e" the error)."""
+        names = {"t": "y_true", "p": "y_pred", "e": "error"}
+        index, pairs = self.template._index, self.template.moments.pairs
+        return self.fields[4][:, pairs.index((index[names[a]], index[names[b]]))]
+
+    def intervals(self, level: float) -> dict[Key, tuple[float, float]] | None:
+        """``{key: interval(level)}`` of every slice at once, equal to the bit to each slice's
+        own (``level`` already checked): the delta method's standard error of R2 and explained
+        variance (``uncertainty.explained_delta_se``) and Kish's size as array operations, the
+        same operations on IEEE doubles, then each slice's ``normal_interval`` or
+        ``fisher_z`` on its floats. None where :meth:`computed` gives none."""
+        from ..regression.fit import PearsonCorrCoef
+        from ..uncertainty import NAN_INTERVAL, fisher_z, normal_interval
+
+        values = self._values()
+        if values is None:
+            return None
+        f = self.fields
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            n_eff = np.where(f[0] >= sys.float_info.min, f[1] / f[0] * f[1], 0.0)  # kish()
+        few = (self.counts < (1 if type(self.template) is PearsonCorrCoef else 2)).tolist()
+        n_list, v_list = n_eff.tolist(), values.tolist()
+        if type(self.template) is PearsonCorrCoef:
+            out = [
+                NAN_INTERVAL if no else fisher_z(v, n, level)
+                for no, v, n in zip(few, v_list, n_list, strict=True)
+            ]
+        else:
+            se = self._delta_se(n_eff).tolist()
+            out = [
+                NAN_INTERVAL if no else normal_interval(v, e, level, (-math.inf, 1.0))
+                for no, v, e in zip(few, v_list, se, strict=True)
+            ]
+        return dict(zip(self.keys, out, strict=True))
+
+    def _delta_se(self, n_eff: np.ndarray) -> np.ndarray:
+        """``explained_delta_se`` of every slice, operation for operation on arrays."""
+        from ..regression.fit import R2Score
+        from ..uncertainty import _SMALLEST_NORMAL, TWO_ROWS
+
+        f = self.fields
+        weight, mom = f[5], f[8]
+        position = {k: i for i, k in enumerate(self.template.shape.indices)}
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            m = {k: mom[:, i] / weight for k, i in position.items()}
+            d = f[6][:, 0] + f[7][:, 0]  # the error's mean
+            b = m[(0, 2)]
+            var_u = m[(0, 4)] - b * b
+            m20 = m[(2, 0)]
+            if type(self.template) is R2Score:
+                a = m20 + d * d
+                var_s = m[(4, 0)] - m20 * m20 + 4 * d * m[(3, 0)] + 4 * d * d * m20
+                cov = m[(2, 2)] - m20 * b + 2 * d * m[(1, 2)]
+            else:
+                a = m20
+                var_s = m[(4, 0)] - a * a
+                cov = m[(2, 2)] - a * b
+            k = a / b
+            var = (var_s + k * k * var_u - 2 * k * cov) / (b * b * n_eff)
+            se = np.sqrt(np.where(0.0 > var, 0.0, var))  # max(var, 0.0)
+        known = (n_eff >= TWO_ROWS) & (weight > 0) & (b * b >= _SMALLEST_NORMAL)
+        return np.where(known & np.isfinite(var), se, math.nan)
 
 
 def _blank_fields(template: Any, k: int) -> list[np.ndarray]:
@@ -277,222 +336,3 @@ def _grown_rows(values: np.ndarray, size: int) -> np.ndarray:
     out = np.zeros((size, values.shape[1]))
     out[: len(values)] = values
     return out
-
-
-def _pivot(x: np.ndarray, codes: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(ref, rows)``: some value of each code's rows, and that value on each row."""
-    ref = np.zeros(k)
-    ref[codes] = x
-    return ref, ref[codes]
-
-
-def _constant(x: np.ndarray, codes: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(ref, const)``: some value of each code's rows, and whether they all equal it."""
-    ref, rows = _pivot(x, codes, k)
-    return ref, np.bincount(codes, weights=x != rows, minlength=k) == 0
-
-
-def moments_batch(
-    columns: list[np.ndarray],
-    pairs: tuple[tuple[int, int], ...],
-    codes: np.ndarray,
-    m: np.ndarray,
-    w: np.ndarray | None,
-    sums: _Sums,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(hi, lo, comoment)`` of each code's rows, shapes (k, groups), (k, groups), (k, pairs):
-    ``Moments.batch`` (the corrected two-pass: a rough mean, exact for a constant column, then
-    the deviations' sum and products), every code at once. Zeros for a code of no weight.
-    Run under ``np.errstate(invalid="ignore", divide="ignore")``."""
-    k = len(m)
-    hi, lo = np.zeros((k, len(columns))), np.zeros((k, len(columns)))
-    paired = {g for pair in pairs for g in pair}
-    devs: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
-    for g, x in enumerate(columns):
-        rough = sums(x if w is None else w * x) / m
-        if g not in paired:
-            hi[:, g] = rough
-            continue
-        ref, const = _constant(x, codes, k)
-        rough[const] = ref[const]  # exactly the value: zero deviations, zero variance
-        dev = x - rough[codes]
-        wdev = dev if w is None else w * dev
-        shift = sums(wdev) / m
-        shift[const] = 0.0
-        hi[:, g], lo[:, g] = two_sum(rough, shift)
-        devs[g] = (dev, wdev, shift)
-    co = np.zeros((k, len(pairs)))
-    for i, (g, h) in enumerate(pairs):
-        s = sums(devs[g][1] * devs[h][0]) - m * devs[g][2] * devs[h][2]
-        co[:, i] = np.maximum(s, 0.0) if g == h else s
-    empty = m == 0.0
-    hi[empty], lo[empty], co[empty] = 0.0, 0.0, 0.0
-    return hi, lo, co
-
-
-def central_batch(
-    columns: list[np.ndarray],
-    block: Any,
-    codes: np.ndarray,
-    m: np.ndarray,
-    w: np.ndarray | None,
-    sums: _Sums,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(hi, lo, moments)`` of each code's rows, shapes (k, variables) twice and (k,
-    indices): ``CentralMoments.batch`` of ``block``'s layout (centre on one of the code's
-    values, so that a constant column gives exact zeros, correct the mean by the mean deviation,
-    then sum the products of the centred values), every code at once. Zeros for a code of no
-    weight. Run under ``np.errstate(invalid="ignore", divide="ignore")``."""
-    k = len(m)
-    hi, lo = np.zeros((k, len(columns))), np.zeros((k, len(columns)))
-    powers: list[dict[int, np.ndarray]] = []
-    for v, x in enumerate(columns):
-        pivot, pivots = _pivot(x, codes, k)
-        dev = x - pivots
-        shift = sums(dev if w is None else w * dev) / m
-        hi[:, v], lo[:, v] = two_sum(pivot, shift)
-        powers.append({1: dev - shift[codes]})
-    out = np.zeros((k, len(block.indices)))
-    for i, index in enumerate(block.indices):
-        product: np.ndarray | None = None
-        for v, e in enumerate(index):
-            if e:
-                term = _power(powers[v], e)
-                product = term if product is None else product * term
-        assert product is not None
-        total = sums(product if w is None else w * product)
-        out[:, i] = np.maximum(total, 0.0) if all(e % 2 == 0 for e in index) else total
-    empty = m == 0.0
-    hi[empty], lo[empty], out[empty] = 0.0, 0.0, 0.0
-    return hi, lo, out
-
-
-def _power(powers: dict[int, np.ndarray], e: int) -> np.ndarray:
-    """The e-th power of the centred values, built from (and kept in) ``powers``."""
-    if e not in powers:
-        half = _power(powers, e // 2)
-        powers[e] = half * half if e % 2 == 0 else half * _power(powers, e - e // 2)
-    return powers[e]
-
-
-def _mean_of(
-    a: tuple[np.ndarray, ...], b: tuple[np.ndarray, ...]
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """``(hi, lo, delta, total)`` of two sides' ``(weight, hi, lo, ...)`` rows:
-    ``merged_mean`` element by element, stepped from the heavier side."""
-    wa, wb = a[0][:, None], b[0][:, None]
-    total = wa + wb
-    delta = (b[1] - a[1]) + (b[2] - a[2])
-    heavier = wb > wa
-    hi, lo = two_sum(
-        np.where(heavier, b[1], a[1]),
-        np.where(heavier, b[2] - delta * (wa / total), a[2] + delta * (wb / total)),
-    )
-    return hi, lo, delta, total
-
-
-def _pick(
-    merged: np.ndarray, a: np.ndarray, b: np.ndarray, keep: np.ndarray, take: np.ndarray
-) -> np.ndarray:
-    """``merged`` with the rows where one side wins whole replaced by that side's."""
-    if merged.ndim == 2:
-        keep, take = keep[:, None], take[:, None]
-    return np.where(keep, a, np.where(take, b, merged))
-
-
-def _sides(
-    a: tuple[np.ndarray, ...], b: tuple[np.ndarray, ...], seen: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Where a merge keeps the held side whole (a batch of no weight) and where it takes the
-    batch's (a new slice, or one of no weight), as ``Moments.combined`` and
-    ``CentralMoments.merged`` decide."""
-    keep = seen & (b[0] == 0.0)
-    return keep, ~keep & (~seen | (a[0] == 0.0))
-
-
-def _chan(
-    a: list[np.ndarray],
-    b: tuple[np.ndarray, ...],
-    pairs: tuple[tuple[int, int], ...],
-    seen: np.ndarray,
-) -> tuple[np.ndarray, ...]:
-    """``Moments.combined`` of the held rows ``a`` and the batch's ``b`` (each ``(weight, hi,
-    lo, comoment)``), element for element."""
-    hi, lo, delta, total = _mean_of(tuple(a), b)
-    factor = a[0] * (b[0] / total[:, 0])
-    co = a[3] + b[3]
-    for i, (g, h) in enumerate(pairs):
-        co[:, i] += delta[:, g] * delta[:, h] * factor
-    keep, take = _sides(tuple(a), b, seen)
-    merged = (total[:, 0], hi, lo, co)
-    return tuple(_pick(x, y, z, keep, take) for x, y, z in zip(merged, a, b, strict=True))
-
-
-def _pebay(
-    a: list[np.ndarray], b: tuple[np.ndarray, ...], block: Any, seen: np.ndarray
-) -> tuple[np.ndarray, ...]:
-    """``CentralMoments.merged`` of the held rows ``a`` and the batch's ``b`` (each ``(weight,
-    hi, lo, moments)``), element for element (its plan of shift terms)."""
-    hi, lo, delta, total = _mean_of(tuple(a), b)
-    wa, wb = a[0][:, None], b[0][:, None]
-    da, db = -delta * (wb / total), delta * (wa / total)
-    pa, pb = _ShiftPowers(da), _ShiftPowers(db)
-    out = np.zeros_like(a[3])
-    for i, terms in enumerate(block._plan):
-        acc = np.zeros(len(out))
-        for pos, coef, rest in terms:
-            ma = a[0] if pos < 0 else a[3][:, pos]
-            mb = b[0] if pos < 0 else b[3][:, pos]
-            acc += coef * (pa(rest) * ma + pb(rest) * mb)
-        out[:, i] = acc
-    for i, index in enumerate(block.indices):
-        if all(e % 2 == 0 for e in index):
-            out[:, i] = np.maximum(out[:, i], 0.0)
-    keep, take = _sides(tuple(a), b, seen)
-    merged = (total[:, 0], hi, lo, out)
-    return tuple(_pick(x, y, z, keep, take) for x, y, z in zip(merged, a, b, strict=True))
-
-
-class _ShiftPowers:
-    """``prod_v delta[:, v]**rest_v`` per row (1.0 for the zero index), as ``_power`` of
-    ``states.central`` computes it (``1.0 * d0**e0 * d1**e1``, the same bits), each power of a
-    column taken once per merge instead of once per term (some 60 terms)."""
-
-    def __init__(self, delta: np.ndarray) -> None:
-        self.delta = delta
-        self.cache: dict[tuple[int, int], np.ndarray] = {}
-
-    def __call__(self, rest: tuple[int, ...]) -> np.ndarray | float:
-        out: np.ndarray | float = 1.0
-        for v, e in enumerate(rest):
-            if e:
-                power = self.cache.get((v, e))
-                if power is None:
-                    power = self.cache[(v, e)] = self.delta[:, v] ** e
-                out = power if isinstance(out, float) else out * power  # (1.0 * x is x)
-        return out
-
-
-def _within(
-    moments: tuple[np.ndarray, ...], shape: tuple[np.ndarray, ...] | None, template: Any
-) -> bool:
-    """Whether the merged rows are within the bounds of ``Moments`` (and ``CentralMoments``)."""
-    weight, hi, lo, co = moments
-    with np.errstate(invalid="ignore"):
-        if not (
-            weight.max() <= WEIGHT_LIMIT
-            and np.abs(hi).max() <= MEAN_LIMIT
-            and np.abs(lo).max() <= MEAN_LIMIT
-            and np.abs(hi + lo).max() <= MEAN_LIMIT
-            and np.abs(co).max() <= COMOMENT_LIMIT
-        ):
-            return False
-        if shape is None:
-            return True
-        _, s_hi, s_lo, s_mom = shape
-        return bool(
-            np.abs(s_hi).max() <= CENTRAL_MEAN_LIMIT
-            and np.abs(s_lo).max() <= CENTRAL_MEAN_LIMIT
-            and np.abs(s_hi + s_lo).max() <= CENTRAL_MEAN_LIMIT
-            and (np.abs(s_mom) <= template.shape._limits).all()
-        )
