@@ -218,6 +218,15 @@ CASES = [
         other=lambda: sm.Sliced(sm.ExplainedVariance()),
     ),
     Case(
+        "Sliced-report",
+        lambda: sm.Sliced(sm.RegressionReport()),
+        _sliced_weighted_regression,
+        [(([0.0, 1.0], [0.0, 1.0]), {"by": [0, 1], "sample_weight": [1.0, float("nan")]})],
+        exact=False,
+        rtol=1e-9,
+        other=lambda: sm.Sliced(sm.RegressionReport(force_finite=False)),
+    ),
+    Case(
         "Sliced-composite",
         lambda: sm.Sliced(sm.Accuracy(), max_slices=50),
         _sliced_composite,
