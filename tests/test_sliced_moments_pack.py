@@ -215,3 +215,49 @@ def test_constant_losses_whose_squares_underflow_stay_exact(value: float) -> Non
         assert (
             sm.MeanAbsoluteError().update(np.full(rows, value), np.zeros(rows)).compute() == value
         )
+
+
+@pytest.mark.parametrize("name", sorted(REFERENCES))
+def test_intervals_of_the_table_are_each_slices_own(name: str) -> None:
+    # intervals() reads the table (each slice's loss_interval on its floats, 0.8.21): the bits
+    # each made state's interval() gives, weighted or not, for one-row and zero-weight slices.
+    cls = REFERENCES[name][0]
+    rng = np.random.default_rng(9)
+    t, p, keys = _stream(9, 8_000, 300)
+    w = rng.uniform(0.0, 3.0, len(t))
+    w[keys == 4] = 0.0
+    s = sm.Sliced(cls()).update(t[:4_000], p[:4_000], by=keys[:4_000])
+    s.update(t[4_000:], p[4_000:], by=keys[4_000:], sample_weight=w[4_000:])
+    s.update([1.0], [2.0], by=[10_000])
+    assert isinstance(s.slices._pack, MomentsPack)
+    made = sm.loads(s.to_bytes())  # one state per slice
+    for level in (0.95, 0.6):
+        got, expected = s.intervals(level), made.intervals(level)
+        assert list(got) == list(expected)
+        for key, pair in expected.items():
+            assert np.array_equal(got[key], pair, equal_nan=True), (key, got[key], pair)
+
+
+class HalvedMSE(sm.MeanSquaredError):
+    """A user's subclass: its own compute and interval (registered: Sliced reads it back)."""
+
+    _wire_name = "tests.HalvedMSE"
+
+    def _compute(self):
+        return super()._compute() / 2
+
+    def interval(self, level=0.95):
+        low, high = super().interval(level)
+        return low / 2, high / 2
+
+
+def test_a_subclass_computes_and_intervals_through_its_own_states() -> None:
+    s = sm.Sliced(HalvedMSE()).update([1.0, 3.0, 0.0], [0.0, 0.0, 0.0], by=[0, 0, 1])
+    assert isinstance(s.slices._pack, MomentsPack)
+    assert s.compute() == {0: 2.5, 1: 0.0}
+    got = s.intervals()
+    for k in (0, 1):
+        assert np.array_equal(got[k], s[k].interval(), equal_nan=True)
+    assert got[0][1] == pytest.approx(
+        sm.MeanSquaredError().update([1.0, 3.0], [0, 0]).interval()[1] / 2
+    )

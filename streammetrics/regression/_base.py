@@ -103,6 +103,32 @@ def _floor(values: Any, parts: np.ndarray | None = None) -> Any:
     return max(values, -_FMAX) if values == values else values
 
 
+def loss_interval(
+    w: float,
+    mean: float,
+    co: float,
+    weight_sq: float,
+    wsq_mean: float | None,
+    wsq_spread: float,
+    level: float,
+) -> tuple[float, float]:
+    """The Student-t interval of a mean loss of weight ``w``, co-moment ``co`` and squared
+    weights ``weight_sq`` (``wsq_mean``, ``wsq_spread``: its moments under the weights squared,
+    None when every weight was 1); ``level`` checked."""
+    if not w > 0:
+        return NAN_INTERVAL
+    n_eff = kish(w, weight_sq)
+    spread = co / w  # Kish's rule
+    if wsq_mean is not None and math.isfinite(wsq_mean):
+        # Weighted: the linearised (ratio-estimator) variance, Cochran (1977) sec. 6.4,
+        # sum w**2 (x - m)**2 = spread + weight_sq (a - m)**2 about the w**2-mean a, if
+        # larger (``uncertainty.mean_interval`` says why). Every weight 1: the same value;
+        # unknown (weighted before 0.8.9): Kish's alone.
+        dev = wsq_spread + weight_sq * (wsq_mean - mean) ** 2
+        spread = max(spread, n_eff * dev / (w * w))  # the spread t_interval reads
+    return t_interval(mean, spread, n_eff, level, (0.0, math.inf))
+
+
 def _check_range(arr: np.ndarray, name: str) -> None:
     """InputError unless every value is within +-VALUE_LIMIT (two reductions, no copy): names
     the argument of a batch the state refused."""
@@ -442,20 +468,16 @@ class _RegressionMetric(Metric, register=False):
         self._single_output()
         if self.count == 0 or self._loss is None:
             return NAN_INTERVAL
-        w = self.moments.weight
-        if not w > 0:
-            return NAN_INTERVAL
-        mean = float(self._mean(self._loss)[0])
-        n_eff = self._n_eff()
-        spread = float(self._co(self._loss, self._loss)[0]) / w  # Kish's rule
-        if self.wsq_mean.size and math.isfinite(a := float(self.wsq_mean[0])):
-            # Weighted: the linearised (ratio-estimator) variance, Cochran (1977) sec. 6.4,
-            # sum w**2 (x - m)**2 = spread + weight_sq (a - m)**2 about the w**2-mean a, if
-            # larger (``uncertainty.mean_interval`` says why). Every weight 1: the
-            # same value; unknown (weighted before 0.8.9): Kish's alone.
-            dev = float(self.wsq_spread[0]) + self.weight_sq * (a - mean) ** 2
-            spread = max(spread, n_eff * dev / (w * w))  # the spread t_interval reads
-        return t_interval(mean, spread, n_eff, level, (0.0, math.inf))
+        wsq = float(self.wsq_mean[0]) if self.wsq_mean.size else None
+        return loss_interval(
+            self.moments.weight,
+            float(self._mean(self._loss)[0]),
+            float(self._co(self._loss, self._loss)[0]),
+            self.weight_sq,
+            wsq,
+            float(self.wsq_spread[0]) if wsq is not None else math.nan,
+            level,
+        )
 
     def _explained_interval(self, level: float, kind: str) -> tuple[float, float]:
         """The delta-method interval of R2 (``kind="r2"``) or explained variance (``"ev"``)."""

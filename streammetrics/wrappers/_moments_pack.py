@@ -268,11 +268,13 @@ class MomentsPack:
     def computed(self) -> dict[Key, float] | None:
         """``{key: value}`` of every slice at once, equal to the bit to each slice's
         ``compute()`` (the mean loss, its root for RMSE; nan for a slice of zero weight); None
-        for other ``multioutput`` settings."""
+        for other ``multioutput`` settings and subclasses."""
         from ..regression.errors import RootMeanSquaredError
 
         if self.template._config["multioutput"] != "uniform_average":
             return None
+        if not _plain(type(self.template)):
+            return None  # (a subclass may compute otherwise: its made states say)
         with np.errstate(invalid="ignore"):
             values = self.hi + self.lo
             if type(self.template) is RootMeanSquaredError:
@@ -280,9 +282,48 @@ class MomentsPack:
         values[self.weight == 0.0] = math.nan
         return dict(zip(self.keys, values.tolist(), strict=True))
 
-    def intervals(self, level: float) -> None:
-        """None: each slice's interval comes from its made state."""
-        return None
+    def intervals(self, level: float) -> dict[Key, tuple[float, float]] | None:
+        """``{key: interval(level)}`` of every slice (``level`` checked): each slice's
+        ``loss_interval`` on its floats, what each made state's ``interval()`` computes,
+        without making the states; None for ``raw_values`` (whose states refuse) or a
+        subclass (its own interval)."""
+        from ..regression._base import loss_interval
+        from ..regression.errors import RootMeanSquaredError
+
+        kind = type(self.template)
+        if self.template._config["multioutput"] == "raw_values" or not _plain(kind):
+            return None
+        means = (self.hi + self.lo).tolist()
+        rows = zip(
+            self.weight.tolist(),
+            means,
+            self.comoment.tolist(),
+            self.weight_sq.tolist(),
+            self.has_wsq.tolist(),
+            self.wsq_mean.tolist(),
+            self.wsq_spread.tolist(),
+            strict=True,
+        )
+        out = []
+        for w, mean, co, sq, has, a, q in rows:
+            low, high = loss_interval(w, mean, co, sq, a if has else None, q, level)
+            out.append(
+                (math.sqrt(low), math.sqrt(high)) if kind is RootMeanSquaredError else (low, high)
+            )
+        return dict(zip(self.keys, out, strict=True))
+
+
+def _plain(kind: type) -> bool:
+    """Whether ``kind`` is one of the library's one-loss metrics (not a subclass of one, whose
+    ``compute`` or ``interval`` may differ)."""
+    from ..regression import errors
+
+    return kind in (
+        errors.MeanSquaredError,
+        errors.RootMeanSquaredError,
+        errors.MeanAbsoluteError,
+        errors.MeanAbsolutePercentageError,
+    )
 
 
 #: A slice with more rows than this in one batch has its sums taken by numpy's pairwise
