@@ -390,3 +390,40 @@ def test_a_slices_own_refusal_is_kept_when_the_whole_batch_fails_otherwise():
     with pytest.raises(sm.InputError, match="str labels"):
         s.update([1, 2, 1], [1, 2, 1], by=["a", "b", "c"], sample_weight=[1, big, big])
     assert s.to_bytes() == before
+
+
+class _HalvedAUC(sm.ROCAUC):
+    """A user's subclass of a metric whose slices are packed (score buckets)."""
+
+    _wire_name = "tests.HalvedAUC"
+
+    def _compute(self):
+        return super()._compute() / 2
+
+
+class _ShiftedAccuracy(sm.Accuracy):
+    """A user's subclass of a metric whose slices are packed (label counts)."""
+
+    _wire_name = "tests.ShiftedAccuracy"
+
+    def _compute(self):
+        return super()._compute() - 1.0
+
+    def interval(self, level=0.95):
+        low, high = super().interval(level)
+        return low - 1.0, high - 1.0
+
+
+def test_a_subclass_of_a_packed_metric_computes_through_its_own_states() -> None:
+    # The packed tables (and ROCAUC's _compute_many) give the library classes' values for
+    # every slice at once; a subclass's own compute() and interval() answer for it.
+    rng = np.random.default_rng(2)
+    y, p, by = rng.integers(0, 2, 3_000), rng.random(3_000), rng.integers(0, 50, 3_000)
+    auc = sm.Sliced(_HalvedAUC()).update(y, p, by=by)
+    assert auc.compute() == {k: auc[k].compute() for k in auc.keys()}
+    assert auc.compute()[0] == pytest.approx(
+        sm.ROCAUC().update(y[by == 0], p[by == 0]).compute() / 2
+    )
+    acc = sm.Sliced(_ShiftedAccuracy()).update(y, (p > 0.5).astype(int), by=by)
+    assert all(v < 0 for v in acc.compute().values())
+    assert acc.intervals() == {k: acc[k].interval() for k in acc.keys()}

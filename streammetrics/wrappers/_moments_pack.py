@@ -268,13 +268,11 @@ class MomentsPack:
     def computed(self) -> dict[Key, float] | None:
         """``{key: value}`` of every slice at once, equal to the bit to each slice's
         ``compute()`` (the mean loss, its root for RMSE; nan for a slice of zero weight); None
-        for other ``multioutput`` settings and subclasses."""
+        for other ``multioutput`` settings."""
         from ..regression.errors import RootMeanSquaredError
 
         if self.template._config["multioutput"] != "uniform_average":
             return None
-        if not _plain(type(self.template)):
-            return None  # (a subclass may compute otherwise: its made states say)
         with np.errstate(invalid="ignore"):
             values = self.hi + self.lo
             if type(self.template) is RootMeanSquaredError:
@@ -285,13 +283,13 @@ class MomentsPack:
     def intervals(self, level: float) -> dict[Key, tuple[float, float]] | None:
         """``{key: interval(level)}`` of every slice (``level`` checked): each slice's
         ``loss_interval`` on its floats, what each made state's ``interval()`` computes,
-        without making the states; None for ``raw_values`` (whose states refuse) or a
-        subclass (its own interval)."""
+        without making the states; None for ``raw_values`` (whose states refuse). (``Sliced``
+        asks a table of the library's own classes only.)"""
         from ..regression._base import loss_interval
         from ..regression.errors import RootMeanSquaredError
 
         kind = type(self.template)
-        if self.template._config["multioutput"] == "raw_values" or not _plain(kind):
+        if self.template._config["multioutput"] == "raw_values":
             return None
         means = (self.hi + self.lo).tolist()
         rows = zip(
@@ -311,19 +309,6 @@ class MomentsPack:
                 (math.sqrt(low), math.sqrt(high)) if kind is RootMeanSquaredError else (low, high)
             )
         return dict(zip(self.keys, out, strict=True))
-
-
-def _plain(kind: type) -> bool:
-    """Whether ``kind`` is one of the library's one-loss metrics (not a subclass of one, whose
-    ``compute`` or ``interval`` may differ)."""
-    from ..regression import errors
-
-    return kind in (
-        errors.MeanSquaredError,
-        errors.RootMeanSquaredError,
-        errors.MeanAbsoluteError,
-        errors.MeanAbsolutePercentageError,
-    )
 
 
 #: A slice with more rows than this in one batch has its sums taken by numpy's pairwise

@@ -468,15 +468,16 @@ class Sliced(Metric):
 
     def _compute(self) -> dict[Key, Any]:
         keys = self.keys()
+        own = _library_class(self._template)
         pack = self.slices.pack()
-        packed = None if pack is None else pack.computed()
+        packed = None if pack is None or not own else pack.computed()
         if packed is not None:
             return {k: packed[k] for k in keys}
         view = self.slices.view()
         metrics = [view[k] for k in keys]
         # A wrapped metric may score many states at once (ROCAUC: segmented sums over every
         # slice's buckets), equal to the bit to one compute() per slice.
-        many = getattr(type(self._template), "_compute_many", None)
+        many = getattr(type(self._template), "_compute_many", None) if own else None
         values = many(metrics) if many is not None and metrics else None
         if values is None:
             values = [m.compute() for m in metrics]
@@ -495,7 +496,8 @@ class Sliced(Metric):
             )
         keys = self.keys()
         pack = self.slices.pack()
-        packed = None if pack is None else pack.intervals(level)
+        own = _library_class(self._template)
+        packed = None if pack is None or not own else pack.intervals(level)
         if packed is not None:  # every slice from the packed table at once
             return {k: packed[k] for k in keys}
         view = self.slices.view()
@@ -542,6 +544,13 @@ class Sliced(Metric):
             f"max_slices={self._config['max_slices']!r}, slices={len(self.slices)}, "
             f"count={self._count})"
         )
+
+
+def _library_class(metric: Metric) -> bool:
+    """Whether ``metric`` is of one of the library's own classes: the packed tables and
+    ``_compute_many`` give their ``compute()`` and ``interval()`` for every slice at once; a
+    user's subclass may override either, and its own states answer."""
+    return type(metric).__module__.startswith("streammetrics.")
 
 
 def _grown(bound: float | None, n: int, kwargs: dict[str, Any]) -> float | None:
