@@ -28,12 +28,22 @@ from ..states.stacked import Stacked
 __all__ = ["FitStack", "LossStack", "regression_stack"]
 
 
-class LossStack(Stacked):
-    """The per-row losses of a batch of a one-loss regression metric (one output): ``x``
-    (float64, finite, ``n`` rows) and their weights ``w`` (None: 1 each). For ``Sliced``'s
-    packed fold only: replicates (the ``Bootstrap`` fold) keep the per-state path."""
+class _SliceStack(Stacked):
+    """A batch of a regression metric (one output) for ``Sliced``'s packed folds only:
+    replicates (the ``Bootstrap`` fold) keep the per-state path."""
 
     replicates = False
+
+    def accepts(self, metrics: list[Any]) -> bool:
+        return all(m.moments.width in (None, 1) for m in metrics)
+
+    def fold_replicates(self, metrics: list[Any], counts: np.ndarray) -> None:
+        raise NotImplementedError(f"a {type(self).__name__} folds slices (Sliced), not replicates")
+
+
+class LossStack(_SliceStack):
+    """The per-row losses of a batch of a one-loss regression metric (one output): ``x``
+    (float64, finite, ``n`` rows) and their weights ``w`` (None: 1 each)."""
 
     def __init__(self, metric: Any, x: np.ndarray, w: np.ndarray | None) -> None:
         self.template = metric
@@ -41,31 +51,17 @@ class LossStack(Stacked):
         self.n = len(x)
         self.rows = np.arange(self.n)
 
-    def accepts(self, metrics: list[Any]) -> bool:
-        return all(m.moments.width in (None, 1) for m in metrics)
 
-    def fold_replicates(self, metrics: list[Any], counts: np.ndarray) -> None:
-        raise NotImplementedError("a LossStack folds slices (Sliced), not replicates")
-
-
-class FitStack(Stacked):
+class FitStack(_SliceStack):
     """The checked columns of a batch of a regression metric that is not a one-loss metric (one
     output): ``t``, ``p`` (float64, finite, within ``VALUE_LIMIT``, ``n`` rows each) and their
-    weights ``w`` (None: 1 each). For ``Sliced``'s packed fold only, as :class:`LossStack`."""
-
-    replicates = False
+    weights ``w`` (None: 1 each)."""
 
     def __init__(self, metric: Any, t: np.ndarray, p: np.ndarray, w: np.ndarray | None) -> None:
         self.template = metric
         self.t, self.p, self.w = t, p, w
         self.n = len(t)
         self.rows = np.arange(self.n)
-
-    def accepts(self, metrics: list[Any]) -> bool:
-        return all(m.moments.width in (None, 1) for m in metrics)
-
-    def fold_replicates(self, metrics: list[Any], counts: np.ndarray) -> None:
-        raise NotImplementedError("a FitStack folds slices (Sliced), not replicates")
 
 
 def regression_stack(
