@@ -329,3 +329,17 @@ def test_intervals_of_the_table_are_each_slices_own(make) -> None:
         assert list(got) == list(expected)
         for key, pair in expected.items():
             assert np.array_equal(got[key], pair, equal_nan=True), (key, got[key], pair)
+
+
+def test_made_states_do_not_share_the_tables_arrays() -> None:
+    # sliced[key] and the states a merge reads are made from the table: changing one in place
+    # (as a scaling or a careless caller may) must not reach the table.
+    t, p, keys = _stream(12, 2_000, 5)
+    s = sm.Sliced(sm.R2Score()).update(t, p, by=keys)
+    before, blob = s.compute(), s.to_bytes()
+    for state in (s[0], s.slices.view()[1]):
+        state.moments.comoment *= 3.0
+        state.shape.moments *= 3.0
+        state.moments.hi += 1.0
+    assert isinstance(s.slices._pack, FitPack)
+    assert s.compute() == before and s.to_bytes() == blob

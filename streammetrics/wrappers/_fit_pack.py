@@ -168,22 +168,24 @@ class FitPack:
         return self._states([self.index[key]])[0]
 
     def _states(self, rows: Any) -> list[Any]:
-        rows = list(rows)
+        """The made states of the slices at ``rows``. Their arrays are rows of copies taken
+        here (one per field), never views of the pack's: a state may be changed in place."""
+        at = np.asarray(list(rows), dtype=np.intp)
         template = self.template
-        metrics = blanks(template, len(rows))
-        f = [field.tolist() for field in self.fields[:2]]
-        counts = self.counts.tolist()
-        for metric, j in zip(metrics, rows, strict=True):
+        metrics = blanks(template, len(at))
+        sq, weight, counts = (a[at].tolist() for a in (*self.fields[:2], self.counts))
+        hi, lo, co = (a[at][:, :, None] for a in self.fields[2:5])
+        if template._shape:
+            s_weight = self.fields[5][at].tolist()
+            s_hi, s_lo, s_mom = (a[at][:, :, None] for a in self.fields[6:9])
+        for i, metric in enumerate(metrics):
             block = template.moments._empty_like()
-            block.weight = f[1][j]
-            block.hi, block.lo = self.fields[2][j, :, None], self.fields[3][j, :, None]
-            block.comoment = self.fields[4][j, :, None]
-            metric.moments, metric.weight_sq, metric._count = block, f[0][j], counts[j]
+            block.weight, block.hi, block.lo, block.comoment = weight[i], hi[i], lo[i], co[i]
+            metric.moments, metric.weight_sq, metric._count = block, sq[i], counts[i]
             if template._shape:
                 shape = template.shape._empty_like()
-                shape.weight = float(self.fields[5][j])
-                shape.hi, shape.lo = self.fields[6][j, :, None], self.fields[7][j, :, None]
-                shape.moments = self.fields[8][j, :, None]
+                shape.weight, shape.hi, shape.lo = s_weight[i], s_hi[i], s_lo[i]
+                shape.moments = s_mom[i]
                 metric.shape = shape
         return metrics
 
