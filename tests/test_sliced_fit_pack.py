@@ -343,3 +343,24 @@ def test_made_states_do_not_share_the_tables_arrays() -> None:
         state.moments.hi += 1.0
     assert isinstance(s.slices._pack, FitPack)
     assert s.compute() == before and s.to_bytes() == blob
+
+
+@pytest.mark.parametrize("at", [0, -1])
+def test_a_far_row_of_weight_zero_does_not_centre_the_interval_moments(at: int) -> None:
+    # A review found the pack centring a slice's fourth moments on its last row, the metric on
+    # its first, whatever their weight: a far row of weight zero there cost every centred
+    # value its digits (an R2 interval half as wide). Both centre on a row of positive weight.
+    rng = np.random.default_rng(1)
+    t = rng.normal(1.0, 1.0, 1_000)
+    p = t + rng.normal(0.0, 0.3, 1_000)
+    far_t, far_p, w = (
+        np.insert(a, at if at == 0 else len(a), v)
+        for a, v in ((t, 1e15), (p, 1e15), (np.ones(1_000), 0.0))
+    )
+    for cls in (sm.R2Score, sm.ExplainedVariance):
+        clean = cls().update(t, p)
+        alone = cls().update(far_t, far_p, sample_weight=w)
+        sliced = sm.Sliced(cls()).update(far_t, far_p, by=np.zeros(1_001, int), sample_weight=w)
+        for state in (alone, sliced[0]):
+            np.testing.assert_allclose(state.shape.moments, clean.shape.moments, rtol=1e-9)
+            assert state.interval() == pytest.approx(clean.interval(), rel=1e-9)

@@ -17,10 +17,18 @@ from ._moments_pack import _Sums
 __all__ = ["central_batch", "chan", "moments_batch", "pebay", "within"]
 
 
-def _pivot(x: np.ndarray, codes: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """``(ref, rows)``: some value of each code's rows, and that value on each row."""
+def _pivot(
+    x: np.ndarray, codes: np.ndarray, k: int, w: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(ref, rows)``: some value of each code's rows (of one of positive weight, given
+    weights ``w``: a far row of weight zero would cost the centred values their digits), and
+    that value on each row."""
     ref = np.zeros(k)
-    ref[codes] = x
+    if w is None:
+        ref[codes] = x
+    else:
+        heavy = w > 0
+        ref[codes[heavy]] = x[heavy]
     return ref, ref[codes]
 
 
@@ -85,7 +93,7 @@ def central_batch(
     hi, lo = np.zeros((k, len(columns))), np.zeros((k, len(columns)))
     powers: list[dict[int, np.ndarray]] = []
     for v, x in enumerate(columns):
-        pivot, pivots = _pivot(x, codes, k)
+        pivot, pivots = _pivot(x, codes, k, w)
         dev = x - pivots
         shift = sums(dev if w is None else w * dev) / m
         hi[:, v], lo[:, v] = two_sum(pivot, shift)
