@@ -168,9 +168,7 @@ def _added(
     """Sorted ``cells`` with their float ``values`` (changed in place: a copy of the held
     ones) and the sorted distinct ``new_cells`` with ``sums`` added: a held cell's value plus
     its sum, a new cell its sum."""
-    at = np.searchsorted(cells, new_cells)
-    held = at < len(cells)
-    held[held] = cells[at[held]] == new_cells[held]
+    at, held = _found(cells, new_cells)
     values[at[held]] += sums[held]
     fresh = ~held
     return np.insert(cells, at[fresh], new_cells[fresh]), np.insert(values, at[fresh], sums[fresh])
@@ -178,10 +176,17 @@ def _added(
 
 def _inserted(codes: np.ndarray, new: np.ndarray) -> np.ndarray:
     """The sorted distinct ``codes`` with the sorted distinct ``new`` ones united."""
+    at, held = _found(codes, new)
+    return np.insert(codes, at[~held], new[~held])
+
+
+def _found(codes: np.ndarray, new: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(at, held)``: where each of ``new`` sits in the sorted ``codes``, and whether it is
+    there already."""
     at = np.searchsorted(codes, new)
     held = at < len(codes)
     held[held] = codes[at[held]] == new[held]
-    return np.insert(codes, at[~held], new[~held])
+    return at, held
 
 
 def _touched_totals(

@@ -12,7 +12,7 @@ import numpy as np
 from .._codec import WEIGHT_LIMIT
 from ..states.central import CENTRAL_MEAN_LIMIT
 from ..states.moments import COMOMENT_LIMIT, MEAN_LIMIT, two_sum
-from ._moments_pack import _Sums
+from ._packing import Sums
 
 __all__ = ["central_batch", "chan", "moments_batch", "pebay", "within"]
 
@@ -44,7 +44,7 @@ def moments_batch(
     codes: np.ndarray,
     m: np.ndarray,
     w: np.ndarray | None,
-    sums: _Sums,
+    sums: Sums,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(hi, lo, comoment)`` of each code's rows, shapes (k, groups), (k, groups), (k, pairs):
     ``Moments.batch`` (the corrected two-pass: a rough mean, exact for a constant column, then
@@ -82,7 +82,7 @@ def central_batch(
     codes: np.ndarray,
     m: np.ndarray,
     w: np.ndarray | None,
-    sums: _Sums,
+    sums: Sums,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(hi, lo, moments)`` of each code's rows, shapes (k, variables) twice and (k,
     indices): ``CentralMoments.batch`` of ``block``'s layout (centre on one of the code's

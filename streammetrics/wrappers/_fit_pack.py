@@ -39,8 +39,7 @@ from .. import _codec
 from ..regression._stack import FitStack
 from ..states.stacked import blanks
 from ._fit_kernels import central_batch, chan, moments_batch, pebay, within
-from ._moments_pack import _Sums
-from ._packing import grown, slots
+from ._packing import Sums, grown, slots
 
 __all__ = ["FIT_PACK_MIN_SLICES", "FitPack"]
 
@@ -134,10 +133,10 @@ class FitPack:
         size, k = len(keys), len(batch_keys)
         w = stack.w
         rows = np.bincount(codes, minlength=k)
-        sums = _Sums(codes, rows)
+        sums = Sums(codes, rows)
         bw = rows.astype(np.float64) if w is None else sums(w)
         seen = grown(self.counts, size)[slot] > 0
-        held = [_grown_rows(f, size)[slot] for f in self.fields]
+        held = [grown(f, size)[slot] for f in self.fields]
         columns = [c.reshape(-1) for c in template._columns(stack.t[:, None], stack.p[:, None])]
         block = template.moments
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
@@ -153,7 +152,7 @@ class FitPack:
         b_sq = bw if w is None else sums(w * w)
         counts = grown(self.counts, size).copy()
         counts[slot] += rows
-        out = [_grown_rows(f, size).copy() for f in self.fields]
+        out = [grown(f, size).copy() for f in self.fields]
         for field, value in zip(out, (held[0] + b_sq, *moments, *(shape or ())), strict=False):
             field[slot] = value
         return FitPack(template, keys, index, counts, tuple(out))
@@ -327,14 +326,3 @@ def _blank_fields(template: Any, k: int) -> list[np.ndarray]:
         fields += [np.zeros(k), np.zeros((k, shape.variables)), np.zeros((k, shape.variables))]
         fields.append(np.zeros((k, len(shape.indices))))
     return fields
-
-
-def _grown_rows(values: np.ndarray, size: int) -> np.ndarray:
-    """``values`` (1-D or 2-D) padded with zero rows to ``size`` rows."""
-    if values.ndim == 1:
-        return grown(values, size)
-    if len(values) == size:
-        return values
-    out = np.zeros((size, values.shape[1]))
-    out[: len(values)] = values
-    return out

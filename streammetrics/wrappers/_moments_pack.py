@@ -43,7 +43,8 @@ from ..regression._stack import LossStack
 from ..states._shifted import SHIFT_RATIO
 from ..states.moments import COMOMENT_LIMIT, MEAN_LIMIT, two_sum
 from ..states.stacked import blanks
-from ._packing import grown, slots
+from ._fit_kernels import moments_batch
+from ._packing import Sums, grown, slots
 
 __all__ = ["MOMENTS_PACK_MIN_SLICES", "MomentsPack"]
 
@@ -152,7 +153,7 @@ class MomentsPack:
         size, k = len(keys), len(batch_keys)
         x, w = stack.x, stack.w
         rows = np.bincount(codes, minlength=k)
-        sums = _Sums(codes, rows)
+        sums = Sums(codes, rows)
         bw = rows.astype(np.float64) if w is None else sums(w)
         b_hi, b_lo, b_co = batch_moments(x, codes, bw, w, sums)
         held = [grown(f, size)[slot] for f in self._fields()]
@@ -311,42 +312,8 @@ class MomentsPack:
         return dict(zip(self.keys, out, strict=True))
 
 
-#: A slice with more rows than this in one batch has its sums taken by numpy's pairwise
-#: reduction, as the metric's own update takes them: ``np.bincount`` adds in row order, an error
-#: growing with the rows (1e-10 of the mean at 10M rows of one slice, a review found, against
-#: 4e-15 for the metric), amplified up to 17-fold in the co-moment by the shifted sums.
-LONG_RUN = 4096
-
-
-class _Sums:
-    """Per-code sums of a batch's columns: ``np.bincount`` for every code (few rows each:
-    accurate), then numpy's pairwise sum for the codes of more than :data:`LONG_RUN` rows, over
-    their rows gathered once (one stable 16-bit sort of those rows' codes). That costs: 2
-    slices in 100k-row batches run at 22-23 M rows/s, 36 M with ``bincount`` alone."""
-
-    def __init__(self, codes: np.ndarray, rows: np.ndarray) -> None:
-        self.codes, self.k = codes, len(rows)
-        self.big = np.flatnonzero(rows > LONG_RUN)
-        if len(self.big):  # at most len(codes) / LONG_RUN of them: < 65536
-            slot = np.full(self.k, -1, dtype=np.int64)
-            slot[self.big] = np.arange(len(self.big))
-            mine = slot[codes]
-            take = np.flatnonzero(mine >= 0)
-            order = np.argsort(mine[take].astype(np.uint16), kind="stable")
-            self.order = take[order]
-            ends = np.cumsum(rows[self.big])
-            self.edges = list(zip((ends - rows[self.big]).tolist(), ends.tolist(), strict=True))
-
-    def __call__(self, values: np.ndarray) -> np.ndarray:
-        out = np.bincount(self.codes, weights=values, minlength=self.k)
-        if len(self.big):
-            v = values[self.order]
-            out[self.big] = [np.add.reduce(v[a:b]) for a, b in self.edges]
-        return out
-
-
 def batch_moments(
-    x: np.ndarray, codes: np.ndarray, m: np.ndarray, w: np.ndarray | None, sums: _Sums
+    x: np.ndarray, codes: np.ndarray, m: np.ndarray, w: np.ndarray | None, sums: Sums
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(hi, lo, comoment)`` of the values ``x`` of each code, weighted by ``w`` (None: 1
     each; ``m[c]``: the weight of code ``c``'s rows): the mean as ``hi + lo`` and the weighted
@@ -356,7 +323,9 @@ def batch_moments(
     loss (``one_loss_values``: ``s = sum w x / m``, ``C = sum w x**2 - m s**2``), two
     ``bincount`` for every code at once. Their result stands where ``m s**2 <= SHIFT_RATIO * C``
     (a spread not too small against the mean, so that few digits cancel), as there; the other
-    codes (nearly constant losses) are summed again by :func:`_two_pass`."""
+    codes (nearly constant losses) are summed again by the corrected two-pass of
+    ``Moments.batch`` (``_fit_kernels.moments_batch``: a code whose values are all equal gets
+    exactly that value and a zero spread)."""
     k = len(m)
     wx = x if w is None else w * x
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -372,36 +341,14 @@ def batch_moments(
     if bad.any():
         keep = bad[codes]
         sub, sub_w = codes[keep], None if w is None else w[keep]
-        fixed = _two_pass(x[keep], sub, m, sub_w, _Sums(sub, np.bincount(sub, minlength=k)))
-        shift[bad], lo[bad], co[bad] = (f[bad] for f in fixed)
+        sub_sums = Sums(sub, np.bincount(sub, minlength=k))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            fixed = moments_batch([x[keep]], ((0, 0),), sub, m, sub_w, sub_sums)
+        shift[bad], lo[bad], co[bad] = (f[bad, 0] for f in fixed)
     empty = m == 0.0
     if empty.any():
         shift[empty], co[empty] = 0.0, 0.0
     return shift, lo, co
-
-
-def _two_pass(
-    x: np.ndarray, codes: np.ndarray, m: np.ndarray, w: np.ndarray | None, sums: _Sums
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`batch_moments` by the corrected two-pass algorithm of ``Moments.batch`` (for the
-    codes present in ``codes``, each of positive weight): a rough mean, then the deviations
-    from it summed and squared. A code whose values are all equal (zero-weight rows included,
-    as there) gets exactly that value and a zero spread."""
-    k = len(m)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        rough = sums(x if w is None else w * x) / m
-    ref = np.zeros(k)
-    ref[codes] = x  # some value of each code: its values are all equal iff all equal this one
-    const = np.bincount(codes, weights=x != ref[codes], minlength=k) == 0
-    rough[const] = ref[const]
-    dev = x - rough[codes]
-    wdev = dev if w is None else w * dev
-    with np.errstate(invalid="ignore", divide="ignore"):
-        shift = sums(wdev) / m
-    shift[const] = 0.0
-    co = sums(wdev * dev) - m * shift * shift
-    hi, lo = two_sum(rough, shift)
-    return hi, lo, np.maximum(co, 0.0)
 
 
 def _wsq_folded(
@@ -411,7 +358,7 @@ def _wsq_folded(
     held: tuple[np.ndarray, ...],
     has: np.ndarray,
     seen: np.ndarray,
-    sums: _Sums,
+    sums: Sums,
 ) -> tuple[np.ndarray, np.ndarray]:
     """``(wsq_mean, wsq_spread)`` of each batch code's slice after the batch: the loss's mean and
     spread under the weights squared (``w2``, None: 1 each; ``s2`` their sums per code; ``sums``

@@ -1,5 +1,6 @@
 """Shared steps of ``Sliced``'s packed tables (label counts, score buckets, moments): each batch
-key's slot in the table, and arrays grown to the table's new size."""
+key's slot in the table, arrays grown to the table's new size, and the per-slice sums of the
+moment tables."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["grown", "slots"]
+__all__ = ["LONG_RUN", "Sums", "grown", "slots"]
 
 Key = Any
 
@@ -28,9 +29,44 @@ def slots(
 
 
 def grown(values: np.ndarray, size: int) -> np.ndarray:
-    """``values`` padded with zeros to ``size`` elements (itself when already that long)."""
+    """``values`` (1-D, or 2-D: rows) padded with zeros to ``size`` rows (itself when already
+    that long)."""
     if len(values) == size:
         return values
-    out = np.zeros(size, dtype=values.dtype)
+    out = np.zeros((size, *values.shape[1:]), dtype=values.dtype)
     out[: len(values)] = values
     return out
+
+
+#: A slice with more rows than this in one batch has its sums taken by numpy's pairwise
+#: reduction, as the metric's own update takes them: ``np.bincount`` adds in row order, an error
+#: growing with the rows (1e-10 of the mean at 10M rows of one slice, a review found, against
+#: 4e-15 for the metric), amplified up to 17-fold in the co-moment by the shifted sums.
+LONG_RUN = 4096
+
+
+class Sums:
+    """Per-code sums of a batch's columns: ``np.bincount`` for every code (few rows each:
+    accurate), then numpy's pairwise sum for the codes of more than :data:`LONG_RUN` rows, over
+    their rows gathered once (one stable 16-bit sort of those rows' codes). That costs: 2
+    slices in 100k-row batches run at 22-23 M rows/s, 36 M with ``bincount`` alone."""
+
+    def __init__(self, codes: np.ndarray, rows: np.ndarray) -> None:
+        self.codes, self.k = codes, len(rows)
+        self.big = np.flatnonzero(rows > LONG_RUN)
+        if len(self.big):  # at most len(codes) / LONG_RUN of them: < 65536
+            slot = np.full(self.k, -1, dtype=np.int64)
+            slot[self.big] = np.arange(len(self.big))
+            mine = slot[codes]
+            take = np.flatnonzero(mine >= 0)
+            order = np.argsort(mine[take].astype(np.uint16), kind="stable")
+            self.order = take[order]
+            ends = np.cumsum(rows[self.big])
+            self.edges = list(zip((ends - rows[self.big]).tolist(), ends.tolist(), strict=True))
+
+    def __call__(self, values: np.ndarray) -> np.ndarray:
+        out = np.bincount(self.codes, weights=values, minlength=self.k)
+        if len(self.big):
+            v = values[self.order]
+            out[self.big] = [np.add.reduce(v[a:b]) for a, b in self.edges]
+        return out
