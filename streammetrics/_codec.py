@@ -222,8 +222,12 @@ def encode(obj: Any) -> bytes:
     return out
 
 
+_unpackb, _ndarray = msgpack.unpackb, np.ndarray
+
+
 def _unpack_array(payload: bytes) -> np.ndarray:
-    head = msgpack.unpackb(payload, raw=False, use_list=True, strict_map_key=True)
+    # (About 1.2 µs per array: a ``Sliced`` state of 100,000 slices holds 500,000 of them.)
+    head = _unpackb(payload, raw=False, use_list=True, strict_map_key=True)
     if not (type(head) is list and len(head) == 3):
         raise StateDecodeError("array header is not [dtype, shape, data]")
     dtype_str, shape, data = head
@@ -232,23 +236,24 @@ def _unpack_array(payload: bytes) -> np.ndarray:
         raise StateDecodeError(f"array dtype {dtype_str!r} is not allowed")
     if type(shape) is not list or len(shape) > _MAX_NDIM:
         raise StateDecodeError("array shape is not a list of at most 8 sizes")
-    if not all(type(s) is int and s >= 0 for s in shape):
-        raise StateDecodeError("array shape holds a negative or non-integer size")
+    size = 1
+    for s in shape:
+        if type(s) is not int or s < 0:
+            raise StateDecodeError("array shape holds a negative or non-integer size")
+        size *= s
     if type(data) is not bytes:
         raise StateDecodeError("array data is not bytes")
     dtype, native = found
-    size = 1
-    for s in shape:
-        size *= s
     # Python ints cannot overflow, so a forged huge shape fails here before any allocation.
     if size * dtype.itemsize != len(data):
         raise StateDecodeError(
             f"array of shape {tuple(shape)} and dtype {dtype_str} needs "
             f"{size * dtype.itemsize} bytes, the blob has {len(data)}"
         )
-    arr = np.frombuffer(data, dtype=dtype).reshape(shape)
-    # A writable copy that owns its memory, in native byte order.
-    return arr.copy() if native else arr.astype(dtype.newbyteorder("="))
+    # A writable copy in native byte order: the bytes copied into a bytearray that the array
+    # wraps (a third of ``frombuffer(...).reshape(...).copy()``'s time for small arrays).
+    arr: np.ndarray = _ndarray(shape, dtype, bytearray(data))
+    return arr if native else arr.astype(dtype.newbyteorder("="))
 
 
 def _ext_hook(code: int, payload: bytes) -> Any:
