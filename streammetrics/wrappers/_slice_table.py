@@ -20,6 +20,7 @@ from ..states.stacked import ConfusionStack, Stacked, blanks
 from ._confusion_pack import CONFUSION_PACK_MIN_SLICES, ConfusionPack
 from ._fit_pack import FIT_PACK_MIN_SLICES, FitPack
 from ._moments_pack import MOMENTS_PACK_MIN_SLICES, MomentsPack
+from ._moments_wire import MOMENTS_DECODE_MIN, decoded_moments_pack
 from ._slice_pack import PACK_MIN_SLICES, SlicePack
 from ._slice_wire import decoded_confusion_pack, decoded_pack, key_from_wire, key_to_wire
 
@@ -289,6 +290,8 @@ class SliceTable(StateBlock):
         pack: Pack | None = decoded_pack(self.template, wire, PACK_MIN_SLICES)
         if pack is None:
             pack = decoded_confusion_pack(self.template, wire, CONFUSION_PACK_DECODE_MIN)
+        if pack is None:
+            pack = decoded_moments_pack(self.template, wire, MOMENTS_DECODE_MIN)
         if pack is not None:
             out._pack = pack
             return out
