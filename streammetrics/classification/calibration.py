@@ -193,6 +193,15 @@ class _SumMetric(Metric, register=False):
             loss_sq_wsq=self.loss_sq_wsq + wsq_sq_total,
         )
 
+    def _stacked(self, y_true: Any, y_prob: Any, sample_weight: Any = None) -> Any:
+        """This batch for ``Sliced``'s packed fold (``_loss_stack``): its per-row losses,
+        weights and columns; None for a subclass's own update or a batch it would refuse."""
+        if type(self).update is not _SumMetric.update:
+            return None
+        from ._loss_stack import sum_stack
+
+        return sum_stack(self, y_true, y_prob, sample_weight)
+
     def _check_compatible(self, other: Any) -> None:
         super()._check_compatible(other)
         _check_merge_columns(type(self).__name__, self.columns, other.columns)

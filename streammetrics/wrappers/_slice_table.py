@@ -13,6 +13,7 @@ import numpy as np
 
 from .. import _codec
 from ..base import Metric, StateBlock
+from ..classification._loss_stack import SumStack
 from ..errors import IncompatibleStateError, InputError
 from ..regression._stack import FitStack, LossStack
 from ..states._bucket_stack import BucketStack
@@ -23,12 +24,13 @@ from ._moments_pack import MOMENTS_PACK_MIN_SLICES, MomentsPack
 from ._moments_wire import MOMENTS_DECODE_MIN, decoded_moments_pack
 from ._slice_pack import PACK_MIN_SLICES, SlicePack
 from ._slice_wire import decoded_confusion_pack, decoded_pack, key_from_wire, key_to_wire
+from ._sum_pack import SUM_PACK_MIN_SLICES, SumPack
 
 __all__ = ["CONFUSION_PACK_MIN_SLICES", "PACK_MIN_SLICES", "SliceTable", "slice_kind"]
 
 Key = Any  # int, str, or a tuple of them
 #: A packed table of slices, one kind per wrapped metric.
-Pack = SlicePack | ConfusionPack | MomentsPack | FitPack
+Pack = SlicePack | ConfusionPack | MomentsPack | FitPack | SumPack
 
 #: Confusion slices are read into one table from this many (fewer decode as fast one by one,
 #: and a table of a few slices is packed at their next update anyway).
@@ -204,6 +206,8 @@ class SliceTable(StateBlock):
             kind, least = MomentsPack, MOMENTS_PACK_MIN_SLICES
         elif isinstance(stack, FitStack):
             kind, least = FitPack, FIT_PACK_MIN_SLICES
+        elif isinstance(stack, SumStack):
+            kind, least = SumPack, SUM_PACK_MIN_SLICES
         else:
             return None
         pack: Any = self._pack  # of the stack's kind: one template makes one kind of stack

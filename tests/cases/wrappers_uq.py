@@ -58,6 +58,18 @@ def _sliced_scores(rng: np.random.Generator, n: int):
     return (y, s), {"by": by, "sample_weight": rng.integers(1, 4, n).astype(float)}
 
 
+def _sliced_probabilities(rng: np.random.Generator, n: int):
+    y = rng.integers(0, 2, n)
+    p = np.clip(0.3 * y + 0.7 * rng.integers(0, 21, n) / 20.0, 0.0, 1.0)
+    by = rng.choice(np.array(["de", "fr", "us"]), n)
+    return (y, p), {"by": by, "sample_weight": rng.uniform(0.0, 2.0, n)}
+
+
+def _sliced_class_probabilities(rng: np.random.Generator, n: int):
+    p = np.round(rng.dirichlet(np.ones(3), n) * 10) / 10
+    return (rng.integers(0, 3, n), p), {"by": rng.integers(0, 4, n)}
+
+
 def _sliced_weighted_labels(rng: np.random.Generator, n: int):
     args, kwargs = _sliced_labels(rng, n)
     return args, {**kwargs, "sample_weight": rng.choice(np.array([0.5, 1.0, 3.0]), n)}
@@ -225,6 +237,33 @@ CASES = [
         exact=False,
         rtol=1e-9,
         other=lambda: sm.Sliced(sm.RegressionReport(force_finite=False)),
+    ),
+    # Log loss and the Brier score: one packed table of sums (0.8.22).
+    Case(
+        "Sliced-logloss-weighted",
+        lambda: sm.Sliced(sm.LogLoss()),
+        _sliced_probabilities,
+        [
+            (([0, 1], [0.5, 1.5]), {"by": [0, 1], "sample_weight": [1.0, 1.0]}),
+            (([0, 2], [0.5, 0.5]), {"by": [0, 1]}),
+            (([0, 1], [0.5, 0.5]), {"by": [0, 1], "sample_weight": [1.0, -1.0]}),
+        ],
+        exact=False,
+        rtol=1e-9,
+        other=lambda: sm.Sliced(sm.LogLoss(eps=1e-7)),
+    ),
+    Case(
+        "Sliced-brier-multiclass",
+        lambda: sm.Sliced(sm.BrierScore()),
+        _sliced_class_probabilities,
+        [
+            (([0, 1], [[0.5, 0.5, 1.5], [0.2, 0.2, 0.6]]), {"by": [0, 1]}),
+            (([0, 3], [[0.5, 0.5, 0.0], [0.2, 0.2, 0.6]]), {"by": [0, 1]}),
+            (([0, 1], [0.5, 0.5]), {"by": [0, 1]}),  # 1-D rows into slices of three columns
+        ],
+        exact=False,
+        rtol=1e-9,
+        other=lambda: sm.Sliced(sm.BrierScore(labels=[0, 1, 2])),
     ),
     Case(
         "Sliced-composite",
