@@ -50,9 +50,11 @@ def _sliced(metric: sm.Metric, keys: str, weighted: bool, seed: int = 0) -> sm.S
 
 
 def _slow_loads(blob: bytes, monkeypatch: pytest.MonkeyPatch) -> sm.Metric:
-    """``loads`` through the per-slice decoder alone."""
+    """``loads`` through the per-slice decoder alone (the sums' decoder, ``_sum_wire``, is
+    tested with these helpers too)."""
     with monkeypatch.context() as m:
         m.setattr(table_module, "decoded_moments_pack", lambda *args: None)
+        m.setattr(table_module, "decoded_sum_pack", lambda *args: None)
         return sm.loads(blob)
 
 

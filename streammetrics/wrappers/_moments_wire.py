@@ -26,6 +26,7 @@ from ._fit_pack import FitPack
 from ._fit_pack import qualifies as fit_qualifies
 from ._moments_pack import MomentsPack
 from ._moments_pack import qualifies as loss_qualifies
+from ._packing import weight_sq_valid
 from ._slice_wire import _envelopes
 
 __all__ = ["MOMENTS_DECODE_MIN", "decoded_moments_pack"]
@@ -84,7 +85,7 @@ def decoded_moments_pack(
     if ((hi + lo)[:, losses] < 0).any():
         return None
     sq += 0.0  # -0.0 -> 0.0, as the decoder reads a float field
-    if not _weight_sq_valid(sq, weight, counts):
+    if not weight_sq_valid(sq, weight, counts):
         return None
     index = {k: i for i, k in enumerate(keys)}
     if one_loss:
@@ -163,22 +164,6 @@ def _block(
     ):
         return None
     return weight, hi, lo, co
-
-
-def _weight_sq_valid(sq: np.ndarray, weight: np.ndarray, counts: np.ndarray) -> bool:
-    """``uncertainty.check_weight_sq`` of every slice, operation for operation: nan (unknown),
-    or finite, non-negative and within ``[total**2 / count, total**2]`` with its slack."""
-    known = ~np.isnan(sq)
-    with np.errstate(over="ignore", invalid="ignore"):
-        if not (np.isfinite(sq[known]).all() and (sq[known] >= 0).all()):
-            return False
-        square = weight * weight
-        slack = 1e-6 * square + counts * 1e-300
-        checked = known & np.isfinite(square)
-        low = square / counts - slack
-        high = square + slack
-        ok = (low <= sq) & (sq <= high)
-    return bool(ok[checked].all())
 
 
 def _wsq(

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["LONG_RUN", "Sums", "grown", "slots"]
+__all__ = ["LONG_RUN", "Sums", "grown", "slots", "weight_sq_valid"]
 
 Key = Any
 
@@ -70,3 +70,19 @@ class Sums:
             v = values[self.order]
             out[self.big] = [np.add.reduce(v[a:b]) for a, b in self.edges]
         return out
+
+
+def weight_sq_valid(sq: np.ndarray, weight: np.ndarray, counts: np.ndarray) -> bool:
+    """``uncertainty.check_weight_sq`` of every slice, operation for operation: nan (unknown),
+    or finite, non-negative and within ``[total**2 / count, total**2]`` with its slack."""
+    known = ~np.isnan(sq)
+    with np.errstate(over="ignore", invalid="ignore"):
+        if not (np.isfinite(sq[known]).all() and (sq[known] >= 0).all()):
+            return False
+        square = weight * weight
+        slack = 1e-6 * square + counts * 1e-300
+        checked = known & np.isfinite(square)
+        low = square / counts - slack
+        high = square + slack
+        ok = (low <= sq) & (sq <= high)
+    return bool(ok[checked].all())

@@ -55,12 +55,12 @@ def _key_part(part: Any) -> bool:
 
 
 def _envelopes(
-    template: Any, pairs: list[Any], field: str, layout: frozenset[str]
+    template: Any, pairs: list[Any], field: str | None, layout: frozenset[str] = frozenset()
 ) -> tuple[list[Key], list[int], list[Any]] | None:
     """``(keys, counts, blocks)`` of the pairs, each an envelope of ``template``'s class,
     schema and config holding exactly its state fields and a count from 1 to the bound, keys
     distinct and of one kind, and ``blocks`` each state's ``field``: a map of exactly the
-    ``layout`` fields; None otherwise."""
+    ``layout`` fields (no block when ``field`` is None); None otherwise."""
     klass = type(template)
     name, schema, config = template._wire_name, klass._schema, template._config
     magic, version = _codec.FORMAT_MAGIC, _codec.FORMAT_VERSION
@@ -89,12 +89,13 @@ def _envelopes(
         count = state["count"]
         if type(count) is not int or not 0 < count <= _codec.COUNT_LIMIT:
             return None
-        block = state[field]
-        if type(block) is not dict or block.keys() != layout:
-            return None
+        if field is not None:
+            block = state[field]
+            if type(block) is not dict or block.keys() != layout:
+                return None
+            blocks.append(block)
         keys.append(key)
         counts.append(count)
-        blocks.append(block)
     if len(kinds) != 1 or len(set(keys)) != len(keys):
         return None
     return keys, counts, blocks
