@@ -59,7 +59,8 @@ def _floor(kind: str, cols: tuple, parts: list[slice], w, k: int) -> Callable[[]
             ws = None if w is None else w[s]
             sums += np.bincount(by[s], weights=loss if ws is None else loss * ws, minlength=k)
             rows += np.bincount(by[s], weights=ws, minlength=k)
-        return sums / rows
+        with np.errstate(invalid="ignore", divide="ignore"):  # (a slice no row reached)
+            return sums / rows
 
     return run
 
