@@ -10,6 +10,7 @@ import pytest
 
 import streammetrics as sm
 import streammetrics.wrappers._slice_table as sliced_module
+from streammetrics.states._delong_runs import roc_intervals
 from tests import test_conformance as conformance
 from tests.harness import Case
 
@@ -199,3 +200,65 @@ def test_decayed_and_windowed_packed_slices(wrap, monkeypatch):
     packed = run()
     monkeypatch.setattr(sliced_module, "PACK_MIN_SLICES", 10**9)
     assert packed.to_bytes() == run().to_bytes()
+
+
+def _interval_slices() -> sm.Sliced:
+    """Slices of every kind DeLong's sums meet: a few rows (one class, classes apart, reversed),
+    ties inside buckets, a slice past the exact-sum bound (2**17 rows of each class: its own
+    state answers), an AUC within 1e-7 of 1, and thousands of ordinary ones."""
+    rng = np.random.default_rng(12)
+    n = 400_000
+    y = rng.integers(0, 2, n)
+    s = np.clip(0.2 * y + 0.8 * rng.random(n), 0, 1)
+    by = rng.integers(0, 8_000, n)
+    sliced = sm.Sliced(sm.ROCAUC()).update(y, s, by=by)
+    big = 2**17
+    y_big = np.repeat([0, 1], big)
+    s_big = np.concatenate([rng.random(big) * 0.6, 0.4 + rng.random(big) * 0.6])
+    sliced.update(y_big, s_big, by=np.full(2 * big, -1))
+    near = np.concatenate([np.linspace(0.0, 0.5, 3_000), [0.49], np.linspace(0.5, 1.0, 4_000)])
+    y_near = np.concatenate([np.zeros(3_000, int), [1], np.ones(4_000, int)])
+    sliced.update(y_near, near, by=np.full(len(near), -2))
+    few = [
+        ([0, 1], [0.1, 0.9]),
+        ([1, 0, 1], [0.1, 0.9, 0.2]),
+        ([1, 1], [0.3, 0.4]),
+        ([0, 1, 0, 1], [0.5, 0.5, 0.5, 0.5]),
+        ([0, 0, 1, 1, 1], [0.1, 0.2, 0.7, 0.8, 0.8]),  # classes apart: AUC 1
+        ([1, 1, 0, 0], [0.1, 0.2, 0.2, 0.9]),  # reversed, a tie in a bucket
+        ([1, 1, 0, 0], [0.1, 0.15, 0.8, 0.9]),  # reversed: AUC 0
+    ]
+    for j, (yy, ss) in enumerate(few):
+        sliced.update(yy, ss, by=[-10 - j] * len(yy))
+    return sliced
+
+
+@pytest.mark.parametrize("level", [0.95, 0.5])
+def test_packed_table_intervals_are_the_per_slice_intervals(level):
+    """ROCAUC's DeLong intervals of every packed slice at once: equal to the bit (their reprs
+    too, so no -0.0 for 0.0) to each made state's ``interval()``."""
+    s = _interval_slices()
+    assert s.slices._pack is not None
+    got = s.intervals(level)
+    assert s.slices._dict is None  # from the table: no state per slice made
+    view = s.slices.view()
+    want = {key: view[key].interval(level) for key in view}
+    assert got.keys() == want.keys()
+    assert all(repr(got[k]) == repr(want[k]) for k in want)
+    assert all(np.isfinite(got[k]).all() for k in (-1, -2, -13, -14, -15, -16))
+    # The slices past the exact sums, or whose spread cancels, took their own path.
+    pack = s.slices.pack()
+    edges = pack._edges()
+    found = roc_intervals(pack.pos, pack.neg, pack.lo, pack.hi, edges, level)
+    left = {pack.keys[j] for j, f in enumerate(found) if f is None}
+    assert -1 in left and -2 in left and len(left) < 10
+
+
+def test_weighted_packed_slices_give_their_own_intervals():
+    s = sm.Sliced(sm.ROCAUC())
+    for args, kwargs in _stream("always", 2_000, seed=4):
+        s.update(*args, **kwargs)
+    assert s.slices._pack is not None and s.slices._pack.pos.dtype.kind == "f"
+    got = s.intervals()
+    view = s.slices.view()
+    assert all(repr(got[k]) == repr(view[k].interval()) for k in view)

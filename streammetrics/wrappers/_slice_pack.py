@@ -25,6 +25,7 @@ import numpy as np
 from .. import _codec
 from .._codec import check_sum
 from ..states._bucket_stack import BucketStack, Held, commit_all, merge_sorted
+from ..states._delong_runs import roc_interval, roc_intervals
 from ..states._fold import fold_equal, pushed, queue_full
 from ..states._group_table import auc_of_runs
 from ..states.stacked import blanks
@@ -214,9 +215,21 @@ class SlicePack:
             return None
         return dict(zip(self.keys, values.tolist(), strict=True))
 
-    def intervals(self, level: float) -> None:
-        """None: score-bucket slices give their intervals from their own states."""
-        return None
+    def intervals(self, level: float) -> dict[Key, tuple[float, float]] | None:
+        """``{key: ROCAUC.interval(level)}`` of every slice (``level`` already checked), equal
+        to the bit: DeLong's sums of all slices at once where they are exact
+        (``states._delong_runs``), the others' from their own states. None for other metrics
+        and for float counts (their states give them)."""
+        from ..classification.scores import ROCAUC
+
+        if type(self.template) is not ROCAUC or self.pos.dtype.kind != "i":
+            return None
+        edges = self._edges()
+        found = roc_intervals(self.pos, self.neg, self.lo, self.hi, edges, level)
+        for j in [j for j, interval in enumerate(found) if interval is None]:
+            a, b = int(edges[j]), int(edges[j + 1])
+            found[j] = roc_interval(self.pos[a:b], self.neg[a:b], self.lo[a:b], self.hi[a:b], level)
+        return dict(zip(self.keys, found, strict=True))  # type: ignore[arg-type]
 
 
 def _folded_runs(runs: list[tuple[np.ndarray, ...]]) -> tuple[np.ndarray, ...]:
