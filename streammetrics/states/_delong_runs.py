@@ -98,6 +98,8 @@ def _interval(
     if not (p_tot > 1 and n_tot > 1):
         return NAN_INTERVAL
     auc = s1 / (p_tot * n_tot)
+    s10: float | None
+    s01: float | None
     if auc == 1.0 or auc == 0.0:
         # The classes apart (exact sums: no pair tied or misordered): every placement equals
         # its class's mean, so both spreads are 0, as ``_spread``'s second pass finds them

@@ -65,6 +65,8 @@ class SlicePack:
         self.counts, self.totals = counts, totals  # rows, and held weight, per slice
         self.cells, self.pos, self.neg, self.lo, self.hi = entries
         self.queue = queue
+        #: :meth:`intervals` of each level asked (the pack never changes).
+        self._intervals: dict[float, dict[Key, tuple[float, float]]] = {}
 
     def _entries(self) -> tuple[np.ndarray, ...]:
         return self.cells, self.pos, self.neg, self.lo, self.hi
@@ -218,18 +220,24 @@ class SlicePack:
     def intervals(self, level: float) -> dict[Key, tuple[float, float]] | None:
         """``{key: ROCAUC.interval(level)}`` of every slice (``level`` already checked), equal
         to the bit: DeLong's sums of all slices at once where they are exact
-        (``states._delong_runs``), the others' from their own states. None for other metrics
-        and for float counts (their states give them)."""
+        (``states._delong_runs``), the others' from their entries one by one. None for other
+        metrics and for float counts (their states give them). Kept per level: a pack never
+        changes (the states cached theirs too)."""
         from ..classification.scores import ROCAUC
 
         if type(self.template) is not ROCAUC or self.pos.dtype.kind != "i":
             return None
+        known = self._intervals.get(level)
+        if known is not None:
+            return known
         edges = self._edges()
         found = roc_intervals(self.pos, self.neg, self.lo, self.hi, edges, level)
         for j in [j for j, interval in enumerate(found) if interval is None]:
             a, b = int(edges[j]), int(edges[j + 1])
             found[j] = roc_interval(self.pos[a:b], self.neg[a:b], self.lo[a:b], self.hi[a:b], level)
-        return dict(zip(self.keys, found, strict=True))  # type: ignore[arg-type]
+        out = dict(zip(self.keys, found, strict=True))
+        self._intervals[level] = out
+        return out
 
 
 def _folded_runs(runs: list[tuple[np.ndarray, ...]]) -> tuple[np.ndarray, ...]:
