@@ -13,12 +13,12 @@ import numpy as np
 import pytest
 
 import streammetrics as sm
-import streammetrics.wrappers._slice_table as table_module
 from streammetrics import _codec
 from streammetrics.errors import StateDecodeError
 from streammetrics.wrappers._fit_pack import FitPack
 from streammetrics.wrappers._moments_pack import MomentsPack
 from streammetrics.wrappers._moments_wire import MOMENTS_DECODE_MIN
+from tests.test_sliced_wire import _decoders_agree, _slow_loads, same
 
 SLICES = 40  # past MOMENTS_DECODE_MIN (4)
 
@@ -49,38 +49,6 @@ def _sliced(metric: sm.Metric, keys: str, weighted: bool, seed: int = 0) -> sm.S
     return out
 
 
-def _slow_loads(blob: bytes, monkeypatch: pytest.MonkeyPatch) -> sm.Metric:
-    """``loads`` through the per-slice decoder alone (the sums' decoder, ``_sum_wire``, is
-    tested with these helpers too)."""
-    with monkeypatch.context() as m:
-        m.setattr(table_module, "decoded_moments_pack", lambda *args: None)
-        m.setattr(table_module, "decoded_sum_pack", lambda *args: None)
-        return sm.loads(blob)
-
-
-def _same(a: Any, b: Any) -> bool:
-    if isinstance(a, dict):
-        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
-    if isinstance(a, tuple):
-        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
-    if isinstance(a, float) and math.isnan(a):
-        return isinstance(b, float) and math.isnan(b)
-    return bool(np.array_equal(a, b))
-
-
-def _decoders_agree(bad: bytes, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The packed decoder and the per-slice one both refuse ``bad``, or read it alike."""
-    try:
-        slow = _slow_loads(bad, monkeypatch)
-    except StateDecodeError:
-        with pytest.raises(StateDecodeError):
-            sm.loads(bad)
-        return
-    fast = sm.loads(bad)
-    assert fast.to_bytes() == slow.to_bytes()
-    assert _same(fast.compute(), slow.compute())
-
-
 CONFIGS = [
     pytest.param(lambda: sm.MeanSquaredError(), "int", False, id="mse-int"),
     pytest.param(lambda: sm.MeanSquaredError(), "str", True, id="mse-str-weighted"),
@@ -105,9 +73,9 @@ def test_regression_slices_decode_into_one_table(make, keys, weighted, monkeypat
     slow = _slow_loads(blob, monkeypatch)
     assert slow.slices._pack is None
     assert loaded.to_bytes() == slow.to_bytes() == blob
-    assert _same(loaded.compute(), slow.compute())
+    assert same(loaded.compute(), slow.compute())
     if not isinstance(sliced._template, sm.RegressionReport):
-        assert _same(loaded.intervals(), slow.intervals())
+        assert same(loaded.intervals(), slow.intervals())
     # The table is the one the next update of the decoded states packs (``of_slices``).
     again = type(pack).of_slices(sliced._template, slow.slices.view())
     assert again is not None and again.keys == pack.keys

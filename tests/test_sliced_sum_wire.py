@@ -13,17 +13,8 @@ import pytest
 import streammetrics as sm
 from streammetrics import _codec
 from streammetrics.wrappers._sum_pack import SumPack
-from tests.test_sliced_moments_wire import (
-    Edit,
-    _decoders_agree,
-    _drop,
-    _edit,
-    _envelope,
-    _key,
-    _put,
-    _same,
-    _slow_loads,
-)
+from tests.test_sliced_moments_wire import Edit, _drop, _edit, _envelope, _key, _put
+from tests.test_sliced_wire import _decoders_agree, _slow_loads, same
 
 SLICES = 40
 
@@ -68,8 +59,8 @@ def test_sum_slices_decode_into_one_table(make, weighted, multiclass, monkeypatc
     slow = _slow_loads(blob, monkeypatch)
     assert slow.slices._pack is None
     assert loaded.to_bytes() == slow.to_bytes() == blob
-    assert _same(loaded.compute(), slow.compute())
-    assert _same(loaded.intervals(), slow.intervals())
+    assert same(loaded.compute(), slow.compute())
+    assert same(loaded.intervals(), slow.intervals())
     again = SumPack.of_slices(sliced._template, slow.slices.view())
     assert again is not None and again.keys == pack.keys
     for mine, theirs in zip(

@@ -39,7 +39,7 @@ from .. import _codec
 from ..regression._stack import FitStack
 from ..states.stacked import blanks
 from ._fit_kernels import central_batch, chan, moments_batch, pebay, within
-from ._packing import Sums, grown, slots
+from ._packing import ArrayPack, Sums, alike, grown, slots
 
 __all__ = ["FIT_PACK_MIN_SLICES", "FitPack"]
 
@@ -62,7 +62,7 @@ def qualifies(template: Any) -> bool:
     )
 
 
-class FitPack:
+class FitPack(ArrayPack):
     """Every slice's regression state, one array row per slice.
 
     ``keys[i]`` names slice ``i`` (arrival order); ``counts[i]`` its rows; ``fields`` holds
@@ -70,8 +70,6 @@ class FitPack:
     (k, pairs) and, for a metric with ``shape``, its ``weight`` (k,), ``hi``, ``lo`` (k, 2) and
     ``moments`` (k, indices). Never changed in place: an update makes a new pack.
     """
-
-    queue: tuple[Any, ...] = ()
 
     def __init__(
         self,
@@ -85,27 +83,18 @@ class FitPack:
         self.keys, self.index, self.counts = keys, index, counts
         self.fields = fields
 
-    def settled(self) -> FitPack:
-        return self
-
-    def __len__(self) -> int:
-        return len(self.keys)
-
-    def held_bound(self) -> float:
-        """The largest row count or weight of any slice."""
-        return float(max(self.counts.max(initial=0), self.fields[1].max(initial=0.0)))
+    def _weights(self) -> np.ndarray:
+        return self.fields[1]
 
     @classmethod
     def of_slices(cls, template: Any, slices: dict[Key, Any]) -> FitPack | None:
         """The pack of per-slice states (each of ``template``'s class and configuration, one
         output, nothing buffered), or None when they do not qualify."""
-        if not qualifies(template):
-            return None
-        kind, shaped = type(template), template._shape
+        shaped = template._shape
         metrics = list(slices.values())
+        if not (qualifies(template) and alike(template, metrics)):
+            return None
         for m in metrics:
-            if type(m) is not kind or m._pending is not None or m._config != template._config:
-                return None
             if m.moments.width != 1 or (shaped and m.shape.width != 1):
                 return None
         counts = np.array([m._count for m in metrics], dtype=np.int64)

@@ -44,7 +44,7 @@ from ..states._shifted import SHIFT_RATIO
 from ..states.moments import COMOMENT_LIMIT, MEAN_LIMIT, two_sum
 from ..states.stacked import blanks
 from ._fit_kernels import moments_batch
-from ._packing import Sums, grown, slots
+from ._packing import ArrayPack, Sums, alike, grown, slots
 
 __all__ = ["MOMENTS_PACK_MIN_SLICES", "MomentsPack"]
 
@@ -68,7 +68,7 @@ def qualifies(template: Any) -> bool:
     )
 
 
-class MomentsPack:
+class MomentsPack(ArrayPack):
     """Every slice's moments of the loss, one array element per slice.
 
     ``keys[i]`` names slice ``i`` (arrival order); ``counts[i]`` its rows; ``weight``, ``hi``,
@@ -76,8 +76,6 @@ class MomentsPack:
     squared weights. Never changed in place: an update makes a new pack. ``queue`` is always
     empty (floats are folded batch by batch, in the order the slices' own updates add them).
     """
-
-    queue: tuple[Any, ...] = ()
 
     def __init__(
         self,
@@ -105,24 +103,16 @@ class MomentsPack:
             self.wsq_spread,
         )
 
-    def settled(self) -> MomentsPack:
-        return self
-
-    def __len__(self) -> int:
-        return len(self.keys)
-
-    def held_bound(self) -> float:
-        """The largest row count or weight of any slice."""
-        return float(max(self.counts.max(initial=0), self.weight.max(initial=0.0)))
+    def _weights(self) -> np.ndarray:
+        return self.weight
 
     @classmethod
     def of_slices(cls, template: Any, slices: dict[Key, Any]) -> MomentsPack | None:
         """The pack of per-slice states (each of ``template``'s class and configuration, one
         output, nothing buffered), or None when they do not qualify."""
-        if not qualifies(template):
-            return None
-        kind = type(template)
         metrics = list(slices.values())
+        if not (qualifies(template) and alike(template, metrics)):
+            return None
         k = len(metrics)
         counts = np.zeros(k, dtype=np.int64)
         fields = tuple(np.zeros(k) for _ in range(7))
@@ -130,9 +120,7 @@ class MomentsPack:
         has = np.zeros(k, dtype=bool)
         for i, m in enumerate(metrics):
             block = m.moments
-            if type(m) is not kind or m._pending is not None:
-                return None
-            if m._config != template._config or block.width not in (None, 1):
+            if block.width not in (None, 1):
                 return None
             counts[i], sq[i] = m._count, m.weight_sq
             if block.width is not None:

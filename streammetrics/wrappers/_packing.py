@@ -8,9 +8,39 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["LONG_RUN", "Sums", "grown", "slots", "weight_sq_valid"]
+__all__ = ["LONG_RUN", "ArrayPack", "Sums", "alike", "grown", "slots", "weight_sq_valid"]
 
 Key = Any
+
+
+class ArrayPack:
+    """What the tables of float states (moments, fit moments, sums) share: one array element or
+    row per slice, never changed in place (an update makes a new table), nothing queued."""
+
+    queue: tuple[Any, ...] = ()
+    keys: list[Key]
+    counts: np.ndarray
+
+    def settled(self) -> Any:
+        return self
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def _weights(self) -> np.ndarray:
+        """Each slice's total weight."""
+        raise NotImplementedError
+
+    def held_bound(self) -> float:
+        """The largest row count or weight of any slice."""
+        return float(max(self.counts.max(initial=0), self._weights().max(initial=0.0)))
+
+
+def alike(template: Any, metrics: list[Any]) -> bool:
+    """Whether every state is of ``template``'s class and configuration with nothing buffered
+    (what a table can take in: ``of_slices``)."""
+    kind, config = type(template), template._config
+    return all(type(m) is kind and m._pending is None and m._config == config for m in metrics)
 
 
 def slots(

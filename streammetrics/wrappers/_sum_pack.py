@@ -25,7 +25,7 @@ import numpy as np
 
 from .._codec import WEIGHT_LIMIT
 from ..states.stacked import blanks
-from ._packing import Sums, grown, slots
+from ._packing import ArrayPack, Sums, alike, grown, slots
 
 __all__ = ["SUM_PACK_MIN_SLICES", "SumPack"]
 
@@ -49,15 +49,13 @@ def qualifies(template: Any) -> bool:
     return isinstance(template, _SumMetric) and type(template).update is _SumMetric.update
 
 
-class SumPack:
+class SumPack(ArrayPack):
     """Every slice's sums, one array element per slice.
 
     ``keys[i]`` names slice ``i`` (arrival order); ``counts[i]`` its rows; ``columns[i]`` its
     probability columns (0: 1-D; -1 never, a stored slice has rows); ``fields`` its float sums in
     :data:`FIELDS` order. Never changed in place: an update makes a new pack.
     """
-
-    queue: tuple[Any, ...] = ()
 
     def __init__(
         self,
@@ -72,27 +70,16 @@ class SumPack:
         self.keys, self.index, self.counts = keys, index, counts
         self.columns, self.fields = columns, fields
 
-    def settled(self) -> SumPack:
-        return self
-
-    def __len__(self) -> int:
-        return len(self.keys)
-
-    def held_bound(self) -> float:
-        """The largest row count or weight of any slice."""
-        return float(max(self.counts.max(initial=0), self.fields[0].max(initial=0.0)))
+    def _weights(self) -> np.ndarray:
+        return self.fields[0]
 
     @classmethod
     def of_slices(cls, template: Any, slices: dict[Key, Any]) -> SumPack | None:
         """The pack of per-slice states (each of ``template``'s class and configuration,
         nothing buffered), or None when they do not qualify."""
-        if not qualifies(template):
-            return None
-        kind = type(template)
         metrics = list(slices.values())
-        for m in metrics:
-            if type(m) is not kind or m._pending is not None or m._config != template._config:
-                return None
+        if not (qualifies(template) and alike(template, metrics)):
+            return None
         counts = np.array([m._count for m in metrics], dtype=np.int64)
         columns = np.array([m.columns for m in metrics], dtype=np.int64)
         fields = tuple(
