@@ -272,8 +272,9 @@ def test_the_packed_decoder_is_the_one_that_runs():
 # -- confusion metrics ---------------------------------------------------------------------------
 
 
-def _labelled(metric: sm.Metric, kind: str, seed: int = 0) -> sm.Sliced:
-    """700 slices whose label sets differ (each slice sees some of 6 labels)."""
+def _labelled(metric: sm.Metric, kind: str, seed: int = 0, weighted: bool = False) -> sm.Sliced:
+    """700 slices whose label sets differ (each slice sees some of 6 labels); ``weighted``:
+    the second batch weighted (the table's counts become float64)."""
     rng = np.random.default_rng(seed)
     n = 20_000
     codes = rng.integers(0, SLICES, n)
@@ -289,9 +290,11 @@ def _labelled(metric: sm.Metric, kind: str, seed: int = 0) -> sm.Sliced:
         else (codes % 100, np.array([f"d{i}" for i in range(7)])[codes // 100])
     )
     out = sm.Sliced(metric)
+    w = rng.random(n) * 2 * (rng.random(n) > 0.1)
     for a, b in ((0, 3_000), (3_000, n)):
         part = tuple(c[a:b] for c in by) if isinstance(by, tuple) else by[a:b]
-        out.update(y[a:b], p[a:b], by=part)
+        kwargs = {"sample_weight": w[a:b]} if weighted and a else {}
+        out.update(y[a:b], p[a:b], by=part, **kwargs)
     return out
 
 
@@ -305,9 +308,18 @@ LABEL_CONFIGS = [
 ]
 
 
+LABEL_CONFIGS += [
+    pytest.param(lambda: sm.Accuracy(), "int-weighted", id="accuracy-weighted"),
+    pytest.param(lambda: sm.F1(average="macro"), "str-weighted", id="f1-macro-str-weighted"),
+    pytest.param(lambda: sm.ConfusionMatrix(), "composite-weighted", id="confusion-weighted"),
+    pytest.param(lambda: sm.CohenKappa(), "int-weighted", id="kappa-weighted"),
+]
+
+
 @pytest.mark.parametrize(("make", "kind"), LABEL_CONFIGS)
 def test_confusion_slices_decode_into_one_table(make, kind, monkeypatch):
-    sliced = _labelled(make(), kind)
+    kind, _, weighted = kind.partition("-")
+    sliced = _labelled(make(), kind, weighted=bool(weighted))
     blob = sliced.to_bytes()
     loaded = sm.loads(blob)
     assert loaded.slices._pack is not None and loaded.slices._dict is None
@@ -318,7 +330,11 @@ def test_confusion_slices_decode_into_one_table(make, kind, monkeypatch):
     assert same(loaded.compute(), slow.compute())
     for key in loaded.keys()[::97]:
         assert loaded[key].to_bytes() == slow[key].to_bytes()
-    more = _labelled(make(), kind, seed=1)
+    if weighted:
+        assert loaded.slices._pack.values.dtype == np.float64  # type: ignore[union-attr]
+        if not isinstance(sliced._template, sm.ConfusionMatrix):  # (no interval)
+            assert same(loaded.intervals(), slow.intervals())
+    more = _labelled(make(), kind, seed=1, weighted=bool(weighted))
     assert (loaded + more).to_bytes() == (slow + more).to_bytes()
     if kind == "int":
         y, p, by = [0, 1, 2], [0, 2, 2], [3, 3, 700]
@@ -407,6 +423,56 @@ def test_the_confusion_decoder_accepts_what_the_per_slice_decoder_accepts(edit, 
     it, or both give the same state."""
     blob = _labelled(sm.Accuracy(), "int").to_bytes()
     bad = _edit(_tree(blob), LABEL_EDITS[edit])
+    _decoders_agree(bad, monkeypatch)
+
+
+def _weight_sq_at(upper: bool, f: float):  # type: ignore[no-untyped-def]
+    """Set one slice's ``weight_sq`` ``f`` slacks (1e-6 of the squared total) past its total
+    squared (``upper``) or below its total squared over its rows: near ``check_weight_sq``'s
+    bounds, where a sum of the cells in another order could decide otherwise."""
+
+    def edit(pairs: list) -> None:
+        state = pairs[3][1]["state"]
+        total = float(state["counts"]["table"].sum())
+        square = total * total
+        bound = square if upper else square / state["count"]
+        state["weight_sq"] = bound + (1 if upper else -1) * f * 1e-6 * square
+
+    return edit
+
+
+WEIGHTED_LABEL_EDITS = {
+    "table negative zero": _table_first(-0.0),
+    "table nan": _table_first(float("nan")),
+    "table inf": _table_first(float("inf")),
+    "table negative": _table_first(-0.5),
+    "table huge": _table_first(2.0**99),
+    "table int64": _counts(lambda b: b.__setitem__("table", b["table"].astype(np.int64))),
+    "table all zero": lambda p: (
+        _counts(lambda b: b.__setitem__("table", b["table"] * 0.0))(p),
+        _weight_sq(0.0)(p),
+    ),
+    "weight_sq an int": _weight_sq(5),
+    "weight_sq nan": _weight_sq(float("nan")),
+    "weight_sq zero": _weight_sq(0.0),
+    "weight_sq negative": _weight_sq(-1.0),
+    "weight_sq huge": _weight_sq(1e30),
+    **{
+        f"weight_sq {'above' if up else 'below'}, {f} slacks": _weight_sq_at(up, f)
+        for up in (True, False)
+        for f in (0.5, 0.9999999, 1.0, 1.0000001, 2.0)
+    },
+}
+
+
+@pytest.mark.parametrize("edit", list(WEIGHTED_LABEL_EDITS), ids=list(WEIGHTED_LABEL_EDITS))
+def test_the_weighted_confusion_decoder_accepts_what_the_per_slice_decoder_accepts(
+    edit, monkeypatch
+):
+    """Each edit to one slice of 700 weighted ``Sliced(Accuracy())`` slices (float tables):
+    both decoders refuse it, or both give the same state."""
+    blob = _labelled(sm.Accuracy(), "int", weighted=True).to_bytes()
+    bad = _edit(_tree(blob), WEIGHTED_LABEL_EDITS[edit])
     _decoders_agree(bad, monkeypatch)
 
 

@@ -21,6 +21,7 @@ import numpy as np
 from .. import _codec
 from .._configs import same_config
 from ..base import Metric
+from ..states._cells import may_be_sparse
 from ._confusion_pack import _CODE_LIMIT, ConfusionPack, qualifies
 from ._slice_pack import SlicePack
 
@@ -213,14 +214,18 @@ def decoded_confusion_pack(template: Any, pairs: list[Any], least: int) -> Confu
     else:
         return None  # (mixed kinds, or a slice without labels: the per-slice decoder reads it)
     widths = _lengths(labels_of)
-    if not widths.min(initial=1) or not _arrays(tables, 2) or {t.dtype for t in tables} != {_I64}:
+    if not widths.min(initial=1) or not _arrays(tables, 2):
         return None
+    dtypes = {t.dtype for t in tables}
+    if dtypes not in ({_I64}, {_F64}):
+        return None  # (mixed: the per-slice states keep each its own)
+    weighted = dtypes == {_F64}
     if not all(t.shape == (w, w) for t, w in zip(tables, widths.tolist(), strict=True)):
         return None
     weight_sq = np.zeros(len(keys))
     if keeps_sq:
         sq = [env["state"]["weight_sq"] for _, env in pairs]  # (pairs checked above)
-        if not all(type(w) is float or type(w) is int for w in sq):
+        if not all(type(w) is float or (type(w) is int and not weighted) for w in sq):
             return None
         weight_sq = np.array(sq, dtype=np.float64)
     every = np.concatenate(labels_of)
@@ -230,25 +235,32 @@ def decoded_confusion_pack(template: Any, pairs: list[Any], least: int) -> Confu
     if (every[1:] <= every[:-1])[inner[1:]].any():
         return None  # a slice's labels unsorted or repeated
     flat = np.concatenate([t.ravel() for t in tables])
-    if len(flat) and flat.min() < 0:
-        return None
+    if len(flat) and not flat.min() >= 0:
+        return None  # (negative, or nan)
+    if weighted and not (np.isfinite(flat).all() and not np.signbit(flat).any()):
+        return None  # (-0.0 too: a dense table keeps it, the pack's cells would not)
     areas = widths * widths  # each slice's table, row-major in ``flat`` from ``cell_start``
     cell_start = np.cumsum(areas) - areas
     cell_slot = np.repeat(np.arange(len(keys), dtype=np.int64), areas)
     totals = np.bincount(cell_slot, weights=flat, minlength=len(keys))
-    if totals.max() > _codec.COUNT_LIMIT / 4:
+    if totals.max() > (_codec.WEIGHT_LIMIT if weighted else _codec.COUNT_LIMIT) / 4:
         return None  # near the bound: the per-slice decoder's exact sums decide
     rows_held = np.array(counts, dtype=np.int64)
+    if weighted:
+        if keeps_sq and not _weight_sq_inside(weight_sq, totals, rows_held):
+            return None
     # Integer tables are unweighted rows: each slice's table counts its rows once each, and
     # its sum of squared weights is that count. Otherwise the per-slice decoder says what
     # is wrong.
-    if not np.array_equal(totals, rows_held):
+    elif not np.array_equal(totals, rows_held):
         return None
-    if keeps_sq and not np.array_equal(weight_sq, rows_held.astype(np.float64)):
+    elif keeps_sq and not np.array_equal(weight_sq, rows_held.astype(np.float64)):
         return None
     fixed = template.counts.fixed
     labels = template.counts.rows if fixed else np.unique(every)
     size = len(labels)
+    if weighted and may_be_sparse(size * size):
+        return None  # (weighted tables of many labels are not packed: ``of_slices``)
     if fixed and not ((widths == size).all() and np.array_equal(every, np.tile(labels, len(keys)))):
         return None  # (the per-slice decoder names the labels that differ)
     if len(keys) * size * size >= _CODE_LIMIT:
@@ -264,4 +276,16 @@ def decoded_confusion_pack(template: Any, pairs: list[Any], least: int) -> Confu
         present = np.repeat(np.arange(len(keys), dtype=np.int64), widths) * size + at
     index = {k: i for i, k in enumerate(keys)}
     table = (cells, flat[filled], present)
-    return ConfusionPack(template, keys, index, rows_held, weight_sq, labels, table)
+    floaty = np.ones(len(keys), dtype=bool) if weighted else None  # (every table holds weights)
+    return ConfusionPack(template, keys, index, rows_held, weight_sq, labels, table, (), floaty)
+
+
+def _weight_sq_inside(sq: np.ndarray, totals: np.ndarray, counts: np.ndarray) -> bool:
+    """Whether each slice's ``weight_sq`` passes ``check_weight_sq`` against its table's total
+    whatever order that total is summed in: the check's own bounds narrowed by 1e-9 of the
+    squared total (a sum of up to 65,536 cells rounds by less than 1e-11 of itself)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        square = totals * totals
+        slack = 1e-6 * square + counts * 1e-300 - 1e-9 * square
+        ok = (square / counts - slack <= sq) & (sq <= square + slack)
+    return bool(np.isfinite(sq).all() and (sq >= 0).all() and ok.all())
