@@ -218,3 +218,55 @@ def test_subclasses_answer_for_themselves():
     own = sm.Sliced(_OwnUpdate()).update(y, p, by=keys)
     assert own.slices._pack is None
     assert math.isfinite(own.compute()[0])
+
+
+NEAR_BOUND = np.array([2.0**100 - 2.0**47] + [2.0**46 * 0.99] * 8)  # a review's weights
+
+
+@pytest.mark.parametrize(
+    "make",
+    [sm.LogLoss, sm.MeanSquaredError, sm.R2Score, sm.Accuracy],
+    ids=["logloss", "mse", "r2", "accuracy"],
+)
+def test_a_weight_near_the_bound_is_decided_by_the_metrics_own_sum(make):
+    """Nine rows whose weights a pairwise sum puts past 2**100 and a row-order sum does not:
+    the table leaves them to the per-slice path, which refuses them exactly when the metric
+    alone does (0.8.22's first table of sums took them where ``LogLoss`` refused them)."""
+    y, p, by = np.zeros(9, int), np.full(9, 0.3), np.zeros(9, int)
+    if make in (sm.MeanSquaredError, sm.R2Score):
+        y = np.linspace(0.0, 1.0, 9)
+    elif make is sm.Accuracy:
+        p = np.zeros(9, int)
+    try:
+        alone = make().update(y, p, sample_weight=NEAR_BOUND)
+    except CountOverflowError:
+        alone = None
+    assert alone is None or make is not sm.LogLoss  # (the review's case: refused)
+    s = sm.Sliced(make()).update(y[:2], p[:2], by=by[:2] + 1)
+    before = s.to_bytes()
+    if alone is None:
+        with pytest.raises(CountOverflowError):
+            s.update(y, p, by=by, sample_weight=NEAR_BOUND)
+        assert s.to_bytes() == before
+    else:
+        s.update(y, p, by=by, sample_weight=NEAR_BOUND)
+        assert s.compute()[0] == pytest.approx(alone.compute(), rel=1e-12)
+
+
+class _Tagged(sm.LogLoss):
+    """A user's subclass with a state field of its own (a review's): its slices keep one state
+    each, since a table writes the library's fields only."""
+
+    _wire_name = "tests.TaggedLogLoss"
+
+    def __init__(self, eps="auto", labels=None):  # type: ignore[no-untyped-def]
+        super().__init__(eps=eps, labels=labels)
+        self._add_state("tag", 7)
+
+
+def test_a_subclass_with_its_own_state_round_trips():
+    y, p, keys, _ = _binary(12, 2_000, 30)
+    s = sm.Sliced(_Tagged()).update(y, p, by=keys)
+    assert s.slices._pack is None
+    back = sm.loads(s.to_bytes())
+    assert back.to_bytes() == s.to_bytes() and back[0].tag == 7

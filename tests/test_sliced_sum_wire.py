@@ -12,6 +12,7 @@ import pytest
 
 import streammetrics as sm
 from streammetrics import _codec
+from streammetrics.errors import StateDecodeError
 from streammetrics.wrappers._sum_pack import SumPack
 from tests.test_sliced_moments_wire import Edit, _drop, _edit, _envelope, _key, _put
 from tests.test_sliced_wire import _decoders_agree, _slow_loads, same
@@ -170,3 +171,19 @@ def test_the_brier_decoder_reads_each_slices_bound(edit, monkeypatch):
     blob = _sliced(sm.BrierScore(labels=[0, 1, 2]), False, multiclass=True).to_bytes()
     bad = _edit(_codec.decode(blob), BRIER_EDITS[edit])
     _decoders_agree(bad, monkeypatch)
+
+
+def test_slice_counts_past_int64_are_refused():
+    """2,048 slices of 2**53 rows each beside a state of 5: their counts add past int64, which
+    a sum in int64 wrapped to 5 (a review's forged blob); the table counts in Python ints."""
+    s = sm.Sliced(sm.LogLoss()).update([0] * 5, [0.5] * 5, by=[0, 0, 0, 1, 1])
+    tree = _codec.decode(s.to_bytes())
+    env = tree["state"]["slices"][0][1]
+    sums = ("weight_sum", "weight_sq", "loss_sum", "loss_sq_sum", "loss_wsq", "loss_sq_wsq")
+    big = {**env["state"], **dict.fromkeys(sums, 0.0), "count": 2**53}
+    big.update(weight_sum=2.0**53, weight_sq=2.0**53)
+    small = {**big, "count": 5, "weight_sum": 5.0, "weight_sq": 5.0}
+    pairs = [[i, {**env, "state": big}] for i in range(2_048)]
+    tree["state"]["slices"] = [*pairs, [2_048, {**env, "state": small}]]
+    with pytest.raises(StateDecodeError, match="the slices hold"):
+        sm.loads(_codec.encode(tree))

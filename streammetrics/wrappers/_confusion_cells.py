@@ -11,6 +11,7 @@ import numpy as np
 from .._codec import WEIGHT_LIMIT
 from ..states._fold import fold_equal
 from ..states.stacked import cell_starts
+from ._packing import ROOM
 
 __all__ = [
     "concatenated",
@@ -154,7 +155,7 @@ def weighted_fold(
         if held_present is not None:
             present = _inserted(held_present, present_of(batch_cells, size))
         totals = _touched_totals(merged, values, batch_cells, size * size)
-    if not totals.max(initial=0.0) <= WEIGHT_LIMIT:
+    if not totals.max(initial=0.0) <= WEIGHT_LIMIT * ROOM:
         return None  # (the slice's own update refuses it, naming sample_weight)
     floaty = np.zeros(slices, dtype=bool)
     if held_floaty is not None:

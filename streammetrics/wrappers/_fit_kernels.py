@@ -12,7 +12,7 @@ import numpy as np
 from .._codec import WEIGHT_LIMIT
 from ..states.central import CENTRAL_MEAN_LIMIT
 from ..states.moments import COMOMENT_LIMIT, MEAN_LIMIT, two_sum
-from ._packing import Sums
+from ._packing import ROOM, Sums
 
 __all__ = ["central_batch", "chan", "moments_batch", "pebay", "within"]
 
@@ -226,19 +226,19 @@ def within(
     weight, hi, lo, co = moments
     with np.errstate(invalid="ignore"):
         if not (
-            weight.max() <= WEIGHT_LIMIT
-            and np.abs(hi).max() <= MEAN_LIMIT
-            and np.abs(lo).max() <= MEAN_LIMIT
-            and np.abs(hi + lo).max() <= MEAN_LIMIT
-            and np.abs(co).max() <= COMOMENT_LIMIT
+            weight.max() <= WEIGHT_LIMIT * ROOM
+            and np.abs(hi).max() <= MEAN_LIMIT * ROOM
+            and np.abs(lo).max() <= MEAN_LIMIT * ROOM
+            and np.abs(hi + lo).max() <= MEAN_LIMIT * ROOM
+            and np.abs(co).max() <= COMOMENT_LIMIT * ROOM
         ):
             return False
         if shape is None:
             return True
         _, s_hi, s_lo, s_mom = shape
         return bool(
-            np.abs(s_hi).max() <= CENTRAL_MEAN_LIMIT
-            and np.abs(s_lo).max() <= CENTRAL_MEAN_LIMIT
-            and np.abs(s_hi + s_lo).max() <= CENTRAL_MEAN_LIMIT
-            and (np.abs(s_mom) <= template.shape._limits).all()
+            np.abs(s_hi).max() <= CENTRAL_MEAN_LIMIT * ROOM
+            and np.abs(s_lo).max() <= CENTRAL_MEAN_LIMIT * ROOM
+            and np.abs(s_hi + s_lo).max() <= CENTRAL_MEAN_LIMIT * ROOM
+            and (np.abs(s_mom) <= template.shape._limits * ROOM).all()
         )

@@ -44,7 +44,7 @@ from ..states._shifted import SHIFT_RATIO
 from ..states.moments import COMOMENT_LIMIT, MEAN_LIMIT, two_sum
 from ..states.stacked import blanks
 from ._fit_kernels import moments_batch
-from ._packing import ArrayPack, Sums, alike, grown, slots
+from ._packing import ROOM, ArrayPack, Sums, alike, grown, slots
 
 __all__ = ["MOMENTS_PACK_MIN_SLICES", "MomentsPack"]
 
@@ -164,11 +164,11 @@ class MomentsPack(ArrayPack):
         co = np.where(keep, a_co, np.where(fresh, b_co, co))
         with np.errstate(invalid="ignore"):
             if not (
-                np.abs(hi + lo).max() <= MEAN_LIMIT
-                and np.abs(hi).max() <= MEAN_LIMIT
-                and np.abs(lo).max() <= MEAN_LIMIT
-                and np.abs(co).max() <= COMOMENT_LIMIT
-                and total.max() <= WEIGHT_LIMIT
+                np.abs(hi + lo).max() <= MEAN_LIMIT * ROOM
+                and np.abs(hi).max() <= MEAN_LIMIT * ROOM
+                and np.abs(lo).max() <= MEAN_LIMIT * ROOM
+                and np.abs(co).max() <= COMOMENT_LIMIT * ROOM
+                and total.max() <= WEIGHT_LIMIT * ROOM
             ):
                 return None  # (the per-slice path refuses it, naming the argument)
         w2 = None if w is None else w * w

@@ -22,6 +22,7 @@ from ._confusion_pack import CONFUSION_PACK_MIN_SLICES, ConfusionPack
 from ._fit_pack import FIT_PACK_MIN_SLICES, FitPack
 from ._moments_pack import MOMENTS_PACK_MIN_SLICES, MomentsPack
 from ._moments_wire import MOMENTS_DECODE_MIN, decoded_moments_pack
+from ._packing import library_state
 from ._slice_pack import PACK_MIN_SLICES, SlicePack
 from ._slice_wire import decoded_confusion_pack, decoded_pack, key_from_wire, key_to_wire
 from ._sum_pack import SUM_PACK_MIN_SLICES, SumPack
@@ -130,8 +131,8 @@ class SliceTable(StateBlock):
 
     def rows(self) -> int:
         """The rows every slice counted, together (a packed table's from its counts)."""
-        if self._pack is not None:
-            return int(self._pack.counts.sum())
+        if self._pack is not None:  # (Python ints: forged counts near 2**53 each wrap int64)
+            return sum(self._pack.counts.tolist())
         return sum(m.count for m in self.view().values())
 
     def row_bound(self) -> float:
@@ -211,6 +212,8 @@ class SliceTable(StateBlock):
             kind, least = SumPack, SUM_PACK_MIN_SLICES
         else:
             return None
+        if not library_state(self.template):
+            return None  # (a user's subclass with a state of its own: one state per slice)
         pack: Any = self._pack  # of the stack's kind: one template makes one kind of stack
         if pack is None:
             slices = self.view()

@@ -25,7 +25,7 @@ import numpy as np
 
 from .._codec import WEIGHT_LIMIT
 from ..states.stacked import blanks
-from ._packing import ArrayPack, Sums, alike, grown, slots
+from ._packing import ROOM, ArrayPack, Sums, alike, grown, slots
 
 __all__ = ["SUM_PACK_MIN_SLICES", "SumPack"]
 
@@ -117,7 +117,7 @@ class SumPack(ArrayPack):
                 batch = (weight, sums(x * w), sums(sq * w), sums(w2), sums(x * w2), sums(sq * w2))
             held = [grown(f, size)[slot] for f in self.fields]
             new = [a + b for a, b in zip(held, batch, strict=True)]
-        if not (new[0] <= WEIGHT_LIMIT).all():
+        if not (new[0] <= WEIGHT_LIMIT * ROOM).all():
             return None  # (past the bound, or not finite: the per-slice path names it)
         counts = grown(self.counts, size).copy()
         counts[slot] += rows
