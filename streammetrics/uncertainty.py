@@ -27,6 +27,7 @@ Examples
 
 from __future__ import annotations
 
+import functools
 import math
 import sys
 from collections.abc import Callable
@@ -97,8 +98,13 @@ def normal_quantile(level: float) -> float:
     return float(special.ndtri(0.5 + level / 2.0))
 
 
+@functools.lru_cache(maxsize=4096)
 def t_quantile(level: float, df: float) -> float:
-    """The two-sided Student-t quantile with ``df`` degrees of freedom (normal when df is inf)."""
+    """The two-sided Student-t quantile with ``df`` degrees of freedom (normal when df is inf).
+
+    Kept for the last 4,096 ``(level, df)`` asked: the intervals of many slices of whole
+    counts share few degrees of freedom (100,000 ``Sliced(LogLoss())`` slices: 0.17 of 0.48 s
+    went to ``stdtrit``, 2 µs a call)."""
     if not df > 0:
         return math.nan
     if math.isinf(df):
