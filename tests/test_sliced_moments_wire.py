@@ -334,3 +334,37 @@ def test_a_subclass_decodes_one_by_one():
     sliced = _sliced(_Strict(), "int", False)
     loaded = sm.loads(sliced.to_bytes())
     assert loaded.slices._pack is None and loaded.to_bytes() == sliced.to_bytes()
+
+
+def test_a_mean_of_negative_zero_computes_as_each_slice_does(monkeypatch):
+    """A forged slice whose mean is -0.0 (with -0.0 low part): the table's value is 0.0, as
+    the slice's own compute() averages it, not -0.0 (a review of 0.8.22)."""
+    blob = _sliced(sm.MeanSquaredError(), "int", False).to_bytes()
+
+    def zero(pairs: list[Any]) -> None:
+        moments = pairs[3][1]["state"]["moments"]
+        moments["mean"] = np.array([[-0.0]])
+        moments["mean_low"] = np.array([[-0.0]])
+        moments["comoment"] = np.array([[0.0]])
+
+    bad = _edit(_codec.decode(blob), zero)
+    fast, slow = sm.loads(bad), _slow_loads(bad, monkeypatch)
+    key = fast.keys()[3]
+    assert repr(fast.compute()[key]) == repr(slow.compute()[key]) == "0.0"
+
+
+def test_a_huge_central_moment_gives_no_interval_and_no_warning(monkeypatch):
+    """A forged R2 slice whose central moments are near their bounds: its interval is
+    (nan, nan) from the table as from the slice itself, without an overflow warning
+    (which the test settings make an error)."""
+    blob = _sliced(sm.R2Score(), "int", False).to_bytes()
+
+    def huge(pairs: list[Any]) -> None:
+        shape = pairs[3][1]["state"]["shape"]
+        moments = shape["moments"].copy()
+        moments[3, 0], moments[5, 0] = 2.0**534, 2.0**746
+        shape["moments"] = moments
+
+    bad = _edit(_codec.decode(blob), huge)
+    fast, slow = sm.loads(bad), _slow_loads(bad, monkeypatch)
+    assert same(fast.intervals(), slow.intervals())

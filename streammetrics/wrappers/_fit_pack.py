@@ -301,7 +301,7 @@ class FitPack(ArrayPack):
             k = a / b
             var = (var_s + k * k * var_u - 2 * k * cov) / (b * b * n_eff)
             se = np.sqrt(np.where(0.0 > var, 0.0, var))  # max(var, 0.0)
-        known = (n_eff >= TWO_ROWS) & (weight > 0) & (b * b >= _SMALLEST_NORMAL)
+            known = (n_eff >= TWO_ROWS) & (weight > 0) & (b * b >= _SMALLEST_NORMAL)
         return np.where(known & np.isfinite(var), se, math.nan)
 
 

@@ -263,7 +263,9 @@ class MomentsPack(ArrayPack):
         if self.template._config["multioutput"] != "uniform_average":
             return None
         with np.errstate(invalid="ignore"):
-            values = self.hi + self.lo
+            # (+ 0.0: a mean of -0.0, which a forged state may hold, is 0.0 averaged, as the
+            # metric's own compute() averages its outputs: a review of 0.8.22)
+            values = self.hi + self.lo + 0.0
             if type(self.template) is RootMeanSquaredError:
                 values = np.sqrt(values)
         values[self.weight == 0.0] = math.nan

@@ -157,12 +157,13 @@ def _block(
         return None
     if not ((weight >= 0).all() and (weight <= WEIGHT_LIMIT).all()):
         return None
-    if not (
-        np.abs(hi + lo).max(initial=0.0) <= mean_limit
-        and np.abs(hi).max(initial=0.0) <= mean_limit
-        and np.abs(lo).max(initial=0.0) <= mean_limit
-    ):
-        return None
+    with np.errstate(over="ignore"):  # (forged means near float64's top: refused, not warned)
+        if not (
+            np.abs(hi + lo).max(initial=0.0) <= mean_limit
+            and np.abs(hi).max(initial=0.0) <= mean_limit
+            and np.abs(lo).max(initial=0.0) <= mean_limit
+        ):
+            return None
     return weight, hi, lo, co
 
 
