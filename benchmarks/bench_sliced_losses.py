@@ -1,9 +1,12 @@
-"""``Sliced(LogLoss())`` and ``Sliced(BrierScore())`` beside the numpy floor a user would write.
+"""``Sliced(LogLoss())``, ``Sliced(BrierScore())`` and ``Sliced(CalibrationError())`` beside the
+numpy floor a user would write.
 
-The floor computes each row's loss (``-log(clip(where(y, p, 1 - p)))``, or ``(y - p)**2``) and
-two ``np.bincount`` per batch over the slice codes (the weighted loss and the weight): the mean
-loss per slice, without the second moments and the sums under the weights squared that our
-intervals read. Our metric is timed from an empty state through every batch, the floor the same.
+The loss floor computes each row's loss (``-log(clip(where(y, p, 1 - p)))``, or ``(y - p)**2``)
+and two ``np.bincount`` per batch over the slice codes (the weighted loss and the weight): the
+mean loss per slice, without the second moments and the sums under the weights squared that our
+intervals read. The calibration floor bins each probability (``min(int(p * 15), 14)``) and
+takes three ``np.bincount`` over the (slice, bin) cells: the bin weights, probabilities and
+outcomes. Our metric is timed from an empty state through every batch, the floor the same.
 Best of ``--repeats``, the lines interleaved in each repeat; then, for ``--big`` slices, one
 2M-row batch, ``compute()``, ``intervals()``, ``to_bytes()`` and ``loads``, one run each.
 
@@ -65,6 +68,25 @@ def _floor(kind: str, cols: tuple, parts: list[slice], w, k: int) -> Callable[[]
     return run
 
 
+def _ece_floor(cols: tuple, parts: list[slice], k: int) -> Callable[[], object]:
+    y, p, by = cols
+
+    def run() -> object:
+        weight, conf, hits = np.zeros(k * 15), np.zeros(k * 15), np.zeros(k * 15)
+        for s in parts:
+            ps = p[s]
+            cells = by[s] * 15 + np.minimum((ps * 15).astype(np.intp), 14)
+            weight += np.bincount(cells, minlength=k * 15)
+            conf += np.bincount(cells, weights=ps, minlength=k * 15)
+            hits += np.bincount(cells, weights=y[s], minlength=k * 15)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            gap = np.abs(hits / weight - conf / weight).reshape(k, 15)
+        w = weight.reshape(k, 15)
+        return np.nansum(w * gap, axis=1) / w.sum(axis=1)
+
+    return run
+
+
 def bench_rates(runs: list[tuple[int, int, int]], repeats: int) -> None:
     print("| slices | rows | batch | metric | Sliced rows/s | numpy floor rows/s | x floor |")
     print("|---:|---:|---:|---|---:|---:|---:|")
@@ -81,6 +103,10 @@ def bench_rates(runs: list[tuple[int, int, int]], repeats: int) -> None:
             "BrierScore": (
                 _ours(sm.BrierScore, cols, parts, None),
                 _floor("brier", cols, parts, None, k),
+            ),
+            "CalibrationError": (
+                _ours(sm.CalibrationError, cols, parts, None),
+                _ece_floor(cols, parts, k),
             ),
         }
         best = {name: np.inf for name in lines} | {name + " floor": np.inf for name in lines}

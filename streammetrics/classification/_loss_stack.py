@@ -1,8 +1,9 @@
-"""One batch of log loss or the Brier score, ready for ``Sliced``'s packed fold
-(:class:`~streammetrics.wrappers._sum_pack.SumPack`): the per-row losses, computed and checked
-as the metric's own update computes and checks them, their weights and the batch's number of
-probability columns. Anything the update would refuse gives None, and the per-slice path runs,
-which words the refusal exactly as the metric does."""
+"""One batch of log loss, the Brier score or the calibration error, ready for ``Sliced``'s
+packed fold (:class:`~streammetrics.wrappers._sum_pack.SumPack`,
+:class:`~streammetrics.wrappers._bins_pack.BinsPack`): the per-row losses (or bins, confidences
+and hits), computed and checked as the metric's own update computes and checks them, their
+weights and the batch's number of probability columns. Anything the update would refuse gives
+None, and the per-slice path runs, which words the refusal exactly as the metric does."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ from .._inputs import as_weights, check_same_length
 from ..errors import InputError
 from ..states.stacked import Stacked
 
-__all__ = ["SumStack", "sum_stack"]
+__all__ = ["BinStack", "SumStack", "sum_stack"]
 
 
 class SumStack(Stacked):
@@ -35,6 +36,34 @@ class SumStack(Stacked):
 
     def fold_replicates(self, metrics: list[Any], counts: np.ndarray) -> None:
         raise NotImplementedError("a SumStack folds slices (Sliced), not replicates")
+
+
+class BinStack(Stacked):
+    """A batch of ``CalibrationError``: each row's confidence bin ``bins``, its confidence
+    ``x`` and whether its prediction is right ``hit`` (1.0 or 0.0), the weights ``w`` (None: 1
+    each) and ``columns``, for ``Sliced``'s packed fold only."""
+
+    replicates = False
+
+    def __init__(
+        self,
+        metric: Any,
+        bins: np.ndarray,
+        x: np.ndarray,
+        hit: np.ndarray,
+        w: np.ndarray | None,
+        columns: int,
+    ) -> None:
+        self.template = metric
+        self.bins, self.x, self.hit, self.w, self.columns = bins, x, hit, w, columns
+        self.n = len(x)
+        self.rows = np.arange(self.n)
+
+    def accepts(self, metrics: list[Any]) -> bool:
+        return all(m.columns in (-1, self.columns) for m in metrics)
+
+    def fold_replicates(self, metrics: list[Any], counts: np.ndarray) -> None:
+        raise NotImplementedError("a BinStack folds slices (Sliced), not replicates")
 
 
 def sum_stack(metric: Any, y_true: Any, y_prob: Any, sample_weight: Any) -> SumStack | None:

@@ -98,21 +98,10 @@ class CalibrationError(Metric):
 
     def update(self, y_true: Any, y_prob: Any, sample_weight: Any = None) -> Any:
         """Add a batch of (label, probability) rows, optionally weighted."""
-        x = _probabilities(y_prob, y_true, self._config.get("labels"))
-        if x.ndim == 1:
-            y = _binary_outcomes(y_true, self._config["labels"])
-            check_same_length(y_true=y, y_prob=x)
-            conf, hit = x, y.astype(np.float64)
-        else:
-            codes = _class_codes(y_true, x.shape[1], self._config["labels"])
-            check_same_length(y_true=codes, y_prob=x)
-            top = np.argmax(x, axis=1)
-            conf, hit = x[np.arange(len(x)), top], (top == codes).astype(np.float64)
-        n = len(x)
-        w = as_weights(sample_weight, n)
+        conf, hit, w, k = self._checked(y_true, y_prob, sample_weight)
+        n = len(conf)
         if n == 0:
             return self
-        k = 0 if x.ndim == 1 else x.shape[1]
         _check_columns(self.columns, k)
         if w is not None:
             with np.errstate(over="ignore"):
@@ -129,6 +118,42 @@ class CalibrationError(Metric):
             outcome=self.outcome + np.bincount(b, weights=hw, minlength=size),
             columns=k,
         )
+
+    def _checked(
+        self, y_true: Any, y_prob: Any, sample_weight: Any
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, int]:
+        """``(confidence, hit, weights, columns)`` of a batch, checked (``InputError`` naming
+        the argument): each row's confidence and whether its prediction is right (1.0 or 0.0),
+        the weights (None: 1 each) and the number of probability columns (0: 1-D)."""
+        x = _probabilities(y_prob, y_true, self._config.get("labels"))
+        if x.ndim == 1:
+            y = _binary_outcomes(y_true, self._config["labels"])
+            check_same_length(y_true=y, y_prob=x)
+            conf, hit = x, y.astype(np.float64)
+        else:
+            codes = _class_codes(y_true, x.shape[1], self._config["labels"])
+            check_same_length(y_true=codes, y_prob=x)
+            top = np.argmax(x, axis=1)
+            conf, hit = x[np.arange(len(x)), top], (top == codes).astype(np.float64)
+        w = as_weights(sample_weight, len(x))
+        return conf, hit, w, 0 if x.ndim == 1 else x.shape[1]
+
+    def _stacked(self, y_true: Any, y_prob: Any, sample_weight: Any = None) -> Any:
+        """This batch for ``Sliced``'s packed fold (``wrappers._bins_pack``): each row's bin,
+        confidence and hit, the weights and the columns; None for a subclass's own update or
+        a batch :meth:`update` would refuse (the per-slice path then words the refusal)."""
+        if type(self).update is not CalibrationError.update:
+            return None
+        from ._loss_stack import BinStack
+
+        try:
+            conf, hit, w, k = self._checked(y_true, y_prob, sample_weight)
+        except InputError:
+            return None
+        if not len(conf):
+            return None
+        size = self._config["bins"]
+        return BinStack(self, _bin_of(conf, size, self._edges), conf, hit, w, k)
 
     def _check_compatible(self, other: Any) -> None:
         super()._check_compatible(other)
@@ -158,18 +183,25 @@ class CalibrationError(Metric):
             return self._ece()
 
     def _ece(self) -> float:
-        keep = self.weight > 0
-        total = float(self.weight.sum())
-        if not keep.any() or total <= 0:
-            return math.nan
-        w = self.weight[keep]
-        gap = np.abs(self.outcome[keep] / w - self.confidence[keep] / w)
-        norm = self._config["norm"]
-        if norm == "max":
-            return float(gap.max())
-        if norm == "l2":
-            return float(np.sqrt(np.dot(w / total, gap * gap)))
-        return float(np.dot(w / total, gap))
+        return calibration_error(self.weight, self.confidence, self.outcome, self._config["norm"])
+
+
+def calibration_error(
+    weight: np.ndarray, confidence: np.ndarray, outcome: np.ndarray, norm: str
+) -> float:
+    """The calibration error of one state's bin sums (``CalibrationError.compute()``, and each
+    slice of ``Sliced``'s packed table: the same operations)."""
+    keep = weight > 0
+    total = float(weight.sum())
+    if not keep.any() or total <= 0:
+        return math.nan
+    w = weight[keep]
+    gap = np.abs(outcome[keep] / w - confidence[keep] / w)
+    if norm == "max":
+        return float(gap.max())
+    if norm == "l2":
+        return float(np.sqrt(np.dot(w / total, gap * gap)))
+    return float(np.dot(w / total, gap))
 
 
 def _bin_of(conf: np.ndarray, bins: int, edges: np.ndarray) -> np.ndarray:

@@ -13,11 +13,12 @@ import numpy as np
 
 from .. import _codec
 from ..base import Metric, StateBlock
-from ..classification._loss_stack import SumStack
+from ..classification._loss_stack import BinStack, SumStack
 from ..errors import IncompatibleStateError, InputError
 from ..regression._stack import FitStack, LossStack
 from ..states._bucket_stack import BucketStack
 from ..states.stacked import ConfusionStack, Stacked, blanks
+from ._bins_pack import BINS_PACK_MIN_SLICES, BinsPack
 from ._confusion_pack import CONFUSION_PACK_MIN_SLICES, ConfusionPack
 from ._fit_pack import FIT_PACK_MIN_SLICES, FitPack
 from ._moments_pack import MOMENTS_PACK_MIN_SLICES, MomentsPack
@@ -32,7 +33,7 @@ __all__ = ["CONFUSION_PACK_MIN_SLICES", "PACK_MIN_SLICES", "SliceTable", "slice_
 
 Key = Any  # int, str, or a tuple of them
 #: A packed table of slices, one kind per wrapped metric.
-Pack = SlicePack | ConfusionPack | MomentsPack | FitPack | SumPack
+Pack = SlicePack | ConfusionPack | MomentsPack | FitPack | SumPack | BinsPack
 
 #: Confusion slices are read into one table from this many (fewer decode as fast one by one,
 #: and a table of a few slices is packed at their next update anyway).
@@ -210,6 +211,8 @@ class SliceTable(StateBlock):
             kind, least = FitPack, FIT_PACK_MIN_SLICES
         elif isinstance(stack, SumStack):
             kind, least = SumPack, SUM_PACK_MIN_SLICES
+        elif isinstance(stack, BinStack):
+            kind, least = BinsPack, BINS_PACK_MIN_SLICES
         else:
             return None
         if not library_state(self.template):

@@ -265,6 +265,20 @@ CASES = [
         rtol=1e-9,
         other=lambda: sm.Sliced(sm.BrierScore(labels=[0, 1, 2])),
     ),
+    # The calibration error: one packed table of bin sums (0.8.22).
+    Case(
+        "Sliced-calibration-weighted",
+        lambda: sm.Sliced(sm.CalibrationError(bins=8)),
+        _sliced_probabilities,
+        [
+            (([0, 1], [0.5, 1.5]), {"by": [0, 1], "sample_weight": [1.0, 1.0]}),
+            (([0, 1], [[0.5, 0.5], [0.2, 0.8]]), {"by": [0, 1]}),
+            (([0, 1], [0.5, 0.5]), {"by": [0, 1], "sample_weight": [1.0, float("nan")]}),
+        ],
+        exact=False,
+        rtol=1e-9,
+        other=lambda: sm.Sliced(sm.CalibrationError(bins=9)),
+    ),
     Case(
         "Sliced-composite",
         lambda: sm.Sliced(sm.Accuracy(), max_slices=50),

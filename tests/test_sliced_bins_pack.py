@@ -1,0 +1,140 @@
+"""``Sliced(CalibrationError())`` keeps its slices as one table of bin sums
+(``streammetrics.wrappers._bins_pack``): the per-slice path's state to the bit (bytes, values),
+every refused batch refused alike with nothing changed."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import streammetrics as sm
+import streammetrics.wrappers._slice_table as table_module
+from streammetrics._codec import CountOverflowError
+from streammetrics.errors import InputError, NoIntervalError
+from streammetrics.wrappers._bins_pack import BinsPack
+
+
+def _batches(seed: int, slices: int, multiclass: bool, weighted: bool) -> list:
+    rng = np.random.default_rng(seed)
+    out = []
+    for n in (3_000, 1, 500, 4_000):
+        if multiclass:
+            y, p = rng.integers(0, 3, n), rng.dirichlet(np.ones(3), n)
+        else:
+            y = rng.integers(0, 2, n)
+            p = np.clip(0.3 * y + 0.7 * rng.random(n), 0.0, 1.0)
+        kwargs = {"by": rng.integers(0, slices, n)}
+        if weighted:
+            kwargs["sample_weight"] = rng.random(n) * 2 * (rng.random(n) > 0.1)
+        out.append(((y, p), kwargs))
+    return out
+
+
+def _fed(metric: sm.Metric, batches: list) -> sm.Sliced:
+    s = sm.Sliced(metric)
+    for args, kwargs in batches:
+        s.update(*args, **kwargs)
+    return s
+
+
+def _per_slice(make, batches, monkeypatch) -> sm.Sliced:  # type: ignore[no-untyped-def]
+    with monkeypatch.context() as m:
+        m.setattr(table_module, "library_state", lambda template: False)
+        out = _fed(make(), batches)
+    assert out.slices._pack is None
+    return out
+
+
+CONFIGS = [
+    pytest.param(lambda: sm.CalibrationError(), False, False, id="ece"),
+    pytest.param(lambda: sm.CalibrationError(norm="l2", bins=7), False, True, id="l2-weighted"),
+    pytest.param(lambda: sm.CalibrationError(norm="max", bins=40), True, False, id="mce-multi"),
+    pytest.param(lambda: sm.CalibrationError(bins=1), True, True, id="one-bin-weighted"),
+]
+
+
+@pytest.mark.parametrize(("make", "multiclass", "weighted"), CONFIGS)
+@pytest.mark.parametrize("slices", [1, 30, 700])
+def test_the_table_is_the_per_slice_state(make, multiclass, weighted, slices, monkeypatch):
+    batches = _batches(slices, slices, multiclass, weighted)
+    packed = _fed(make(), batches)
+    assert isinstance(packed.slices._pack, BinsPack)
+    plain = _per_slice(make, batches, monkeypatch)
+    values = packed.compute()
+    assert packed.slices._dict is None  # from the table
+    assert repr(values) == repr(plain.compute())
+    assert packed.to_bytes() == plain.to_bytes()
+    for key in packed.keys()[::13]:
+        assert packed[key].to_bytes() == plain[key].to_bytes()
+    back = sm.loads(packed.to_bytes())
+    assert back.to_bytes() == packed.to_bytes()
+    more = _fed(make(), _batches(slices + 1, slices, multiclass, weighted))
+    assert (packed + more).to_bytes() == (plain + more).to_bytes()
+    # Decoded one state per slice, packed again by the next batch: the same table.
+    args, kwargs = batches[0]
+    assert back.update(*args, **kwargs).to_bytes() == packed.update(*args, **kwargs).to_bytes()
+    with pytest.raises(NoIntervalError):
+        packed.intervals()
+
+
+def test_the_values_agree_with_a_metric_alone():
+    """To rounding: a one-row batch waits in ``Sliced``'s buffer and is added with the next
+    batch's rows, where the metric alone adds it at once."""
+    batches = _batches(3, 20, False, True)
+    s = _fed(sm.CalibrationError(), batches)
+    for key in (0, 7, 19):
+        alone = sm.CalibrationError()
+        for (y, p), kw in batches:
+            rows = kw["by"] == key
+            alone.update(y[rows], p[rows], sample_weight=kw["sample_weight"][rows])
+        assert s.compute()[key] == pytest.approx(alone.compute(), rel=1e-12)
+
+
+REFUSED = [
+    pytest.param(
+        ([0, 1], [[0.5, 0.5], [0.5, 0.5]]), {"by": [0, 1]}, "earlier batches", id="columns"
+    ),
+    pytest.param(([0, 2], [0.5, 0.5]), {"by": [0, 1]}, "y_true", id="label"),
+    pytest.param(([0, 1], [0.5, 1.5]), {"by": [0, 1]}, "y_prob", id="probability"),
+    pytest.param(
+        ([0, 1], [0.5, 0.5]),
+        {"by": [0, 1], "sample_weight": [1.0, -1.0]},
+        "sample_weight",
+        id="weight",
+    ),
+]
+
+
+@pytest.mark.parametrize(("args", "kwargs", "word"), REFUSED)
+def test_a_refused_batch_changes_nothing(args, kwargs, word):
+    s = _fed(sm.CalibrationError(), _batches(4, 5, False, True))
+    before = s.to_bytes()
+    with pytest.raises(InputError, match=word):
+        s.update(*args, **kwargs)
+    assert s.to_bytes() == before and isinstance(s.slices._pack, BinsPack)
+
+
+def test_a_weight_near_the_bound_goes_to_the_slice():
+    w = np.array([2.0**100 - 2.0**47] + [2.0**46 * 0.99] * 8)
+    y, p, by = np.zeros(9, int), np.full(9, 0.3), np.zeros(9, int)
+    with pytest.raises(CountOverflowError):
+        sm.CalibrationError().update(y, p, sample_weight=w)
+    s = sm.Sliced(sm.CalibrationError()).update([0], [0.5], by=[1])
+    before = s.to_bytes()
+    with pytest.raises(CountOverflowError):
+        s.update(y, p, by=by, sample_weight=w)
+    assert s.to_bytes() == before
+
+
+def test_one_row_per_call_folds_into_the_table(monkeypatch):
+    rng = np.random.default_rng(5)
+    n = 3_000
+    y, p, by = rng.integers(0, 2, n), rng.random(n), rng.integers(0, 50, n)
+    s = sm.Sliced(sm.CalibrationError())
+    for i in range(n):
+        s.update(int(y[i]), float(p[i]), by=int(by[i]))
+    plain = _per_slice(sm.CalibrationError, [((y, p), {"by": by})], monkeypatch)
+    assert isinstance(s.slices._pack, BinsPack)
+    got, want = s.compute(), plain.compute()  # (the calls fold in other groups: rounding)
+    assert got.keys() == want.keys()
+    assert all(got[k] == pytest.approx(want[k], rel=1e-12) for k in want)
