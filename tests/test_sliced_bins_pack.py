@@ -9,9 +9,12 @@ import pytest
 
 import streammetrics as sm
 import streammetrics.wrappers._slice_table as table_module
+from streammetrics import _codec
 from streammetrics._codec import CountOverflowError
 from streammetrics.errors import InputError, NoIntervalError
 from streammetrics.wrappers._bins_pack import BinsPack
+from tests.test_sliced_moments_wire import Edit, _drop, _edit, _envelope, _key, _put
+from tests.test_sliced_wire import _decoders_agree, _slow_loads
 
 
 def _batches(seed: int, slices: int, multiclass: bool, weighted: bool) -> list:
@@ -138,3 +141,60 @@ def test_one_row_per_call_folds_into_the_table(monkeypatch):
     got, want = s.compute(), plain.compute()  # (the calls fold in other groups: rounding)
     assert got.keys() == want.keys()
     assert all(got[k] == pytest.approx(want[k], rel=1e-12) for k in want)
+
+
+# -- decoding ------------------------------------------------------------------------------------
+
+
+def test_many_slices_decode_into_one_table(monkeypatch):
+    blob = _fed(sm.CalibrationError(bins=6), _batches(6, 40, True, True)).to_bytes()
+    fast, slow = sm.loads(blob), _slow_loads(blob, monkeypatch)
+    assert isinstance(fast.slices._pack, BinsPack) and slow.slices._pack is None
+    assert fast.to_bytes() == slow.to_bytes() == blob
+    assert repr(fast.compute()) == repr(slow.compute())
+
+
+def _cell(field: str, value: float):  # type: ignore[no-untyped-def]
+    def change(arr: np.ndarray) -> np.ndarray:
+        out = arr.copy()
+        out[2] = value
+        return out
+
+    return _put(field, change)
+
+
+BIN_EDITS: dict[str, Edit] = {
+    "weight negative": _cell("weight", -1.0),
+    "weight negative zero": _cell("weight", -0.0),
+    "weight nan": _cell("weight", float("nan")),
+    "weight past the bound": _cell("weight", 2.0**101),
+    "weight near the bound": _cell("weight", 2.0**100),
+    "confidence above the weight": _put("confidence", lambda a: a * 1.01 + 1.0),
+    "outcome negative": _cell("outcome", -1e-9),
+    "confidence int64": _put("confidence", lambda a: a.astype(np.int64)),
+    "confidence short": _put("confidence", lambda a: a[:-1].copy()),
+    "confidence 2-d": _put("confidence", lambda a: a.reshape(1, -1)),
+    "columns -1": _put("columns", -1),
+    "columns 0": _put("columns", 0),
+    "columns 2 beside 3 labels": _put("columns", 2),
+    "columns a bool": _put("columns", True),
+    "count zero": _put("count", 0),
+    "field missing": _drop("outcome"),
+    "config differs": _envelope("config", {"bins": 7, "norm": "l1", "labels": None}),
+    "key repeated": lambda p: _key(p[4][0])(p),
+}
+
+
+def _outcome_at_weight(pairs: list) -> None:
+    state = pairs[3][1]["state"]
+    state["outcome"] = state["weight"] * (1 + 1e-6)
+
+
+BIN_EDITS["outcome at the slack"] = _outcome_at_weight
+
+
+@pytest.mark.parametrize("edit", list(BIN_EDITS), ids=list(BIN_EDITS))
+def test_the_bins_decoder_accepts_what_the_per_slice_decoder_accepts(edit, monkeypatch):
+    blob = _fed(sm.CalibrationError(bins=6), _batches(6, 40, True, True)).to_bytes()
+    bad = _edit(_codec.decode(blob), BIN_EDITS[edit])
+    _decoders_agree(bad, monkeypatch)

@@ -53,7 +53,13 @@ def _per_slice_bytes(sliced: sm.Sliced) -> bytes:
 
 #: Every packed decoder ``SliceTable.from_wire`` tries (``_slice_wire``, ``_moments_wire``,
 #: ``_sum_wire``); the tests of each use these helpers.
-DECODERS = ("decoded_pack", "decoded_confusion_pack", "decoded_moments_pack", "decoded_sum_pack")
+DECODERS = (
+    "decoded_pack",
+    "decoded_confusion_pack",
+    "decoded_moments_pack",
+    "decoded_sum_pack",
+    "decoded_bins_pack",
+)
 
 
 def _slow_loads(blob: bytes, monkeypatch: pytest.MonkeyPatch) -> sm.Metric:

@@ -27,7 +27,7 @@ from ._packing import library_state
 from ._slice_pack import PACK_MIN_SLICES, SlicePack
 from ._slice_wire import decoded_confusion_pack, decoded_pack, key_from_wire, key_to_wire
 from ._sum_pack import SUM_PACK_MIN_SLICES, SumPack
-from ._sum_wire import SUM_DECODE_MIN, decoded_sum_pack
+from ._sum_wire import SUM_DECODE_MIN, decoded_bins_pack, decoded_sum_pack
 
 __all__ = ["CONFUSION_PACK_MIN_SLICES", "PACK_MIN_SLICES", "SliceTable", "slice_kind"]
 
@@ -305,6 +305,8 @@ class SliceTable(StateBlock):
             pack = decoded_moments_pack(self.template, wire, MOMENTS_DECODE_MIN)
         if pack is None:
             pack = decoded_sum_pack(self.template, wire, SUM_DECODE_MIN)
+        if pack is None:
+            pack = decoded_bins_pack(self.template, wire, SUM_DECODE_MIN)
         if pack is not None:
             out._pack = pack
             return out

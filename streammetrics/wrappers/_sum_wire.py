@@ -1,4 +1,5 @@
-"""Reading a ``Sliced`` wire form of many log-loss or Brier slices straight into one table.
+"""Reading a ``Sliced`` wire form of many log-loss, Brier or calibration-error slices straight
+into one table.
 
 As the other packed decoders (``_slice_wire``, ``_moments_wire``): every check the per-slice
 decoder makes (``_load_field`` of each field, ``_SumMetric._validate_state`` with
@@ -16,16 +17,19 @@ from typing import Any
 import numpy as np
 
 from .._codec import WEIGHT_LIMIT
+from ._bins_pack import BinsPack
+from ._bins_pack import qualifies as bins_qualify
 from ._packing import weight_sq_valid
 from ._slice_wire import _envelopes
 from ._sum_pack import FIELDS, SumPack, qualifies
 
-__all__ = ["SUM_DECODE_MIN", "decoded_sum_pack"]
+__all__ = ["SUM_DECODE_MIN", "decoded_bins_pack", "decoded_sum_pack"]
 
 #: Read into one table from this many slices (as the regression slices).
 SUM_DECODE_MIN = 4
 
 _TINY = 2.0**-1074
+_F64 = np.dtype(np.float64)
 
 
 def decoded_sum_pack(template: Any, pairs: list[Any], least: int) -> SumPack | None:
@@ -110,3 +114,59 @@ def _linearised(values: list[np.ndarray], counts: np.ndarray, top: np.ndarray) -
     within = dev <= top_w * np.maximum(spread, 0.0) * (1 + 1e-6) + slack
     result: np.ndarray = within & (dev >= -slack) & (spread >= -1e-9 * squares - slack)
     return result
+
+
+def decoded_bins_pack(template: Any, pairs: list[Any], least: int) -> BinsPack | None:
+    """The :class:`BinsPack` of the pairs of a ``CalibrationError``, or None (see the module):
+    each slice's three bin-sum arrays of ``bins`` finite values, weights in ``[0, 2**100]``
+    (their total far below it: else the per-slice decoder's own sum decides), confidence and
+    hit sums in ``[0, weight * (1 + 1e-6)]`` bin by bin, its columns valid
+    (``CalibrationError._validate_state``, array-wide)."""
+    from ..classification.calibration import _SLACK, MAX_COLUMNS
+    from ..classification.reliability import CalibrationError
+
+    if len(pairs) < max(least, 1) or not bins_qualify(template):
+        return None
+    kind = type(template)
+    if not kind.__module__.startswith("streammetrics.") or (
+        kind._validate_state is not CalibrationError._validate_state
+        or kind._load_state is not CalibrationError._load_state
+    ):
+        return None
+    found = _envelopes(template, pairs, None)
+    if found is None:
+        return None
+    keys, count_list, _ = found
+    states = [env["state"] for _, env in pairs]
+    column_list = [s["columns"] for s in states]
+    if not all(type(c) is int for c in column_list):
+        return None
+    columns = np.array(column_list, dtype=np.int64)
+    labels = template._config["labels"]
+    if not ((columns >= 0).all() and (columns <= MAX_COLUMNS).all()):
+        return None
+    if labels is not None and ((columns > 0) & (columns != len(labels))).any():
+        return None
+    bins = template._config["bins"]
+    sums = []
+    for name in ("weight", "confidence", "outcome"):
+        column = [s[name] for s in states]
+        shape = (bins,)
+        if not all(type(a) is np.ndarray and a.dtype == _F64 and a.shape == shape for a in column):
+            return None
+        table = np.stack(column)
+        if not np.isfinite(table).all():
+            return None
+        sums.append(table)
+    weight, confidence, outcome = sums
+    if not ((weight >= 0).all() and (weight <= WEIGHT_LIMIT).all()):
+        return None
+    if not (weight.sum(axis=1) <= WEIGHT_LIMIT / 4).all():
+        return None  # (near the bound: the per-slice decoder's own sum decides)
+    top = weight * _SLACK
+    for table in (confidence, outcome):
+        if not ((table >= 0).all() and (table <= top).all()):
+            return None
+    counts = np.array(count_list, dtype=np.int64)
+    index = {k: i for i, k in enumerate(keys)}
+    return BinsPack(template, keys, index, counts, columns, (weight, confidence, outcome))
