@@ -226,7 +226,7 @@ _unpackb, _ndarray = msgpack.unpackb, np.ndarray
 
 
 def _unpack_array(payload: bytes) -> np.ndarray:
-    # (About 1.2 µs per array: a ``Sliced`` state of 100,000 slices holds 500,000 of them.)
+    # (About 1 µs per small array: a ``Sliced`` state of 100,000 slices holds 500,000 of them.)
     head = _unpackb(payload, raw=False, use_list=True, strict_map_key=True)
     if not (type(head) is list and len(head) == 3):
         raise StateDecodeError("array header is not [dtype, shape, data]")

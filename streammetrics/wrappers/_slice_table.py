@@ -1,6 +1,9 @@
 """The state of ``Sliced``: a map of slice keys to states of one metric, held per slice or
 packed into one table (:class:`~streammetrics.wrappers._slice_pack.SlicePack` for score
-buckets, :class:`~streammetrics.wrappers._confusion_pack.ConfusionPack` for label counts)."""
+buckets, :class:`~streammetrics.wrappers._confusion_pack.ConfusionPack` for label counts,
+``MomentsPack`` and ``FitPack`` for the regression moments, ``SumPack`` for log loss and the
+Brier score, ``BinsPack`` for the calibration error), read from the wire into that table by
+the packed decoders (``_slice_wire``, ``_moments_wire``, ``_sum_wire``)."""
 
 from __future__ import annotations
 
