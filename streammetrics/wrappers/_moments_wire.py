@@ -26,7 +26,7 @@ from ._fit_pack import FitPack
 from ._fit_pack import qualifies as fit_qualifies
 from ._moments_pack import MomentsPack
 from ._moments_pack import qualifies as loss_qualifies
-from ._packing import weight_sq_valid
+from ._packing import library_state, weight_sq_valid
 from ._slice_wire import _envelopes
 
 __all__ = ["MOMENTS_DECODE_MIN", "decoded_moments_pack"]
@@ -50,16 +50,11 @@ def decoded_moments_pack(
     packs (:class:`MomentsPack` for MSE, RMSE, MAE, MAPE; :class:`FitPack` for R2, explained
     variance, Pearson's r, the report), or None (see the module): fewer than ``least`` slices,
     a class other than the library's own, or anything unusual."""
-    from ..regression._base import _RegressionMetric
 
     one_loss = loss_qualifies(template)
     if len(pairs) < max(least, 1) or not (one_loss or fit_qualifies(template)):
         return None
-    kind = type(template)
-    if not kind.__module__.startswith("streammetrics.") or (
-        kind._validate_state is not _RegressionMetric._validate_state
-        or kind._load_state is not _RegressionMetric._load_state
-    ):
+    if not library_state(template):
         return None  # (a user's subclass may check more: its per-slice decoder decides)
     mo = template._config["multioutput"]
     if isinstance(mo, list) and len(mo) != 1:

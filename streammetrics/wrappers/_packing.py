@@ -30,8 +30,10 @@ Key = Any
 #: within 2**47 of 2**100 accepted by the table, refused by the metric.)
 ROOM = 1.0 - 2.0**-20
 
-#: The methods that update, write, read or check a state: a user's subclass overriding any
-#: keeps one state per slice (:func:`library_state`).
+#: The methods that update, write, read or check a state (its labels too): a user's subclass
+#: overriding any keeps one state per slice, on update and on ``loads`` (:func:`library_state`).
+#: A list of what to refuse: a hook added to the per-slice path later belongs here too (a
+#: review of 0.8.22 found ``_check_labels`` missing).
 _STATE_METHODS = (
     "__init__",
     "update",
@@ -42,14 +44,17 @@ _STATE_METHODS = (
     "_load_state",
     "_validate_state",
     "_upgrade_state",
+    "_check_labels",
+    "_any_labels",
 )
 
 
 def library_state(template: Any) -> bool:
     """Whether ``template``'s state is its library class's: a class of the library, or a
     user's subclass that overrides none of :data:`_STATE_METHODS` (so it declares no other state
-    field: those are added in ``__init__``). A table writes and reads the library's state only;
-    it would drop a subclass's own field from the bytes (a review of 0.8.22)."""
+    field: those are added in ``__init__``). A table writes, reads and checks the library's
+    state only: it would drop a subclass's own field from the bytes, or skip its own checks
+    (reviews of 0.8.22)."""
     kind = type(template)
     lib = next((c for c in kind.__mro__ if c.__module__.startswith("streammetrics.")), None)
     if lib is None:

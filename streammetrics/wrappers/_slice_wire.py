@@ -23,6 +23,7 @@ from .._configs import same_config
 from ..base import Metric
 from ..states._cells import may_be_sparse
 from ._confusion_pack import _CODE_LIMIT, ConfusionPack, qualifies
+from ._packing import library_state
 from ._slice_pack import SlicePack
 
 __all__ = ["decoded_confusion_pack", "decoded_pack", "key_from_wire", "key_to_wire"]
@@ -121,6 +122,7 @@ def decoded_pack(template: Any, pairs: list[Any], least: int) -> SlicePack | Non
     mapping = getattr(getattr(template, "hist", None), "mapping", None)
     if (
         len(pairs) < max(least, 1)
+        or not library_state(template)  # (a subclass's own checks: the per-slice decoder)
         or mapping is None
         or mapping.size is None
         or template.hist._bits is not None
@@ -191,8 +193,8 @@ def decoded_confusion_pack(template: Any, pairs: list[Any], least: int) -> Confu
     """
     from ..classification._confusion_base import _ConfusionMetric
 
-    if len(pairs) < max(least, 1) or not qualifies(template):
-        return None
+    if len(pairs) < max(least, 1) or not qualifies(template) or not library_state(template):
+        return None  # (a subclass's own checks: the per-slice decoder)
     if type(template)._validate_state is not _ConfusionMetric._validate_state:
         return None
     keeps_sq = template._keeps_weight_sq
@@ -227,7 +229,7 @@ def decoded_confusion_pack(template: Any, pairs: list[Any], least: int) -> Confu
         sq = [env["state"]["weight_sq"] for _, env in pairs]  # (pairs checked above)
         if not all(type(w) is float or (type(w) is int and not weighted) for w in sq):
             return None
-        weight_sq = np.array(sq, dtype=np.float64)
+        weight_sq = np.array(sq, dtype=np.float64) + 0.0  # (-0.0 -> 0.0, as _load_field)
     every = np.concatenate(labels_of)
     starts = np.cumsum(widths) - widths
     inner = np.ones(len(every), dtype=bool)

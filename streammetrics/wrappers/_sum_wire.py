@@ -19,7 +19,7 @@ import numpy as np
 from .._codec import WEIGHT_LIMIT
 from ._bins_pack import BinsPack
 from ._bins_pack import qualifies as bins_qualify
-from ._packing import weight_sq_valid
+from ._packing import library_state, weight_sq_valid
 from ._slice_wire import _envelopes
 from ._sum_pack import FIELDS, SumPack, qualifies
 
@@ -35,16 +35,12 @@ _F64 = np.dtype(np.float64)
 def decoded_sum_pack(template: Any, pairs: list[Any], least: int) -> SumPack | None:
     """The :class:`SumPack` of the pairs of a ``LogLoss`` or ``BrierScore``, or None (see the
     module): fewer than ``least`` slices, or anything unusual."""
-    from ..classification.calibration import _SLACK, MAX_COLUMNS, _SumMetric
+    from ..classification.calibration import _SLACK, MAX_COLUMNS
 
     if len(pairs) < max(least, 1) or not qualifies(template):
         return None
-    kind = type(template)
-    if not kind.__module__.startswith("streammetrics.") or (
-        kind._validate_state is not _SumMetric._validate_state
-        or kind._load_state is not _SumMetric._load_state
-    ):
-        return None
+    if not library_state(template):
+        return None  # (a user's subclass may check more: its per-slice decoder decides)
     found = _envelopes(template, pairs, None)
     if found is None:
         return None
@@ -123,16 +119,11 @@ def decoded_bins_pack(template: Any, pairs: list[Any], least: int) -> BinsPack |
     hit sums in ``[0, weight * (1 + 1e-6)]`` bin by bin, its columns valid
     (``CalibrationError._validate_state``, array-wide)."""
     from ..classification.calibration import _SLACK, MAX_COLUMNS
-    from ..classification.reliability import CalibrationError
 
     if len(pairs) < max(least, 1) or not bins_qualify(template):
         return None
-    kind = type(template)
-    if not kind.__module__.startswith("streammetrics.") or (
-        kind._validate_state is not CalibrationError._validate_state
-        or kind._load_state is not CalibrationError._load_state
-    ):
-        return None
+    if not library_state(template):
+        return None  # (a user's subclass may check more: its per-slice decoder decides)
     found = _envelopes(template, pairs, None)
     if found is None:
         return None
