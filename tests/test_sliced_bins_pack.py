@@ -10,7 +10,6 @@ import pytest
 import streammetrics as sm
 import streammetrics.wrappers._slice_table as table_module
 from streammetrics import _codec
-from streammetrics._codec import CountOverflowError
 from streammetrics.errors import InputError, NoIntervalError
 from streammetrics.wrappers._bins_pack import BinsPack
 from tests.test_sliced_moments_wire import Edit, _drop, _edit, _envelope, _key, _put
@@ -115,18 +114,6 @@ def test_a_refused_batch_changes_nothing(args, kwargs, word):
     with pytest.raises(InputError, match=word):
         s.update(*args, **kwargs)
     assert s.to_bytes() == before and isinstance(s.slices._pack, BinsPack)
-
-
-def test_a_weight_near_the_bound_goes_to_the_slice():
-    w = np.array([2.0**100 - 2.0**47] + [2.0**46 * 0.99] * 8)
-    y, p, by = np.zeros(9, int), np.full(9, 0.3), np.zeros(9, int)
-    with pytest.raises(CountOverflowError):
-        sm.CalibrationError().update(y, p, sample_weight=w)
-    s = sm.Sliced(sm.CalibrationError()).update([0], [0.5], by=[1])
-    before = s.to_bytes()
-    with pytest.raises(CountOverflowError):
-        s.update(y, p, by=by, sample_weight=w)
-    assert s.to_bytes() == before
 
 
 def test_one_row_per_call_folds_into_the_table(monkeypatch):

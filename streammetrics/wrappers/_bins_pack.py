@@ -23,7 +23,8 @@ import numpy as np
 from .. import _codec
 from .._codec import WEIGHT_LIMIT
 from ..states.stacked import blanks
-from ._packing import ROOM, ArrayPack, Sums, alike, grown, slots
+from ._packing import ROOM, Sums, alike, grown, slots
+from ._sum_pack import ColumnsPack
 
 __all__ = ["BINS_PACK_MIN_SLICES", "BinsPack"]
 
@@ -45,29 +46,12 @@ def qualifies(template: Any) -> bool:
     )
 
 
-class BinsPack(ArrayPack):
-    """Every slice's bin sums, one row per slice.
-
-    ``keys[i]`` names slice ``i`` (arrival order); ``counts[i]`` its rows; ``columns[i]`` its
-    probability columns (0: 1-D); ``sums`` its ``(weight, confidence, outcome)`` rows, each
-    ``(slices, bins)``. Never changed in place: an update makes a new pack.
-    """
-
-    def __init__(
-        self,
-        template: Any,
-        keys: list[Key],
-        index: dict[Key, int],
-        counts: np.ndarray,
-        columns: np.ndarray,
-        sums: tuple[np.ndarray, ...],
-    ) -> None:
-        self.template = template
-        self.keys, self.index, self.counts = keys, index, counts
-        self.columns, self.sums = columns, sums
+class BinsPack(ColumnsPack):
+    """Every slice's bin sums, one row per slice: ``fields`` are the ``(weight, confidence,
+    outcome)`` tables, each ``(slices, bins)``."""
 
     def _weights(self) -> np.ndarray:
-        out: np.ndarray = self.sums[0].sum(axis=1)
+        out: np.ndarray = self.fields[0].sum(axis=1)
         return out
 
     @classmethod
@@ -98,12 +82,11 @@ class BinsPack(ArrayPack):
             return None
         keys, index, slot = slots(self.keys, self.index, batch_keys)
         size, k = len(keys), len(batch_keys)
-        held_columns = self.columns[slot[slot < len(self.columns)]]
-        if len(held_columns) and not (held_columns == stack.columns).all():
+        if not self._columns_held(slot, stack.columns):
             return None
         bins = self.template._config["bins"]
         w = stack.w
-        held = [grown(f, size)[slot] for f in self.sums]
+        held = [grown(f, size)[slot] for f in self.fields]
         if w is not None:
             rows = np.bincount(codes, minlength=k)
             with np.errstate(over="ignore", invalid="ignore"):
@@ -120,31 +103,17 @@ class BinsPack(ArrayPack):
             np.bincount(cells, weights=cw, minlength=n_cells),
             np.bincount(cells, weights=hw, minlength=n_cells),
         )
-        out_counts = grown(self.counts, size).copy()
-        out_counts[slot] += np.bincount(codes, minlength=k)
-        columns = grown(self.columns, size).copy()
-        columns[slot] = stack.columns
-        out = []
-        for f, a, b in zip(self.sums, held, batch, strict=True):
-            table = grown(f, size).copy()
-            table[slot] = a + b.reshape(k, bins)
-            out.append(table)
-        return BinsPack(self.template, keys, index, out_counts, columns, tuple(out))
-
-    def materialize(self) -> dict[Key, Any]:
-        """One state per slice, in arrival order (``_commit``'s fields, set directly: rows
-        copied from the table, never views of it)."""
-        return dict(zip(self.keys, self._states(range(len(self.keys))), strict=True))
-
-    def state(self, key: Key) -> Any:
-        """The state of one slice (``KeyError`` if there is none), made alone."""
-        return self._states([self.index[key]])[0]
+        new = [a + b.reshape(k, bins) for a, b in zip(held, batch, strict=True)]
+        out: BinsPack = self._with(
+            keys, index, slot, np.bincount(codes, minlength=k), stack.columns, new
+        )
+        return out
 
     def _states(self, rows: Any) -> list[Any]:
         at = np.asarray(list(rows), dtype=np.intp)
         metrics = blanks(self.template, len(at))
         counts, columns = self.counts[at].tolist(), self.columns[at].tolist()
-        picked = [f[at] for f in self.sums]
+        picked = [f[at] for f in self.fields]
         for i, metric in enumerate(metrics):
             for name, table in zip(_SUMS, picked, strict=True):
                 setattr(metric, name, table[i].copy())
@@ -155,7 +124,7 @@ class BinsPack(ArrayPack):
         """``(key, state)`` of every slice, sorted by key, each state in canonical form (its
         fields in sorted order, as each made state writes them), built from the arrays."""
         bins = self.template._config["bins"]
-        weight, confidence, outcome = (_codec.canonical_rows(f, (bins,)) for f in self.sums)
+        weight, confidence, outcome = (_codec.canonical_rows(f, (bins,)) for f in self.fields)
         counts, columns = self.counts.tolist(), self.columns.tolist()
         out: list[tuple[Key, Any]] = []
         for j in sorted(range(len(self.keys)), key=self.keys.__getitem__):
@@ -175,7 +144,7 @@ class BinsPack(ArrayPack):
         from ..classification.reliability import calibration_error
 
         norm = self.template._config["norm"]
-        weight, confidence, outcome = self.sums
+        weight, confidence, outcome = self.fields
         out = []
         with np.errstate(all="ignore"):  # (as compute(): a forged state may hold huge sums)
             for j in range(len(self.keys)):

@@ -146,15 +146,6 @@ class FitPack(ArrayPack):
             field[slot] = value
         return FitPack(template, keys, index, counts, tuple(out))
 
-    def materialize(self) -> dict[Key, Any]:
-        """One state per slice, in arrival order: what the metric holds after the same
-        moments (``_commit``'s fields, set directly)."""
-        return dict(zip(self.keys, self._states(range(len(self.keys))), strict=True))
-
-    def state(self, key: Key) -> Any:
-        """The state of one slice (``KeyError`` if there is none), made alone."""
-        return self._states([self.index[key]])[0]
-
     def _states(self, rows: Any) -> list[Any]:
         """The made states of the slices at ``rows``. Their arrays are rows of copies taken
         here (one per field), never views of the pack's: a state may be changed in place."""

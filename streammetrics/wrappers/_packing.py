@@ -74,6 +74,7 @@ class ArrayPack:
 
     queue: tuple[Any, ...] = ()
     keys: list[Key]
+    index: dict[Key, int]
     counts: np.ndarray
 
     def settled(self) -> Any:
@@ -89,6 +90,19 @@ class ArrayPack:
     def held_bound(self) -> float:
         """The largest row count or weight of any slice."""
         return float(max(self.counts.max(initial=0), self._weights().max(initial=0.0)))
+
+    def materialize(self) -> dict[Key, Any]:
+        """One state per slice, in arrival order (``_commit``'s fields, set directly)."""
+        return dict(zip(self.keys, self._states(range(len(self.keys))), strict=True))
+
+    def state(self, key: Key) -> Any:
+        """The state of one slice (``KeyError`` if there is none), made alone."""
+        return self._states([self.index[key]])[0]
+
+    def _states(self, rows: Any) -> list[Any]:
+        """The made states of the slices at ``rows``, holding copies of the table's values
+        (a state may be changed in place; the table never is)."""
+        raise NotImplementedError
 
 
 def alike(template: Any, metrics: list[Any]) -> bool:

@@ -27,7 +27,7 @@ from .._codec import WEIGHT_LIMIT
 from ..states.stacked import blanks
 from ._packing import ROOM, ArrayPack, Sums, alike, grown, slots
 
-__all__ = ["SUM_PACK_MIN_SLICES", "SumPack"]
+__all__ = ["SUM_PACK_MIN_SLICES", "ColumnsPack", "SumPack"]
 
 #: Packed from the first slice, as the moment tables: a slice's state does not depend on how
 #: many slices the table holds.
@@ -49,13 +49,12 @@ def qualifies(template: Any) -> bool:
     return isinstance(template, _SumMetric) and type(template).update is _SumMetric.update
 
 
-class SumPack(ArrayPack):
-    """Every slice's sums, one array element per slice.
-
+class ColumnsPack(ArrayPack):
+    """A table of the probability metrics (log loss, the Brier score, the calibration error):
     ``keys[i]`` names slice ``i`` (arrival order); ``counts[i]`` its rows; ``columns[i]`` its
-    probability columns (0: 1-D; -1 never, a stored slice has rows); ``fields`` its float sums in
-    :data:`FIELDS` order. Never changed in place: an update makes a new pack.
-    """
+    probability columns (0: 1-D; -1 never, a stored slice has rows); ``fields`` its float sums
+    (one array per field, a row or an element per slice). Never changed in place: an update
+    makes a new pack."""
 
     def __init__(
         self,
@@ -69,6 +68,39 @@ class SumPack(ArrayPack):
         self.template = template
         self.keys, self.index, self.counts = keys, index, counts
         self.columns, self.fields = columns, fields
+
+    def _columns_held(self, slot: np.ndarray, columns: int) -> bool:
+        """Whether every held slice a batch touches (at ``slot``) took rows of ``columns``
+        columns (the per-slice path refuses the batch otherwise, naming ``y_prob``)."""
+        held = self.columns[slot[slot < len(self.columns)]]
+        return not len(held) or bool((held == columns).all())
+
+    def _with(
+        self,
+        keys: list[Key],
+        index: dict[Key, int],
+        slot: np.ndarray,
+        rows: np.ndarray,
+        columns: int,
+        fields: list[np.ndarray],
+    ) -> Any:
+        """A new table of the same kind: the slices at ``slot`` count ``rows`` more rows of
+        ``columns`` columns and hold ``fields[j]`` (their new values of field ``j``)."""
+        size = len(keys)
+        counts = grown(self.counts, size).copy()
+        counts[slot] += rows
+        held_columns = grown(self.columns, size).copy()
+        held_columns[slot] = columns
+        out = []
+        for old, new in zip(self.fields, fields, strict=True):
+            table = grown(old, size).copy()
+            table[slot] = new
+            out.append(table)
+        return type(self)(self.template, keys, index, counts, held_columns, tuple(out))
+
+
+class SumPack(ColumnsPack):
+    """Every slice's sums, one array element per slice, in :data:`FIELDS` order."""
 
     def _weights(self) -> np.ndarray:
         return self.fields[0]
@@ -99,8 +131,7 @@ class SumPack(ArrayPack):
             return None
         keys, index, slot = slots(self.keys, self.index, batch_keys)
         size, k = len(keys), len(batch_keys)
-        held_columns = self.columns[slot[slot < len(self.columns)]]
-        if len(held_columns) and not (held_columns == stack.columns).all():
+        if not self._columns_held(slot, stack.columns):
             return None
         x, w = stack.x, stack.w
         rows = np.bincount(codes, minlength=k)
@@ -119,23 +150,8 @@ class SumPack(ArrayPack):
             new = [a + b for a, b in zip(held, batch, strict=True)]
         if not (new[0] <= WEIGHT_LIMIT * ROOM).all():
             return None  # (past the bound, or not finite: the per-slice path names it)
-        counts = grown(self.counts, size).copy()
-        counts[slot] += rows
-        columns = grown(self.columns, size).copy()
-        columns[slot] = stack.columns
-        out = [grown(f, size).copy() for f in self.fields]
-        for field, value in zip(out, new, strict=True):
-            field[slot] = value
-        return SumPack(self.template, keys, index, counts, columns, tuple(out))
-
-    def materialize(self) -> dict[Key, Any]:
-        """One state per slice, in arrival order: what the metric holds after the same sums
-        (``_commit``'s fields, set directly)."""
-        return dict(zip(self.keys, self._states(range(len(self.keys))), strict=True))
-
-    def state(self, key: Key) -> Any:
-        """The state of one slice (``KeyError`` if there is none), made alone."""
-        return self._states([self.index[key]])[0]
+        out: SumPack = self._with(keys, index, slot, rows, stack.columns, new)
+        return out
 
     def _states(self, rows: Any) -> list[Any]:
         at = np.asarray(list(rows), dtype=np.intp)

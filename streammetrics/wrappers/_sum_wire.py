@@ -28,18 +28,21 @@ __all__ = ["SUM_DECODE_MIN", "decoded_bins_pack", "decoded_sum_pack"]
 #: Read into one table from this many slices (as the regression slices).
 SUM_DECODE_MIN = 4
 
+Key = Any
+
 _TINY = 2.0**-1074
 _F64 = np.dtype(np.float64)
 
 
-def decoded_sum_pack(template: Any, pairs: list[Any], least: int) -> SumPack | None:
-    """The :class:`SumPack` of the pairs of a ``LogLoss`` or ``BrierScore``, or None (see the
-    module): fewer than ``least`` slices, or anything unusual."""
-    from ..classification.calibration import _SLACK, MAX_COLUMNS
+def _slices(
+    template: Any, pairs: list[Any], least: int, qualified: bool
+) -> tuple[list[Key], np.ndarray, list[Any], np.ndarray] | None:
+    """``(keys, counts, states, columns)`` of the pairs of a metric of the library's state
+    (``qualified``: a class this module packs) whose envelopes ``_envelopes`` takes and whose
+    columns ``_validate_columns`` accepts, or None."""
+    from ..classification.calibration import MAX_COLUMNS
 
-    if len(pairs) < max(least, 1) or not qualifies(template):
-        return None
-    if not library_state(template):
+    if len(pairs) < max(least, 1) or not qualified or not library_state(template):
         return None  # (a user's subclass may check more: its per-slice decoder decides)
     found = _envelopes(template, pairs, None)
     if found is None:
@@ -50,6 +53,23 @@ def decoded_sum_pack(template: Any, pairs: list[Any], least: int) -> SumPack | N
     if not all(type(c) is int for c in column_list):
         return None
     columns = np.array(column_list, dtype=np.int64)
+    labels = template._config["labels"]
+    if not ((columns >= 0).all() and (columns <= MAX_COLUMNS).all()):
+        return None
+    if labels is not None and ((columns > 0) & (columns != len(labels))).any():
+        return None
+    return keys, np.array(count_list, dtype=np.int64), states, columns
+
+
+def decoded_sum_pack(template: Any, pairs: list[Any], least: int) -> SumPack | None:
+    """The :class:`SumPack` of the pairs of a ``LogLoss`` or ``BrierScore``, or None (see the
+    module): fewer than ``least`` slices, or anything unusual."""
+    from ..classification.calibration import _SLACK
+
+    found = _slices(template, pairs, least, qualifies(template))
+    if found is None:
+        return None
+    keys, counts, states, columns = found
     values = []
     for name in FIELDS:
         column = [s[name] for s in states]
@@ -57,14 +77,8 @@ def decoded_sum_pack(template: Any, pairs: list[Any], least: int) -> SumPack | N
             return None
         values.append(np.array(column, dtype=np.float64) + 0.0)  # -0.0 -> 0.0, as _load_field
     weight, loss, squares, sq, wsq_total, wsq_squares = values
-    counts = np.array(count_list, dtype=np.int64)
     if not all(np.isfinite(v).all() for v in values):
         return None  # (nan: a sum an older version did not keep; the per-slice decoder reads it)
-    labels = template._config["labels"]
-    if not ((columns >= 0).all() and (columns <= MAX_COLUMNS).all()):
-        return None
-    if labels is not None and ((columns > 0) & (columns != len(labels))).any():
-        return None
     top = _tops(template, columns) * _SLACK
     with np.errstate(all="ignore"):
         tiny = counts * _TINY * top * top
@@ -118,26 +132,12 @@ def decoded_bins_pack(template: Any, pairs: list[Any], least: int) -> BinsPack |
     (their total far below it: else the per-slice decoder's own sum decides), confidence and
     hit sums in ``[0, weight * (1 + 1e-6)]`` bin by bin, its columns valid
     (``CalibrationError._validate_state``, array-wide)."""
-    from ..classification.calibration import _SLACK, MAX_COLUMNS
+    from ..classification.calibration import _SLACK
 
-    if len(pairs) < max(least, 1) or not bins_qualify(template):
-        return None
-    if not library_state(template):
-        return None  # (a user's subclass may check more: its per-slice decoder decides)
-    found = _envelopes(template, pairs, None)
+    found = _slices(template, pairs, least, bins_qualify(template))
     if found is None:
         return None
-    keys, count_list, _ = found
-    states = [env["state"] for _, env in pairs]
-    column_list = [s["columns"] for s in states]
-    if not all(type(c) is int for c in column_list):
-        return None
-    columns = np.array(column_list, dtype=np.int64)
-    labels = template._config["labels"]
-    if not ((columns >= 0).all() and (columns <= MAX_COLUMNS).all()):
-        return None
-    if labels is not None and ((columns > 0) & (columns != len(labels))).any():
-        return None
+    keys, counts, states, columns = found
     bins = template._config["bins"]
     sums = []
     for name in ("weight", "confidence", "outcome"):
@@ -158,6 +158,5 @@ def decoded_bins_pack(template: Any, pairs: list[Any], least: int) -> BinsPack |
     for table in (confidence, outcome):
         if not ((table >= 0).all() and (table <= top).all()):
             return None
-    counts = np.array(count_list, dtype=np.int64)
     index = {k: i for i, k in enumerate(keys)}
     return BinsPack(template, keys, index, counts, columns, (weight, confidence, outcome))
