@@ -273,33 +273,35 @@ class MomentsPack(ArrayPack):
 
     def intervals(self, level: float) -> dict[Key, tuple[float, float]] | None:
         """``{key: interval(level)}`` of every slice (``level`` checked): each slice's
-        ``loss_interval`` on its floats, what each made state's ``interval()`` computes,
-        without making the states; None for ``raw_values`` (whose states refuse). (``Sliced``
-        asks a table of the library's own classes only.)"""
-        from ..regression._base import loss_interval
+        ``loss_interval``, what each made state's ``interval()`` computes, without making the
+        states; None for ``raw_values`` (whose states refuse). (``Sliced`` asks a table of the
+        library's own classes only.) As array operations (``_intervals.t_intervals``), equal to
+        the bit to each slice's own."""
+        from .._intervals import kishes, t_intervals
         from ..regression.errors import RootMeanSquaredError
 
-        kind = type(self.template)
         if self.template._config["multioutput"] == "raw_values":
             return None
-        means = (self.hi + self.lo).tolist()
-        rows = zip(
-            self.weight.tolist(),
-            means,
-            self.comoment.tolist(),
-            self.weight_sq.tolist(),
-            self.has_wsq.tolist(),
-            self.wsq_mean.tolist(),
-            self.wsq_spread.tolist(),
-            strict=True,
-        )
-        out = []
-        for w, mean, co, sq, has, a, q in rows:
-            low, high = loss_interval(w, mean, co, sq, a if has else None, q, level)
-            out.append(
-                (math.sqrt(low), math.sqrt(high)) if kind is RootMeanSquaredError else (low, high)
-            )
-        return dict(zip(self.keys, out, strict=True))
+        means = self.hi + self.lo
+        w, sq = self.weight, self.weight_sq
+        with np.errstate(all="ignore"):
+            n_eff = kishes(w, sq)
+            spread = self.comoment / w  # Kish's rule
+            use = np.flatnonzero(self.has_wsq & np.isfinite(self.wsq_mean))
+            if len(use):
+                # The linearised variance where it is known: ``(a - m) ** 2`` squared by
+                # Python's ``**`` (libm's ``pow``, which ``x * x`` may round otherwise).
+                gap = (self.wsq_mean[use] - means[use]).tolist()
+                squared = np.array([v**2 for v in gap], dtype=np.float64)
+                dev = self.wsq_spread[use] + sq[use] * squared
+                alt = n_eff[use] * dev / (w[use] * w[use])
+                spread[use] = np.where(alt > spread[use], alt, spread[use])  # max(spread, alt)
+            low, high = t_intervals(means, spread, n_eff, level)
+        empty = ~(w > 0)
+        low[empty], high[empty] = math.nan, math.nan
+        if type(self.template) is RootMeanSquaredError:
+            low, high = np.sqrt(low), np.sqrt(high)
+        return dict(zip(self.keys, zip(low.tolist(), high.tolist(), strict=True), strict=True))
 
 
 def batch_moments(

@@ -195,14 +195,15 @@ class SumPack(ColumnsPack):
 
     def intervals(self, level: float) -> dict[Key, tuple[float, float]] | None:
         """``{key: interval(level)}`` of every slice (``level`` already checked): each slice's
-        ``mean_interval`` on its floats, what each made state's ``interval()`` computes."""
-        from ..uncertainty import mean_interval
+        ``mean_interval``, as array operations (``_intervals.mean_intervals``), equal to the bit
+        to what each made state's ``interval()`` computes."""
+        from .._intervals import mean_intervals
 
-        rows = zip(*(f.tolist() for f in self.fields), self._scales().tolist(), strict=True)
-        out = []
-        for weight, loss, sq, w_sq, l_wsq, sq_wsq, scale in rows:
-            known = not (math.isnan(l_wsq) or math.isnan(sq_wsq))
-            wsq = (l_wsq, sq_wsq) if known else None
-            low, high = mean_interval(weight, loss, sq, w_sq, level, (0.0, math.inf), wsq=wsq)
-            out.append((low * scale, high * scale))
-        return dict(zip(self.keys, out, strict=True))
+        weight, loss, squares, weight_sq, l_wsq, sq_wsq = self.fields
+        known = ~(np.isnan(l_wsq) | np.isnan(sq_wsq))
+        low, high = mean_intervals(
+            weight, loss, squares, weight_sq, level, wsq=(known, l_wsq, sq_wsq)
+        )
+        scales = self._scales()
+        pairs = zip((low * scales).tolist(), (high * scales).tolist(), strict=True)
+        return dict(zip(self.keys, pairs, strict=True))

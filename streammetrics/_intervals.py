@@ -1,0 +1,77 @@
+"""The Student-t intervals of :mod:`streammetrics.uncertainty` over arrays of states at once.
+
+``Sliced`` packs many slices' states into arrays; their intervals are the per-state functions
+(``mean_interval``, ``t_interval``, ``kish``, ``t_quantile``) applied slice by slice, 2-4 µs of
+Python each: 0.2 s at 100,000 slices. These are the same IEEE operations element by element,
+in the same order, with Python's ``max`` and ``min`` written as the ``np.where`` that picks the
+same operand (nan and -0.0 included) and the quantile from the same ``scipy.special`` function,
+so every slice gets its own function's floats to the bit (the tests compare ``repr``)."""
+
+from __future__ import annotations
+
+import math
+import sys
+
+import numpy as np
+from scipy import special
+
+from .uncertainty import TWO_ROWS
+
+__all__ = ["kishes", "mean_intervals", "t_intervals"]
+
+
+def kishes(weight: np.ndarray, weight_sq: np.ndarray) -> np.ndarray:
+    """``kish`` of every element."""
+    with np.errstate(all="ignore"):
+        out: np.ndarray = np.where(
+            weight_sq >= sys.float_info.min, weight / weight_sq * weight, 0.0
+        )
+    return out
+
+
+def t_intervals(
+    mean: np.ndarray, spread: np.ndarray, n_eff: np.ndarray, level: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """``t_interval(mean, spread, n_eff, level, (0.0, inf))`` of every element, as ``(low,
+    high)`` arrays (nan where it gives ``(nan, nan)``)."""
+    with np.errstate(all="ignore"):
+        ok = (n_eff >= TWO_ROWS) & np.isfinite(mean) & np.isfinite(spread)
+        var = np.where(0.0 > spread, 0.0, spread) * n_eff / (n_eff - 1.0)  # max(spread, 0.0)
+        df = n_eff - 1.0
+        p = 0.5 + level / 2.0
+        quantile = np.full(len(df), math.nan)
+        finite = ok & np.isfinite(df)
+        quantile[finite] = special.stdtrit(df[finite], p)
+        quantile[ok & np.isinf(df)] = float(special.ndtri(p))
+        half = quantile * np.sqrt(var / n_eff)
+        low, high = mean - half, mean + half
+        low = np.where(0.0 > low, 0.0, low)  # _clip: max(x, 0.0), then min(x, inf) keeps x
+        high = np.where(0.0 > high, 0.0, high)
+    low[~ok], high[~ok] = math.nan, math.nan
+    return low, high
+
+
+def mean_intervals(
+    weight: np.ndarray,
+    values: np.ndarray,
+    squares: np.ndarray,
+    weight_sq: np.ndarray,
+    level: float,
+    wsq: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """``mean_interval(..., level, (0.0, inf), wsq=...)`` of every element; ``wsq`` is
+    ``(known, sum w**2 x, sum w**2 x**2)``, ``known`` where the element passes them."""
+    with np.errstate(all="ignore"):
+        mean = values / weight
+        n_eff = kishes(weight, weight_sq)
+        spread = squares / weight - mean * mean
+        spread = np.where(0.0 > spread, 0.0, spread)  # max(..., 0.0)
+        if wsq is not None:
+            known, wsq_total, wsq_squares = wsq
+            dev = wsq_squares - 2.0 * mean * wsq_total + mean * mean * weight_sq
+            alt = n_eff * dev / weight / weight
+            spread = np.where(known & (alt > spread), alt, spread)  # max(spread, alt)
+    low, high = t_intervals(mean, spread, n_eff, level)
+    empty = ~(weight > 0)
+    low[empty], high[empty] = math.nan, math.nan
+    return low, high
