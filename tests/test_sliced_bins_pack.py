@@ -13,6 +13,7 @@ from streammetrics import _codec
 from streammetrics.errors import InputError, NoIntervalError
 from streammetrics.wrappers._bins_pack import BinsPack
 from tests.test_sliced_moments_wire import Edit, _drop, _edit, _envelope, _key, _put
+from tests.test_sliced_sum_pack import REFUSED
 from tests.test_sliced_wire import _decoders_agree, _slow_loads
 
 
@@ -90,21 +91,6 @@ def test_the_values_agree_with_a_metric_alone():
             rows = kw["by"] == key
             alone.update(y[rows], p[rows], sample_weight=kw["sample_weight"][rows])
         assert s.compute()[key] == pytest.approx(alone.compute(), rel=1e-12)
-
-
-REFUSED = [
-    pytest.param(
-        ([0, 1], [[0.5, 0.5], [0.5, 0.5]]), {"by": [0, 1]}, "earlier batches", id="columns"
-    ),
-    pytest.param(([0, 2], [0.5, 0.5]), {"by": [0, 1]}, "y_true", id="label"),
-    pytest.param(([0, 1], [0.5, 1.5]), {"by": [0, 1]}, "y_prob", id="probability"),
-    pytest.param(
-        ([0, 1], [0.5, 0.5]),
-        {"by": [0, 1], "sample_weight": [1.0, -1.0]},
-        "sample_weight",
-        id="weight",
-    ),
-]
 
 
 @pytest.mark.parametrize(("args", "kwargs", "word"), REFUSED)
