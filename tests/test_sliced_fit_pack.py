@@ -11,7 +11,6 @@ does not take.
 
 from __future__ import annotations
 
-import itertools
 import math
 
 import numpy as np
@@ -21,6 +20,7 @@ from sklearn.metrics import explained_variance_score, r2_score
 
 import streammetrics as sm
 from streammetrics.wrappers._fit_pack import FitPack
+from tests.test_sliced_moments_pack import fed_with_mixed_weights
 
 REFERENCES = {
     "r2": (sm.R2Score, r2_score),
@@ -175,24 +175,8 @@ def test_weighted_and_unweighted_batches_agree_with_the_metric_fed_each_slice() 
     # Rows of weight zero, a slice seen only at weight zero, unweighted batches into weighted
     # slices: as the metric alone keeps them.
     rng = np.random.default_rng(11)
-    n = 12_000
     for trial, (metric, _) in enumerate([*REFERENCES.values(), (sm.RegressionReport, None)]):
-        t = rng.normal(size=n)
-        p = t + rng.normal(size=n)
-        keys = rng.integers(0, 9, n)
-        w = rng.uniform(0.0, 2.0, n)
-        w[rng.random(n) < 0.1] = 0.0
-        w[(keys == 3) & (np.arange(n) < 4_000)] = 0.0
-        s, alone = sm.Sliced(metric()), {}
-        cuts = [0, 1_500, 4_000, 4_100, 9_000, n]
-        for j, (a, b) in enumerate(itertools.pairwise(cuts)):
-            weights = w[a:b] if (j + trial) % 3 else None
-            s.update(t[a:b], p[a:b], by=keys[a:b], sample_weight=weights)
-            assert isinstance(s.slices._pack, FitPack)
-            for k in np.unique(keys[a:b]).tolist():
-                rows = keys[a:b] == k
-                one = alone.setdefault(k, metric())
-                one.update(t[a:b][rows], p[a:b][rows], None if weights is None else weights[rows])
+        s, alone = fed_with_mixed_weights(metric, FitPack, trial, rng)
         for k, one in alone.items():
             _same_state(s[k], one)
             if metric is not sm.RegressionReport:

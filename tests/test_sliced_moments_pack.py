@@ -112,30 +112,39 @@ def test_far_apart_batches_keep_the_heavier_sides_digits() -> None:
     assert s.compute()["a"] == pytest.approx(expected, rel=1e-14, abs=0)
 
 
+def fed_with_mixed_weights(
+    metric: type, pack: type, trial: int, rng: np.random.Generator
+) -> tuple[sm.Sliced, dict]:
+    """A ``Sliced(metric())`` fed five batches (weighted or not by ``trial``) with rows of
+    weight zero and a slice seen only at weight zero, checked to stay a ``pack`` after each, and
+    one lone metric per slice fed that slice's rows batch by batch."""
+    n = 12_000
+    t = rng.normal(size=n)
+    p = t + rng.normal(size=n)
+    keys = rng.integers(0, 9, n)
+    w = rng.uniform(0.0, 2.0, n)
+    w[rng.random(n) < 0.1] = 0.0
+    w[(keys == 3) & (np.arange(n) < 4_000)] = 0.0
+    s, alone = sm.Sliced(metric()), {}
+    cuts = [0, 1_500, 4_000, 4_100, 9_000, n]
+    for j, (a, b) in enumerate(itertools.pairwise(cuts)):
+        weights = w[a:b] if (j + trial) % 3 else None
+        s.update(t[a:b], p[a:b], by=keys[a:b], sample_weight=weights)
+        assert isinstance(s.slices._pack, pack)
+        for k in np.unique(keys[a:b]).tolist():
+            rows = keys[a:b] == k
+            one = alone.setdefault(k, metric())
+            one.update(t[a:b][rows], p[a:b][rows], None if weights is None else weights[rows])
+    return s, alone
+
+
 def test_weighted_and_unweighted_batches_agree_with_the_metric_fed_each_slice() -> None:
     # Weighted batches are packed too, with the sums under the weights squared that the
     # interval reads; rows of weight zero, a slice seen only at weight zero, and unweighted
     # batches into weighted slices, all as the metric alone keeps them.
     rng = np.random.default_rng(11)
-    n = 12_000
     for trial, cls in enumerate(REFERENCES.values()):
-        metric = cls[0]
-        t = rng.normal(size=n)
-        p = t + rng.normal(size=n)
-        keys = rng.integers(0, 9, n)
-        w = rng.uniform(0.0, 2.0, n)
-        w[rng.random(n) < 0.1] = 0.0
-        w[(keys == 3) & (np.arange(n) < 4_000)] = 0.0
-        s, alone = sm.Sliced(metric()), {}
-        cuts = [0, 1_500, 4_000, 4_100, 9_000, n]
-        for j, (a, b) in enumerate(itertools.pairwise(cuts)):
-            weights = w[a:b] if (j + trial) % 3 else None
-            s.update(t[a:b], p[a:b], by=keys[a:b], sample_weight=weights)
-            assert isinstance(s.slices._pack, MomentsPack)
-            for k in np.unique(keys[a:b]).tolist():
-                rows = keys[a:b] == k
-                one = alone.setdefault(k, metric())
-                one.update(t[a:b][rows], p[a:b][rows], None if weights is None else weights[rows])
+        s, alone = fed_with_mixed_weights(cls[0], MomentsPack, trial, rng)
         for k, one in alone.items():
             mine = s[k]
             assert mine.count == one.count

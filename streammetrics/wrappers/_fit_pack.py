@@ -71,18 +71,6 @@ class FitPack(ArrayPack):
     ``moments`` (k, indices). Never changed in place: an update makes a new pack.
     """
 
-    def __init__(
-        self,
-        template: Any,
-        keys: list[Key],
-        index: dict[Key, int],
-        counts: np.ndarray,
-        fields: tuple[np.ndarray, ...],
-    ) -> None:
-        self.template = template
-        self.keys, self.index, self.counts = keys, index, counts
-        self.fields = fields
-
     def _weights(self) -> np.ndarray:
         return self.fields[1]
 

@@ -86,22 +86,13 @@ class MomentsPack(ArrayPack):
         fields: tuple[np.ndarray, ...],
         has_wsq: np.ndarray,
     ) -> None:
-        self.template = template
-        self.keys, self.index, self.counts = keys, index, counts
+        super().__init__(template, keys, index, counts, fields)
         self.weight, self.hi, self.lo, self.comoment, self.weight_sq = fields[:5]
         self.wsq_mean, self.wsq_spread = fields[5:]
         self.has_wsq = has_wsq  # which slices keep wsq_mean and wsq_spread (weighted ones)
 
     def _fields(self) -> tuple[np.ndarray, ...]:
-        return (
-            self.weight,
-            self.hi,
-            self.lo,
-            self.comoment,
-            self.weight_sq,
-            self.wsq_mean,
-            self.wsq_spread,
-        )
+        return self.fields
 
     def _weights(self) -> np.ndarray:
         return self.weight

@@ -73,9 +73,21 @@ class ArrayPack:
     row per slice, never changed in place (an update makes a new table), nothing queued."""
 
     queue: tuple[Any, ...] = ()
-    keys: list[Key]
-    index: dict[Key, int]
-    counts: np.ndarray
+
+    def __init__(
+        self,
+        template: Any,
+        keys: list[Key],
+        index: dict[Key, int],
+        counts: np.ndarray,
+        fields: tuple[np.ndarray, ...],
+    ) -> None:
+        """``keys[i]`` names slice ``i`` (arrival order), ``index`` maps a key to it,
+        ``counts[i]`` are its rows and ``fields`` the table's arrays (an element or a row per
+        slice; what each holds is the subclass's)."""
+        self.template = template
+        self.keys, self.index, self.counts = keys, index, counts
+        self.fields = fields
 
     def settled(self) -> Any:
         return self

@@ -38,6 +38,20 @@ Key = Any  # int, str, or a tuple of them
 #: A packed table of slices, one kind per wrapped metric.
 Pack = SlicePack | ConfusionPack | MomentsPack | FitPack | SumPack | BinsPack
 
+
+def packs() -> tuple[tuple[type, Any, int], ...]:
+    """Each batch description (``metric._stacked``) and the table it folds into, packed from that
+    many slices (read when asked: tests lower the thresholds)."""
+    return (
+        (BucketStack, SlicePack, PACK_MIN_SLICES),
+        (ConfusionStack, ConfusionPack, CONFUSION_PACK_MIN_SLICES),
+        (LossStack, MomentsPack, MOMENTS_PACK_MIN_SLICES),
+        (FitStack, FitPack, FIT_PACK_MIN_SLICES),
+        (SumStack, SumPack, SUM_PACK_MIN_SLICES),
+        (BinStack, BinsPack, BINS_PACK_MIN_SLICES),
+    )
+
+
 #: Confusion slices are read into one table from this many (fewer decode as fast one by one,
 #: and a table of a few slices is packed at their next update anyway).
 CONFUSION_PACK_DECODE_MIN = 64
@@ -200,24 +214,13 @@ class SliceTable(StateBlock):
         return out
 
     def packed_fold(self, stack: Stacked, codes: np.ndarray, keys: list[Key]) -> SliceTable | None:
-        """A new table with the batch folded in as one table (:class:`SlicePack` for score
-        buckets, :class:`ConfusionPack` for label counts), or None where the per-slice fold
-        applies (few slices, another metric, mixed count dtypes)."""
-        kind: Any
-        if isinstance(stack, BucketStack):
-            kind, least = SlicePack, PACK_MIN_SLICES
-        elif isinstance(stack, ConfusionStack):
-            kind, least = ConfusionPack, CONFUSION_PACK_MIN_SLICES
-        elif isinstance(stack, LossStack):
-            kind, least = MomentsPack, MOMENTS_PACK_MIN_SLICES
-        elif isinstance(stack, FitStack):
-            kind, least = FitPack, FIT_PACK_MIN_SLICES
-        elif isinstance(stack, SumStack):
-            kind, least = SumPack, SUM_PACK_MIN_SLICES
-        elif isinstance(stack, BinStack):
-            kind, least = BinsPack, BINS_PACK_MIN_SLICES
-        else:
+        """A new table with the batch folded in as one table (the pack of the stack's kind,
+        :func:`packs`), or None where the per-slice fold applies (few slices, another metric,
+        mixed count dtypes)."""
+        found = next(((k, n) for s, k, n in packs() if isinstance(stack, s)), None)
+        if found is None:
             return None
+        kind, least = found
         if not library_state(self.template):
             return None  # (a user's subclass with a state of its own: one state per slice)
         pack: Any = self._pack  # of the stack's kind: one template makes one kind of stack

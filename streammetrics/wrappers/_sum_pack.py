@@ -65,9 +65,8 @@ class ColumnsPack(ArrayPack):
         columns: np.ndarray,
         fields: tuple[np.ndarray, ...],
     ) -> None:
-        self.template = template
-        self.keys, self.index, self.counts = keys, index, counts
-        self.columns, self.fields = columns, fields
+        super().__init__(template, keys, index, counts, fields)
+        self.columns = columns
 
     def _columns_held(self, slot: np.ndarray, columns: int) -> bool:
         """Whether every held slice a batch touches (at ``slot``) took rows of ``columns``
