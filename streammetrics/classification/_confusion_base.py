@@ -137,6 +137,26 @@ class _ConfusionMetric(Metric, register=False):
         metric offers none."""
         return None
 
+    def _compute_tables(self, stack: np.ndarray) -> list[Any] | None:
+        """``compute()`` of many states of this configuration at once from their dense tables
+        of one width (a float64 ``(g, L, L)`` stack, :mod:`._table_stack`), equal to the bit to
+        each state's own, whether its counts are whole or weighted; an entry may be None where
+        only the state's own compute gives that. None when the metric offers none."""
+        return None
+
+    def _interval_tables(
+        self,
+        stack: np.ndarray,
+        whole: np.ndarray,
+        count: np.ndarray,
+        weight_sq: np.ndarray,
+        level: float,
+    ) -> list[Any] | None:
+        """``interval(level)`` of many states at once, as :meth:`_compute_tables` computes
+        their values (``whole``: whether each state's counts are integers; ``count``: its rows;
+        ``weight_sq``: its sum of squared weights); None when the metric offers none."""
+        return None
+
     def _check_compatible(self, other: Any) -> None:
         super()._check_compatible(other)
         self._check_compatible_together((other,))
@@ -273,37 +293,12 @@ def _check_zero_division(zero_division: Any) -> float:
     raise InputError(f"zero_division: must be 0.0, 1.0, nan or 'warn'; got {zero_division!r}")
 
 
-# -- Cohen's kappa disagreement weights without the L x L matrix -------------------------------
-
-
-def kappa_weight_at(weights: str | None, r: np.ndarray, c: np.ndarray) -> np.ndarray:
-    """The disagreement weight ``w_rc`` of cells (row r, column c): 1 off the diagonal
-    (``None``), ``|r - c|`` (``"linear"``) or ``(r - c)**2`` (``"quadratic"``), positions in
-    sorted label order."""
-    diff = (r - c).astype(np.float64)
-    out: np.ndarray = (
-        (diff != 0).astype(np.float64)
-        if weights is None
-        else (np.abs(diff) if weights == "linear" else diff * diff)
+def unit_scale(totals: np.ndarray) -> np.ndarray:
+    """The powers of two bringing positive finite ``totals`` to [0.5, 1) (1.0 elsewhere):
+    scaling by them is exact, and keeps products of squared totals from under- or
+    overflowing."""
+    finite = np.isfinite(totals) & (totals > 0)
+    out: np.ndarray = np.where(
+        finite, np.ldexp(1.0, -np.frexp(np.where(finite, totals, 1.0))[1]), 1.0
     )
     return out
-
-
-def kappa_weight_dot(weights: str | None, x: np.ndarray) -> np.ndarray:
-    """``w @ x`` for the (symmetric) disagreement weights of :func:`kappa_weight_at`, in O(L):
-    ``sum(x) - x`` unweighted; prefix sums for linear; three moments for quadratic."""
-    x = np.asarray(x, dtype=np.float64)
-    if weights is None:
-        out: np.ndarray = float(x.sum()) - x
-        return out
-    pos = np.arange(len(x), dtype=np.float64)
-    if weights == "quadratic":
-        s0, s1, s2 = float(x.sum()), float(pos @ x), float((pos * pos) @ x)
-        return pos * pos * s0 - 2.0 * pos * s1 + s2
-    # sum_j |i - j| x_j = i X_<i - S_<i + S_>i - i X_>i with X, S the sums of x_j and j x_j.
-    below = np.concatenate(([0.0], np.cumsum(x)[:-1]))
-    below_moment = np.concatenate(([0.0], np.cumsum(pos * x)[:-1]))
-    above = float(x.sum()) - below - x
-    above_moment = float(pos @ x) - below_moment - pos * x
-    linear: np.ndarray = pos * below - below_moment + above_moment - pos * above
-    return linear

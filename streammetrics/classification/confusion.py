@@ -19,25 +19,25 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from .._intervals import kishes, normal_intervals, wilsons
 from ..base import Metric
 from ..errors import InputError
 from ..states.labels import config_labels
 from ..uncertainty import (
     NAN_INTERVAL,
     check_level,
-    counts_delta_se,
     normal_interval,
-    normal_quantile,
     wilson,
 )
 from ._confusion_base import (
     _check_zero_division,
     _ConfusionMetric,
     _label_value,
-    kappa_weight_at,
-    kappa_weight_dot,
     segments,
+    unit_scale,
 )
+from ._table_stack import delta_ses, summaries
+from .kappa import CohenKappa
 from .prf import F1, FBeta, Precision, Recall
 
 __all__ = [
@@ -180,20 +180,38 @@ class Accuracy(_ConfusionMetric):
         seg, many = segments(edges), len(edges) - 1
         correct = np.bincount(seg, weights=tp, minlength=many)
         total = np.bincount(seg, weights=true, minlength=many)
-        z = normal_quantile(level)
-        z2 = z * z
+        return _wilson_pairs(correct, total, kishes(total, weight_sq), level)
+
+    def _compute_tables(self, stack: np.ndarray) -> list[Any] | None:
+        diagonal, _, _, total = summaries(stack)
+        correct = diagonal.sum(axis=1)
         with np.errstate(invalid="ignore", divide="ignore"):
-            n = np.where(weight_sq > 0, total / weight_sq * total, 0.0)  # as kish()
-            p = np.minimum(np.maximum(correct * n / total / n, 0.0), 1.0)
-            centre = (p + z2 / (2 * n)) / (1 + z2 / n)
-            half = z / (1 + z2 / n) * np.sqrt(p * (1 - p) / n + z2 / (4 * n * n))
-            low = np.minimum(np.maximum(np.where(p == 0.0, 0.0, centre - half), 0.0), 1.0)
-            high = np.minimum(np.maximum(np.where(p == 1.0, 1.0, centre + half), 0.0), 1.0)
-        ok = (total > 0) & (n > 0)
-        return [
-            (lo, hi) if good else NAN_INTERVAL
-            for lo, hi, good in zip(low.tolist(), high.tolist(), ok.tolist(), strict=True)
-        ]
+            out: list[Any] = np.where(total != 0, correct / total, np.nan).tolist()
+        return out
+
+    def _interval_tables(
+        self,
+        stack: np.ndarray,
+        whole: np.ndarray,
+        count: np.ndarray,
+        weight_sq: np.ndarray,
+        level: float,
+    ) -> list[Any] | None:
+        diagonal, _, _, total = summaries(stack)
+        total = np.where(count == 0, np.nan, total)  # (an empty state: nan, nan)
+        return _wilson_pairs(diagonal.sum(axis=1), total, kishes(total, weight_sq), level)
+
+
+def _wilson_pairs(
+    correct: np.ndarray, total: np.ndarray, n_eff: np.ndarray, level: float
+) -> list[tuple[float, float]]:
+    """``Accuracy.interval`` of states with these sums: Wilson's interval of
+    ``correct * n_eff / total`` out of ``n_eff``; nan, nan where the total is not positive."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        low, high = wilsons(correct * n_eff / total, n_eff, level)
+    bad = ~(total > 0)
+    low[bad], high[bad] = math.nan, math.nan
+    return list(zip(low.tolist(), high.tolist(), strict=True))
 
 
 class MatthewsCorrCoef(_ConfusionMetric):
@@ -215,7 +233,7 @@ class MatthewsCorrCoef(_ConfusionMetric):
         # Margins scaled by the power of two bringing the total to [0.5, 1): exact, so the
         # value is the same to the bit, but products of squared totals can no longer underflow
         # (decayed weights of 1e-77 gave 0.0) or overflow.
-        scale = float(_unit_scale(np.array([p_sum.sum()], dtype=np.float64))[0])
+        scale = float(unit_scale(np.array([p_sum.sum()], dtype=np.float64))[0])
         diag, t_sum, p_sum = (np.asarray(a, dtype=np.float64) * scale for a in (diag, t_sum, p_sum))
         correct = float(diag.sum())
         n = float(p_sum.sum())
@@ -263,9 +281,15 @@ class MatthewsCorrCoef(_ConfusionMetric):
             # One class among the labels or the predictions: the MCC is undefined (reported as
             # 0 by convention, as scikit-learn does), so no interval (0.8.9 gave (0, 0)).
             return NAN_INTERVAL
+        se = self._delta_se(self._vectorised())
+        return normal_interval(self._compute(), se, level, (-1.0, 1.0))
+
+    def _vectorised(self) -> Any:
+        """``compute()`` as a function of the diagonal, row and column sums and total, each with
+        a leading batch axis (for the delta method)."""
 
         def f(d: np.ndarray, r: np.ndarray, c: np.ndarray, n: np.ndarray) -> np.ndarray:
-            scale = _unit_scale(n)  # as in _compute: exact, no underflow
+            scale = unit_scale(n)  # as in _compute: exact, no underflow
             d, r, c, n = d * scale[:, None], r * scale[:, None], c * scale[:, None], n * scale
             with np.errstate(invalid="ignore", divide="ignore"):
                 cov_tp = d.sum(axis=1) * n - (r * c).sum(axis=1)
@@ -273,137 +297,36 @@ class MatthewsCorrCoef(_ConfusionMetric):
                 out: np.ndarray = np.where(den > 0, cov_tp / np.sqrt(np.abs(den)), 0.0)
             return out
 
-        se = self._delta_se(f)
-        return normal_interval(self._compute(), se, level, (-1.0, 1.0))
+        return f
 
-
-class CohenKappa(_ConfusionMetric):
-    """Cohen's kappa between ``y_true`` and ``y_pred``, as ``cohen_kappa_score``.
-
-    ``weights``: ``None``, ``"linear"`` or ``"quadratic"`` (distance between the positions of
-    two labels in sorted order). ``nan`` where kappa is undefined. Exact.
-
-    Examples
-    --------
-    >>> import streammetrics as sm
-    >>> round(sm.CohenKappa().update([0, 1, 1, 2], [0, 1, 2, 2]).compute(), 6)
-    0.636364
-    """
-
-    higher_is_better: ClassVar[bool | None] = True
-
-    def __init__(self, weights: str | None = None) -> None:
-        super().__init__()
-        if weights not in (None, "linear", "quadratic"):
-            raise InputError(f"weights: must be None, 'linear' or 'quadratic'; got {weights!r}")
-        self._add_config(weights=weights)
-
-    def _compute(self) -> float:
-        if self.counts.sparse:
-            return self._sparse_kappa(unit=True)[0]
-        _, table = self._table()
-        conf = table.astype(np.float64)
-        total = conf.sum()
-        if total == 0:
-            return math.nan
-        # Counts scaled by the power of two bringing the total to [0.5, 1), as
-        # MatthewsCorrCoef scales them: exact, the same value to the bit, but the products of
-        # margins no longer underflow (weights of 1e-160 lost digits, of 1e-170 gave nan).
-        conf *= float(_unit_scale(np.array([total], dtype=np.float64))[0])
-        sum0, sum1 = conf.sum(axis=0), conf.sum(axis=1)
-        with np.errstate(over="ignore", invalid="ignore"):  # absurd weights give nan
-            return self._kappa(conf, np.outer(sum0, sum1) / sum0.sum())
-
-    def _sparse_kappa(
-        self, unit: bool = False
-    ) -> tuple[float, float, float, np.ndarray, np.ndarray]:
-        """``(kappa, A, B, rows, cols)`` from the filled cells, without the L x L weights:
-        ``A = sum w_ij C_ij`` over the filled cells, ``B = cols @ w @ rows / n`` in O(L).
-        ``unit``: the counts scaled to a total in [0.5, 1) first (for the value: see
-        ``_compute``)."""
-        r, c, v = self.counts.filled()
-        _, rows, cols = self._margins()
-        n = float(rows.sum())
-        if n == 0:
-            return math.nan, math.nan, math.nan, rows, cols
-        if unit:
-            scale = float(_unit_scale(np.array([n], dtype=np.float64))[0])
-            v = v.astype(np.float64) * scale
-            rows, cols = rows * scale, cols * scale
-            n = float(rows.sum())
-        weights = self._config["weights"]
-        with np.errstate(over="ignore", invalid="ignore"):
-            a = float(kappa_weight_at(weights, r, c) @ v.astype(np.float64))
-            b = float(cols @ kappa_weight_dot(weights, rows)) / n
-            kappa = math.nan if b == 0 else 1.0 - a / b
-        return kappa, a, b, rows, cols
-
-    def _kappa(self, conf: np.ndarray, expected: np.ndarray) -> float:
-        k = conf.shape[0]
-        if self._config["weights"] is None:
-            w = np.ones((k, k))
-            np.fill_diagonal(w, 0)
-        else:
-            pos = np.arange(k, dtype=np.float64)
-            diff = pos[None, :] - pos[:, None]
-            w = np.abs(diff) if self._config["weights"] == "linear" else diff**2
-        den = float((w * expected).sum())
-        if den == 0:
-            return math.nan
-        return float(1 - (w * conf).sum() / den)
-
-    def _disagreement(self, k: int) -> np.ndarray:
-        if self._config["weights"] is None:
-            w = np.ones((k, k))
-            np.fill_diagonal(w, 0)
-            return w
-        pos = np.arange(k, dtype=np.float64)
-        diff = pos[None, :] - pos[:, None]
-        out: np.ndarray = np.abs(diff) if self._config["weights"] == "linear" else diff**2
-        return out
-
-    def interval(self, level: float = 0.95) -> tuple[float, float]:
-        """Delta-method interval of kappa (unweighted, linear or quadratic) over the
-        multinomial confusion counts, with the analytic gradient of ``1 - A / B``
-        (``A = sum w_ij C_ij``, ``B = sum w_ij c_i r_j / n``; Fleiss, Cohen and Everitt 1969,
-        "Large sample standard errors of kappa and weighted kappa", Psychological Bulletin 72,
-        323-327), normal, on Kish's effective sample size, clipped to [-1, 1] (where every
-        weighting of kappa lies). O(L**2).
-        """
-        level = check_level(level)
-        if self.count == 0:
-            return NAN_INTERVAL
-        if self.counts.sparse:
-            return self._sparse_interval(level)
-        _, table = self._table()
-        conf = table.astype(np.float64)
-        n = float(conf.sum())
-        if n <= 0:
-            return NAN_INTERVAL
-        w = self._disagreement(conf.shape[0])
-        cols, rows = conf.sum(axis=0), conf.sum(axis=1)
-        a = float((w * conf).sum())
-        b = float(cols @ w @ rows) / n
-        if b == 0:
-            return NAN_INTERVAL
-        # dB/dC_kl = ((w @ r)_l + (c @ w)_k - B) / n, for the cell (k true, l predicted).
-        db = ((w @ rows)[None, :] + (cols @ w)[:, None] - b) / n
-        grad = -(w * b - a * db) / (b * b)
-        se = counts_delta_se(conf, grad, self._n_eff())
-        return normal_interval(1.0 - a / b, se, level, (-1.0, 1.0))
-
-    def _sparse_interval(self, level: float) -> tuple[float, float]:
-        """:meth:`interval` from the filled cells (empty cells add nothing to the variance)."""
-        kappa, a, b, rows, cols = self._sparse_kappa()
-        n = float(rows.sum())
-        if not n > 0 or b == 0 or math.isnan(b):
-            return NAN_INTERVAL
-        weights = self._config["weights"]
-        r, c, v = self.counts.filled()
-        db = (kappa_weight_dot(weights, rows)[c] + kappa_weight_dot(weights, cols)[r] - b) / n
-        grad = -(kappa_weight_at(weights, r, c) * b - a * db) / (b * b)
-        se = counts_delta_se(v.astype(np.float64), grad, self._n_eff())
-        return normal_interval(kappa, se, level, (-1.0, 1.0))
+    def _interval_tables(
+        self,
+        stack: np.ndarray,
+        whole: np.ndarray,
+        count: np.ndarray,
+        weight_sq: np.ndarray,
+        level: float,
+    ) -> list[Any] | None:
+        """:meth:`interval` of states of whole counts from their tables (the value from
+        :meth:`_compute_margins`, exact; weighted tables: None, their states answer)."""
+        g, size = stack.shape[0], stack.shape[1]
+        diagonal, rows, cols, total = summaries(stack)
+        values = self._compute_margins(
+            diagonal.ravel(), rows.ravel(), cols.ravel(), list(range(0, g * size + 1, size))
+        )
+        if values is None:
+            return None
+        known = whole & np.array([v is not None for v in values], dtype=bool)
+        one_class = (np.count_nonzero(rows, axis=1) < 2) | (np.count_nonzero(cols, axis=1) < 2)
+        scored = known & ~one_class & (count > 0)
+        value = np.array([math.nan if v is None else v for v in values])
+        se = np.full(g, math.nan)
+        n_eff = kishes(total[scored], weight_sq[scored])
+        se[scored] = delta_ses(stack[scored], self._vectorised(), n_eff, count[scored])
+        low, high = normal_intervals(value, se, level, (-1.0, 1.0))
+        low[~scored], high[~scored] = math.nan, math.nan
+        pairs = zip(low.tolist(), high.tolist(), known.tolist(), strict=True)
+        return [(lo, hi) if ok else None for lo, hi, ok in pairs]
 
 
 class ClassificationReport(_ConfusionMetric):
@@ -482,14 +405,3 @@ class ClassificationReport(_ConfusionMetric):
             for label in self._config["labels"] or []
         }
         return out
-
-
-def _unit_scale(totals: np.ndarray) -> np.ndarray:
-    """The powers of two bringing positive finite ``totals`` to [0.5, 1) (1.0 elsewhere):
-    scaling by them is exact, and keeps products of squared totals from under- or
-    overflowing."""
-    finite = np.isfinite(totals) & (totals > 0)
-    out: np.ndarray = np.where(
-        finite, np.ldexp(1.0, -np.frexp(np.where(finite, totals, 1.0))[1]), 1.0
-    )
-    return out

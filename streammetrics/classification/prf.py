@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._inputs import config_number, whole_if_integral
+from .._intervals import kishes, normal_intervals, wilsons
 from ..errors import InputError
 from ..states.labels import config_labels
 from ..uncertainty import (
@@ -28,6 +29,7 @@ from ._confusion_base import (
     segment_nanaverage,
     segments,
 )
+from ._table_stack import Summaries, delta_ses, summaries
 
 __all__ = ["F1", "FBeta", "Precision", "Recall"]
 
@@ -200,6 +202,76 @@ class _PRF(_ConfusionMetric, register=False):
         if average is None:
             return [value[a:b] for a, b in itertools.pairwise(edges)]
         return segment_nanaverage(value, support if average == "weighted" else None, edges)
+
+    def _table_values(self, sums: Summaries) -> tuple[np.ndarray, np.ndarray]:
+        """``compute()`` of every table of a stack from its summaries, and where that is the
+        state's own to the bit: wherever every label keeps its score (a nan, from
+        ``zero_division=nan``, leaves a shorter array to average, summed in another order)."""
+        diagonal, rows, cols, _ = sums
+        tp, pred, true = diagonal, cols, rows
+        if self._config["average"] == "micro":
+            tp, pred, true = (x.sum(axis=1, keepdims=True) for x in (tp, pred, true))
+        precision, recall, f, support = self._scores_of(tp, pred, true)
+        value = {"precision": precision, "recall": recall, "f": f}[self._metric]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out = value.sum(axis=1) / value.shape[1]  # np.mean
+            if self._config["average"] == "weighted":  # np.average, unless no support
+                scale = support.sum(axis=1)
+                out = np.where(scale == 0, out, (value * support).sum(axis=1) / scale)
+        return out, ~np.isnan(value).any(axis=1)
+
+    def _scored_by_tables(self) -> bool:
+        # One value per slice, over the labels each slice has seen.
+        average = self._config["average"]
+        return average not in (None, "binary") and self._config["labels"] is None
+
+    def _compute_tables(self, stack: np.ndarray) -> list[Any] | None:
+        if self._config["average"] is None and self._config["labels"] is None:
+            diagonal, rows, cols, _ = summaries(stack)  # one value per label: no average
+            scores = self._scores_of(diagonal, cols, rows)
+            value = {"precision": scores[0], "recall": scores[1], "f": scores[2]}[self._metric]
+            return [row.copy() for row in value]
+        if not self._scored_by_tables():
+            return None
+        value, exact = self._table_values(summaries(stack))
+        return [v if ok else None for v, ok in zip(value.tolist(), exact.tolist(), strict=True)]
+
+    def _interval_tables(
+        self,
+        stack: np.ndarray,
+        whole: np.ndarray,
+        count: np.ndarray,
+        weight_sq: np.ndarray,
+        level: float,
+    ) -> list[Any] | None:
+        """:meth:`interval` of many states from their tables, branch by branch as there."""
+        if not self._scored_by_tables():
+            return None
+        g = len(stack)
+        sums = summaries(stack)
+        diagonal, rows, cols, total = sums
+        n_eff = kishes(total, weight_sq)
+        value, exact = self._table_values(sums)
+        low, high = np.full(g, math.nan), np.full(g, math.nan)
+        done = count == 0
+        if self._config["average"] == "micro":
+            tp, pred, true = (x.sum(axis=1) for x in (diagonal, cols, rows))
+            if self._metric == "f":
+                done |= pred + true == 0  # zero_division's value: no interval
+            else:
+                den = pred if self._metric == "precision" else true
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    design = np.where(total > 0, n_eff / total, math.nan)
+                    low, high = wilsons(tp * design, den * design, level)
+                low[done | (den == 0)], high[done | (den == 0)] = math.nan, math.nan
+                return list(zip(low.tolist(), high.tolist(), strict=True))
+        perfect = ~done & exact & (value == 1.0)
+        low[perfect], high[perfect] = 1.0, 1.0
+        scored = ~done & exact & ~perfect
+        se = delta_ses(stack[scored], self._vectorised(), n_eff[scored], count[scored])
+        low[scored], high[scored] = normal_intervals(value[scored], se, level, (0.0, 1.0))
+        pairs = zip(low.tolist(), high.tolist(), (done | exact).tolist(), strict=True)
+        return [(lo, hi) if ok else None for lo, hi, ok in pairs]
 
     def _empty_result(self) -> Any:
         # average=None: one value per label, nan for each declared label; no label seen yet

@@ -24,6 +24,7 @@ some label sets (``average="binary"``), the per-slice path runs.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
@@ -51,6 +52,8 @@ __all__ = ["CONFUSION_PACK_MIN_SLICES", "ConfusionPack"]
 CONFUSION_PACK_MIN_SLICES = 1
 
 Key = Any
+#: The cells of dense tables stacked at a time to be scored together (32 MB of float64).
+_STACK_CELLS = 1 << 22
 #: Cell codes stay below this (int64 with room): a larger table of slices x labels**2 is not
 #: packed.
 _CODE_LIMIT = 1 << 62
@@ -312,33 +315,92 @@ class ConfusionPack:
                 metric._commit(n, counts=block)
         return metrics
 
+    def _layout(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``(widths, label_start, slot, at_true, at_pred)``: each slice's number of labels and
+        where they start in ``present``; each cell's slice and the positions of its labels among
+        its slice's own (its row and column in the slice's table)."""
+        many, size = len(self.keys), len(self.labels)
+        slot, rest = np.divmod(self.cells, size * size)
+        true, pred = np.divmod(rest, size)
+        if self.present is None:  # every slice has every label: codes as they are
+            widths = np.full(many, size, dtype=np.int64)
+            return widths, np.arange(many, dtype=np.int64) * size, slot, true, pred
+        edges = np.searchsorted(self.present, np.arange(many + 1) * size)
+        widths, label_start = np.diff(edges), edges[:-1]
+        first = label_start[slot]
+        at_true = np.searchsorted(self.present, slot * size + true) - first
+        at_pred = np.searchsorted(self.present, slot * size + pred) - first
+        return widths, label_start, slot, at_true, at_pred
+
+    def _stacks(self, wanted: np.ndarray) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """``(which, stack)``: wanted slices ``which`` (sorted indices; ``wanted`` a mask over
+        the slices) of one width ``L`` whose tables are dense, and their tables as a float64
+        ``(len(which), L, L)`` stack, at most ``_STACK_CELLS`` cells at a time. Slices whose
+        tables may take the sparse form are in none (their states answer for them)."""
+        assert not self.queue, "read a settled() pack"
+        widths, _, slot, at_true, at_pred = self._layout()
+        mine = np.flatnonzero(wanted[slot])
+        order = mine[np.argsort(widths[slot[mine]], kind="stable")]  # by width, then slice
+        sorted_width = widths[slot[order]]
+        for w in np.unique(widths[wanted]).tolist():
+            if w == 0 or may_be_sparse(w * w):
+                continue
+            group = np.flatnonzero((widths == w) & wanted)
+            a, b = np.searchsorted(sorted_width, [w, w + 1]).tolist()
+            cells = order[a:b]
+            rank = np.searchsorted(group, slot[cells])  # each cell's slice within the group
+            local = at_true[cells] * w + at_pred[cells]
+            values = self.values[cells]
+            step = max(1, _STACK_CELLS // (w * w))
+            for lo in range(0, len(group), step):
+                hi = min(lo + step, len(group))
+                c0, c1 = np.searchsorted(rank, [lo, hi]).tolist()
+                stack = np.zeros((hi - lo, w * w))
+                stack[rank[c0:c1] - lo, local[c0:c1]] = values[c0:c1]
+                yield group[lo:hi], stack.reshape(hi - lo, w, w)
+
+    def _by_tables(
+        self,
+        score: Callable[[np.ndarray, np.ndarray], list[Any] | None],
+        alone: str,
+        *args: Any,
+        known: list[Any] | None = None,
+    ) -> list[Any] | None:
+        """Every slice's answer: ``known``'s entries that are not None, then ``score(which,
+        stack)`` over :meth:`_stacks` of the others (a list, None where a slice's own state
+        must answer), then each remaining slice's made state's method ``alone`` (called with
+        ``args``). None when nothing is known and ``score`` offers none (it answers None)."""
+        out: list[Any] = [None] * len(self.keys) if known is None else known
+        wanted = np.fromiter((v is None for v in out), dtype=bool, count=len(out))
+        for which, stack in self._stacks(wanted):
+            got = score(which, stack)
+            if got is None:
+                if known is None:
+                    return None
+                break  # the metric offers none: the states answer
+            for j, value in zip(which.tolist(), got, strict=True):
+                out[j] = value
+        rest = np.array([j for j, v in enumerate(out) if v is None], dtype=np.int64)
+        for j, state in zip(rest.tolist(), self._slice_states(rest), strict=True):
+            out[j] = getattr(state, alone)(*args)
+        return out
+
     def wire_states(self) -> list[tuple[Key, Any]] | None:
         """``(key, state)`` of every slice, sorted by key, each state in canonical form: what
         each slice's own state writes (its row count, its labels and dense table, its squared
         weights), built from the table without making the states; None when some slice's
         table is large enough to take the sparse form (the states then write it)."""
         assert not self.queue, "read a settled() pack"
-        many, size = len(self.keys), len(self.labels)
-        if self.present is None:  # every slice has every label
-            widths = np.full(many, size, dtype=np.int64)
+        many = len(self.keys)
+        widths, label_start, slot, at_true, at_pred = self._layout()
+        if self.present is None:
             own = np.tile(self.labels, many)
         else:
-            edges = np.searchsorted(self.present, np.arange(many + 1) * size)
-            widths = np.diff(edges)
-            own = self.labels[self.present % size]
+            own = self.labels[self.present % len(self.labels)]
         if many and may_be_sparse(int(widths.max()) ** 2):
             return None
-        label_start = np.cumsum(widths) - widths
         areas = widths * widths
         table_start = np.cumsum(areas) - areas
-        slot, rest = np.divmod(self.cells, size * size)
-        true, pred = np.divmod(rest, size)
-        if self.present is None:
-            at_true, at_pred = true, pred
-        else:  # the positions of the cell's labels among its slice's own
-            first = label_start[slot]
-            at_true = np.searchsorted(self.present, slot * size + true) - first
-            at_pred = np.searchsorted(self.present, slot * size + pred) - first
         tables = np.zeros(int(areas.sum()), dtype=self.values.dtype)
         tables[table_start[slot] + at_true * widths[slot] + at_pred] = self.values
         keeps_sq, text = self.template._keeps_weight_sq, own.dtype.kind == "U"
@@ -375,32 +437,46 @@ class ConfusionPack:
         return self._slice_states(np.array([self.index[key]], dtype=np.int64))[0]
 
     def computed(self) -> dict[Key, Any] | None:
-        """``{key: compute()}`` of every slice at once from the table's margins (the metric's
-        ``_compute_margins``), equal to the bit to each slice's ``compute()``; the few slices
-        it leaves to their own state are made one by one. None when the metric offers none, or
-        the table holds weights (a slice's own margins add its float counts in another order:
-        the made states compute them)."""
+        """``{key: compute()}`` of every slice at once, equal to the bit to each slice's
+        ``compute()``: whole counts from the table's margins (the metric's
+        ``_compute_margins``), weighted ones, and the slices the margins leave, from each
+        width's dense tables stacked (its ``_compute_tables``: the margins would add float
+        counts in another order than a slice's own table does); the few slices both leave are
+        made and asked. None when the metric offers neither."""
         assert not self.queue, "read a settled() pack"
-        if self.floaty is not None:
-            return None
-        tp, true, pred, edges = self._margins()
-        values = self.template._compute_margins(tp, true, pred, edges)
-        if values is None:
-            return None
-        for j in [j for j, v in enumerate(values) if v is None]:
-            values[j] = self.state(self.keys[j]).compute()
-        return dict(zip(self.keys, values, strict=True))
+        template = self.template
+        known = None
+        if self.floaty is None:
+            tp, true, pred, edges = self._margins()
+            known = template._compute_margins(tp, true, pred, edges)
+            if known is None:
+                return None
+        values = self._by_tables(
+            lambda _, stack: template._compute_tables(stack), "compute", known=known
+        )
+        return None if values is None else dict(zip(self.keys, values, strict=True))
 
     def intervals(self, level: float) -> dict[Key, tuple[float, float]] | None:
-        """``{key: interval(level)}`` of every slice at once from the table's margins (the
-        metric's ``_interval_margins``), equal to the bit to each slice's own; None when the
-        metric offers none, or the table holds weights (as :meth:`computed`)."""
+        """``{key: interval(level)}`` of every slice at once, equal to the bit to each slice's
+        own: from the table's margins where the metric offers that (``_interval_margins``,
+        whole counts), else from each width's dense tables stacked (``_interval_tables``: the
+        delta method of every slice at once); None when the metric offers neither."""
         assert not self.queue, "read a settled() pack"
-        if self.floaty is not None:
-            return None
-        tp, true, pred, edges = self._margins()
-        out = self.template._interval_margins(tp, true, pred, edges, self.weight_sq, level)
-        return None if out is None else dict(zip(self.keys, out, strict=True))
+        template = self.template
+        if self.floaty is None:
+            tp, true, pred, edges = self._margins()
+            out = template._interval_margins(tp, true, pred, edges, self.weight_sq, level)
+            if out is not None:
+                return dict(zip(self.keys, out, strict=True))
+        whole = np.ones(len(self.keys), dtype=bool) if self.floaty is None else ~self.floaty
+
+        def score(which: np.ndarray, stack: np.ndarray) -> list[Any] | None:
+            return template._interval_tables(  # type: ignore[no-any-return]
+                stack, whole[which], self.counts[which], self.weight_sq[which], level
+            )
+
+        got = self._by_tables(score, "interval", level)
+        return None if got is None else dict(zip(self.keys, got, strict=True))
 
     def _margins(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[int]]:
         """Each slice's true positives, true and predicted totals over its own labels (float64,
