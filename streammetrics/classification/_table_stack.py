@@ -23,7 +23,7 @@ import numpy as np
 
 from ..uncertainty import _GRAD_BUDGET
 
-__all__ = ["Summaries", "delta_ses", "summaries"]
+__all__ = ["Summaries", "counts_delta_ses", "delta_ses", "summaries"]
 
 #: ``(diagonal, row sums, column sums, total)`` of every table of a stack, float64.
 Summaries = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
@@ -77,11 +77,18 @@ def _delta_ses(c: np.ndarray, f: Confusion, n_eff: np.ndarray, samples: np.ndarr
         # confusion_delta_se: h_ij = a_i + b_j + z, and e_i on the diagonal
         h = a[:, :, None] + b[:, None, :] + z[:, None, None]
         h[:, np.arange(size), np.arange(size)] += e
-        # counts_delta_se
-        finite &= np.isfinite(h).reshape(g, -1).all(axis=1)
+    return np.where(finite, counts_delta_ses(c, h, n_eff), np.nan)
+
+
+def counts_delta_ses(c: np.ndarray, h: np.ndarray, n_eff: np.ndarray) -> np.ndarray:
+    """``counts_delta_se(table, grad, n_eff)`` of every table of a float64 ``(g, L, L)`` stack
+    ``c``, with the gradients ``h`` stacked alike."""
+    g = len(c)
+    n = c.reshape(g, -1).sum(axis=1)
+    with np.errstate(all="ignore"):
+        finite = np.isfinite(h).reshape(g, -1).all(axis=1)
         mean = (c * h).reshape(g, -1).sum(axis=1)
         var = (c * h * h).reshape(g, -1).sum(axis=1) - mean * mean / n
         var = var * (n / n_eff)
         se = np.sqrt(np.where(0.0 > var, 0.0, var))
-    ok = (n > 0) & finite & (n_eff > 0)
-    return np.where(ok, se, np.nan)
+    return np.where((n > 0) & finite & (n_eff > 0), se, np.nan)

@@ -8,13 +8,15 @@ table (:func:`kappa_weight_at`, :func:`kappa_weight_dot`).
 from __future__ import annotations
 
 import math
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
+from .._intervals import kishes, normal_intervals
 from ..errors import InputError
 from ..uncertainty import NAN_INTERVAL, check_level, counts_delta_se, normal_interval
 from ._confusion_base import _ConfusionMetric, unit_scale
+from ._table_stack import counts_delta_ses
 
 __all__ = ["CohenKappa"]
 
@@ -55,6 +57,53 @@ class CohenKappa(_ConfusionMetric):
         sum0, sum1 = conf.sum(axis=0), conf.sum(axis=1)
         with np.errstate(over="ignore", invalid="ignore"):  # absurd weights give nan
             return self._kappa(conf, np.outer(sum0, sum1) / sum0.sum())
+
+    def _compute_tables(self, stack: np.ndarray) -> list[Any] | None:
+        """:meth:`_compute` of many dense tables at once (``_ConfusionMetric``), the same
+        operations on a ``(g, L, L)`` stack."""
+        g, size = stack.shape[0], stack.shape[1]
+        total = stack.reshape(g, -1).sum(axis=1)
+        conf = stack * unit_scale(total)[:, None, None]
+        sum0, sum1 = conf.sum(axis=1), conf.sum(axis=2)
+        w = self._disagreement(size)
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            expected = sum0[:, :, None] * sum1[:, None, :] / sum0.sum(axis=1)[:, None, None]
+            den = (w * expected).reshape(g, -1).sum(axis=1)
+            value = 1 - (w * conf).reshape(g, -1).sum(axis=1) / den
+        out: list[Any] = np.where((total == 0) | (den == 0), math.nan, value).tolist()
+        return out
+
+    def _interval_tables(
+        self,
+        stack: np.ndarray,
+        whole: np.ndarray,
+        count: np.ndarray,
+        weight_sq: np.ndarray,
+        level: float,
+    ) -> list[Any] | None:
+        """:meth:`interval` of many states of whole counts at once: with whole counts and
+        weights every sum of :meth:`interval` below 2**53 is exact, so the matrix products
+        (BLAS's order there) give the same bits in any order. Weighted tables and larger
+        sums: None (their states answer)."""
+        g, size = stack.shape[0], stack.shape[1]
+        n = stack.reshape(g, -1).sum(axis=1)
+        w = self._disagreement(size)
+        cols, rows = stack.sum(axis=1), stack.sum(axis=2)
+        exact = whole & (n * n * max(float(w.max(initial=0.0)), 1.0) < 2.0**53)
+        with np.errstate(all="ignore"):
+            a = (w * stack).reshape(g, -1).sum(axis=1)
+            cw, wr = cols @ w, rows @ w.T  # cols @ w and w @ rows of each table
+            b = (cw * rows).sum(axis=1) / n
+            db = (wr[:, None, :] + cw[:, :, None] - b[:, None, None]) / n[:, None, None]
+            b3 = b[:, None, None]
+            grad = -(w * b3 - a[:, None, None] * db) / (b3 * b3)
+            value = 1.0 - a / b
+        se = counts_delta_ses(stack, grad, kishes(n, weight_sq))
+        low, high = normal_intervals(value, se, level, (-1.0, 1.0))
+        empty = (count == 0) | ~(n > 0) | (b == 0)
+        low[empty], high[empty] = math.nan, math.nan
+        pairs = zip(low.tolist(), high.tolist(), exact.tolist(), strict=True)
+        return [(lo, hi) if ok else None for lo, hi, ok in pairs]
 
     def _sparse_kappa(
         self, unit: bool = False

@@ -438,7 +438,7 @@ class ConfusionPack:
 
     def computed(self) -> dict[Key, Any] | None:
         """``{key: compute()}`` of every slice at once, equal to the bit to each slice's
-        ``compute()``: whole counts from the table's margins (the metric's
+        ``compute()``: whole counts from the table's margins where the metric offers that (its
         ``_compute_margins``), weighted ones, and the slices the margins leave, from each
         width's dense tables stacked (its ``_compute_tables``: the margins would add float
         counts in another order than a slice's own table does); the few slices both leave are
@@ -449,8 +449,6 @@ class ConfusionPack:
         if self.floaty is None:
             tp, true, pred, edges = self._margins()
             known = template._compute_margins(tp, true, pred, edges)
-            if known is None:
-                return None
         values = self._by_tables(
             lambda _, stack: template._compute_tables(stack), "compute", known=known
         )

@@ -1,0 +1,119 @@
+"""Reading a ``Sliced`` confusion metric: ``compute()`` and ``intervals()`` of every slice.
+
+One 2M-row batch (3 labels, 70% right) goes into ``Sliced(metric)`` over ``--slices`` slices,
+unweighted or with weights uniform in [0.5, 1.5); then each read is timed on that state, best of
+``--repeats``:
+
+- "tables": the packed table's reads (the dense tables of each width stacked and scored at
+  once, or the margins of whole counts);
+- "states": one state made per slice and asked, the path every read without a table method
+  takes (``ConfusionPack.computed``/``intervals`` answering None, and the made states dropped
+  before each run, as a first read after an update pays them);
+- "floor" (values only): the read a numpy user keeping a dense ``(slices, 3, 3)`` array of
+  counts would write for per-slice accuracy or macro F1 (arrays, where we answer a dict keyed
+  by slice); no intervals (no peer gives per-slice intervals: fairlearn's ``MetricFrame`` and
+  torchmetrics give values).
+
+    PYTHONPATH=. python benchmarks/bench_sliced_reads.py [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+import streammetrics as sm
+from streammetrics.wrappers._confusion_pack import ConfusionPack
+
+METRICS: dict[str, Callable[[], sm.Metric]] = {
+    "Accuracy": sm.Accuracy,
+    "F1 macro": lambda: sm.F1(average="macro"),
+    "Precision micro": lambda: sm.Precision(average="micro"),
+    "MCC": sm.MatthewsCorrCoef,
+    "CohenKappa": sm.CohenKappa,
+}
+
+
+def _best(fn: Callable[[], object], repeats: int) -> float:
+    best = float("inf")
+    for _ in range(repeats):
+        t = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+def _floor(name: str, y, p, by, w, k: int) -> Callable[[], object]:  # type: ignore[no-untyped-def]
+    """The read a numpy user keeping a dense ``(slices, 3, 3)`` count table would write."""
+    weights = np.ones(len(y)) if w is None else w
+    table = np.bincount((by * 3 + y) * 3 + p, weights, minlength=k * 9).reshape(k, 3, 3)
+
+    def accuracy() -> object:
+        return np.trace(table, axis1=1, axis2=2) / table.sum(axis=(1, 2))
+
+    def f1() -> object:
+        tp = np.diagonal(table, axis1=1, axis2=2)
+        den = table.sum(axis=2) + table.sum(axis=1)
+        f = np.divide(2 * tp, den, out=np.zeros_like(tp), where=den > 0)
+        seen = den > 0
+        return f.sum(axis=1) / seen.sum(axis=1)
+
+    return accuracy if name == "Accuracy" else f1
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="a smoke run of a few seconds")
+    parser.add_argument("--rows", type=int, default=2_000_000)
+    parser.add_argument("--slices", type=int, nargs="+", default=[1_000, 100_000])
+    parser.add_argument("--repeats", type=int, default=3)
+    args = parser.parse_args()
+    if args.quick:
+        args.rows, args.slices, args.repeats = 50_000, [500], 1
+    rng = np.random.default_rng(0)
+    n = args.rows
+    y = rng.integers(0, 3, n)
+    p = np.where(rng.random(n) < 0.7, y, rng.integers(0, 3, n))
+    w = rng.uniform(0.5, 1.5, n)
+    print(f"{n:,} rows, 3 labels; seconds, best of {args.repeats}")
+    print(
+        f"{'slices':>8} {'metric':<16} {'weights':<8} {'read':<10} {'tables':>8} {'states':>8} "
+        f"{'floor':>8} {'states/tables':>14}"
+    )
+    for k in args.slices:
+        by = rng.integers(0, k, n)
+        for weighted in (False, True):
+            sw = w if weighted else None
+            for name, make in METRICS.items():
+                s = sm.Sliced(make()).update(y, p, by=by, sample_weight=sw)
+                s.compute()  # (the queue folded)
+                for read in ("compute", "intervals"):
+                    ask = getattr(s, read)
+                    tables = _best(ask, args.repeats)
+
+                    def alone(ask: Callable[[], object] = ask, s: sm.Sliced = s) -> object:
+                        s.slices._dict = None  # a first read: the states are made
+                        return ask()
+
+                    own = ConfusionPack.computed, ConfusionPack.intervals
+                    ConfusionPack.computed = lambda self: None  # type: ignore[method-assign,assignment]
+                    ConfusionPack.intervals = lambda self, level: None  # type: ignore[method-assign,assignment]
+                    try:
+                        states = _best(alone, args.repeats)
+                    finally:
+                        ConfusionPack.computed, ConfusionPack.intervals = own  # type: ignore[method-assign]
+                        s.slices._dict = None
+                    floor = ""
+                    if read == "compute" and name in ("Accuracy", "F1 macro"):
+                        floor = f"{_best(_floor(name, y, p, by, sw, k), args.repeats):8.3f}"
+                    print(
+                        f"{k:>8,} {name:<16} {'yes' if weighted else 'no':<8} {read:<10} "
+                        f"{tables:8.3f} {states:8.3f} {floor:>8} {states / tables:13.1f}x"
+                    )
+
+
+if __name__ == "__main__":
+    main()
