@@ -15,10 +15,12 @@ import sys
 
 import numpy as np
 from scipy import special
+from scipy.special import expit
 
 from .uncertainty import TWO_ROWS, normal_quantile
 
 __all__ = [
+    "ap_intervals",
     "clipped",
     "kishes",
     "mean_intervals",
@@ -119,4 +121,30 @@ def mean_intervals(
     low, high = t_intervals(mean, spread, n_eff, level)
     empty = ~(weight > 0)
     low[empty], high[empty] = math.nan, math.nan
+    return low, high
+
+
+def ap_intervals(
+    ap: np.ndarray, widen: np.ndarray, big_p: np.ndarray, big_n: np.ndarray, level: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """``AveragePrecision.interval`` of every element (Boyd, Eng and Page 2013's logit
+    interval; the metric calls this on one element): ``expit(logit(AP) -/+ z / sqrt(P AP (1 -
+    AP)))`` widened by ``widen`` and clipped to [0, 1], ``AP -/+ widen`` at an AP of 0 or 1;
+    nan unless the AP is finite and ``big_p``, ``big_n`` (the positive and negative weight)
+    are both above 1."""
+    z = normal_quantile(level)
+    with np.errstate(all="ignore"):
+        # expit, not 1 / (1 + exp(-x)): half is over 700 for a tiny AP of few positives.
+        centre = np.log(ap / (1.0 - ap))
+        half = z / np.sqrt(big_p * ap * (1.0 - ap))
+        low = expit(centre - half) - widen
+        high = expit(centre + half) + widen
+        low = np.where(0.0 > low, 0.0, low)  # max(low, 0.0)
+        high = np.where(1.0 < high, 1.0, high)  # min(high, 1.0)
+        edge = (ap <= 0.0) | (ap >= 1.0)  # normal_interval(ap, 0.0, level, (0, 1), widen)
+        side = z * 0.0 + widen
+        low = np.where(edge, clipped(ap - side, 0.0, 1.0), low)
+        high = np.where(edge, clipped(ap + side, 0.0, 1.0), high)
+    bad = ~(np.isfinite(ap) & (big_p > 1) & (big_n > 1))
+    low[bad], high[bad] = math.nan, math.nan
     return low, high

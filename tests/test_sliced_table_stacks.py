@@ -110,7 +110,7 @@ def test_every_slice_scores_as_its_own_state(name: str, seed: int, monkeypatch) 
         made_alone.clear()
         got = s.intervals(level)
         whole = s.slices.pack().floaty is None
-        assert sum(made_alone) == 0 or not (name in STACKED or name in WHOLE_INTERVALS and whole)
+        assert sum(made_alone) == 0 or not (name in STACKED or (name in WHOLE_INTERVALS and whole))
         made = s.slices.view()
         assert all(repr(got[k]) == repr(made[k].interval(level)) for k in made)
 

@@ -24,9 +24,9 @@ import math
 from typing import Any, ClassVar
 
 import numpy as np
-from scipy.special import expit
 
 from .._inputs import BFLOAT16_BITS, as_weights, bfloat16_values, check_same_length
+from .._intervals import ap_intervals
 from ..base import Metric
 from ..errors import InputError
 from ..states._bucket_stack import BucketStack
@@ -39,7 +39,6 @@ from ..uncertainty import (
     check_level,
     delong,
     normal_interval,
-    normal_quantile,
 )
 from ._checks import binary_labels, check_exact_probabilities, check_mode, checked_scores
 
@@ -304,16 +303,10 @@ class AveragePrecision(_BinaryScoreMetric):
         h = self.hist
         big_p, big_n = h.derived("totals", lambda: (float(h.pos.sum()), float(h.neg.sum())))
         widen = 0.0 if self.hist.exact else self.error_bound()
-        if not (math.isfinite(ap) and big_p > 1 and big_n > 1):  # as ROCAUC (weights as counts)
-            return NAN_INTERVAL
-        if ap <= 0.0 or ap >= 1.0:
-            return normal_interval(ap, 0.0, level, (0.0, 1.0), widen)
-        centre = math.log(ap / (1.0 - ap))
-        half = normal_quantile(level) / math.sqrt(big_p * ap * (1.0 - ap))
-        # expit, not 1 / (1 + exp(-x)): half is over 700 for a tiny AP of few positives.
-        low = float(expit(centre - half)) - widen
-        high = float(expit(centre + half)) + widen
-        return max(low, 0.0), min(high, 1.0)
+        # (nan unless both classes weigh more than 1, as ROCAUC: weights as counts)
+        one = [np.array([x]) for x in (ap, widen, big_p, big_n)]
+        low, high = ap_intervals(one[0], one[1], one[2], one[3], level)
+        return float(low[0]), float(high[0])
 
 
 def _thresholds(metric: _BinaryScoreMetric) -> np.ndarray:

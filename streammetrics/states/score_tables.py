@@ -12,7 +12,7 @@ import math
 import numpy as np
 from scipy.special import digamma
 
-__all__ = ["ap_from_table", "auc_from_table", "curve_counts"]
+__all__ = ["ap_from_table", "ap_of_rows", "auc_from_table", "curve_counts"]
 
 
 def auc_from_table(
@@ -113,43 +113,68 @@ def ap_from_table(
     the precision only rises along the bucket), and the value and bound do not change when
     every weight is scaled. (0.8.4 used the counts' form for weights too: below weight 1 its
     "lower" end could pass the value, and the bound was not certified.)
+
+    Computed by :func:`ap_of_rows` on one row, so that ``Sliced`` scores many tables of one
+    length at once to the same bits.
     """
-    with np.errstate(all="ignore"):  # a forged state may hold huge weights
-        return _ap_from_table(lo, hi, pos, neg)
+    values, bounds = ap_of_rows(lo[None, :], hi[None, :], pos[None, :], neg[None, :])
+    return float(values[0]), float(bounds[0])
 
 
-def _ap_from_table(
+def ap_of_rows(
     lo: np.ndarray, hi: np.ndarray, pos: np.ndarray, neg: np.ndarray
-) -> tuple[float, float]:
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`ap_from_table` of every row of ``(tables, entries)`` arrays (each row a table
+    ascending by score), as ``(values, bounds)``. Every step is elementwise or runs along a
+    row (numpy sums and accumulates a row of a contiguous array as it does the row alone), so
+    a row's floats do not depend on the rows beside it."""
+    many = pos.shape[0]
+    if pos.shape[1] == 0:
+        return np.full(many, math.nan), np.full(many, math.nan)
     weighted = pos.dtype.kind == "f" or neg.dtype.kind == "f"
-    (p, n), _ = unscaled(pos[::-1], neg[::-1])
-    total_p = float(p.sum())
-    if not total_p > 0:
-        return math.nan, math.nan
-    t = np.cumsum(p) - p  # positives ranked above
-    f = np.cumsum(n) - n  # negatives ranked above
-    spread = (lo < hi)[::-1] & (p > 0)
-    tie_den = t + f + p + n
-    # The precision first, then times the weight: p * (t + p) underflowed for positives
-    # weighing 1e-160 of the negatives (0.8.12: AP 0 with a bound of 0 where it is 1).
-    contrib = p * np.divide(t + p, tie_den, out=np.zeros_like(p), where=tie_den > 0)
-    bound = 0.0
-    if spread.any():
-        ps, ns, ts, fs = p[spread], n[spread], t[spread], f[spread]
-        upper = ps * ((ts + ps) / (ts + fs + ps))
-        step = _log_step if weighted else _harmonic_step
-        # (Rounding may leave the lower end a hair above the upper one: never below zero width.)
-        lower = np.minimum(ps - (fs + ns) * step(ps, ts + fs + ns), upper)
-        # Davis & Goadrich: the j-th positive comes with j * n / p negatives:
-        # sum_j (T + j) / (T + F + j r), r = 1 + n / p, summed in closed form with digamma
-        # (with weights, the integral over the positive weight, in closed form with a log).
-        r = 1.0 + ns / ps
-        c = (ts + fs) / r
-        interp = (ps + (ts - c) * step(ps, c)) / r
-        contrib[spread] = np.clip(interp, lower, upper)
-        bound = float(np.sum(upper - lower)) / total_p
-    value = float(np.sum(contrib)) / total_p
-    return min(max(value, 0.0), 1.0), min(bound, 1.0)
+    with np.errstate(all="ignore"):  # a forged state may hold huge weights
+        p, n = _unscaled_rows(pos[:, ::-1], neg[:, ::-1])
+        total_p = p.sum(axis=1)
+        t = np.cumsum(p, axis=1) - p  # positives ranked above
+        f = np.cumsum(n, axis=1) - n  # negatives ranked above
+        spread = (lo < hi)[:, ::-1] & (p > 0)
+        tie_den = t + f + p + n
+        # The precision first, then times the weight: p * (t + p) underflowed for positives
+        # weighing 1e-160 of the negatives (0.8.12: AP 0 with a bound of 0 where it is 1).
+        contrib = p * np.divide(t + p, tie_den, out=np.zeros_like(p), where=tie_den > 0)
+        bound = np.zeros(many)
+        if spread.any():  # (every entry computed, the spread ones kept)
+            upper = p * ((t + p) / (t + f + p))
+            step = _log_step if weighted else _harmonic_step
+            # (Rounding may leave the lower end a hair above the upper one: never below zero
+            # width.)
+            lower = np.minimum(p - (f + n) * step(p, t + f + n), upper)
+            # Davis & Goadrich: the j-th positive comes with j * n / p negatives:
+            # sum_j (T + j) / (T + F + j r), r = 1 + n / p, summed in closed form with digamma
+            # (with weights, the integral over the positive weight, in closed form with a log).
+            r = 1.0 + n / p
+            c = (t + f) / r
+            interp = (p + (t - c) * step(p, c)) / r
+            contrib = np.where(spread, np.clip(interp, lower, upper), contrib)
+            bound = np.where(spread, upper - lower, 0.0).sum(axis=1) / total_p
+        value = contrib.sum(axis=1) / total_p
+    known = total_p > 0
+    value = np.where(0.0 > value, 0.0, value)  # min(max(value, 0.0), 1.0)
+    value = np.where(1.0 < value, 1.0, value)
+    bound = np.where(1.0 < bound, 1.0, bound)  # min(bound, 1.0)
+    return np.where(known, value, math.nan), np.where(known, bound, math.nan)
+
+
+def _unscaled_rows(*weights: np.ndarray) -> list[np.ndarray]:
+    """:func:`unscaled` of each row of ``(tables, entries)`` arrays (one power of two per row,
+    set by the row's largest weight in any of them), as contiguous float64 arrays."""
+    out = [np.ascontiguousarray(w, dtype=np.float64) for w in weights]
+    top = np.max([w.max(axis=1) for w in out], axis=0)
+    tiny = (0.0 < top) & (top < TINY_WEIGHT)
+    if not tiny.any():
+        return out
+    shift = np.where(tiny, -np.frexp(np.where(tiny, top, 1.0))[1], 0)
+    return [np.ldexp(w, shift[:, None]) for w in out]
 
 
 def curve_counts(pos: np.ndarray, neg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
