@@ -39,12 +39,16 @@ def clipped(x: np.ndarray, low: float, high: float) -> np.ndarray:
 
 
 def normal_intervals(
-    value: np.ndarray, se: np.ndarray, level: float, bounds: tuple[float, float]
+    value: np.ndarray,
+    se: np.ndarray,
+    level: float,
+    bounds: tuple[float, float],
+    widen: np.ndarray | float = 0.0,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """``normal_interval(value, se, level, bounds)`` of every element, as ``(low, high)``
-    arrays (nan where it gives ``(nan, nan)``)."""
+    """``normal_interval(value, se, level, bounds, widen)`` of every element, as ``(low,
+    high)`` arrays (nan where it gives ``(nan, nan)``)."""
     with np.errstate(all="ignore"):
-        half = normal_quantile(level) * se + 0.0  # (+ widen, 0.0: -0.0 becomes 0.0)
+        half = normal_quantile(level) * se + widen  # (a widen of 0.0 makes -0.0 0.0)
         low = clipped(value - half, *bounds)
         high = clipped(value + half, *bounds)
     bad = ~(np.isfinite(value) & np.isfinite(se))

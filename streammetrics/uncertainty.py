@@ -291,42 +291,13 @@ def delong(pos: np.ndarray, neg: np.ndarray) -> tuple[float, float]:
     exactly, several times faster than floats), and each variance is taken as ``sum w v**2 -
     W mean**2`` from the placements before scaling (``V01 = 1 - A / P`` with ``A`` the
     positives below plus half the tied ones, so ``S01`` is the spread of ``A / P``), which the
-    tests hold to 1e-12 of the two-pass formulas of the paper.
+    tests hold to 1e-12 of the two-pass formulas of the paper. Computed by
+    ``states._delong_rows.delong_rows`` on one row (``Sliced`` reads many tables at once).
     """
-    pos = np.asarray(pos)
-    neg = np.asarray(neg)
-    if len(pos) == 0:
-        return NAN_INTERVAL
-    cum_n, cum_p = np.cumsum(neg), np.cumsum(pos)
-    p_tot, n_tot = float(cum_p[-1]), float(cum_n[-1])
-    if not (p_tot > 1 and n_tot > 1):
-        return NAN_INTERVAL
-    below = np.subtract(cum_n, 0.5 * neg, dtype=np.float64)  # negatives below + half the ties
-    part = np.multiply(pos, below, dtype=np.float64)
-    # einsum, not ``@``: OpenBLAS threads a long dot product, which on a busy machine can take
-    # milliseconds to synchronise; einsum's loop stays in this thread.
-    s1, s2 = float(part.sum()), float(np.einsum("i,i->", part, below))
-    under = np.subtract(cum_p, 0.5 * pos, dtype=np.float64)  # positives below + half the ties
-    np.multiply(neg, under, out=part, dtype=np.float64)
-    u2 = float(np.einsum("i,i->", part, under))
-    auc = s1 / (p_tot * n_tot)
-    s10 = _spread(s2 / (n_tot * n_tot), p_tot * auc * auc, pos, below, n_tot, auc)
-    s01 = _spread(u2 / (p_tot * p_tot), n_tot * (1.0 - auc) ** 2, neg, under, p_tot, 1.0 - auc)
-    return auc, max(s10, 0.0) / (p_tot - 1.0) / p_tot + max(s01, 0.0) / (n_tot - 1.0) / n_tot
+    from .states._delong_rows import delong_rows  # (states import this module)
 
-
-def _spread(
-    squares: float, mean_term: float, w: np.ndarray, counts: np.ndarray, total: float, mean: float
-) -> float:
-    """``sum w (v - mean)**2`` with ``v = counts / total``, from ``squares - mean_term`` (``sum w
-    v**2 - W mean**2``), or by a second pass where that difference cancels: an AUC within
-    about 1e-10 of 1 left only the rounding of the two terms (intervals 15x too wide, or 30%
-    too narrow, at a million rows a class: a review found it)."""
-    one_pass = squares - mean_term
-    if one_pass > 1e-6 * mean_term:
-        return one_pass
-    d = counts / total - mean
-    return float(np.einsum("i,i->", np.multiply(w, d, dtype=np.float64), d))
+    auc, var = delong_rows(np.asarray(pos)[None, :], np.asarray(neg)[None, :])
+    return float(auc[0]), float(var[0])
 
 
 Confusion = Callable[[np.ndarray, np.ndarray, np.ndarray, np.ndarray], np.ndarray]

@@ -10,7 +10,6 @@ import pytest
 
 import streammetrics as sm
 import streammetrics.wrappers._slice_table as sliced_module
-from streammetrics.states._delong_runs import roc_intervals
 from tests import test_conformance as conformance
 from tests.harness import Case
 
@@ -236,7 +235,8 @@ def _interval_slices() -> sm.Sliced:
 @pytest.mark.parametrize("level", [0.95, 0.5])
 def test_packed_table_intervals_are_the_per_slice_intervals(level):
     """ROCAUC's DeLong intervals of every packed slice at once: equal to the bit (their reprs
-    too, so no -0.0 for 0.0) to each made state's ``interval()``."""
+    too, so no -0.0 for 0.0) to each made state's ``interval()``, for large slices (sums past
+    2**50), an AUC within 1e-10 of 1 (the spread's second pass) and classes apart."""
     s = _interval_slices()
     assert s.slices._pack is not None
     got = s.intervals(level)
@@ -246,12 +246,6 @@ def test_packed_table_intervals_are_the_per_slice_intervals(level):
     assert got.keys() == want.keys()
     assert all(repr(got[k]) == repr(want[k]) for k in want)
     assert all(np.isfinite(got[k]).all() for k in (-1, -2, -13, -14, -15, -16))
-    # The slices past the exact sums, or whose spread cancels, took their own path.
-    pack = s.slices.pack()
-    edges = pack._edges()
-    found = roc_intervals(pack.pos, pack.neg, pack.lo, pack.hi, edges, level)
-    left = {pack.keys[j] for j, f in enumerate(found) if f is None}
-    assert -1 in left and -2 in left and len(left) < 10
 
 
 def test_weighted_packed_slices_give_their_own_intervals():

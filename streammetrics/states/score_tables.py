@@ -12,7 +12,7 @@ import math
 import numpy as np
 from scipy.special import digamma
 
-__all__ = ["ap_from_table", "ap_of_rows", "auc_from_table", "curve_counts"]
+__all__ = ["ap_from_table", "ap_of_rows", "auc_from_table", "auc_of_rows", "curve_counts"]
 
 
 def auc_from_table(
@@ -51,22 +51,36 @@ def unscaled(*weights: np.ndarray) -> tuple[list[np.ndarray], int]:
 def _auc_from_table(
     lo: np.ndarray, hi: np.ndarray, pos: np.ndarray, neg: np.ndarray
 ) -> tuple[float, float]:
+    values, bounds = auc_of_rows(lo[None, :], hi[None, :], pos[None, :], neg[None, :])
+    return float(values[0]), float(bounds[0])
+
+
+def auc_of_rows(
+    lo: np.ndarray, hi: np.ndarray, pos: np.ndarray, neg: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`auc_from_table` of every row of ``(tables, entries)`` arrays (each row a table
+    ascending by score), as ``(values, bounds)``, each row's floats its own table's (see
+    :func:`ap_of_rows`)."""
+    many = pos.shape[0]
+    if pos.shape[1] == 0:
+        return np.full(many, math.nan), np.full(many, math.nan)
     # Each class by its own power of two: the value and bound are bilinear in the two classes'
     # weights, so the scalings cancel exactly, and neither P * N nor a product of a positive's
     # and a negative's weight underflows however far apart the classes weigh (0.8.12 scaled
     # both by one power, set by the heavier class: weights 1e-300 beside 1e-60 gave P * N = 0
     # and ZeroDivisionError).
-    (p,), _ = unscaled(pos)
-    (n,), _ = unscaled(neg)
-    total_p, total_n = float(p.sum()), float(n.sum())
-    if not (total_p > 0 and total_n > 0):
-        return math.nan, math.nan
-    below = np.cumsum(n) - n
-    scale = total_p * total_n
-    value = float(np.dot(p, below + 0.5 * n)) / scale
-    spread = lo < hi
-    bound = 0.5 * float(np.dot(p[spread], n[spread])) / scale
-    return min(max(value, 0.0), 1.0), bound
+    (p,), (n,) = _unscaled_rows(pos), _unscaled_rows(neg)
+    total_p, total_n = p.sum(axis=1), n.sum(axis=1)
+    with np.errstate(all="ignore"):  # a forged state may hold huge weights
+        below = np.cumsum(n, axis=1) - n
+        scale = total_p * total_n
+        value = np.einsum("ij,ij->i", p, below + 0.5 * n) / scale
+        # (the pairs inside entries of more than one distinct score: a row's sum, not a mask's)
+        bound = 0.5 * np.einsum("ij,ij->i", p, np.where(lo < hi, n, 0.0)) / scale
+    value = np.where(0.0 > value, 0.0, value)  # min(max(value, 0.0), 1.0)
+    value = np.where(1.0 < value, 1.0, value)
+    known = (total_p > 0) & (total_n > 0)
+    return np.where(known, value, math.nan), np.where(known, bound, math.nan)
 
 
 #: Past this many counts ranked above, ``H(b + d) - H(b)`` is taken as ``ln((b + d) / b)``: the

@@ -24,12 +24,12 @@ import numpy as np
 
 from .. import _codec
 from .._codec import check_sum
-from .._intervals import ap_intervals
+from .._intervals import ap_intervals, normal_intervals
 from ..states._bucket_stack import BucketStack, Held, commit_all, merge_sorted
-from ..states._delong_runs import roc_interval, roc_intervals
+from ..states._delong_rows import delong_rows
 from ..states._fold import fold_equal, pushed, queue_full
 from ..states._group_table import auc_of_runs
-from ..states.score_tables import ap_of_rows
+from ..states.score_tables import ap_of_rows, auc_of_rows
 from ..states.stacked import blanks
 from ._packing import slots
 
@@ -42,7 +42,7 @@ __all__ = ["PACK_MIN_SLICES", "SlicePack"]
 PACK_MIN_SLICES = 512
 
 Key = Any
-#: ``AveragePrecision`` scores the tables of one length this many entries at a time.
+#: The tables of one length are read as rows of one array this many entries at a time.
 _ROW_ENTRIES = 1 << 20
 
 
@@ -71,7 +71,7 @@ class SlicePack:
         self.queue = queue
         #: :meth:`intervals` of each level asked (the pack never changes).
         self._intervals: dict[float, dict[Key, tuple[float, float]]] = {}
-        self._ap_rows: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._reads: dict[str, tuple[np.ndarray, ...]] = {}
 
     def _entries(self) -> tuple[np.ndarray, ...]:
         return self.cells, self.pos, self.neg, self.lo, self.hi
@@ -210,60 +210,64 @@ class SlicePack:
 
     def computed(self) -> dict[Key, float] | None:
         """``{key: compute()}`` of every slice at once, equal to the bit to each slice's: a
-        plain ``ROCAUC`` with integer counts by ``auc_of_runs``, an ``AveragePrecision`` by
-        ``ap_of_rows`` over the tables of each length; None for the others."""
+        plain ``ROCAUC`` by ``auc_of_runs`` (integer counts) or ``auc_of_rows`` (weights), an
+        ``AveragePrecision`` by ``ap_of_rows``; None for the others."""
         from ..classification.scores import ROCAUC, AveragePrecision
 
-        if type(self.template) is AveragePrecision:
-            return dict(zip(self.keys, self._ap()[0].tolist(), strict=True))
-        if type(self.template) is not ROCAUC:
-            return None
-        edges = self._edges()
-        values = auc_of_runs(self.pos, self.neg, edges[:-1], edges[1:])
-        if values is None:
+        kind = type(self.template)
+        if kind is AveragePrecision:
+            values = self._rows("ap")[0]
+        elif kind is ROCAUC and self.pos.dtype.kind == "f":
+            values = self._rows("auc")[0]
+        elif kind is ROCAUC:
+            edges = self._edges()
+            found = auc_of_runs(self.pos, self.neg, edges[:-1], edges[1:])
+            if found is None:
+                return None
+            values = found
+        else:
             return None
         return dict(zip(self.keys, values.tolist(), strict=True))
 
     def intervals(self, level: float) -> dict[Key, tuple[float, float]] | None:
         """``{key: interval(level)}`` of every slice (``level`` already checked), equal to the
-        bit: for a plain ``ROCAUC`` of integer counts, DeLong's sums of all slices at once where
-        they are exact (``states._delong_runs``), the others' from their entries one by one;
-        for an ``AveragePrecision``, the logit intervals of :meth:`_ap`'s values. None for
-        other metrics and for ``ROCAUC`` of float counts (their states give them). Kept per
-        level: a pack never changes (the states cached theirs too)."""
+        bit: for a plain ``ROCAUC``, ``delong_rows`` widened by ``auc_of_rows``'s bound; for an
+        ``AveragePrecision``, the logit intervals of ``ap_of_rows``'s values (the functions
+        each state calls on its one table). None for other metrics. Kept per level: a pack
+        never changes (the states cached theirs too)."""
         from ..classification.scores import ROCAUC, AveragePrecision
 
         kind = type(self.template)
-        if kind is not AveragePrecision and (kind is not ROCAUC or self.pos.dtype.kind != "i"):
+        if kind is not AveragePrecision and kind is not ROCAUC:
             return None
         known = self._intervals.get(level)
         if known is not None:
             return known
-        edges = self._edges()
         if kind is AveragePrecision:
-            ap, bound, big_p, big_n = self._ap()
+            ap, bound, big_p, big_n = self._rows("ap")
             low, high = ap_intervals(ap, bound, big_p, big_n, level)
-            found: list[Any] = list(zip(low.tolist(), high.tolist(), strict=True))
         else:
-            found = roc_intervals(self.pos, self.neg, self.lo, self.hi, edges, level)
-        for j in [j for j, interval in enumerate(found) if interval is None]:
-            a, b = int(edges[j]), int(edges[j + 1])
-            found[j] = roc_interval(self.pos[a:b], self.neg[a:b], self.lo[a:b], self.hi[a:b], level)
-        out = dict(zip(self.keys, found, strict=True))
+            auc, var = self._rows("delong")
+            se = np.sqrt(np.where(0.0 > var, 0.0, var))  # math.sqrt(max(var, 0.0))
+            low, high = normal_intervals(auc, se, level, (0.0, 1.0), self._rows("auc")[1])
+        out = dict(zip(self.keys, zip(low.tolist(), high.tolist(), strict=True), strict=True))
         self._intervals[level] = out
         return out
 
-    def _ap(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Each slice's average precision and its bound (``ap_of_rows``: the slices of each
-        number of entries as the rows of one array, at most ``_ROW_ENTRIES`` entries at a
-        time) and its positive and negative weight, as its state reads them (nan for a slice
-        of no rows). Kept: a pack never changes."""
-        if self._ap_rows is not None:
-            return self._ap_rows
+    def _rows(self, what: str) -> tuple[np.ndarray, ...]:
+        """What every slice's state reads from its table, the tables of each number of entries
+        read as the rows of one array (at most ``_ROW_ENTRIES`` entries at a time), nan for a
+        slice of no rows: ``"ap"``, ``ap_of_rows``'s values and bounds and the positive and
+        negative weights; ``"auc"``, ``auc_of_rows``'s values and bounds; ``"delong"``,
+        ``delong_rows``'s AUC and variance. Kept: a pack never changes."""
+        known = self._reads.get(what)
+        if known is not None:
+            return known
         edges = self._edges()
         lengths = np.diff(edges)
         many = len(lengths)
-        out = [np.full(many, np.nan) for _ in range(4)]
+        width = 4 if what == "ap" else 2
+        out = [np.full(many, np.nan) for _ in range(width)]
         order = np.argsort(lengths, kind="stable")
         sorted_lengths = lengths[order]
         for size in np.unique(lengths).tolist():
@@ -273,14 +277,20 @@ class SlicePack:
                 which = order[lo : min(lo + step, b)]
                 at = edges[which][:, None] + np.arange(size)
                 pos, neg = self.pos[at], self.neg[at]
-                out[0][which], out[1][which] = ap_of_rows(self.lo[at], self.hi[at], pos, neg)
-                out[2][which] = pos.sum(axis=1)  # as float(h.pos.sum())
-                out[3][which] = neg.sum(axis=1)
+                if what == "ap":
+                    got: tuple[np.ndarray, ...] = ap_of_rows(self.lo[at], self.hi[at], pos, neg)
+                    got = (*got, pos.sum(axis=1), neg.sum(axis=1))  # as float(h.pos.sum())
+                elif what == "auc":
+                    got = auc_of_rows(self.lo[at], self.hi[at], pos, neg)
+                else:
+                    got = delong_rows(pos, neg)
+                for column, values in zip(out, got, strict=True):
+                    column[which] = values
         empty = self.counts == 0
         for column in out:
             column[empty] = np.nan
-        self._ap_rows = (out[0], out[1], out[2], out[3])
-        return self._ap_rows
+        self._reads[what] = tuple(out)
+        return self._reads[what]
 
 
 def _folded_runs(runs: list[tuple[np.ndarray, ...]]) -> tuple[np.ndarray, ...]:
