@@ -26,7 +26,7 @@ from .wrappers.decayed import Decayed
 from .wrappers.sliding import SlidingWindow
 from .wrappers.tumbling import TumblingWindows
 
-__version__ = "0.8.22"
+__version__ = "0.8.23"
 
 __all__ = [
     "Bootstrap",

@@ -78,10 +78,8 @@ def _same(a, b) -> bool:  # type: ignore[no-untyped-def]
 #: Scored from their tables whatever the counts (the others ask their states for some).
 STACKED = {name for name in MAKERS if name.split("-")[0] in ("accuracy", "f1", "recall")}
 STACKED |= {"fbeta-half-macro", "fbeta-zero-weighted", "fbeta-huge-macro", "precision-micro"}
+STACKED |= {"mcc", "kappa", "kappa-linear", "kappa-quadratic"}
 STACKED -= {"f1-fixed"}
-STACKED_VALUES = STACKED | {"kappa", "kappa-linear", "kappa-quadratic"}
-#: Intervals from their tables where every count is whole (else from their states).
-WHOLE_INTERVALS = {"mcc", "kappa", "kappa-linear", "kappa-quadratic"}
 
 
 @pytest.mark.parametrize("seed", range(10))
@@ -98,7 +96,7 @@ def test_every_slice_scores_as_its_own_state(name: str, seed: int, monkeypatch) 
 
     monkeypatch.setattr(ConfusionPack, "_slice_states", spy)
     values = s.compute()
-    assert sum(made_alone) == 0 or name not in STACKED_VALUES
+    assert sum(made_alone) == 0 or name not in STACKED
     made = s.slices.view()
     assert all(_same(values[k], made[k].compute()) for k in made)
     if name == "f1-none":
@@ -109,8 +107,7 @@ def test_every_slice_scores_as_its_own_state(name: str, seed: int, monkeypatch) 
         s.slices._dict = None  # read the table again, not the made states
         made_alone.clear()
         got = s.intervals(level)
-        whole = s.slices.pack().floaty is None
-        assert sum(made_alone) == 0 or not (name in STACKED or (name in WHOLE_INTERVALS and whole))
+        assert sum(made_alone) == 0 or name not in STACKED
         made = s.slices.view()
         assert all(repr(got[k]) == repr(made[k].interval(level)) for k in made)
 

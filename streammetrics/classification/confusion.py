@@ -237,13 +237,31 @@ class MatthewsCorrCoef(_ConfusionMetric):
         diag, t_sum, p_sum = (np.asarray(a, dtype=np.float64) * scale for a in (diag, t_sum, p_sum))
         correct = float(diag.sum())
         n = float(p_sum.sum())
+        # Sums of products, not ``@``: BLAS's order is its own, and ``Sliced`` computes many
+        # states' values with these same sums (``_compute_tables``).
         with np.errstate(over="ignore", invalid="ignore"):  # absurd weights give nan, not a crash
-            cov_tp = correct * n - float(t_sum @ p_sum)
-            cov_pp = n * n - float(p_sum @ p_sum)
-            cov_tt = n * n - float(t_sum @ t_sum)
+            cov_tp = correct * n - float((t_sum * p_sum).sum())
+            cov_pp = n * n - float((p_sum * p_sum).sum())
+            cov_tt = n * n - float((t_sum * t_sum).sum())
             if cov_pp * cov_tt == 0:
                 return 0.0
             return float(cov_tp / np.sqrt(cov_pp * cov_tt))
+
+    def _compute_tables(self, stack: np.ndarray) -> list[Any] | None:
+        """:meth:`_compute` of many dense tables at once (``_ConfusionMetric``), the same
+        operations on a ``(g, L, L)`` stack."""
+        diag, t_sum, p_sum, _ = summaries(stack)
+        scale = unit_scale(p_sum.sum(axis=1))[:, None]
+        diag, t_sum, p_sum = diag * scale, t_sum * scale, p_sum * scale
+        correct, n = diag.sum(axis=1), p_sum.sum(axis=1)
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            cov_tp = correct * n - (t_sum * p_sum).sum(axis=1)
+            cov_pp = n * n - (p_sum * p_sum).sum(axis=1)
+            cov_tt = n * n - (t_sum * t_sum).sum(axis=1)
+            den = cov_pp * cov_tt
+            value = np.where(den == 0, 0.0, cov_tp / np.sqrt(den))
+        out: list[Any] = value.tolist()
+        return out
 
     def _compute_margins(
         self, tp: np.ndarray, true: np.ndarray, pred: np.ndarray, edges: list[int]
@@ -307,26 +325,19 @@ class MatthewsCorrCoef(_ConfusionMetric):
         weight_sq: np.ndarray,
         level: float,
     ) -> list[Any] | None:
-        """:meth:`interval` of states of whole counts from their tables (the value from
-        :meth:`_compute_margins`, exact; weighted tables: None, their states answer)."""
-        g, size = stack.shape[0], stack.shape[1]
-        diagonal, rows, cols, total = summaries(stack)
-        values = self._compute_margins(
-            diagonal.ravel(), rows.ravel(), cols.ravel(), list(range(0, g * size + 1, size))
-        )
-        if values is None:
-            return None
-        known = whole & np.array([v is not None for v in values], dtype=bool)
+        """:meth:`interval` of many states from their tables (values by :meth:`_compute_tables`,
+        the delta method of every table at once)."""
+        g = len(stack)
+        _, rows, cols, total = summaries(stack)
+        value = np.array(self._compute_tables(stack))
         one_class = (np.count_nonzero(rows, axis=1) < 2) | (np.count_nonzero(cols, axis=1) < 2)
-        scored = known & ~one_class & (count > 0)
-        value = np.array([math.nan if v is None else v for v in values])
+        scored = ~one_class & (count > 0)
         se = np.full(g, math.nan)
         n_eff = kishes(total[scored], weight_sq[scored])
         se[scored] = delta_ses(stack[scored], self._vectorised(), n_eff, count[scored])
         low, high = normal_intervals(value, se, level, (-1.0, 1.0))
         low[~scored], high[~scored] = math.nan, math.nan
-        pairs = zip(low.tolist(), high.tolist(), known.tolist(), strict=True)
-        return [(lo, hi) if ok else None for lo, hi, ok in pairs]
+        return list(zip(low.tolist(), high.tolist(), strict=True))
 
 
 class ClassificationReport(_ConfusionMetric):

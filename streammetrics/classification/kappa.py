@@ -81,18 +81,16 @@ class CohenKappa(_ConfusionMetric):
         weight_sq: np.ndarray,
         level: float,
     ) -> list[Any] | None:
-        """:meth:`interval` of many states of whole counts at once: with whole counts and
-        weights every sum of :meth:`interval` below 2**53 is exact, so the matrix products
-        (BLAS's order there) give the same bits in any order. Weighted tables and larger
-        sums: None (their states answer)."""
+        """:meth:`interval` of many dense tables at once, the same operations on a ``(g, L,
+        L)`` stack."""
         g, size = stack.shape[0], stack.shape[1]
         n = stack.reshape(g, -1).sum(axis=1)
         w = self._disagreement(size)
         cols, rows = stack.sum(axis=1), stack.sum(axis=2)
-        exact = whole & (n * n * max(float(w.max(initial=0.0)), 1.0) < 2.0**53)
         with np.errstate(all="ignore"):
             a = (w * stack).reshape(g, -1).sum(axis=1)
-            cw, wr = cols @ w, rows @ w.T  # cols @ w and w @ rows of each table
+            cw = (cols[:, :, None] * w).sum(axis=1)  # each table's cols @ w
+            wr = (w * rows[:, None, :]).sum(axis=2)  # and w @ rows
             b = (cw * rows).sum(axis=1) / n
             db = (wr[:, None, :] + cw[:, :, None] - b[:, None, None]) / n[:, None, None]
             b3 = b[:, None, None]
@@ -102,8 +100,7 @@ class CohenKappa(_ConfusionMetric):
         low, high = normal_intervals(value, se, level, (-1.0, 1.0))
         empty = (count == 0) | ~(n > 0) | (b == 0)
         low[empty], high[empty] = math.nan, math.nan
-        pairs = zip(low.tolist(), high.tolist(), exact.tolist(), strict=True)
-        return [(lo, hi) if ok else None for lo, hi, ok in pairs]
+        return list(zip(low.tolist(), high.tolist(), strict=True))
 
     def _sparse_kappa(
         self, unit: bool = False
@@ -174,11 +171,13 @@ class CohenKappa(_ConfusionMetric):
         w = self._disagreement(conf.shape[0])
         cols, rows = conf.sum(axis=0), conf.sum(axis=1)
         a = float((w * conf).sum())
-        b = float(cols @ w @ rows) / n
+        # Sums of products, not ``@`` (BLAS's order): ``_interval_tables`` takes these sums.
+        cw, wr = (cols[:, None] * w).sum(axis=0), (w * rows[None, :]).sum(axis=1)
+        b = float((cw * rows).sum()) / n
         if b == 0:
             return NAN_INTERVAL
         # dB/dC_kl = ((w @ r)_l + (c @ w)_k - B) / n, for the cell (k true, l predicted).
-        db = ((w @ rows)[None, :] + (cols @ w)[:, None] - b) / n
+        db = (wr[None, :] + cw[:, None] - b) / n
         grad = -(w * b - a * db) / (b * b)
         se = counts_delta_se(conf, grad, self._n_eff())
         return normal_interval(1.0 - a / b, se, level, (-1.0, 1.0))
