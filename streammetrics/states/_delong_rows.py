@@ -26,6 +26,9 @@ def delong_rows(pos: np.ndarray, neg: np.ndarray) -> tuple[np.ndarray, np.ndarra
         return np.full(many, math.nan), np.full(many, math.nan)
     cum_n, cum_p = np.cumsum(neg, axis=1), np.cumsum(pos, axis=1)
     p_tot, n_tot = cum_p[:, -1].astype(np.float64), cum_n[:, -1].astype(np.float64)
+    known = (p_tot > 1) & (n_tot > 1)
+    if not known.any():  # (one state of few rows: no arithmetic)
+        return np.full(many, math.nan), np.full(many, math.nan)
     with np.errstate(all="ignore"):
         below = np.subtract(cum_n, 0.5 * neg, dtype=np.float64)  # negatives below + half ties
         part = np.multiply(pos, below, dtype=np.float64)
@@ -42,7 +45,6 @@ def delong_rows(pos: np.ndarray, neg: np.ndarray) -> tuple[np.ndarray, np.ndarra
         s10 = np.where(0.0 > s10, 0.0, s10)  # max(s10, 0.0)
         s01 = np.where(0.0 > s01, 0.0, s01)
         var = s10 / (p_tot - 1.0) / p_tot + s01 / (n_tot - 1.0) / n_tot
-    known = (p_tot > 1) & (n_tot > 1)
     return np.where(known, auc, math.nan), np.where(known, var, math.nan)
 
 

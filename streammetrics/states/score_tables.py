@@ -36,18 +36,6 @@ def auc_from_table(
 TINY_WEIGHT = 2.0**-200
 
 
-def unscaled(*weights: np.ndarray) -> tuple[list[np.ndarray], int]:
-    """``weights`` (float64) multiplied by ``2**shift``, and ``shift``: the power of two that
-    brings the largest to [0.5, 1) when it is below :data:`TINY_WEIGHT` (decayed or tiny
-    sample weights), else 0 (unchanged)."""
-    out = [w.astype(np.float64) for w in weights]
-    top = max((float(w.max()) for w in out if w.size), default=0.0)
-    if not 0.0 < top < TINY_WEIGHT:
-        return out, 0
-    shift = -math.frexp(top)[1]
-    return [np.ldexp(w, shift) for w in out], shift
-
-
 def _auc_from_table(
     lo: np.ndarray, hi: np.ndarray, pos: np.ndarray, neg: np.ndarray
 ) -> tuple[float, float]:
@@ -180,10 +168,14 @@ def ap_of_rows(
 
 
 def _unscaled_rows(*weights: np.ndarray) -> list[np.ndarray]:
-    """:func:`unscaled` of each row of ``(tables, entries)`` arrays (one power of two per row,
-    set by the row's largest weight in any of them), as contiguous float64 arrays."""
+    """Each row of ``(tables, entries)`` arrays of weights as float64, times the power of two
+    that brings the row's largest weight (in any of them) to [0.5, 1) when it is below
+    :data:`TINY_WEIGHT` (decayed or tiny sample weights), else unchanged: the scaling is exact,
+    and products of two weights no longer underflow."""
     out = [np.ascontiguousarray(w, dtype=np.float64) for w in weights]
-    top = np.max([w.max(axis=1) for w in out], axis=0)
+    top = out[0].max(axis=1)
+    for w in out[1:]:
+        top = np.maximum(top, w.max(axis=1))
     tiny = (0.0 < top) & (top < TINY_WEIGHT)
     if not tiny.any():
         return out

@@ -372,6 +372,8 @@ class ConfusionPack:
         ``args``). None when nothing is known and ``score`` offers none (it answers None)."""
         out: list[Any] = [None] * len(self.keys) if known is None else known
         wanted = np.fromiter((v is None for v in out), dtype=bool, count=len(out))
+        if not wanted.any():
+            return out  # (the margins answered for every slice)
         for which, stack in self._stacks(wanted):
             got = score(which, stack)
             if got is None:
