@@ -147,14 +147,13 @@ class _ConfusionMetric(Metric, register=False):
     def _interval_tables(
         self,
         stack: np.ndarray,
-        whole: np.ndarray,
         count: np.ndarray,
         weight_sq: np.ndarray,
         level: float,
     ) -> list[Any] | None:
         """``interval(level)`` of many states at once, as :meth:`_compute_tables` computes
-        their values (``whole``: whether each state's counts are integers; ``count``: its rows;
-        ``weight_sq``: its sum of squared weights); None when the metric offers none."""
+        their values (``count``: each state's rows; ``weight_sq``: its sum of squared
+        weights); None when the metric offers none."""
         return None
 
     def _check_compatible(self, other: Any) -> None:

@@ -192,7 +192,6 @@ class Accuracy(_ConfusionMetric):
     def _interval_tables(
         self,
         stack: np.ndarray,
-        whole: np.ndarray,
         count: np.ndarray,
         weight_sq: np.ndarray,
         level: float,
@@ -320,7 +319,6 @@ class MatthewsCorrCoef(_ConfusionMetric):
     def _interval_tables(
         self,
         stack: np.ndarray,
-        whole: np.ndarray,
         count: np.ndarray,
         weight_sq: np.ndarray,
         level: float,

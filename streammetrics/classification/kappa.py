@@ -76,7 +76,6 @@ class CohenKappa(_ConfusionMetric):
     def _interval_tables(
         self,
         stack: np.ndarray,
-        whole: np.ndarray,
         count: np.ndarray,
         weight_sq: np.ndarray,
         level: float,

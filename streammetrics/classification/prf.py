@@ -239,7 +239,6 @@ class _PRF(_ConfusionMetric, register=False):
     def _interval_tables(
         self,
         stack: np.ndarray,
-        whole: np.ndarray,
         count: np.ndarray,
         weight_sq: np.ndarray,
         level: float,

@@ -468,11 +468,10 @@ class ConfusionPack:
             out = template._interval_margins(tp, true, pred, edges, self.weight_sq, level)
             if out is not None:
                 return dict(zip(self.keys, out, strict=True))
-        whole = np.ones(len(self.keys), dtype=bool) if self.floaty is None else ~self.floaty
 
         def score(which: np.ndarray, stack: np.ndarray) -> list[Any] | None:
             return template._interval_tables(  # type: ignore[no-any-return]
-                stack, whole[which], self.counts[which], self.weight_sq[which], level
+                stack, self.counts[which], self.weight_sq[which], level
             )
 
         got = self._by_tables(score, "interval", level)
