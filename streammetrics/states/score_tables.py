@@ -145,20 +145,25 @@ def ap_of_rows(
         # weighing 1e-160 of the negatives (0.8.12: AP 0 with a bound of 0 where it is 1).
         contrib = p * np.divide(t + p, tie_den, out=np.zeros_like(p), where=tie_den > 0)
         bound = np.zeros(many)
-        if spread.any():  # (every entry computed, the spread ones kept)
-            upper = p * ((t + p) / (t + f + p))
+        if spread.any():
+            ps, ns, ts, fs = p[spread], n[spread], t[spread], f[spread]
+            upper = ps * ((ts + ps) / (ts + fs + ps))
             step = _log_step if weighted else _harmonic_step
             # (Rounding may leave the lower end a hair above the upper one: never below zero
             # width.)
-            lower = np.minimum(p - (f + n) * step(p, t + f + n), upper)
+            lower = np.minimum(ps - (fs + ns) * step(ps, ts + fs + ns), upper)
             # Davis & Goadrich: the j-th positive comes with j * n / p negatives:
             # sum_j (T + j) / (T + F + j r), r = 1 + n / p, summed in closed form with digamma
             # (with weights, the integral over the positive weight, in closed form with a log).
-            r = 1.0 + n / p
-            c = (t + f) / r
-            interp = (p + (t - c) * step(p, c)) / r
-            contrib = np.where(spread, np.clip(interp, lower, upper), contrib)
-            bound = np.where(spread, upper - lower, 0.0).sum(axis=1) / total_p
+            r = 1.0 + ns / ps
+            c = (ts + fs) / r
+            interp = (ps + (ts - c) * step(ps, c)) / r
+            contrib[spread] = np.clip(interp, lower, upper)
+            # Each row's widths summed along the row, zeros where no bucket spreads (a row's
+            # sum, as one table's: not a sum over the mask).
+            width = np.zeros_like(p)
+            width[spread] = upper - lower
+            bound = width.sum(axis=1) / total_p
         value = contrib.sum(axis=1) / total_p
     known = total_p > 0
     value = np.where(0.0 > value, 0.0, value)  # min(max(value, 0.0), 1.0)
