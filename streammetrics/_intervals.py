@@ -25,6 +25,7 @@ __all__ = [
     "kishes",
     "mean_intervals",
     "normal_intervals",
+    "pairs",
     "t_intervals",
     "wilsons",
 ]
@@ -36,6 +37,15 @@ def clipped(x: np.ndarray, low: float, high: float) -> np.ndarray:
     x = np.where(low > x, low, x)
     out: np.ndarray = np.where(high < x, high, x)
     return out
+
+
+def pairs(
+    low: np.ndarray, high: np.ndarray, missing: np.ndarray | None = None
+) -> list[tuple[float, float]]:
+    """Every element's ``(low, high)`` as Python floats, ``(nan, nan)`` where ``missing``."""
+    if missing is not None:
+        low, high = np.where(missing, math.nan, low), np.where(missing, math.nan, high)
+    return list(zip(low.tolist(), high.tolist(), strict=True))
 
 
 def normal_intervals(

@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._intervals import kishes, normal_intervals, wilsons
+from .._intervals import kishes, normal_intervals, pairs, wilsons
 from ..base import Metric
 from ..errors import InputError
 from ..states.labels import config_labels
@@ -208,9 +208,7 @@ def _wilson_pairs(
     ``correct * n_eff / total`` out of ``n_eff``; nan, nan where the total is not positive."""
     with np.errstate(invalid="ignore", divide="ignore"):
         low, high = wilsons(correct * n_eff / total, n_eff, level)
-    bad = ~(total > 0)
-    low[bad], high[bad] = math.nan, math.nan
-    return list(zip(low.tolist(), high.tolist(), strict=True))
+    return pairs(low, high, ~(total > 0))
 
 
 class MatthewsCorrCoef(_ConfusionMetric):
@@ -334,8 +332,7 @@ class MatthewsCorrCoef(_ConfusionMetric):
         n_eff = kishes(total[scored], weight_sq[scored])
         se[scored] = delta_ses(stack[scored], self._vectorised(), n_eff, count[scored])
         low, high = normal_intervals(value, se, level, (-1.0, 1.0))
-        low[~scored], high[~scored] = math.nan, math.nan
-        return list(zip(low.tolist(), high.tolist(), strict=True))
+        return pairs(low, high, ~scored)
 
 
 class ClassificationReport(_ConfusionMetric):

@@ -12,11 +12,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._intervals import kishes, normal_intervals
+from .._intervals import kishes, normal_intervals, pairs
 from ..errors import InputError
 from ..uncertainty import NAN_INTERVAL, check_level, counts_delta_se, normal_interval
 from ._confusion_base import _ConfusionMetric, unit_scale
-from ._table_stack import counts_delta_ses
+from ._table_stack import counts_delta_ses, summaries
 
 __all__ = ["CohenKappa"]
 
@@ -62,7 +62,7 @@ class CohenKappa(_ConfusionMetric):
         """:meth:`_compute` of many dense tables at once (``_ConfusionMetric``), the same
         operations on a ``(g, L, L)`` stack."""
         g, size = stack.shape[0], stack.shape[1]
-        total = stack.reshape(g, -1).sum(axis=1)
+        total = summaries(stack)[3]
         conf = stack * unit_scale(total)[:, None, None]
         sum0, sum1 = conf.sum(axis=1), conf.sum(axis=2)
         w = self._disagreement(size)
@@ -83,9 +83,8 @@ class CohenKappa(_ConfusionMetric):
         """:meth:`interval` of many dense tables at once, the same operations on a ``(g, L,
         L)`` stack."""
         g, size = stack.shape[0], stack.shape[1]
-        n = stack.reshape(g, -1).sum(axis=1)
+        _, rows, cols, n = summaries(stack)
         w = self._disagreement(size)
-        cols, rows = stack.sum(axis=1), stack.sum(axis=2)
         with np.errstate(all="ignore"):
             a = (w * stack).reshape(g, -1).sum(axis=1)
             cw = (cols[:, :, None] * w).sum(axis=1)  # each table's cols @ w
@@ -97,9 +96,7 @@ class CohenKappa(_ConfusionMetric):
             value = 1.0 - a / b
         se = counts_delta_ses(stack, grad, kishes(n, weight_sq))
         low, high = normal_intervals(value, se, level, (-1.0, 1.0))
-        empty = (count == 0) | ~(n > 0) | (b == 0)
-        low[empty], high[empty] = math.nan, math.nan
-        return list(zip(low.tolist(), high.tolist(), strict=True))
+        return pairs(low, high, (count == 0) | ~(n > 0) | (b == 0))
 
     def _sparse_kappa(
         self, unit: bool = False

@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._inputs import config_number, whole_if_integral
-from .._intervals import kishes, normal_intervals, wilsons
+from .._intervals import kishes, normal_intervals, pairs, wilsons
 from ..errors import InputError
 from ..states.labels import config_labels
 from ..uncertainty import (
@@ -262,15 +262,14 @@ class _PRF(_ConfusionMetric, register=False):
                 with np.errstate(invalid="ignore", divide="ignore"):
                     design = np.where(total > 0, n_eff / total, math.nan)
                     low, high = wilsons(tp * design, den * design, level)
-                low[done | (den == 0)], high[done | (den == 0)] = math.nan, math.nan
-                return list(zip(low.tolist(), high.tolist(), strict=True))
+                return pairs(low, high, done | (den == 0))
         perfect = ~done & exact & (value == 1.0)
         low[perfect], high[perfect] = 1.0, 1.0
         scored = ~done & exact & ~perfect
         se = delta_ses(stack[scored], self._vectorised(), n_eff[scored], count[scored])
         low[scored], high[scored] = normal_intervals(value[scored], se, level, (0.0, 1.0))
-        pairs = zip(low.tolist(), high.tolist(), (done | exact).tolist(), strict=True)
-        return [(lo, hi) if ok else None for lo, hi, ok in pairs]
+        answered = zip(pairs(low, high), (done | exact).tolist(), strict=True)
+        return [interval if ok else None for interval, ok in answered]
 
     def _empty_result(self) -> Any:
         # average=None: one value per label, nan for each declared label; no label seen yet

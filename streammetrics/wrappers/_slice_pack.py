@@ -24,7 +24,7 @@ import numpy as np
 
 from .. import _codec
 from .._codec import check_sum
-from .._intervals import ap_intervals, normal_intervals
+from .._intervals import ap_intervals, normal_intervals, pairs
 from ..states._bucket_stack import BucketStack, Held, commit_all, merge_sorted
 from ..states._delong_rows import delong_rows
 from ..states._fold import fold_equal, pushed, queue_full
@@ -250,7 +250,7 @@ class SlicePack:
             auc, var = self._rows("delong")
             se = np.sqrt(np.where(0.0 > var, 0.0, var))  # math.sqrt(max(var, 0.0))
             low, high = normal_intervals(auc, se, level, (0.0, 1.0), self._rows("auc")[1])
-        out = dict(zip(self.keys, zip(low.tolist(), high.tolist(), strict=True), strict=True))
+        out = dict(zip(self.keys, pairs(low, high), strict=True))
         self._intervals[level] = out
         return out
 
