@@ -14,15 +14,8 @@ import numpy as np
 import pytest
 
 from streammetrics.states._bucket_batch import _extremes
-from streammetrics.states.mappings import (
-    CHUNK,
-    RESOLUTIONS,
-    LogitGrid,
-    ProbabilityGrid,
-    _flip_float,
-    _probability_table,
-    _sigmoid_edges,
-)
+from streammetrics.states._grid_edges import _flip_float, _probability_table, _sigmoid_edges
+from streammetrics.states.mappings import CHUNK, RESOLUTIONS, LogitGrid, ProbabilityGrid
 
 
 @pytest.mark.parametrize("r", RESOLUTIONS)

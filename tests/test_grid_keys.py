@@ -13,15 +13,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from streammetrics.states.mappings import (
-    _SUBNORMAL,
-    CHUNK,
-    RESOLUTIONS,
-    LogitGrid,
-    ProbabilityGrid,
-    _probability_cells,
-    _sigmoid_edges,
-)
+from streammetrics.states._grid_edges import _SUBNORMAL, _probability_cells, _sigmoid_edges
+from streammetrics.states.mappings import CHUNK, RESOLUTIONS, LogitGrid, ProbabilityGrid
 
 
 def _reference(x: np.ndarray, r: int) -> np.ndarray:

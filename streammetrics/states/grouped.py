@@ -4,6 +4,9 @@ bucket sketch beyond), the state of :class:`~streammetrics.GAUC`.
 A group switches from exact scores to the sketch on its *total* row count only, so the state is
 a function of the multiset of rows: any split merged in any order gives the same bytes. Merges
 of many blocks are one k-way pass; blocks of disjoint groups join by concatenation.
+
+The entry table and its sorts live in :mod:`streammetrics.states._group_table`, the wire form
+and its checks in :mod:`streammetrics.states._group_wire`.
 """
 
 from __future__ import annotations
@@ -13,26 +16,13 @@ from typing import Any
 
 import numpy as np
 
-from .._codec import WEIGHT_LIMIT, check_counts, check_sum, held_total
+from .._codec import WEIGHT_LIMIT, check_sum, held_total
 from ..base import StateBlock
 from ..errors import IncompatibleStateError
 from ._fold import queue_full
 from ._group_table import _sort_reduce, _Table, union_labels
-from ._narrow import (
-    narrow_counts,
-    narrow_floats,
-    stepped_from_wire,
-    stepped_to_wire,
-    widened_counts,
-    widened_floats,
-)
-from .labels import (
-    EMPTY_LABELS,
-    check_kinds,
-    labels_from_wire,
-    labels_to_wire,
-    unique_codes,
-)
+from ._group_wire import checked_table, grouped_to_wire
+from .labels import EMPTY_LABELS, check_kinds, unique_codes
 from .mappings import BucketMapping
 
 __all__ = ["GroupedScores"]
@@ -422,128 +412,14 @@ class GroupedScores(StateBlock):
     # -- wire ----------------------------------------------------------------------------------
 
     def to_wire(self) -> Any:
-        """Schema 2 (0.8.0): integer counts, row counts and sizes in the narrowest unsigned
-        dtype that holds them; ``sketch_value`` carrying the one-distinct-score values of
-        sketched entries only (an exact entry's value is its score); keys and values as
-        float32 when every one is a float32 (scores of a float32 model); integer groups as the
-        first one and the steps between them. About a quarter of the bytes of the 0.7.0 form
-        (``value`` for every entry, all counts and groups int64), a sixth for float32 scores;
-        :meth:`from_wire` still reads the 0.7.0 form."""
+        """Schema 2 (0.8.0), written by
+        :func:`~streammetrics.states._group_wire.grouped_to_wire`."""
         t = self.table()
-        sizes = np.bincount(t.g, minlength=len(self._groups)).astype(np.int64)
-        counted = t.pos.dtype == np.int64
-        groups = self._groups
-        stepped = groups.dtype.kind == "i" and len(groups) > 0
-        return {
-            "groups": stepped_to_wire(groups) if stepped else labels_to_wire(groups),
-            "rows": narrow_counts(self._rows),
-            "sizes": narrow_counts(sizes),
-            "key": narrow_floats(t.key),
-            "pos": narrow_counts(t.pos) if counted else t.pos,
-            "neg": narrow_counts(t.neg) if counted else t.neg,
-            "sketch_value": narrow_floats(t.value[t.bucketed]),
-        }
+        return grouped_to_wire(self._groups, self._rows, t)
 
     def from_wire(self, wire: Any) -> GroupedScores:
-        common = {"groups", "rows", "sizes", "key", "pos", "neg"}
-        if not isinstance(wire, dict) or set(wire) not in (
-            common | {"sketch_value"},
-            common | {"value"},
-        ):
-            raise ValueError(
-                f"grouped scores need exactly the fields {sorted(common)} and "
-                "'sketch_value' (or 'value', as 0.7.0 wrote)"
-            )
-        legacy = "value" in wire
-        stepped = not legacy and isinstance(wire["groups"], dict)
-        groups = stepped_from_wire(wire["groups"]) if stepped else labels_from_wire(wire["groups"])
-        names = ("rows", "sizes", "key", "pos", "neg", "value" if legacy else "sketch_value")
-        for name in names:
-            if not isinstance(wire[name], np.ndarray) or wire[name].ndim != 1:
-                raise ValueError(f"grouped scores: {name} must be a 1-D array")
-        rows, sizes, key, pos, neg, value = (wire[name] for name in names)
-        if legacy:
-            if rows.dtype != np.int64 or sizes.dtype != np.int64:
-                raise ValueError("grouped scores: rows and sizes must be int64")
-            if pos.dtype != neg.dtype or pos.dtype not in (np.int64, np.float64):
-                raise ValueError("grouped scores: pos and neg must both be int64 or float64")
-        else:
-            rows = widened_counts("grouped scores: rows", rows)
-            sizes = widened_counts("grouped scores: sizes", sizes)
-            key = widened_floats("grouped scores: key", key)
-            value = widened_floats("grouped scores: sketch_value", value)
-            if pos.dtype.kind == "u" and neg.dtype.kind == "u":
-                pos = widened_counts("grouped scores: pos", pos)
-                neg = widened_counts("grouped scores: neg", neg)
-            elif pos.dtype != np.float64 or neg.dtype != np.float64:
-                raise ValueError("grouped scores: pos and neg must both be unsigned or float64")
-        if len(rows) != len(groups) or len(sizes) != len(groups):
-            raise ValueError("grouped scores: one row count and one size per group")
-        if len(rows) and (rows.min() < 1 or sizes.min() < 0):
-            raise ValueError("grouped scores: rows must be positive and sizes non-negative")
-        if int(sizes.sum()) != len(key) or not len(key) == len(pos) == len(neg):
-            raise ValueError("grouped scores: entry arrays do not match the sizes")
-        if key.dtype != np.float64 or value.dtype != np.float64:
-            raise ValueError("grouped scores: key and values must be float64")
-        check_counts("grouped scores", rows, pos, neg)
-        if len(pos) and not ((pos + neg) > 0).all():
-            raise ValueError("grouped scores: an entry is empty")
-        if sizes.max(initial=0) > rows.max(initial=0) or (sizes > rows).any():
-            raise ValueError("grouped scores: a group has more entries than rows")
-        g = np.repeat(np.arange(len(groups), dtype=np.int64), sizes)
-        if pos.dtype == np.int64:
-            # Exact integer sums per group, from one running total (each count column totals
-            # at most 2**53: no overflow); 0.8.15's float bincount took 3x longer for few
-            # groups.
-            ends = np.cumsum(sizes)
-            running = np.concatenate([[0], np.cumsum(pos + neg)])
-            if not np.array_equal(running[ends] - running[ends - sizes], rows):
-                raise ValueError("grouped scores: the counts of a group do not add up to its rows")
-        if not np.isfinite(key).all():
-            raise ValueError("grouped scores: keys must be finite")
-        if ((g[1:] == g[:-1]) & (key[1:] <= key[:-1])).any():
-            raise ValueError("grouped scores: keys must increase within a group")
-        group_sketched = self._sketched(rows)
-        sketched = group_sketched[g]
-        held = int(sizes[group_sketched].sum())  # entries of sketched groups
-        if legacy:
-            exact = ~sketched
-            if len(value) != len(key):
-                raise ValueError("grouped scores: entry arrays do not match the sizes")
-            if not np.array_equal(value[exact], key[exact]):
-                raise ValueError("grouped scores: an exact entry's value must equal its score")
-            sv = value[sketched]
-        else:
-            if len(value) != held:
-                raise ValueError("grouped scores: one sketch_value per sketched entry")
-            sv = value
-            value = key.copy()
-            value[sketched] = sv
-        if held:
-            assert self.mapping is not None
-            sk = key if held == len(key) else key[sketched]
-            known = ~np.isnan(sv)
-            every = bool(known.all())
-            sv_known, sk_known = (sv, sk) if every else (sv[known], sk[known])
-            if not np.isfinite(sv_known).all():
-                raise ValueError("grouped scores: values must be finite or nan")
-            # (Only the values of sketched groups are read here: 0.8.15 gathered them from an
-            # array of every entry, and checked every key's integrality, about half of the
-            # time of decoding a GAUC state of few groups.)
-            if not np.array_equal(self.mapping.keys(sv_known + 0.0), sk_known):
-                raise ValueError("grouped scores: a bucket's value lies outside the bucket")
-            if len(sv_known) and not self.mapping.holds(sv_known.min(), sv_known.max()):
-                raise ValueError(
-                    f"grouped scores: a value lies outside score_type={self.mapping.name!r}'s"
-                )
-            # Keys of known values are the mapping's (integers); those of unknown ones may
-            # be anything, so their integrality is checked apart.
-            unknown = sk[:0] if every else sk[~known]
-            if self.mapping.size is not None and (
-                sk.min() < 0 or sk.max() >= self.mapping.size or (unknown % 1 != 0).any()
-            ):
-                raise ValueError("grouped scores: bucket keys out of range")
+        table = checked_table(wire, self.mapping, self._sketched)
         out = GroupedScores(self.mapping, self.max_exact)
-        out._groups, out._rows, out._total = groups, rows, int(rows.sum())
-        out._main = _Table(groups, rows, g, key + 0.0, pos, neg, value, sketched)
+        out._groups, out._rows, out._total = table.labels, table.rows, int(table.rows.sum())
+        out._main = table
         return out
