@@ -1,5 +1,7 @@
 """The state and update shared by the regression metrics: one running-moments block over the
-variables a metric needs, and the multioutput handling of scikit-learn.
+variables a metric needs (``regression._variables``), and the multioutput handling of
+scikit-learn. The formulas of the values and intervals read off the moments are in
+``regression._formulas``.
 
 Nothing overflows silently: the moment blocks bound what a state may hold
 (``states.moments``, ``states.central``), and ``update`` refuses a batch that would take the
@@ -24,7 +26,6 @@ from ..base import Metric
 from ..errors import IncompatibleStateError, InputError
 from ..states._shifted import SHIFTED_MIN_ROWS, ShiftedSums, one_loss_values
 from ..states.central import CentralMoments
-from ..states.mappings import scratch as _scratch
 from ..states.moments import CHUNK, Moments
 from ..uncertainty import (
     NAN_INTERVAL,
@@ -34,22 +35,19 @@ from ..uncertainty import (
     kish,
     no_interval,
     normal_interval,
-    t_interval,
 )
+from ._formulas import _explained, _floor, loss_interval, pearson
 from ._stack import regression_stack
 from ._upgrade import upgraded
+from ._variables import _AE, _APE, _E, _P, _SE, _T, loss_sums, variable_columns
 from ._wsq import check_wsq_fields, wsq_batch, wsq_merged
 
-# The variables a metric may keep moments of, in a fixed order.
-_T, _P, _E, _AE, _APE, _SE = "y_true", "y_pred", "error", "abs_error", "abs_pct_error", "sq_error"
-_EPS = float(np.finfo(np.float64).eps)  # scikit-learn's floor for |y_true| in MAPE
 _MULTIOUTPUT = ("raw_values", "uniform_average", "variance_weighted")
 # The central moments of (error, y_true) the delta method of R2 and explained variance reads:
 # every index of order 2 to 4 below (2, 2), (4, 0) and (0, 4).
 _SHAPE = ((2, 0), (3, 0), (4, 0), (0, 2), (0, 3), (0, 4), (1, 1), (2, 1), (1, 2), (2, 2))
 #: Targets and predictions within this magnitude (about 1.6e60) always fit the state.
 VALUE_LIMIT = 2.0**200
-_FMAX = float(np.finfo(np.float64).max)
 _F64 = np.dtype(np.float64)
 
 
@@ -76,57 +74,6 @@ def _check_multioutput(multioutput: Any) -> str | list[float]:
             "that does not sum to zero"
         )
     return [float(v) for v in arr]
-
-
-def _explained(num: np.ndarray, den: np.ndarray, force_finite: bool) -> np.ndarray:
-    """scikit-learn's ``_assemble_fraction_of_explained_deviance``, output by output."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        if not force_finite:
-            # -inf over a zero variance is scikit-learn's value; over a positive one, overflow.
-            out = np.asarray(1 - num / den, dtype=np.float64)
-            return np.where(den != 0, _floor(out), out)
-        out = np.ones(len(num))
-        valid = (den != 0) & (num != 0)
-        out[valid] = _floor(1 - num[valid] / den[valid])
-        out[(num != 0) & (den == 0)] = 0.0
-        return out
-
-
-def _floor(values: Any, parts: np.ndarray | None = None) -> Any:
-    """-inf (a ratio or an average past float64's range) as the most negative float; nan
-    stays nan, and so does an average of ``parts`` that holds a -inf (force_finite=False over a
-    zero variance: scikit-learn's value)."""
-    if isinstance(values, np.ndarray):
-        return np.maximum(values, -_FMAX)
-    if parts is not None and np.isneginf(parts).any():
-        return values
-    return max(values, -_FMAX) if values == values else values
-
-
-def loss_interval(
-    w: float,
-    mean: float,
-    co: float,
-    weight_sq: float,
-    wsq_mean: float | None,
-    wsq_spread: float,
-    level: float,
-) -> tuple[float, float]:
-    """The Student-t interval of a mean loss of weight ``w``, co-moment ``co`` and squared
-    weights ``weight_sq`` (``wsq_mean``, ``wsq_spread``: its moments under the weights squared,
-    None when every weight was 1); ``level`` checked."""
-    if not w > 0:
-        return NAN_INTERVAL
-    n_eff = kish(w, weight_sq)
-    spread = co / w  # Kish's rule
-    if wsq_mean is not None and math.isfinite(wsq_mean):
-        # Weighted: the linearised (ratio-estimator) variance, Cochran (1977) sec. 6.4,
-        # sum w**2 (x - m)**2 = spread + weight_sq (a - m)**2 about the w**2-mean a, if
-        # larger (``uncertainty.mean_interval`` says why). Every weight 1: the same value;
-        # unknown (weighted before 0.8.9): Kish's alone.
-        dev = wsq_spread + weight_sq * (wsq_mean - mean) ** 2
-        spread = max(spread, n_eff * dev / (w * w))  # the spread t_interval reads
-    return t_interval(mean, spread, n_eff, level, (0.0, math.inf))
 
 
 def _check_range(arr: np.ndarray, name: str) -> None:
@@ -176,7 +123,7 @@ class _RegressionMetric(Metric, register=False):
         # The per-sample losses are non-negative: their shifted sums are taken about zero.
         self._losses = frozenset(self._index[v] for v in (_AE, _APE, _SE) if v in self._index)
         block = Moments(len(names), [(self._index[a], self._index[b]) for a, b in pairs])
-        #: One loss and its variance, nothing else (MSE, RMSE, MAE, MAPE): :meth:`_loss_sums`.
+        #: One loss and its variance, nothing else (MSE, RMSE, MAE, MAPE): :func:`loss_sums`.
         self._one_loss = (
             block.groups == 1 and tuple(block.pairs) == ((0, 0),) and self._losses == {0}
         )
@@ -256,7 +203,7 @@ class _RegressionMetric(Metric, register=False):
 
                 if n >= SHIFTED_MIN_ROWS and d == 1 and weights is None and self._one_loss:
                     # The common batch of MSE, MAE, MAPE: the shifted sums in a lean loop.
-                    sums = self._loss_sums(t.reshape(-1), p.reshape(-1), step)
+                    sums = loss_sums(self._names[0], t.reshape(-1), p.reshape(-1), step)
                     values = one_loss_values(*sums, float(n))
                     if values is not None:
                         block = block.plus_values(float(n), values[0], 0.0, values[1])
@@ -363,7 +310,7 @@ class _RegressionMetric(Metric, register=False):
             return False
         step = _piece(n, CHUNK)  # the general path's pieces, for one output
         with np.errstate(over="ignore", invalid="ignore"):
-            values = one_loss_values(*self._loss_sums(t, p, step), float(n))
+            values = one_loss_values(*loss_sums(self._names[0], t, p, step), float(n))
         if values is None:
             return False
         block = self.moments.plus_values(float(n), values[0], 0.0, values[1])
@@ -374,55 +321,9 @@ class _RegressionMetric(Metric, register=False):
         self._commit(n, moments=block, weight_sq=self.weight_sq + float(n))
         return True
 
-    def _loss_sums(self, t: np.ndarray, p: np.ndarray, step: int) -> tuple[float, float]:
-        """``(sum l, sum l * l)`` of a one-loss metric's loss (MSE, MAE, MAPE) on one column
-        without weights, over the pieces of :meth:`_columns` and added piece by piece from zero:
-        the sums :class:`ShiftedSums` makes of them, in two reused scratch arrays and one loop."""
-        name = self._names[0]
-        e = _scratch.get("regression-e", step, np.float64)
-        buf = _scratch.get("regression-loss", step, np.float64)
-        sums = products = 0.0
-        for a in range(0, len(t), step):
-            tc, pc = t[a : a + step], p[a : a + step]
-            m = len(tc)
-            err = np.subtract(tc, pc, out=e[:m])
-            if name == _SE:
-                loss = np.multiply(err, err, out=buf[:m])
-            elif name == _AE:
-                loss = np.abs(err, out=buf[:m])
-            else:  # _APE
-                den = np.maximum(np.abs(tc, out=buf[:m]), _EPS, out=buf[:m])
-                loss = np.divide(np.abs(err, out=err), den, out=buf[:m])
-            sums += float(np.add.reduce(loss))
-            products += float(loss @ loss)
-        return sums, products
-
     def _columns(self, t: np.ndarray, p: np.ndarray, scratch: bool = False) -> list[np.ndarray]:
-        """The variables this metric keeps moments of, one (n, width) array each; with
-        ``scratch`` (``t.size <= CHUNK``) computed into this thread's reused scratch arrays."""
-
-        def buffer(name: str) -> np.ndarray | None:
-            return (
-                _scratch.get("regression-" + name, t.size, np.float64).reshape(t.shape)
-                if (scratch)
-                else None
-            )
-
-        cols: dict[str, np.ndarray] = {_T: t, _P: p}
-        e = np.subtract(t, p, out=buffer("e"))
-        cols[_E] = e
-        out = []
-        for name in self._names:
-            if name == _AE:
-                out.append(np.abs(e, out=buffer("ae")))
-            elif name == _APE:
-                den = np.maximum(np.abs(t, out=buffer("den")), _EPS, out=buffer("den"))
-                out.append(np.divide(np.abs(e, out=buffer("ape")), den, out=buffer("ape")))
-            elif name == _SE:
-                out.append(np.multiply(e, e, out=buffer("se")))
-            else:
-                out.append(cols[name])
-        return out
+        """The variables this metric keeps moments of (:func:`variable_columns`)."""
+        return variable_columns(self._names, t, p, scratch)
 
     def _validate_state(self) -> None:
         width = self.moments.width
@@ -539,20 +440,3 @@ class _RegressionMetric(Metric, register=False):
 
     def _pearson(self) -> np.ndarray:
         return pearson(self._co(_T, _T), self._co(_P, _P), self._co(_T, _P))
-
-
-def pearson(tt: np.ndarray, pp: np.ndarray, tp: np.ndarray) -> np.ndarray:
-    """Pearson's r of each element from the co-moments ``tt``, ``pp`` and ``tp`` (``nan``
-    where a column is constant), clipped to [-1, 1]."""
-    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
-        prod = tt * pp
-        den = np.sqrt(prod)
-        # Past float64's range (variances near the bound of the moments): one root each.
-        # Also where the product fell among the subnormals, whose few digits it keeps
-        # (0.8.17 caught only 0 there: values spread about 1e-82 gave r 7.7e-4 off).
-        tiny = np.abs(prod) < np.finfo(np.float64).tiny
-        far = ~np.isfinite(den) | (tiny & (tt != 0) & (pp != 0))
-        den[far] = np.sqrt(tt[far]) * np.sqrt(pp[far])
-        r = tp / den
-    r[(tt == 0) | (pp == 0)] = math.nan  # a constant column: undefined, as scipy says
-    return np.asarray(np.clip(r, -1.0, 1.0))

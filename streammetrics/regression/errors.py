@@ -8,7 +8,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ._base import _AE, _APE, _SE, _RegressionMetric
+from ._base import _RegressionMetric
+from ._variables import _AE, _APE, _SE
 
 __all__ = [
     "MeanAbsoluteError",

@@ -14,7 +14,8 @@ from ..uncertainty import (
     check_level,
     fisher_z,
 )
-from ._base import _AE, _APE, _E, _P, _SE, _T, _RegressionMetric
+from ._base import _RegressionMetric
+from ._variables import _AE, _APE, _E, _P, _SE, _T
 
 __all__ = ["ExplainedVariance", "PearsonCorrCoef", "R2Score", "RegressionReport"]
 

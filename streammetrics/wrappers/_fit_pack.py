@@ -190,7 +190,7 @@ class FitPack(ArrayPack):
         return None if values is None else dict(zip(self.keys, values.tolist(), strict=True))
 
     def _values(self) -> np.ndarray | None:
-        from ..regression._base import _FMAX, _explained, pearson
+        from ..regression._formulas import _FMAX, _explained, pearson
         from ..regression.fit import ExplainedVariance, PearsonCorrCoef, R2Score
 
         template = self.template
