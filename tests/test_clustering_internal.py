@@ -433,7 +433,7 @@ def test_dunn_is_inf_for_clusters_of_one_repeated_point(distance) -> None:
 def test_cosine_distances_agree_with_scikit_learn_and_are_zero_for_equal_rows() -> None:
     from sklearn.metrics.pairwise import cosine_distances
 
-    from streammetrics.clustering._geometry import _pairwise
+    from streammetrics.clustering._distances import _pairwise
 
     rng = np.random.default_rng(3)
     a = rng.normal(size=(50, 8))

@@ -34,7 +34,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ._geometry import _FLOAT_KEYS, _Geometry
+from ._geometry import _Geometry
+from ._indices import _FLOAT_KEYS
 
 __all__ = [
     "CalinskiHarabasz",
