@@ -20,6 +20,7 @@ from ..classification._loss_stack import BinStack, SumStack
 from ..errors import IncompatibleStateError, InputError
 from ..regression._stack import FitStack, LossStack
 from ..states._bucket_stack import BucketStack
+from ..states.buckets import ScoreBuckets
 from ..states.stacked import ConfusionStack, Stacked, blanks
 from ._bins_pack import BINS_PACK_MIN_SLICES, BinsPack
 from ._confusion_pack import CONFUSION_PACK_MIN_SLICES, ConfusionPack
@@ -27,7 +28,7 @@ from ._fit_pack import FIT_PACK_MIN_SLICES, FitPack
 from ._moments_pack import MOMENTS_PACK_MIN_SLICES, MomentsPack
 from ._moments_wire import MOMENTS_DECODE_MIN, decoded_moments_pack
 from ._packing import library_state
-from ._slice_pack import PACK_MIN_SLICES, SlicePack
+from ._slice_pack import PACK_MIN_SLICES, READ_PACK_MIN_SLICES, SlicePack
 from ._slice_wire import decoded_confusion_pack, decoded_pack, key_from_wire, key_to_wire
 from ._sum_pack import SUM_PACK_MIN_SLICES, SumPack
 from ._sum_wire import SUM_DECODE_MIN, decoded_bins_pack, decoded_sum_pack
@@ -94,6 +95,9 @@ class SliceTable(StateBlock):
         #: A bound above every slice's count or weight totals (None: not known), for the
         #: per-request path (:meth:`row_bound`); never on the wire.
         self.bound: float | None = 0.0
+        #: :meth:`read_pack`'s pack of the slices' states, with the dict and the stores it was
+        #: made of (it holds them, so that their ids are not reused while it is kept).
+        self._reading: tuple[dict[Key, Metric], list[Any], SlicePack] | None = None
         try:
             from .decayed import scale_plan as _scale_plan
 
@@ -107,12 +111,13 @@ class SliceTable(StateBlock):
         """The slice states, for a caller that may change them: the table stops being packed
         (:meth:`view` reads them without that)."""
         out = self.view()
-        self._pack, self.bound = None, None  # (the caller may change them: bound unknown)
+        # (the caller may change them: bound unknown, the read pack stale)
+        self._pack, self.bound, self._reading = None, None, None
         return out
 
     @slices.setter
     def slices(self, value: dict[Key, Metric]) -> None:
-        self._dict, self._pack = value, None
+        self._dict, self._pack, self._reading = value, None, None
 
     def view(self) -> dict[Key, Metric]:
         """The slice states, to read only (made once from the pack, if packed)."""
@@ -127,6 +132,39 @@ class SliceTable(StateBlock):
         if self._pack is not None and self._pack.queue:
             self._pack = self._pack.settled()
         return self._pack
+
+    def read_pack(self) -> Pack | None:
+        """The table to read every slice from at once, or None (one state per slice): the
+        packed table (:meth:`pack`), else, from ``READ_PACK_MIN_SLICES`` score slices of one
+        of the library's classes, a :class:`SlicePack` of their states, made for reading and
+        kept while the slices hold the same stores (a grid store is never changed in place:
+        an update, a merge and a fold of waiting rows each give a slice a new one; scaling
+        goes through :attr:`slices`, which drops it). None too where the states do not make
+        one pack (rows waiting in a state, weighted beside unweighted slices)."""
+        pack = self.pack()
+        if pack is not None:
+            return pack
+        slices = self.view()
+        template = self.template
+        if len(slices) < READ_PACK_MIN_SLICES or not library_state(template):
+            return None
+        if not isinstance(getattr(template, "hist", None), ScoreBuckets):
+            return None
+        known = self._reading
+        if (
+            known is not None
+            and known[0] is slices
+            and len(known[1]) == len(slices)
+            and all(
+                m._pending is None and m.__dict__.get("hist") is h
+                for m, h in zip(slices.values(), known[1], strict=True)
+            )
+        ):
+            return known[2]
+        made = SlicePack.of_slices(template, slices)  # (folds rows waiting in a state)
+        stores = [m.__dict__.get("hist") for m in slices.values()]
+        self._reading = None if made is None else (slices, stores, made)
+        return made
 
     def state(self, key: Key) -> Metric:
         """The state of one slice, to read only (``KeyError`` if none): from the pack alone
@@ -210,7 +248,7 @@ class SliceTable(StateBlock):
         out = SliceTable.__new__(SliceTable)
         out.template = self.template
         out.scalable = self.scalable  # type: ignore[misc]
-        out._dict, out._pack, out.bound = None, None, None
+        out._dict, out._pack, out.bound, out._reading = None, None, None, None
         return out
 
     def packed_fold(self, stack: Stacked, codes: np.ndarray, keys: list[Key]) -> SliceTable | None:

@@ -480,6 +480,10 @@ class Sliced(Metric):
         many = getattr(type(self._template), "_compute_many", None) if own else None
         values = many(metrics) if many is not None and metrics else None
         if values is None:
+            reading = self.slices.read_pack() if own else None
+            packed = None if reading is None else reading.computed()
+            if packed is not None:  # the states read as one table
+                return {k: packed[k] for k in keys}
             values = [m.compute() for m in metrics]
         return dict(zip(keys, values, strict=True))
 
@@ -495,9 +499,9 @@ class Sliced(Metric):
                 "(Sliced(Bootstrap(metric))) for bootstrap intervals per slice"
             )
         keys = self.keys()
-        pack = self.slices.pack()
         own = _library_class(self._template)
-        packed = None if pack is None or not own else pack.intervals(level)
+        pack = self.slices.read_pack() if own else None
+        packed = None if pack is None else pack.intervals(level)
         if packed is not None:  # every slice from the packed table at once
             return {k: packed[k] for k in keys}
         view = self.slices.view()

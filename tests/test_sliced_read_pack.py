@@ -1,0 +1,161 @@
+"""``Sliced`` score slices held one state each are read through a pack of their states.
+
+Fewer than ``PACK_MIN_SLICES`` (512) score slices are held one state per slice, since updating
+them so is as fast; reading them asked each state in turn (some 30 numpy calls each: 41 ms for
+``ROCAUC`` intervals of 500 slices). From ``READ_PACK_MIN_SLICES`` they are read through
+``SlicePack.of_slices`` of the states, whose row reads give each slice its own state's floats.
+These tests hold every read to the bit (``repr``) against each slice's own state, check that
+the states are not asked, and that the pack made for reading is dropped when the slices change
+(updates, merges, rows fed one at a time, ``Decayed``'s scaling).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import streammetrics as sm
+from streammetrics.classification.scores import ROCAUC, AveragePrecision
+from streammetrics.wrappers import _slice_table
+from streammetrics.wrappers._slice_pack import PACK_MIN_SLICES, READ_PACK_MIN_SLICES, SlicePack
+
+MAKERS = [
+    lambda: sm.ROCAUC(),
+    lambda: sm.ROCAUC(score_type="logit", resolution=64),
+    lambda: sm.AveragePrecision(),
+    lambda: sm.AveragePrecision(resolution=4096),
+]
+
+
+def _batch(rng: np.random.Generator, m: int, slices: int, weighted: bool, ties: bool):  # type: ignore[no-untyped-def]
+    y = (rng.random(m) < rng.uniform(0.1, 0.8)).astype(int)
+    p = np.clip(0.3 * y + 0.7 * rng.random(m), 0.0, 1.0)
+    if ties:
+        p = np.round(p, 2)
+    by = rng.integers(0, slices, m)
+    y[by % 13 == 4] = 0  # slices without positives: nan
+    kwargs = {}
+    if weighted:
+        kwargs["sample_weight"] = rng.uniform(0.0, 2.0, m) * (rng.random(m) > 0.1)
+    return y, p, by, kwargs
+
+
+def _own_reads(s: sm.Sliced, level: float = 0.95) -> tuple[dict, dict]:  # type: ignore[type-arg]
+    """Each slice's value and interval from a copy of its own state."""
+    values = {k: s[k].compute() for k in s.keys()}
+    intervals = {k: s[k].interval(level) for k in s.keys()}
+    return values, intervals
+
+
+def _asked_states(monkeypatch) -> list[str]:  # type: ignore[no-untyped-def]
+    """Record every call of a slice state's own reads (the pack must answer instead)."""
+    asked: list[str] = []
+    for kind in (ROCAUC, AveragePrecision):
+        for name in ("_compute", "interval"):
+            own = getattr(kind, name)
+            monkeypatch.setattr(
+                kind, name, lambda *a, _own=own, _n=name: asked.append(_n) or _own(*a)
+            )
+    return asked
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("maker", range(len(MAKERS)))
+def test_reads_are_each_slices_own(maker: int, seed: int, monkeypatch) -> None:
+    rng = np.random.default_rng(seed)
+    slices = int(rng.integers(READ_PACK_MIN_SLICES, PACK_MIN_SLICES))
+    weighted, ties = seed % 2 == 1, seed % 3 == 2
+    s = sm.Sliced(MAKERS[maker]())
+    for _ in range(3):
+        y, p, by, kwargs = _batch(rng, 20_000, slices, weighted, ties)
+        s.update(y, p, by=by, **kwargs)
+    s = sm.loads(s.to_bytes())
+    assert s.slices.pack() is None and len(s) >= READ_PACK_MIN_SLICES  # one state per slice
+    values, intervals = _own_reads(s)
+    low = _own_reads(s, 0.6)[1]
+    asked = _asked_states(monkeypatch)
+    got = s.compute(), s.intervals(), s.intervals(0.6)
+    assert asked == []  # (unweighted ROCAUC values: ROCAUC._compute_many, as before)
+    assert repr(got[0]) == repr(values)
+    assert repr(got[1]) == repr(intervals)
+    assert repr(got[2]) == repr(low)
+
+
+def test_few_slices_read_their_states(monkeypatch) -> None:
+    rng = np.random.default_rng(7)
+    s = sm.Sliced(sm.AveragePrecision())
+    y, p, by, _ = _batch(rng, 5_000, READ_PACK_MIN_SLICES - 1, False, False)
+    s.update(y, p, by=by)
+    s = sm.loads(s.to_bytes())
+    made: list[int] = []
+    own = SlicePack.of_slices.__func__  # type: ignore[attr-defined]
+    monkeypatch.setattr(
+        SlicePack, "of_slices", classmethod(lambda cls, *a: made.append(1) or own(cls, *a))
+    )
+    values, _ = _own_reads(s)
+    assert repr(s.compute()) == repr(values)
+    assert made == []
+
+
+def test_the_read_pack_is_kept_until_the_slices_change(monkeypatch) -> None:
+    rng = np.random.default_rng(3)
+    slices = READ_PACK_MIN_SLICES + 20
+    s = sm.Sliced(sm.AveragePrecision())
+    y, p, by, _ = _batch(rng, 10_000, slices, False, False)
+    s.update(y, p, by=by)
+    made: list[int] = []
+    own = SlicePack.of_slices.__func__  # type: ignore[attr-defined]
+    monkeypatch.setattr(
+        SlicePack, "of_slices", classmethod(lambda cls, *a: made.append(1) or own(cls, *a))
+    )
+    first = s.intervals()
+    assert repr(s.intervals()) == repr(first) and repr(s.compute()) == repr(s.compute())
+    assert len(made) == 1  # made once, kept
+
+    def check() -> None:
+        values, intervals = _own_reads(s)
+        assert repr(s.compute()) == repr(values)
+        assert repr(s.intervals()) == repr(intervals)
+
+    y, p, by, _ = _batch(rng, 3_000, slices, False, False)
+    s.update(y, p, by=by)  # an update
+    check()
+    other = sm.Sliced(sm.AveragePrecision()).update(y, 1.0 - p, by=by)
+    s.merge(other)  # a merge
+    check()
+    for i in range(40):  # rows one at a time
+        s.update(int(y[i]), float(p[i]), by=int(by[i]))
+    check()
+    before = len(made)
+    check()
+    assert len(made) == before  # nothing changed: the pack is kept
+    assert repr(s.intervals()) != repr(first)
+
+
+def test_decayed_slices_read_as_their_states() -> None:
+    """``Decayed(Sliced(...))`` reads a scaled copy of the slices (weights: a float pack)."""
+    rng = np.random.default_rng(5)
+    slices = READ_PACK_MIN_SLICES + 8
+    d = sm.Decayed(sm.Sliced(sm.ROCAUC()), half_life=2.0)
+    for step in range(3):
+        y, p, by, _ = _batch(rng, 8_000, slices, False, False)
+        d.update(y, p, by=by, timestamps=np.full(len(y), float(step)))
+        now = d.at()
+        assert now.slices.pack() is None  # one state per slice, read through a pack
+        values = {k: now[k].compute() for k in now.keys()}
+        assert repr(d.compute()) == repr(values)
+        assert repr(now.intervals()) == repr({k: now[k].interval() for k in now.keys()})
+
+
+def test_mixed_count_dtypes_read_each_state() -> None:
+    """Weighted beside unweighted slices make no one pack: each state answers."""
+    rng = np.random.default_rng(11)
+    slices = READ_PACK_MIN_SLICES + 4
+    s = sm.Sliced(sm.ROCAUC())
+    y, p, by, _ = _batch(rng, 10_000, slices, False, False)
+    s.update(y, p, by=by)
+    s.update([1, 0], [0.9, 0.2], by=[slices + 1, slices + 1], sample_weight=[0.5, 2.0])
+    assert _slice_table.SlicePack.of_slices(s._template, s.slices.view()) is None
+    values, intervals = _own_reads(s)
+    assert repr(s.compute()) == repr(values)
+    assert repr(s.intervals()) == repr(intervals)
