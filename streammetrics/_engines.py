@@ -144,7 +144,7 @@ def row_shares(
     ``Keyed.split`` uses), in their order. ``key`` is the key column, ``name`` the ``update``
     argument it feeds (the key is read as that argument reads it, so equal keys of any
     partition land in the same share, and a bad key is refused under its name). O(n)."""
-    from ._inputs import as_labels
+    from ._input_labels import as_labels
     from .states.labels import key_hash
 
     columns = {c: np.asarray(frame[c].to_numpy()) for c in needed}

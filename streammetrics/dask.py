@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from . import _engine_columns, _engines
+from ._config_values import config_int
 from ._heap import with_roomy_heap
-from ._inputs import config_int
 from ._keyed import MAX_PARTS
 from .base import Metric, loads
 from .errors import InputError

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from typing import Any, cast
 
 from . import _codec, _engine_columns, _engines, errors
-from ._inputs import config_int
+from ._config_values import config_int
 from ._keyed import MAX_PARTS
 from .base import Metric, loads
 from .errors import InputError
