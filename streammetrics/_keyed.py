@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from ._inputs import config_int
+from ._config_values import config_int
 
 __all__ = ["Keyed"]
 

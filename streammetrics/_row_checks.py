@@ -12,7 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from ._inputs import BFLOAT16_BITS, encodable, surrogate_row
+from ._input_labels import encodable, surrogate_row
+from ._inputs import BFLOAT16_BITS
 from ._small_columns import SMALL_BATCH, _bfloat16_bits
 
 # Column kinds.

@@ -16,7 +16,9 @@ A metric declares its configuration and its state fields once, in ``__init__``::
 
 The base class then provides ``reset``, ``copy``, ``==``, ``+``/``sum()``, ``merge`` with its
 compatibility check, ``to_bytes``/``from_bytes``/:func:`loads`, ``count`` and ``repr``.
-(Serialisation is the mixin :class:`~streammetrics._serialised.Serialised`.)
+(Serialisation, merging and copying are the mixins
+:class:`~streammetrics._serialised.Serialised`, :class:`~streammetrics._metric_merge.Mergeable`
+and :class:`~streammetrics._metric_copy.Copyable`.)
 
 It also makes every metric safe to share between threads and cheap to update per request:
 
@@ -50,12 +52,14 @@ import numpy as np
 
 from . import _codec
 from ._block import StateBlock
-from ._configs import keyword_config, same_config
+from ._configs import keyword_config
 from ._locking import StateAttr, wrap_class
 from ._merges import MERGES
+from ._metric_copy import Copyable, _copy_value
+from ._metric_merge import Mergeable
 from ._pending import PerRequest
 from ._serialised import Serialised
-from .errors import IncompatibleStateError, InputError, NoIntervalError
+from .errors import InputError, NoIntervalError
 from .uncertainty import check_level
 
 __all__ = [
@@ -106,7 +110,7 @@ def registered_metrics() -> dict[str, type[Metric]]:
     return dict(_REGISTRY)
 
 
-class Metric(Serialised, PerRequest):
+class Metric(Serialised, PerRequest, Mergeable, Copyable):
     """Base of every streaming metric. See the module docstring for how to write one."""
 
     #: True for scores (higher is better), False for errors and losses, None for neither.
@@ -319,226 +323,7 @@ class Metric(Serialised, PerRequest):
 
     reset.__sm_locked__ = True  # type: ignore[attr-defined]
 
-    def copy(self: _M) -> _M:
-        """An independent copy with the same configuration and state (and a lock of its own).
-
-        Copies the declared state fields and any other mutable attribute, and shares what is
-        fixed at construction (the configuration, scalars, template metrics); classes that keep
-        state outside declared fields (their own ``_merge_from``, ``_state_wire`` or
-        ``_load_state``) are deep-copied.
-        """
-        return self._copy(for_merge=False)
-
-    def _copy(self: _M, for_merge: bool) -> _M:
-        """:meth:`copy`; ``for_merge``: a copy that a merge is about to change (``a + b``),
-        which keeps none of the trust the per-request path learnt (a merge forgets it) and
-        takes its blocks' :meth:`StateBlock.merge_target` copies."""
-        with self._lock:
-            if self._pending is not None:
-                self._fold()
-            if not type(self)._state_in_fields():
-                return _copy.deepcopy(self)
-
-            def field_copy(value: Any) -> Any:
-                if for_merge and isinstance(value, StateBlock):
-                    return value.merge_target()
-                return _copy_value(value)
-
-            return self._twin(field_copy, blank_rows=for_merge)
-
-    def _blank_for_load(self: _M) -> _M | None:
-        """A metric of this class and configuration for :func:`loads` to fill, built without
-        ``__init__`` (whose checks the configuration already passed here); its declared fields
-        are this metric's own objects until the loader replaces every one of them. None for
-        classes that keep state outside declared fields (the loader then builds from config).
-        Decoding 100,000 slices of a ``Sliced`` builds 100,000 metrics: this is most of it."""
-        if not type(self)._state_in_fields() or self._pending is not None:
-            return None
-        return self._twin(None, blank_rows=True)
-
-    @classmethod
-    def _state_in_fields(cls) -> bool:
-        """Whether the class keeps all its state in declared fields (the base class's merge,
-        wire form and loading): it can then be copied attribute by attribute."""
-        return (
-            cls._merge_from is Metric._merge_from
-            and cls._state_wire is Metric._state_wire
-            and cls._load_state is Metric._load_state
-        )
-
-    def _twin(self: _M, field_copy: Callable[[Any], Any] | None, blank_rows: bool) -> _M:
-        """A new instance of this class from this one's attributes: a lock of its own, its
-        row declaration blank or copied, declared fields through ``field_copy`` (``None``:
-        kept as they are), what is fixed at construction shared and anything else mutable
-        deep-copied."""
-        cls = type(self)
-        new = cls.__new__(cls)
-        attrs = self.__dict__.copy()
-        for name in GUARDED_METHODS & attrs.keys():  # (a collection's guard: not the copy's)
-            del attrs[name]
-        attrs["_lock"] = threading.RLock()
-        rows = self._rows
-        if rows is not None:
-            attrs["_rows"] = rows.blank() if blank_rows else rows.copy()
-        fields = self._fields
-        for name, value in attrs.items():
-            if name in fields:
-                if field_copy is not None:
-                    attrs[name] = field_copy(value)
-            elif not (name in _SHARED or name in cls._constant or isinstance(value, _IMMUTABLE)):
-                attrs[name] = _copy.deepcopy(value)
-        new.__dict__.update(attrs)
-        return new
-
-    def __getstate__(self) -> dict[str, Any]:
-        # pickle and copy.copy (Dask and Spark ship metrics this way): a deep snapshot taken
-        # under the lock, pending rows folded, the lock left behind. (0.8.4 returned the live
-        # containers and released the lock: pickle then walked them while other threads
-        # updated them, and raised, or its copies' flushes lost their queued rows.)
-        return self._snapshot({})
-
-    def __deepcopy__(self: _M, memo: dict[int, Any]) -> _M:
-        new = object.__new__(type(self))
-        memo[id(self)] = new
-        new.__dict__.update(self._snapshot(memo))
-        new._lock = threading.RLock()
-        return new
-
-    def _snapshot(self, memo: dict[int, Any]) -> dict[str, Any]:
-        with self._lock:
-            if self._pending is not None:
-                self._fold()
-            skip = GUARDED_METHODS & self.__dict__.keys()
-            state = {k: v for k, v in self.__dict__.items() if k != "_lock" and k not in skip}
-            return _copy.deepcopy(state, memo)
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-        self._lock = threading.RLock()
-
-    # -- merge -------------------------------------------------------------------------------
-
-    def _check_compatible(self, other: Any) -> None:
-        self._check_kind(other)
-        for name in self._fields:
-            mine, theirs = getattr(self, name), getattr(other, name)
-            if isinstance(mine, StateBlock):
-                mine.check_mergeable(theirs)
-            elif isinstance(mine, Metric):
-                mine._check_compatible(theirs)
-
-    def _check_kind(self, other: Any) -> None:
-        """The class and configuration of ``other`` are this metric's (neither changes after
-        construction: no lock is needed to read them)."""
-        if type(other) is not type(self):
-            raise IncompatibleStateError(
-                f"cannot merge {type(other).__name__} into {type(self).__name__}"
-            )
-        # Compared as canonical bytes, so that a nan in a config equals itself.
-        if not same_config(self._config, other._config):
-            diff = {
-                k: (self._config.get(k), other._config.get(k))
-                for k in set(self._config) | set(other._config)
-                if not same_config(self._config.get(k), other._config.get(k))
-            }
-            desc = ", ".join(f"{k}: {a!r} here, {b!r} there" for k, (a, b) in sorted(diff.items()))
-            raise IncompatibleStateError(
-                f"cannot merge {type(self).__name__} states with different config ({desc})"
-            )
-
-    def _check_compatible_together(self, others: tuple[Any, ...]) -> None:
-        """What :meth:`_check_compatible`, pair by pair, cannot see: a conflict among the
-        operands of one merge (each compatible with ``self``, not with each other)."""
-
-    def merge(self: _M, *others: _M) -> _M:
-        """Fold the states of ``others`` into this one (in place); ``others`` do not change.
-
-        Raises :class:`IncompatibleStateError` (before changing anything) if any of them is of
-        another class or configuration. Holds the locks of this metric and of every metric of
-        its class among ``others`` (taken in one global order, so concurrent merges in opposite
-        directions cannot deadlock).
-        """
-        return self._combine(others, join=False)
-
-    def _combine(self: _M, others: tuple[Any, ...], join: bool) -> _M:
-        """``merge`` (or, for keyed metrics, ``join``) under every operand's lock."""
-        # Class and configuration first, without the locks: a metric nested in this one (a
-        # collection's member) would otherwise be locked before it, the reverse of the order
-        # an update takes them in, and the two threads would wait for each other for good.
-        for other in others:
-            self._check_kind(other)
-        involved = {id(m): m for m in (self, *others) if isinstance(m, Metric)}
-        locks = [involved[k]._lock for k in sorted(involved)]
-        for lock in locks:
-            lock.acquire()
-        try:
-            for metric in involved.values():
-                if metric._pending is not None:
-                    metric._fold()
-            for other in others:
-                self._check_compatible(other)
-            if len(others) > 1:
-                self._check_compatible_together(others)
-            # The row count has the bound of every count (a decoded state may sit at it).
-            _codec.check_sum("count", "i", self._count, *(o._count for o in others))
-            if len(others) > 1:  # pairs checked above may still pass a weight bound together
-                held = [m._held_total() for m in (self, *others)]
-                _codec.check_sum("weights", "f", *held)
-            parts = [o.copy() if o is self else o for o in others if o._count]
-            if parts:
-                self._merge_many(parts, join)
-                self._count += sum(o._count for o in parts)
-            if self._rows is not None:
-                self._rows.forget()
-            return self
-        finally:
-            for lock in reversed(locks):
-                lock.release()
-
-    def _merge_many(self, others: list[Any], join: bool = False) -> None:
-        """Merge the states of ``others`` (non-empty, checked compatible) into ``self``.
-
-        Field by field in one pass (:meth:`StateBlock.merge_many`, or ``join_many`` when
-        ``join``: the operands hold disjoint keys) unless the class merges in its own
-        ``_merge_from``, which is then called once per operand. The caller adds ``count``.
-        """
-        if type(self)._merge_from is not Metric._merge_from:
-            if len(others) > 1:
-                # Several operands merge one after another: into a new empty state first,
-                # then that one into this, checked whole as a pair. A bound that only the
-                # last operand passes must not leave the first ones merged in (0.8.14 did:
-                # the windows and Decayed then wrote bytes that loads refused), and nothing
-                # here copies this state (a first version of 0.8.15 did: 80x the time of
-                # `total.merge(*small)` into 5,000 windows).
-                combined = type(self)._from_config(self._config)
-                for other in others:
-                    combined._merge_from(other)
-                combined._count = sum(o._count for o in others)
-                self._check_compatible(combined)
-                others = [combined]
-            self._merge_from(others[0])  # (the pair was checked whole: it cannot fail)
-            return
-        for name, field in self._fields.items():
-            mine = getattr(self, name)
-            theirs = [getattr(o, name) for o in others]
-            if isinstance(mine, StateBlock):
-                mine.join_many(theirs) if join else mine.merge_many(theirs)
-            elif isinstance(mine, Metric):
-                mine._combine(tuple(theirs), join and hasattr(mine, "join"))
-            elif field.merge is not None:
-                value = mine
-                for t in theirs:
-                    value = field.merge(value, _copy.deepcopy(t))
-                setattr(self, name, value)
-
-    def _merge_from(self, other: Any) -> None:
-        """Merge the declared fields of ``other`` into ``self`` (the caller adds ``count``)."""
-        for name, field in self._fields.items():
-            mine, theirs = getattr(self, name), getattr(other, name)
-            if isinstance(mine, (StateBlock, Metric)):
-                mine.merge(theirs)
-            elif field.merge is not None:
-                setattr(self, name, field.merge(mine, _copy.deepcopy(theirs)))
+    # -- ``+``, ``sum()``, equality and repr ------------------------------------------------
 
     def __add__(self: _M, other: _M) -> _M:
         if not isinstance(other, Metric):
@@ -549,8 +334,6 @@ class Metric(Serialised, PerRequest):
         if isinstance(other, int) and other == 0:  # so that sum([m1, m2]) works
             return self.copy()
         return NotImplemented
-
-    # -- equality and repr -------------------------------------------------------------------
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, Metric):
@@ -572,15 +355,6 @@ class Metric(Serialised, PerRequest):
         return max((v.held_total() for v in values if isinstance(v, StateBlock)), default=0.0)
 
 
-# Attributes a copy shares: set once in __init__ and never changed in place afterwards.
-_SHARED = frozenset({"_config", "_fields", "_lock", "_rows", "_pending"})
-#: Methods a ``MetricCollection`` shadows on a member it hands out (``collection[name]``), to
-#: refuse changing the member alone; copies, pickles and snapshots of the member drop them.
-GUARDED_METHODS = frozenset({"update", "merge", "join", "reset"})
-# Values a copy shares: immutable, or template metrics (only ever copied, never updated).
-_IMMUTABLE = (int, float, str, bool, bytes, tuple, frozenset, type(None), Metric)
-
-
 def _plus_zero(value: Any) -> Any:
     """``value`` with every float ``-0.0`` in it (nested in lists, tuples and dicts) made
     ``0.0``: configurations merge when equal, and ``-0.0 == 0.0``, but the codec writes them
@@ -592,16 +366,6 @@ def _plus_zero(value: Any) -> Any:
     if isinstance(value, (list, tuple)):
         return type(value)(_plus_zero(v) for v in value)
     return value
-
-
-def _copy_value(value: Any) -> Any:
-    if isinstance(value, (StateBlock, Metric)):
-        return value.copy()
-    if isinstance(value, np.ndarray):
-        return value.copy()
-    if isinstance(value, (list, dict)):
-        return _copy.deepcopy(value)
-    return value  # int, float, str, bool: immutable
 
 
 # Decoding and the registry look-ups live beside the base class; imported last, since they use it.

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import _engines
+from . import _engine_columns, _engines
+from ._config_values import config_int
 from ._heap import with_roomy_heap
-from ._inputs import config_int
 from ._keyed import MAX_PARTS
 from .base import Metric, loads
 from .errors import InputError
@@ -32,9 +32,9 @@ def _import_dask() -> Any:
 def _partition(
     frame: Any,
     template: bytes,
-    positional: list[_engines.Column],
-    keywords: dict[str, _engines.Column],
-    by: _engines.Column | None,
+    positional: list[_engine_columns.Column],
+    keywords: dict[str, _engine_columns.Column],
+    by: _engine_columns.Column | None,
 ) -> dict[Any, bytes]:
     return _engines.partition_states([frame], template, positional, keywords, by)
 
@@ -46,17 +46,21 @@ def _merge(parts: list[dict[Any, bytes]]) -> dict[Any, bytes]:
 
 @with_roomy_heap
 def _row_shares(
-    frame: Any, needed: list[_engines.Column], key: _engines.Column, name: str, parts: int
-) -> list[dict[_engines.Column, Any]]:
+    frame: Any,
+    needed: list[_engine_columns.Column],
+    key: _engine_columns.Column,
+    name: str,
+    parts: int,
+) -> list[dict[_engine_columns.Column, Any]]:
     return _engines.row_shares(frame, needed, key, name, parts)
 
 
 @with_roomy_heap
 def _share_state(
-    pieces: list[dict[_engines.Column, Any]],
+    pieces: list[dict[_engine_columns.Column, Any]],
     template: bytes,
-    positional: list[_engines.Column],
-    keywords: dict[str, _engines.Column],
+    positional: list[_engine_columns.Column],
+    keywords: dict[str, _engine_columns.Column],
 ) -> bytes:
     return _engines.share_state(pieces, template, positional, keywords)
 
@@ -65,7 +69,7 @@ def aggregate(
     ddf: Any,
     metric: Metric,
     columns: Any,
-    by: _engines.Column | None = None,
+    by: _engine_columns.Column | None = None,
     key_parts: int | None = None,
 ) -> Any:
     """``metric`` over every row of ``ddf``; with ``by``, one metric per value of that column.
@@ -123,12 +127,12 @@ def aggregate(
             else ""
         )
         raise InputError(
-            f"ddf: expected a dask.dataframe.DataFrame, got {_engines.type_name(ddf)}{hint}"
+            f"ddf: expected a dask.dataframe.DataFrame, got {_engine_columns.type_name(ddf)}{hint}"
         )
     if key_parts is not None:
         key_parts = config_int(key_parts, "key_parts", minimum=0, maximum=MAX_PARTS)
-    positional, keywords = _engines.check_columns(metric, columns, by)
-    positional, keywords, by = _engines.present_names(ddf.columns, positional, keywords, by)
+    positional, keywords = _engine_columns.check_columns(metric, columns, by)
+    positional, keywords, by = _engine_columns.present_names(ddf.columns, positional, keywords, by)
     needed = list(dict.fromkeys([*positional, *keywords.values(), *([] if by is None else [by])]))
     if by is not None and by not in ddf.columns:  # (0.8.18 reported it under columns:)
         raise InputError(f"by: {by!r} not in the DataFrame (it has {list(ddf.columns)})")
@@ -137,11 +141,11 @@ def aggregate(
         raise InputError(f"columns: {missing} not in the DataFrame (it has {list(ddf.columns)})")
     template = metric.copy().reset().to_bytes()
     frames = ddf[needed].to_delayed()
-    key = None if by is not None else _engines.key_column(metric, positional, keywords)
+    key = None if by is not None else _engine_columns.key_column(metric, positional, keywords)
     if key_parts is None:
         key_parts = _shares() if key is not None else 0
     if key is not None and key_parts and len(frames) > 1:
-        n, name = key_parts, _engines.key_name(metric)
+        n, name = key_parts, _engine_columns.key_name(metric)
         # Rows move to the share of their key; each share's state is built from its rows.
         cuts = [dask.delayed(_row_shares, nout=n)(f, needed, key, name, n) for f in frames]
         shares = [

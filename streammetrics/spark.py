@@ -14,8 +14,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, cast
 
-from . import _codec, _engines, errors
-from ._inputs import config_int
+from . import _codec, _engine_columns, _engines, errors
+from ._config_values import config_int
 from ._keyed import MAX_PARTS
 from .base import Metric, loads
 from .errors import InputError
@@ -67,12 +67,14 @@ def aggregate(
     if not isinstance(df, DataFrame):
         hint = " (spark.createDataFrame(df) makes one)" if isinstance(df, pd.DataFrame) else ""
         raise InputError(
-            f"df: expected a pyspark.sql.DataFrame, got {_engines.type_name(df)}{hint}"
+            f"df: expected a pyspark.sql.DataFrame, got {_engine_columns.type_name(df)}{hint}"
         )
     key_parts = config_int(key_parts, "key_parts", minimum=0, maximum=MAX_PARTS)
     # Spark names columns with strings: an integer name is read as its string ("0"), as
     # 0.8.7 read every name, or else reported missing just below.
-    names = _engines.present_names(df.columns, *_engines.check_columns(metric, columns, by), by)
+    names = _engine_columns.present_names(
+        df.columns, *_engine_columns.check_columns(metric, columns, by), by
+    )
     positional, keywords, by = cast("tuple[list[str], dict[str, str], str | None]", names)
     needed = list(dict.fromkeys([*positional, *keywords.values(), *([] if by is None else [by])]))
     if by is not None and by not in df.columns:  # (0.8.18 reported it under columns:)
@@ -119,7 +121,7 @@ def aggregate(
         named[plain_key] = key_name
     schema = f"key {key_type}, state binary"
 
-    key = None if by is not None else _engines.key_column(metric, positional, keywords)
+    key = None if by is not None else _engine_columns.key_column(metric, positional, keywords)
     shares = key_parts if key is not None else 0
 
     def states(frames: Iterator[Any]) -> Iterator[Any]:

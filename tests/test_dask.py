@@ -168,12 +168,12 @@ def test_integer_column_names(client) -> None:
 
 
 def test_key_column_of_keyed_metrics() -> None:
-    from streammetrics import _engines
+    from streammetrics import _engine_columns
 
-    assert _engines.key_column(sm.GAUC(), ["y", "s", "user"], {}) == "user"
-    assert _engines.key_column(sm.GAUC(), [], {"groups": "u", "y_true": "y"}) == "u"
-    assert _engines.key_column(sm.ranking.MRR(), ["q", "r", "s"], {}) == "q"
-    assert _engines.key_column(sm.ROCAUC(), ["y", "s"], {}) is None
+    assert _engine_columns.key_column(sm.GAUC(), ["y", "s", "user"], {}) == "user"
+    assert _engine_columns.key_column(sm.GAUC(), [], {"groups": "u", "y_true": "y"}) == "u"
+    assert _engine_columns.key_column(sm.ranking.MRR(), ["q", "r", "s"], {}) == "q"
+    assert _engine_columns.key_column(sm.ROCAUC(), ["y", "s"], {}) is None
 
 
 def test_bad_arguments(frame) -> None:

@@ -13,7 +13,7 @@ import pytest
 pd = pytest.importorskip("pandas")
 
 import streammetrics as sm  # noqa: E402
-from streammetrics import _engines  # noqa: E402
+from streammetrics import _engine_columns, _engines  # noqa: E402
 
 
 def _batches(frame, size: int) -> list:
@@ -50,7 +50,7 @@ def test_pieces_equal_the_split_of_the_whole_partition(metric, positional, keywo
     template = metric.to_bytes()
     whole = metric.copy()
     for batch in _batches(frame, 500):
-        _engines._update(whole, batch, positional, keywords)
+        _engine_columns._update(whole, batch, positional, keywords)
     for parts in (1, 3, 8):
         got = _engines.partition_pieces(
             iter(_batches(frame, 500)), template, positional, keywords, parts, hold=hold
@@ -85,7 +85,7 @@ def test_batches_of_other_dtypes_and_a_bad_key():
     for frames in ([a, b], [b, a], [a, c]):
         whole = sm.GAUC()
         for f in frames:
-            _engines._update(whole, f, ["y", "s", "g"], {})
+            _engine_columns._update(whole, f, ["y", "s", "g"], {})
         got = _engines.partition_pieces(iter(frames), template, ["y", "s", "g"], {}, 3)
         assert got == [p.to_bytes() for p in whole.split(3)]
     bad = [a, pd.DataFrame({"y": [0, 1], "s": [0.1, 0.2], "g": [1.0, np.nan]})]

@@ -10,7 +10,8 @@ import pytest
 from sklearn.metrics import f1_score, mean_squared_error, roc_auc_score
 
 import streammetrics as sm
-from streammetrics._inputs import as_labels, as_scores
+from streammetrics._input_labels import as_labels
+from streammetrics._inputs import as_scores
 from streammetrics.classification._checks import checked_scores
 from streammetrics.errors import InputError
 

@@ -433,7 +433,8 @@ def test_a_synced_collection_lists_its_members_as_the_rank_does(one_rank_group):
 
 
 def test_one_host_copy_per_column():
-    from streammetrics._inputs import as_labels, as_scores
+    from streammetrics._input_labels import as_labels
+    from streammetrics._inputs import as_scores
 
     class Counting(torch.Tensor):
         reads = 0

@@ -7,7 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from .._inputs import as_labels, as_scores, check_finite
+from .._input_labels import as_labels
+from .._inputs import as_scores, check_finite
 from ..errors import InputError
 from ..states.labels import codes_in, config_labels
 from ..states.mappings import check_mode

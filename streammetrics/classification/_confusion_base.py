@@ -9,11 +9,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._codec import CountOverflowError
-from .._inputs import (
-    as_labels,
-    as_weights,
-    check_same_length,
-)
+from .._input_labels import as_labels
+from .._inputs import as_weights, check_same_length
 from ..base import Metric
 from ..errors import IncompatibleStateError, InputError
 from ..states.contingency import ContingencyCounts

@@ -13,14 +13,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._codec import WEIGHT_LIMIT, check_sum
-from .._inputs import (
-    as_array,
-    as_labels,
-    as_scores,
-    as_weights,
-    check_same_length,
-    one_sample_row,
-)
+from .._input_labels import as_labels
+from .._inputs import as_array, as_scores, as_weights, check_same_length, one_sample_row
 from ..base import Metric
 from ..errors import IncompatibleStateError, InputError
 from ..states.labels import codes_in

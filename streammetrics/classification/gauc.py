@@ -14,7 +14,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._inputs import as_labels, as_weights, check_same_length, config_int
+from .._config_values import config_int
+from .._input_labels import as_labels
+from .._inputs import as_weights, check_same_length
 from .._keyed import Keyed
 from ..base import Metric
 from ..errors import InputError

@@ -9,14 +9,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._codec import check_sum
-from .._inputs import (
-    as_array,
-    as_labels,
-    as_matrix,
-    as_weights,
-    check_same_length,
-    one_sample_row,
-)
+from .._input_labels import as_labels
+from .._inputs import as_array, as_matrix, as_weights, check_same_length, one_sample_row
 from ..base import Metric
 from ..errors import InputError
 from ..states.buckets import ScoreBuckets

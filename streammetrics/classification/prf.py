@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._inputs import config_number, whole_if_integral
+from .._config_values import config_number, whole_if_integral
 from .._intervals import kishes, normal_intervals, pairs, wilsons
 from ..errors import InputError
 from ..states.labels import config_labels

@@ -13,7 +13,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._codec import WEIGHT_LIMIT, check_sum
-from .._inputs import as_weights, check_same_length, config_int
+from .._config_values import config_int
+from .._inputs import as_weights, check_same_length
 from ..base import Metric
 from ..errors import InputError
 from ._checks import column_labels

@@ -12,14 +12,9 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._codec import WEIGHT_LIMIT, check_sum
-from .._inputs import (
-    as_array,
-    as_labels,
-    as_scores,
-    as_weights,
-    check_same_length,
-    config_int,
-)
+from .._config_values import config_int
+from .._input_labels import as_labels
+from .._inputs import as_array, as_scores, as_weights, check_same_length
 from .._row_checks import _INT_TYPES, BOOL_TYPES, real_row, weight_keyword
 from .._warn import warn
 from ..base import Metric

@@ -17,7 +17,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._inputs import as_array, as_labels, as_matrix, check_same_length, one_sample_row
+from .._input_labels import as_labels
+from .._inputs import as_array, as_matrix, check_same_length, one_sample_row
 from ..base import Metric
 from ..errors import IncompatibleStateError, InputError
 from ..states.centroids import ClusterMoments

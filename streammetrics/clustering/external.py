@@ -24,7 +24,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._inputs import as_labels, check_same_length, config_number
+from .._config_values import config_number
+from .._input_labels import as_labels
+from .._inputs import check_same_length
 from ..base import Metric
 from ..errors import InputError
 from ..states.contingency import ContingencyCounts

@@ -8,7 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from .._inputs import as_array, as_labels, as_scores
+from .._input_labels import as_labels
+from .._inputs import as_array, as_scores
 from ..errors import InputError
 
 __all__ = ["float_list", "parse_images"]

@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._inputs import as_labels
+from .._input_labels import as_labels
 from ..base import Metric
 from ..errors import InputError
 from ..states.mappings import DEFAULT_RESOLUTION, check_mode, mapping_for

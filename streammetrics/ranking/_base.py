@@ -10,7 +10,9 @@ import numpy as np
 from scipy.special import gammaln
 
 from .._codec import COUNT_LIMIT, CountOverflowError, check_sum
-from .._inputs import as_labels, as_scores, check_same_length, config_flag, config_int
+from .._config_values import config_flag, config_int
+from .._input_labels import as_labels
+from .._inputs import as_scores, check_same_length
 from .._keyed import Keyed
 from ..base import Metric
 from ..errors import InputError

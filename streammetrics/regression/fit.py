@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._inputs import config_flag
+from .._config_values import config_flag
 from ..uncertainty import (
     NAN_INTERVAL,
     check_level,

@@ -194,7 +194,7 @@ def labels_from_wire(wire: Any) -> np.ndarray:
 def config_labels(labels: Any, name: str = "labels") -> list[Any] | None:
     """Validate a ``labels=`` argument: ``None`` or a non-empty list of distinct labels of one
     kind, returned as a plain list (ints or strs) that the codec can carry."""
-    from .._inputs import as_labels
+    from .._input_labels import as_labels
 
     if labels is None:
         return None

@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._codec import check_counts, check_sum, held_total
-from .._inputs import config_flag, config_int, config_number, whole_if_integral
+from .._config_values import config_flag, config_int, config_number, whole_if_integral
 from ..base import Metric
 from ..errors import InputError
 from ._inputs import as_texts

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from .._inputs import encodable
+from .._input_labels import encodable
 from .._row_checks import _REAL_TYPES, _STR_TYPES, KEY, scalar_weight_ok
 from ..states import labels as _labels
 from . import _poisson

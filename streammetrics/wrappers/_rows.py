@@ -17,7 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from .._inputs import as_array, check_text
+from .._input_labels import check_text
+from .._inputs import as_array
 from ..base import Metric, not_a_metric
 from ..errors import InputError
 

@@ -22,7 +22,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .. import _codec
-from .._inputs import as_array, not_real, whole_if_integral
+from .._config_values import whole_if_integral
+from .._inputs import as_array, not_real
 from .._loading import _from_tree
 from ..base import Metric, metric_from_spec
 from ..errors import IncompatibleStateError, InputError, StateDecodeError

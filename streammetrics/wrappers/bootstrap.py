@@ -18,7 +18,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._codec import COUNT_LIMIT, WEIGHT_LIMIT, check_sum
-from .._inputs import as_array, as_weights, config_int
+from .._config_values import config_int
+from .._inputs import as_array, as_weights
 from ..base import Metric, metric_from_spec, metric_spec
 from ..errors import IncompatibleStateError, InputError, NoIntervalError
 from ..states.labels import fnv1a, splitmix64

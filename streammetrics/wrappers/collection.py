@@ -7,7 +7,8 @@ from typing import Any
 import numpy as np
 
 from .._codec import COUNT_LIMIT
-from ..base import GUARDED_METHODS, Metric, metric_from_spec, metric_spec, not_a_metric
+from .._metric_copy import GUARDED_METHODS
+from ..base import Metric, metric_from_spec, metric_spec, not_a_metric
 from ..errors import InputError
 from ._rows import row_keywords
 

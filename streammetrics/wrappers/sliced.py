@@ -13,7 +13,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._inputs import as_array, config_int
+from .._config_values import config_int
+from .._inputs import as_array
 from .._pending_buffer import FOLD_ROWS
 from .._row_checks import _SCALAR_TYPES, _key_kind
 from ..base import Metric, metric_from_spec, metric_spec

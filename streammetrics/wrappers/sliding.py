@@ -9,7 +9,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._inputs import config_int
+from .._config_values import config_int
 from ..base import Metric, metric_spec
 from ..errors import IncompatibleStateError, InputError, NoIntervalError
 from ..uncertainty import check_level

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from .._inputs import config_int
+from .._config_values import config_int
 from ..base import Metric, metric_spec
 from ..errors import IncompatibleStateError, InputError
 from ._rows import Rows, column_names, template
