@@ -12,14 +12,15 @@ from sklearn.metrics import accuracy_score, mean_squared_error
 
 import streammetrics as sm
 from streammetrics.errors import IncompatibleStateError, InputError
+from streammetrics.wrappers._bootstrap_ids import id_hashes
 from streammetrics.wrappers._poisson import position_hashes
-from streammetrics.wrappers.bootstrap import _id_hashes, poisson_weights
+from streammetrics.wrappers.bootstrap import poisson_weights
 
 STREAMS = 300
 
 
 def test_poisson_weights_are_poisson_one_and_pure():
-    h = _id_hashes(np.arange(50_000), 50_000)
+    h = id_hashes(np.arange(50_000), 50_000)
     w = poisson_weights(h, seed=5, replicates=40)
     freq = np.bincount(w.ravel(), minlength=8)[:8]
     expected = w.size * np.array([math.exp(-1) / math.factorial(k) for k in range(8)])
@@ -30,9 +31,9 @@ def test_poisson_weights_are_poisson_one_and_pure():
     assert abs(np.corrcoef(w[0], w[1])[0, 1]) < 0.03
     # A pure function of (seed, replicate, id): any subset of rows gets the same weights.
     sub = np.array([17, 3, 49_999])
-    assert (poisson_weights(_id_hashes(sub, 3), 5, 40) == w[:, sub]).all()
+    assert (poisson_weights(id_hashes(sub, 3), 5, 40) == w[:, sub]).all()
     assert not (poisson_weights(h[:100], 6, 40) == w[:, :100]).all()
-    strings = _id_hashes(np.array(["a", "b", "ab", "ba", "a"]), 5)
+    strings = id_hashes(np.array(["a", "b", "ab", "ba", "a"]), 5)
     assert strings[0] == strings[4] and len(set(strings[:4].tolist())) == 4
 
 
@@ -43,7 +44,7 @@ def test_poisson_weights_do_not_depend_on_the_block_size(monkeypatch, scheme) ->
     from streammetrics.states.labels import splitmix64
     from streammetrics.wrappers import _poisson
 
-    h = _id_hashes(np.arange(2_000), 2_000)
+    h = id_hashes(np.arange(2_000), 2_000)
     R, seed = 199, 11  # odd: scheme 2 drops the last pair's high half
     golden, step = np.uint64(0x9E3779B97F4A7C15), np.arange(1, R + 2, dtype=np.uint64)
     with np.errstate(over="ignore"):
@@ -143,7 +144,7 @@ def test_each_replicate_is_the_metric_on_poisson_weighted_rows():
     ids = rng.integers(0, 2**50, n)
     b = sm.Bootstrap(sm.MeanSquaredError(), replicates=30, seed=2)  # the per-replicate path
     b.update(y[:300], pred[:300], ids=ids[:300]).update(y[300:], pred[300:], ids=ids[300:])
-    w = poisson_weights(_id_hashes(ids, n), 2, 30)
+    w = poisson_weights(id_hashes(ids, n), 2, 30)
     want = [mean_squared_error(y, pred, sample_weight=w[r]) for r in range(30)]
     assert b.replicates() == pytest.approx(want, rel=1e-10)
     acc = sm.Bootstrap(sm.Accuracy(), replicates=30, seed=2)  # the folded path
@@ -257,7 +258,7 @@ def test_metrics_without_sample_weight_are_bootstrapped_by_repeating_rows() -> N
     b = sm.Bootstrap(sm.AdjustedRandIndex(), replicates=12, seed=4)
     b.update(truth[:250], found[:250], ids=ids[:250])
     b.update(truth[250:], found[250:], ids=ids[250:])
-    w = poisson_weights(_id_hashes(ids, 600), 4, 12)
+    w = poisson_weights(id_hashes(ids, 600), 4, 12)
     want = [adjusted_rand_score(np.repeat(truth, w[r]), np.repeat(found, w[r])) for r in range(12)]
     assert b.replicates() == pytest.approx(want, rel=1e-12)
     assert b.compute() == pytest.approx(adjusted_rand_score(truth, found), rel=1e-12)

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 
 import streammetrics as sm
+from streammetrics.wrappers._bootstrap_ids import id_hashes
 from streammetrics.wrappers._bootstrap_rows import id_hash, position_hash
 from streammetrics.wrappers._poisson import position_hashes
-from streammetrics.wrappers.bootstrap import _id_hashes
 from tests.harness import feed_in_threads
 
 
@@ -90,12 +90,12 @@ def test_hashes_equal_the_batch_path() -> None:
     rng = np.random.default_rng(3)
     ints = [*rng.integers(-(2**63), 2**63, 200, dtype=np.int64).tolist(), 0, -1, 2**63 - 1]
     for v in ints:
-        assert id_hash(v) == int(_id_hashes([v], 1)[0])
+        assert id_hash(v) == int(id_hashes([v], 1)[0])
     for v in [2**63, 2**64 - 1, np.uint64(2**63 + 5), np.int8(-3), np.uint32(7)]:
-        assert id_hash(v) == int(_id_hashes([v], 1)[0])
+        assert id_hash(v) == int(id_hashes([v], 1)[0])
     texts = ["", "a", "a\x00b", "é", "\U0001f600x", "req-" * 30, np.str_("z")]
     for s in texts:
-        assert id_hash(s) == int(_id_hashes([s], 1)[0])
+        assert id_hash(s) == int(id_hashes([s], 1)[0])
     for bad in [True, np.bool_(False), 1.5, 2**64, -(2**63) - 1, b"x", None]:
         assert id_hash(bad) is None
     for p in [0, 1, 12345, 2**40]:

@@ -23,8 +23,9 @@ from scipy import stats
 import streammetrics as sm
 from streammetrics.errors import IncompatibleStateError, InputError, StateDecodeError
 from streammetrics.wrappers import bootstrap as bootstrap_module
+from streammetrics.wrappers._bootstrap_ids import id_hashes
 from streammetrics.wrappers._poisson import poisson_rows
-from streammetrics.wrappers.bootstrap import _id_hashes, poisson_weights
+from streammetrics.wrappers.bootstrap import poisson_weights
 from tests.harness import all_cases, feed
 
 LEGACY = Path(__file__).parent / "golden" / "legacy"
@@ -83,7 +84,7 @@ def test_scheme_is_validated_and_canonical():
 
 
 def test_scheme_2_weights_are_poisson_one_independent_and_pure():
-    h = _id_hashes(np.arange(200_000), 200_000)
+    h = id_hashes(np.arange(200_000), 200_000)
     w = poisson_weights(h, seed=5, replicates=41)  # odd: the last pair gives one replicate
     assert w.shape == (41, 200_000) and w.dtype == np.uint8
     freq = np.bincount(w.ravel(), minlength=8)[:8]

@@ -19,7 +19,7 @@ import pytest
 import streammetrics as sm
 from streammetrics.classification._table_stack import delta_ses, summaries
 from streammetrics.uncertainty import confusion_delta_se
-from streammetrics.wrappers import _confusion_pack
+from streammetrics.wrappers import _confusion_reads
 from streammetrics.wrappers._confusion_pack import ConfusionPack
 
 MAKERS = {
@@ -117,7 +117,7 @@ def test_small_stacks_give_what_one_stack_gives(monkeypatch) -> None:
     s = _stream(MAKERS["f1-weighted"], 3)
     whole = s.intervals(), s.compute()
     s.slices._dict = None
-    monkeypatch.setattr(_confusion_pack, "_STACK_CELLS", 20)
+    monkeypatch.setattr(_confusion_reads, "_STACK_CELLS", 20)
     assert repr((s.intervals(), s.compute())) == repr(whole)
 
 

@@ -32,7 +32,7 @@ SCHEMES = (1, 2)
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _NO_ID = np.uint64(0x243F6A8885A308D3)  # domain tag of row positions (no ids given)
-_STR = np.uint64(0xB7E151628AED2A6B)  # domain tag of string ids (``bootstrap._id_hashes``)
+_STR = np.uint64(0xB7E151628AED2A6B)  # domain tag of string ids (``_bootstrap_ids.id_hashes``)
 _PAIR = np.uint64(0x452821E638D01377)  # domain tag of scheme 2's pair keys
 # Poisson(1) cumulative distribution, k = 0..19; P(K >= 20) = 1.6e-19, below one 2**-53 step.
 _POISSON_CDF = np.cumsum([math.exp(-1) / math.factorial(k) for k in range(20)])

@@ -11,7 +11,6 @@ replicates merge like the metric does.
 
 from __future__ import annotations
 
-import inspect
 import math
 from typing import Any, ClassVar
 
@@ -19,15 +18,16 @@ import numpy as np
 
 from .._codec import COUNT_LIMIT, WEIGHT_LIMIT, check_sum
 from .._config_values import config_int
-from .._inputs import as_array, as_weights
+from .._inputs import as_weights
 from ..base import Metric, metric_from_spec, metric_spec
 from ..errors import IncompatibleStateError, InputError, NoIntervalError
-from ..states.labels import fnv1a, splitmix64
 from ..states.stacked import blanks, stacked_batch
 from ..uncertainty import check_level
-from ._bootstrap_rows import _M64, held_total, position_hash, row_columns
-from ._poisson import _STR, SCHEMES, poisson_rows, position_hashes
-from ._rows import Rows, batch_length, column_names, one_kind, template, weight_by_keyword
+from ._bootstrap_admission import instead, is_wrapper, takes_weights
+from ._bootstrap_ids import id_hashes
+from ._bootstrap_rows import held_total, position_hash, row_columns
+from ._poisson import SCHEMES, poisson_rows, position_hashes
+from ._rows import Rows, batch_length, column_names, template, weight_by_keyword
 from ._slice_table import SliceTable
 
 __all__ = ["MAX_REPLICATES", "Bootstrap", "poisson_weights"]
@@ -35,46 +35,6 @@ __all__ = ["MAX_REPLICATES", "Bootstrap", "poisson_weights"]
 #: The most replicates a Bootstrap keeps (each is a state of the wrapped metric; percentile
 #: intervals settle within a few thousand).
 MAX_REPLICATES = 100_000
-
-_mix = splitmix64
-
-
-def _id_hashes(ids: Any, n: int) -> np.ndarray:
-    """One 64-bit hash per id (integers or strings), a pure function of the id."""
-    arr = as_array(ids, "ids")
-    if arr.dtype.kind in "fO" and isinstance(ids, (list, tuple)):
-        arr = _wide_int_ids(ids, arr)
-    if arr.ndim != 1 or len(arr) != n:
-        raise InputError(f"ids: expected one id per row ({n}), got shape {arr.shape}")
-    if n == 0:
-        return np.zeros(0, dtype=np.uint64)
-    arr = one_kind(arr, "ids: must all be integers or all be strings", ids)
-    with np.errstate(over="ignore"):
-        if arr.dtype.kind in "iu":
-            if arr.dtype.kind == "u" and arr.dtype.itemsize == 8:
-                return _mix(arr.astype(np.uint64))
-            return _mix(arr.astype(np.int64).view(np.uint64))
-        if arr.dtype.kind == "U":
-            return _mix(fnv1a(arr, _STR))
-    raise InputError(f"ids: must be integers or strings, got {arr.dtype}")
-
-
-def _wide_int_ids(ids: list[Any] | tuple[Any, ...], arr: np.ndarray) -> np.ndarray:
-    """A list of integers numpy read as float64 or objects (some past int64) as the uint64
-    images the one-row path hashes (``v mod 2**64``); ``arr`` (numpy's reading) when they are
-    not all integers. 0.8.13 refused ``[2**63 + 5, 7]`` as float64 ids, which one row at a
-    time it took."""
-    if not all(
-        isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_)) for v in ids
-    ):
-        return arr  # (floats or mixed kinds: the checks below name them)
-    for v in ids:
-        if not -(1 << 63) <= int(v) <= _M64:
-            raise InputError(
-                "ids: integer ids must lie within int64 or uint64 (-2**63 .. 2**64 - 1), "
-                f"got {int(v)}"
-            )
-    return np.array([int(v) & _M64 for v in ids], dtype=np.uint64)
 
 
 def poisson_weights(hashes: np.ndarray, seed: int, replicates: int, scheme: int = 2) -> np.ndarray:
@@ -87,43 +47,6 @@ def poisson_weights(hashes: np.ndarray, seed: int, replicates: int, scheme: int 
     """
     out: np.ndarray = poisson_rows(hashes, seed, replicates, scheme).T
     return out
-
-
-def _takes_weights(metric: Metric) -> bool:
-    try:
-        params = inspect.signature(type(metric).update).parameters  # type: ignore[attr-defined]
-    except (AttributeError, TypeError, ValueError):
-        return False
-    return "sample_weight" in params
-
-
-def _wrapper(metric: Metric) -> bool:
-    """Whether ``metric`` is a collection, or a wrapper keyed by a column of its own."""
-    from .collection import MetricCollection
-
-    return isinstance(metric, MetricCollection) or bool(getattr(type(metric), "own_keyword", None))
-
-
-def _instead(metric: Metric) -> str:
-    """What to bootstrap instead of ``metric`` (empty when nothing more specific applies)."""
-    from .collection import MetricCollection
-    from .decayed import Decayed
-
-    if isinstance(metric, Decayed):
-        return ""  # (wrapping the other way would lose the decay)
-    if isinstance(metric, MetricCollection):
-        return ": bootstrap each member, MetricCollection(a=Bootstrap(...), b=Bootstrap(...))"
-    if getattr(type(metric), "own_keyword", None):
-        name = type(metric).__name__
-        each = "slice" if name == "Sliced" else "window"
-        rest = "" if name == "Sliced" else ", ..."
-        return f": to bootstrap each {each}, wrap the other way, {name}(Bootstrap(metric){rest})"
-    if hasattr(type(metric), "key_argument") and hasattr(metric, "interval"):
-        return (
-            f": {type(metric).__name__}.interval() already gives a t-interval over its "
-            "groups or queries"
-        )
-    return ""
 
 
 class Bootstrap(Metric):
@@ -217,16 +140,16 @@ class Bootstrap(Metric):
         super().__init__()
         tpl = template(metric, "its replicates")
         #: Rows repeated by their Poisson counts, for metrics without sample_weight.
-        self._by_rows = not _takes_weights(tpl)
+        self._by_rows = not takes_weights(tpl)
         if self._by_rows and not getattr(type(tpl), "bootstrap_by_rows", False):
-            if _wrapper(tpl):  # (a collection's update passes sample_weight on: no "takes no")
+            if is_wrapper(tpl):  # (a collection's update passes sample_weight on: no "takes no")
                 raise InputError(
-                    f"metric: Bootstrap does not wrap a {type(tpl).__name__}{_instead(tpl)}"
+                    f"metric: Bootstrap does not wrap a {type(tpl).__name__}{instead(tpl)}"
                 )
             raise InputError(
                 f"metric: {type(tpl).__name__}.update takes no sample_weight, so it cannot be "
                 "bootstrapped by weights (nor by repeating its rows: they are not independent "
-                f"units, or its value is not one number){_instead(tpl)}"
+                f"units, or its value is not one number){instead(tpl)}"
             )
         replicates = config_int(replicates, "replicates", minimum=2, maximum=MAX_REPLICATES)
         seed = config_int(seed, "seed", minimum=0, maximum=2**63 - 1)
@@ -280,7 +203,7 @@ class Bootstrap(Metric):
         n = batch_length(args, kwargs, "update", column_names(self.metric))
         # The metric's own checks first: a column beside one value is its error, not the ids'.
         main = self.metric.copy().update(*args, **kwargs)  # type: ignore[attr-defined]
-        hashes = None if ids is None else _id_hashes(ids, n)
+        hashes = None if ids is None else id_hashes(ids, n)
         added = main.count - self.metric.count
         if n == 0 or added == 0:
             return self
@@ -468,7 +391,7 @@ class Bootstrap(Metric):
                 f"Bootstrap({type(self._template).__name__}): its value is a "
                 f"{type(first).__name__} of values, so replicates(), std_error() and "
                 "interval() have no one number (or array) per replicate; bootstrap a metric of "
-                f"one value instead{_instead(self._template)}"
+                f"one value instead{instead(self._template)}"
             )
         values = [first, *(held.get(r, empty).compute() for r in range(1, R))]
         return np.asarray(values, dtype=np.float64)

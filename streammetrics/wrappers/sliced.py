@@ -14,67 +14,23 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._config_values import config_int
-from .._inputs import as_array
 from .._pending_buffer import FOLD_ROWS
 from .._row_checks import _SCALAR_TYPES, _key_kind
 from ..base import Metric, metric_from_spec, metric_spec
-from ..errors import IncompatibleStateError, InputError
-from ..states.labels import unique_codes
+from ..errors import InputError
 from ..states.stacked import blanks, stacked_batch
 from ..uncertainty import check_level
-from ._rows import (
-    Rows,
-    column_names,
-    groups,
-    joint_codes,
-    one_kind,
-    template,
-    weight_by_keyword,
-)
+from ._rows import Rows, column_names, groups, template, weight_by_keyword
+from ._slice_joins import check_keys_join, check_slices_join
+from ._slice_keys import slice_keys
 from ._slice_table import Key, SliceTable, slice_kind
 
 __all__ = ["Sliced", "SliceTable", "slice_keys"]
-
-#: The most slice states a window compares to check one changed slot against its other slots
-#: (``_check_slices_join``; a few µs each when held one state per slice).
-PER_SLICE_READS = 4096
-
-
-def _builds(table: SliceTable) -> bool:
-    """Whether reading one slice of ``table`` builds its state (a packed table not yet
-    materialised, some 0.2 ms a slice) rather than looking it up."""
-    return table._pack is not None and table._dict is None
-
 
 #: Rows that may wait per slice, on average, in the buffers of slice states that take one
 #: sample their own way (``Sliced._take_row``): a few KiB, against some 170 KiB for the state
 #: of a ``Bootstrap(Accuracy(), 200)``.
 WAITING_PER_SLICE = 64
-
-
-def _component(x: Any, name: str) -> tuple[np.ndarray, list[Any]]:
-    """Dense codes (sorted by value) and the distinct values of one key column."""
-    arr = as_array(x, name)
-    if arr.ndim != 1:
-        raise InputError(f"{name}: expected one slice key per row, got shape {arr.shape}")
-    if not len(arr):  # no rows: no keys, whatever the dtype (``[]`` reads as float64)
-        return np.zeros(0, dtype=np.int64), []
-    arr = one_kind(arr, f"{name}: slice keys must all be integers or all be strings", x)
-    if arr.dtype.kind == "S":
-        raise InputError(f"{name}: bytes are not slice keys; decode them to strings")
-    if arr.dtype.kind not in "iuU":
-        if arr.dtype.kind == "b":
-            why = "booleans (map them to labels first)"
-        elif arr.dtype.kind == "f" and isinstance(x, list) and all(type(k) is int for k in x):
-            # (numpy reads Python ints on both sides of 2**63 as float64; 0.8.14 said to round)
-            why = "integers past int64 in a list (give a uint64 array, or strings)"
-        elif arr.dtype.kind == "f":
-            why = f"{arr.dtype} (round or label float keys first)"
-        else:
-            why = str(arr.dtype)
-        raise InputError(f"{name}: slice keys must be integers or strings, got {why}")
-    uniq, inv = unique_codes(arr)  # a counting pass for integers of small range, else a sort
-    return inv.reshape(len(arr)).astype(np.int64, copy=False), uniq.tolist()
 
 
 def _refusal(rows: Rows, template: Metric) -> InputError | None:
@@ -90,47 +46,6 @@ def _refusal(rows: Rows, template: Metric) -> InputError | None:
 def _argument(exc: Exception) -> str:
     """The argument an ``InputError`` names first (its message starts ``name: ...``)."""
     return str(exc).split(":", 1)[0]
-
-
-def slice_keys(by: Any) -> tuple[np.ndarray, list[Key]]:
-    """``(codes, keys)``: one dense code per row and the sorted distinct keys they index.
-
-    ``by`` is one key per row (integers or strings), a tuple of such columns (composite keys),
-    or a 2-D array of shape ``(n, parts)`` (composite keys, one column per part).
-    """
-    if by is None:
-        raise InputError("by: required (one slice key per row, beside the metric's columns)")
-    if isinstance(by, tuple):
-        parts = list(by)
-    elif isinstance(by, list) and by and all(isinstance(k, (tuple, list)) for k in by):
-        # One key tuple (or list) per row: its parts as columns of the Python values (numpy
-        # would read ("fr", 1) as two strings, and the integer part would become "1"; 0.8.14
-        # did so for a list of lists).
-        if len({len(k) for k in by}) != 1:
-            raise InputError("by: composite keys must all have the same number of parts")
-        parts = [list(column) for column in zip(*by, strict=True)]
-    else:
-        arr = as_array(by, "by")
-        if arr.ndim == 2:
-            parts = [arr[:, j] for j in range(arr.shape[1])]
-        elif arr.ndim == 1:
-            codes, keys = _component(by if isinstance(by, list) else arr, "by")
-            return codes, keys
-        else:
-            raise InputError(f"by: expected one key per row, got shape {arr.shape}")
-    if not parts:
-        raise InputError("by: a composite key needs at least one column")
-    coded = [_component(p, f"by[{j}]") for j, p in enumerate(parts)]
-    n = len(coded[0][0])
-    for j, (c, _) in enumerate(coded):
-        if len(c) != n:
-            raise InputError(f"by[{j}]: has {len(c)} rows, by[0] has {n}")
-    if n == 0:
-        return np.zeros(0, dtype=np.int64), []
-    codes = joint_codes([c for c, _ in coded])  # lexicographic, as the parts' codes are sorted
-    _, first = np.unique(codes, return_index=True)
-    columns = [[values[i] for i in c[first].tolist()] for c, values in coded]
-    return codes, [tuple(k) for k in zip(*columns, strict=True)]
 
 
 class Sliced(Metric):
@@ -409,52 +324,13 @@ class Sliced(Metric):
 
     def _check_slices_join(self, others: list[Any], limit: int) -> None:
         """``IncompatibleStateError`` unless each slice merges with its namesakes in
-        ``others`` (which already join each other; a window's other slots): checked when that
-        builds at most ``limit`` slice states from packed tables (some 0.2 ms each) and
-        compares at most ``PER_SLICE_READS`` slice states in all, else not at all. (0.8.11
-        counted every state read against ``limit``, built or not: a slice held in more than
-        64 slots of a window went unchecked, and a third label of a binary ``F1`` slice, one
-        row, made the window's value and bytes fail.)"""
-        table = self.slices
-        builds = len(table) if _builds(table) else 0
-        reads = len(table)
-        if builds > limit or reads > PER_SLICE_READS:
-            return
-        holders: list[tuple[Any, list[Any]]] = []
-        for key in table.key_list():
-            found = [o for o in others if o.slices.has(key)]
-            reads += len(found)
-            builds += sum(1 for o in found if _builds(o.slices))
-            if builds > limit or reads > PER_SLICE_READS:
-                return
-            if found:
-                holders.append((key, found))
-        for key, found in holders:
-            theirs = tuple(o.slices.state(key) for o in found)
-            mine = table.state(key)
-            try:
-                if mine._joins_pairwise:
-                    mine._check_compatible(theirs[-1])
-                mine._check_compatible_together(theirs)
-            except IncompatibleStateError as exc:
-                raise IncompatibleStateError(f"slice {key!r}: {exc}") from None
+        ``others``, within a budget of slice states read (``_slice_joins.check_slices_join``)."""
+        check_slices_join(self.slices, others, limit)
 
     def _check_compatible_together(self, others: tuple[Any, ...]) -> None:
         """Key kinds and ``max_slices`` across every operand of a merge of several."""
         tables = [self.slices, *(o.slices for o in others)]
-        kinds = [k for k in (t.kind() for t in tables) if k is not None]
-        for kind in kinds[1:]:
-            if kind != kinds[0]:
-                raise IncompatibleStateError(
-                    f"slice keys of kind {kinds[0]} cannot meet keys of {kind}"
-                )
-        limit = self._config["max_slices"]
-        if limit is not None:
-            union = set().union(*(t.key_list() for t in tables))
-            if len(union) > limit:
-                raise IncompatibleStateError(
-                    f"the merge would hold {len(union)} slices, past max_slices={limit}"
-                )
+        check_keys_join(tables, self._config["max_slices"])
 
     def _validate_state(self) -> None:
         limit = self._config["max_slices"]
