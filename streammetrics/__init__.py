@@ -18,6 +18,7 @@ from .errors import (
     StateDecodeError,
     StreamMetricsError,
     UndefinedMetricWarning,
+    UnknownArgumentError,
 )
 from .regression import *  # noqa: F403
 from .wrappers import Bootstrap, Sliced
@@ -42,6 +43,7 @@ __all__ = [
     "StateDecodeError",
     "StreamMetricsError",
     "UndefinedMetricWarning",
+    "UnknownArgumentError",
     "loads",
     "registered_metrics",
     "SlidingWindow",

@@ -10,6 +10,7 @@ them first.
 from __future__ import annotations
 
 import functools
+import inspect
 from collections.abc import Callable
 from typing import Any
 
@@ -17,8 +18,9 @@ import numpy as np
 
 from ._pending_buffer import FOLD_ROWS
 from ._rows import _SCALAR_TYPES
+from .errors import UnknownArgumentError
 
-__all__ = ["StateAttr", "wrap_class"]
+__all__ = ["StateAttr", "check_keywords", "wrap_class"]
 
 
 class StateAttr:
@@ -77,11 +79,40 @@ def _resetting(fn: Callable[..., Any]) -> Callable[..., Any]:
     return reset
 
 
+def _keywords(fn: Callable[..., Any]) -> tuple[frozenset[str], list[str]] | None:
+    """The names ``fn`` (an ``update``) takes by keyword, and its parameters' names after
+    ``self`` for messages; None when it takes any keyword (``**kwargs``: a wrapper passing them
+    on, whose wrapped metric checks them)."""
+    params = list(inspect.signature(fn).parameters.values())[1:]
+    kind = inspect.Parameter
+    if any(p.kind is kind.VAR_KEYWORD for p in params):
+        return None
+    named = (kind.POSITIONAL_OR_KEYWORD, kind.KEYWORD_ONLY)
+    keywords = frozenset(p.name for p in params if p.kind in named)
+    return keywords, [p.name for p in params if p.kind is not kind.VAR_POSITIONAL]
+
+
+def _unknown_keyword(metric: Any, given: Any, known: tuple[frozenset[str], list[str]]) -> Exception:
+    """The error for keywords an ``update`` does not take, naming the first and the metric's
+    public class (the ``update`` may be a private base's: ``_ConfusionMetric.update``)."""
+    name = sorted(set(given) - known[0])[0]
+    return UnknownArgumentError(
+        f"{name}: {type(metric).__name__}.update takes no argument {name!r} "
+        f"(its arguments: {', '.join(known[1])})"
+    )
+
+
 def _updating(fn: Callable[..., Any]) -> Callable[..., Any]:
     """A subclass's ``update`` behind the per-request path: check, buffer, or fold and update."""
+    known = _keywords(fn)
+    takes = None if known is None else known[0].issuperset
 
     @functools.wraps(fn)
     def update(self: Any, *args: Any, **kwargs: Any) -> Any:
+        if kwargs and takes is not None and not takes(kwargs):
+            # (before Python's TypeError, which names the class defining ``update``, often a
+            # private base)
+            raise _unknown_keyword(self, kwargs, known)  # type: ignore[arg-type]
         with self._lock:
             rows = self._rows
             if rows is None and self._take_row is not None and self._take_row(args, kwargs):
@@ -139,6 +170,7 @@ def _updating(fn: Callable[..., Any]) -> Callable[..., Any]:
             return self
 
     update.__sm_locked__ = True  # type: ignore[attr-defined]
+    update.__sm_keywords__ = known  # type: ignore[attr-defined]
     update.__sm_raw__ = fn  # type: ignore[attr-defined]
     return update
 
@@ -182,6 +214,15 @@ _TENSOR_BFLOAT16: list[Any] = [None]
 
 #: The reading special methods a subclass may define, locked as its public methods are.
 _READ_DUNDERS = frozenset({"__getitem__", "__len__", "__contains__", "__iter__"})
+
+
+def check_keywords(metric: Any, kwargs: dict[str, Any]) -> None:
+    """``UnknownArgumentError`` for keywords ``metric``'s ``update`` does not take: for a
+    wrapper that hands a batch to its metric by another door (``Sliced``'s packed folds call
+    ``_stacked``, whose Python ``TypeError`` would name a private base)."""
+    known = getattr(type(metric).update, "__sm_keywords__", None)
+    if kwargs and known is not None and not known[0].issuperset(kwargs):
+        raise _unknown_keyword(metric, kwargs, known)
 
 
 def wrap_class(cls: type) -> None:

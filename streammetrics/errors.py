@@ -13,6 +13,7 @@ __all__ = [
     "StateDecodeError",
     "StreamMetricsError",
     "UndefinedMetricWarning",
+    "UnknownArgumentError",
 ]
 
 
@@ -25,6 +26,14 @@ class InputError(StreamMetricsError):
 
     The message names the argument and says what was wrong with it. An ``update`` that raises
     this leaves the metric's state exactly as it was.
+    """
+
+
+class UnknownArgumentError(InputError, TypeError):
+    """A keyword argument the call does not take (``Accuracy().update(y, p, ids=...)``).
+
+    An :class:`InputError` naming the argument and the metric's public class, and a
+    :class:`TypeError`, as Python raises for an unexpected keyword.
     """
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import re
 import sys
 import threading
 
@@ -183,6 +184,30 @@ def test_failed_update_leaves_state_unchanged(case: Case) -> None:
         with pytest.raises(sm.InputError):
             m.update(*args, **kwargs)
         assert m.to_bytes() == before, "a failing update changed the state"
+
+
+_WRAPPERS = ("Sliced", "Bootstrap", "Decayed", "MetricCollection", "SlidingWindow", "Tumbling")
+
+
+@parametrize
+def test_unknown_keyword_refused_naming_it(case: Case) -> None:
+    """A keyword the update does not take: an ``InputError`` (and a ``TypeError``, as Python's
+    own) naming it and the metric's public class, not the private base that defines
+    ``update`` (0.8.23: "_ConfusionMetric.update() got an unexpected keyword argument")."""
+    m = feed(case.make(), _batches(case, 9))
+    before = m.to_bytes()
+    (args, kwargs), kind = case.batch(np.random.default_rng(1), 5), type(m).__name__
+    for extra in ({"not_an_argument": 1}, {"sample_weights": None}):
+        with pytest.raises(sm.UnknownArgumentError) as err:
+            m.update(*args, **kwargs, **extra)
+        assert isinstance(err.value, TypeError) and isinstance(err.value, sm.InputError)
+        name = next(iter(extra))
+        # The class named is public: the metric's, or for a wrapper the wrapped metric's
+        # whose update the keyword reached.
+        named = re.match(rf"{name}: (\w+)\.update takes no argument '{name}'", str(err.value))
+        assert named is not None and named.group(1) in sm.registered_metrics(), err.value
+        assert named.group(1) == kind or case.id.startswith(_WRAPPERS), err.value
+        assert m.to_bytes() == before, "a refused update changed the state"
 
 
 @parametrize

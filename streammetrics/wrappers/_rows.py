@@ -19,6 +19,7 @@ import numpy as np
 
 from .._input_labels import check_text
 from .._inputs import as_array
+from .._locking import check_keywords
 from ..base import Metric, not_a_metric
 from ..errors import InputError
 
@@ -136,6 +137,8 @@ class Rows:
         kwargs = {k: self._take(c, idx) for k, c in self.kwargs.items()}
         kwargs.update(extra)
         if direct:
+            check_keywords(metric, kwargs)  # (as the lock's door would: the raw update's
+            # TypeError names the class defining it, often a private base)
             type(metric).update.__sm_raw__(metric, *args, **kwargs)  # type: ignore[attr-defined]
             return metric
         out: Metric = metric.update(*args, **kwargs)  # type: ignore[attr-defined]
@@ -193,6 +196,7 @@ def one_kind(arr: np.ndarray, refusal: str, raw: Any = None) -> np.ndarray:
         except OverflowError:
             raise InputError(
                 f"{refusal.split(':')[0]}: integers must lie within int64 (-2**63 to 2**63 - 1)"
+                ", or within uint64 (0 to 2**64 - 1) when none in the batch is negative"
             ) from None
     raise InputError(refusal)
 
