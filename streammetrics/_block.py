@@ -103,6 +103,11 @@ class StateBlock(ABC):
         memo[name] = (version, value)
         return value
 
+    def is_remembered(self, name: str, version: tuple[Any, ...]) -> bool:
+        """Whether :meth:`remembered` holds ``name`` for ``version``."""
+        found = self.__dict__.get("_memo", {}).get(name)
+        return found is not None and _same_version(found[0], version)
+
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         state.pop("_memo", None)  # (see remembered)

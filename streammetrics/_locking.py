@@ -83,7 +83,9 @@ def _keywords(fn: Callable[..., Any]) -> tuple[frozenset[str], list[str]] | None
     """The names ``fn`` (an ``update``) takes by keyword, and its parameters' names after
     ``self`` for messages; None when it takes any keyword (``**kwargs``: a wrapper passing them
     on, whose wrapped metric checks them)."""
-    params = list(inspect.signature(fn).parameters.values())[1:]
+    # (its own signature: a decorator's wrapper may take keywords the function it wraps does
+    # not, and passes them on itself)
+    params = list(inspect.signature(fn, follow_wrapped=False).parameters.values())[1:]
     kind = inspect.Parameter
     if any(p.kind is kind.VAR_KEYWORD for p in params):
         return None

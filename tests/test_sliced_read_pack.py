@@ -11,11 +11,14 @@ the states are not asked, and that the pack made for reading is dropped when the
 
 from __future__ import annotations
 
+import copy
+import pickle
+
 import numpy as np
 import pytest
 
 import streammetrics as sm
-from streammetrics.classification.scores import ROCAUC, AveragePrecision
+from streammetrics.classification import scores
 from streammetrics.wrappers import _slice_table
 from streammetrics.wrappers._slice_pack import PACK_MIN_SLICES, READ_PACK_MIN_SLICES, SlicePack
 
@@ -47,16 +50,14 @@ def _own_reads(s: sm.Sliced, level: float = 0.95) -> tuple[dict, dict]:  # type:
     return values, intervals
 
 
-def _asked_states(monkeypatch) -> list[str]:  # type: ignore[no-untyped-def]
-    """Record every call of a slice state's own reads (the pack must answer instead)."""
-    asked: list[str] = []
-    for kind in (ROCAUC, AveragePrecision):
-        for name in ("_compute", "interval"):
-            own = getattr(kind, name)
-            monkeypatch.setattr(
-                kind, name, lambda *a, _own=own, _n=name: asked.append(_n) or _own(*a)
-            )
-    return asked
+def _table_reads(monkeypatch) -> list[str]:  # type: ignore[no-untyped-def]
+    """Record every read a slice state makes of its own table (the pack reads them all at
+    once and gives each state its values; a state asked again answers from them)."""
+    read: list[str] = []
+    for name in ("auc_from_table", "ap_from_table", "delong"):
+        own = getattr(scores, name)
+        monkeypatch.setattr(scores, name, lambda *a, _own=own, _n=name: read.append(_n) or _own(*a))
+    return read
 
 
 @pytest.mark.parametrize("seed", range(6))
@@ -73,10 +74,10 @@ def test_reads_are_each_slices_own(maker: int, seed: int, monkeypatch) -> None:
     assert s.slices.pack() is None and len(s) >= READ_PACK_MIN_SLICES  # one state per slice
     values, intervals = _own_reads(s)
     low = _own_reads(s, 0.6)[1]
-    asked = _asked_states(monkeypatch)
-    got = s.compute(), s.intervals(), s.intervals(0.6)
-    assert asked == []  # (unweighted ROCAUC values: ROCAUC._compute_many, as before)
-    assert repr(got[0]) == repr(values)
+    read = _table_reads(monkeypatch)
+    got = s.compute(), s.intervals(), s.intervals(0.6), s.compute()
+    assert read == []  # (unweighted ROCAUC values: ROCAUC._compute_many, as before)
+    assert repr(got[0]) == repr(values) == repr(got[3])
     assert repr(got[1]) == repr(intervals)
     assert repr(got[2]) == repr(low)
 
@@ -128,8 +129,49 @@ def test_the_read_pack_is_kept_until_the_slices_change(monkeypatch) -> None:
     check()
     before = len(made)
     check()
-    assert len(made) == before  # nothing changed: the pack is kept
+    assert len(made) == before  # nothing changed: every state kept its reads
     assert repr(s.intervals()) != repr(first)
+
+
+def test_a_small_update_reads_only_the_slices_it_changed(monkeypatch) -> None:
+    """A stream of small batches: each read after one recomputes only the slices it touched,
+    one by one (0.8.24's first cut rebuilt a pack of every slice: 2 -> 16 ms a read at 300
+    slices, a review found)."""
+    rng = np.random.default_rng(8)
+    slices = READ_PACK_MIN_SLICES + 60
+    s = sm.Sliced(sm.AveragePrecision())
+    y, p, by, _ = _batch(rng, 20_000, slices, False, False)
+    s.update(y, p, by=by)
+    s.compute(), s.intervals()
+    made: list[int] = []
+    own = SlicePack.of_slices.__func__  # type: ignore[attr-defined]
+    monkeypatch.setattr(
+        SlicePack, "of_slices", classmethod(lambda cls, *a: made.append(1) or own(cls, *a))
+    )
+    read = _table_reads(monkeypatch)
+    for _ in range(3):
+        y, p, by, _ = _batch(rng, 10, slices, False, False)
+        s.update(y, p, by=by)
+        read.clear()
+        values, intervals = s.compute(), s.intervals()
+        # (each touched slice reads its table once: the interval reuses the value it kept)
+        assert len(read) <= len(set(by.tolist())) and made == []
+        assert repr(values) == repr({k: s[k].compute() for k in s.keys()})
+        assert repr(intervals) == repr({k: s[k].interval() for k in s.keys()})
+
+
+def test_reads_do_not_grow_the_pickle() -> None:
+    """What a read keeps is not shipped (``remembered``: copies and pickles start without it)."""
+    rng = np.random.default_rng(9)
+    s = sm.Sliced(sm.AveragePrecision())
+    y, p, by, _ = _batch(rng, 20_000, READ_PACK_MIN_SLICES + 10, False, False)
+    s.update(y, p, by=by)
+    s.compute(), s.intervals()
+    held = s.slices.view()
+    assert all("_memo" in m.hist.__dict__ for m in held.values())  # the reads were kept
+    for twin in (pickle.loads(pickle.dumps(s)), copy.deepcopy(s), s.copy()):
+        assert not any("_memo" in m.hist.__dict__ for m in twin.slices.view().values())
+        assert repr(twin.intervals()) == repr(s.intervals())
 
 
 def test_decayed_slices_read_as_their_states() -> None:
@@ -159,3 +201,16 @@ def test_mixed_count_dtypes_read_each_state() -> None:
     values, intervals = _own_reads(s)
     assert repr(s.compute()) == repr(values)
     assert repr(s.intervals()) == repr(intervals)
+
+
+def test_a_table_without_the_change_hint_reads() -> None:
+    """A table pickled by 0.8.23 has no ``changed`` hint: the class's empty one serves."""
+    rng = np.random.default_rng(12)
+    s = sm.Sliced(sm.ROCAUC())
+    y, p, by, _ = _batch(rng, 20_000, READ_PACK_MIN_SLICES + 30, False, False)
+    s.update(y, p, by=by)
+    s = pickle.loads(pickle.dumps(s))
+    s.slices.__dict__.pop("changed", None)
+    assert repr(s.intervals()) == repr({k: s[k].interval() for k in s.keys()})
+    s.update(y[:50], p[:50], by=by[:50])
+    assert repr(s.intervals()) == repr({k: s[k].interval() for k in s.keys()})

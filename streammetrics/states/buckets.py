@@ -510,8 +510,21 @@ class ScoreBuckets(StateBlock):
         store's arrays (updates and merges replace them), so their identity is its version
         (:meth:`~streammetrics.base.StateBlock.remembered`)."""
         self._flush()
-        version = (self._keys, self._pos, self._neg, self._lo, self._hi, self._bits)
-        return self.remembered(name, version, make)
+        return self.remembered(name, self._version(), make)
+
+    def _version(self) -> tuple[Any, ...]:
+        return (self._keys, self._pos, self._neg, self._lo, self._hi, self._bits)
+
+    def keep(self, name: str, value: Any) -> None:
+        """Hold ``value`` as :meth:`derived` would hold ``name``'s for the store as it is: a
+        read made for it elsewhere, to the bit (``Sliced`` reads many stores at once)."""
+        self._flush()
+        self.remembered(name, self._version(), lambda: value)
+
+    def kept(self, names: tuple[str, ...]) -> bool:
+        """Whether :meth:`derived` has every one of ``names`` for the store as it is."""
+        self._flush()
+        return all(self.is_remembered(name, self._version()) for name in names)
 
     def merge_target(self) -> ScoreBuckets:
         """A copy sharing this store's arrays: no method writes into a store's arrays (updates

@@ -260,6 +260,37 @@ class SlicePack:
         self._intervals[level] = out
         return out
 
+    @staticmethod
+    def reads(template: Any, read: str) -> tuple[str, ...] | None:
+        """The values (``ScoreBuckets.derived`` names) a ``template``-like state reads for
+        ``read`` (``"compute"`` or ``"interval"``), which :meth:`keep_reads` can give it; None
+        for a metric whose reads the pack does not make."""
+        from ..classification.scores import ROCAUC, AveragePrecision
+
+        kind = type(template)
+        if kind is AveragePrecision:
+            return ("ap",) if read == "compute" else ("ap", "totals")
+        if kind is ROCAUC:
+            return ("auc",) if read == "compute" else ("delong", "auc")
+        return None
+
+    def keep_reads(self, states: list[Any]) -> None:
+        """Give ``states`` (this pack's slices, in its order: the states it was made of) what
+        its reads made, as each keeps its own reads (``ScoreBuckets.derived``), so that their
+        next read finds them: the same floats each would make (``_rows``). Slices of no rows
+        answer without reading, and are left alone."""
+        for what, columns in self._reads.items():
+            lists = [c.tolist() for c in columns]
+            for i, metric in enumerate(states):
+                if not metric._count:
+                    continue
+                hist = metric.hist
+                if what == "ap":
+                    hist.keep("ap", (lists[0][i], lists[1][i]))
+                    hist.keep("totals", (lists[2][i], lists[3][i]))
+                else:  # "auc", "delong": (value, bound) and (AUC, variance)
+                    hist.keep(what, (lists[0][i], lists[1][i]))
+
     def _rows(self, what: str) -> tuple[np.ndarray, ...]:
         """What every slice's state reads from its table, the tables of each number of entries
         read as the rows of one array (at most ``_ROW_ENTRIES`` entries at a time), nan for a

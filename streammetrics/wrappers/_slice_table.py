@@ -10,6 +10,8 @@ from __future__ import annotations
 import copy as _copy
 import importlib
 import math
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -86,6 +88,11 @@ class SliceTable(StateBlock):
     the pack).
     """
 
+    #: For :meth:`read_pack`: per read, how many slices changed since every slice last made it
+    #: (missing: not known); a hint that spares it a look at every slice. Always replaced,
+    #: never changed in place (the class's empty default serves tables pickled before 0.8.24).
+    changed: Mapping[tuple[str, ...], int] = MappingProxyType({})
+
     def __init__(self, metric: Metric) -> None:
         self.template = metric
         self._dict: dict[Key, Metric] | None = {}
@@ -95,9 +102,7 @@ class SliceTable(StateBlock):
         #: A bound above every slice's count or weight totals (None: not known), for the
         #: per-request path (:meth:`row_bound`); never on the wire.
         self.bound: float | None = 0.0
-        #: :meth:`read_pack`'s pack of the slices' states, with the dict and the stores it was
-        #: made of (it holds them, so that their ids are not reused while it is kept).
-        self._reading: tuple[dict[Key, Metric], list[Any], SlicePack] | None = None
+        self.changed = {}
         try:
             from .decayed import scale_plan as _scale_plan
 
@@ -111,13 +116,13 @@ class SliceTable(StateBlock):
         """The slice states, for a caller that may change them: the table stops being packed
         (:meth:`view` reads them without that)."""
         out = self.view()
-        # (the caller may change them: bound unknown, the read pack stale)
-        self._pack, self.bound, self._reading = None, None, None
+        # (the caller may change them: bound unknown, and which have changed)
+        self._pack, self.bound, self.changed = None, None, {}
         return out
 
     @slices.setter
     def slices(self, value: dict[Key, Metric]) -> None:
-        self._dict, self._pack, self._reading = value, None, None
+        self._dict, self._pack, self.changed = value, None, {}
 
     def view(self) -> dict[Key, Metric]:
         """The slice states, to read only (made once from the pack, if packed)."""
@@ -133,38 +138,36 @@ class SliceTable(StateBlock):
             self._pack = self._pack.settled()
         return self._pack
 
-    def read_pack(self) -> Pack | None:
-        """The table to read every slice from at once, or None (one state per slice): the
-        packed table (:meth:`pack`), else, from ``READ_PACK_MIN_SLICES`` score slices of one
-        of the library's classes, a :class:`SlicePack` of their states, made for reading and
-        kept while the slices hold the same stores (a grid store is never changed in place:
-        an update, a merge and a fold of waiting rows each give a slice a new one; scaling
-        goes through :attr:`slices`, which drops it). None too where the states do not make
-        one pack (rows waiting in a state, weighted beside unweighted slices)."""
-        pack = self.pack()
-        if pack is not None:
-            return pack
+    def read_pack(self, reads: tuple[str, ...]) -> tuple[SlicePack, list[Metric]] | None:
+        """For score slices held one state each: a :class:`SlicePack` of the slices whose
+        stores have not kept ``reads`` (``ScoreBuckets.kept``: a value read since their last
+        change), and their states in its order, when there are ``READ_PACK_MIN_SLICES`` of
+        them; None otherwise (each state answers: the kept reads at once, the others one by
+        one). Its reads take the tables of one length at once, with the functions each state
+        calls on its own table, and :meth:`SlicePack.keep_reads` gives them to the states, so
+        a second read finds them kept. None too where the states make no one pack (rows
+        waiting in a state, weighted beside unweighted slices)."""
+        if self._pack is not None or not library_state(self.template):
+            return None
         slices = self.view()
-        template = self.template
-        if len(slices) < READ_PACK_MIN_SLICES or not library_state(template):
+        if len(slices) < READ_PACK_MIN_SLICES:
             return None
-        if not isinstance(getattr(template, "hist", None), ScoreBuckets):
+        if not isinstance(getattr(self.template, "hist", None), ScoreBuckets):
             return None
-        known = self._reading
-        if (
-            known is not None
-            and known[0] is slices
-            and len(known[1]) == len(slices)
-            and all(
-                m._pending is None and m.__dict__.get("hist") is h
-                for m, h in zip(slices.values(), known[1], strict=True)
-            )
-        ):
-            return known[2]
-        made = SlicePack.of_slices(template, slices)  # (folds rows waiting in a state)
-        stores = [m.__dict__.get("hist") for m in slices.values()]
-        self._reading = None if made is None else (slices, stores, made)
-        return made
+        changed = self.changed.get(reads)
+        # (the caller reads every slice next: all of them then hold ``reads``)
+        self.changed = {**self.changed, reads: 0}
+        if changed is not None and changed < READ_PACK_MIN_SLICES:
+            return None  # (a stream of small batches: the few changed slices read alone)
+        stale = {
+            k: m
+            for k, m in slices.items()
+            if m._count and (m._pending is not None or not m.hist.kept(reads))  # type: ignore[attr-defined]
+        }
+        if len(stale) < READ_PACK_MIN_SLICES:
+            return None
+        made = SlicePack.of_slices(self.template, stale)
+        return None if made is None else (made, list(stale.values()))
 
     def state(self, key: Key) -> Metric:
         """The state of one slice, to read only (``KeyError`` if none): from the pack alone
@@ -228,6 +231,7 @@ class SliceTable(StateBlock):
         """A new table holding this one's slices with ``fresh`` ones replacing or added."""
         out = self._like()
         out.slices = {**self.view(), **fresh}
+        out.changed = {reads: n + len(fresh) for reads, n in self.changed.items()}
         return out
 
     def copy(self) -> SliceTable:
@@ -248,7 +252,7 @@ class SliceTable(StateBlock):
         out = SliceTable.__new__(SliceTable)
         out.template = self.template
         out.scalable = self.scalable  # type: ignore[misc]
-        out._dict, out._pack, out.bound, out._reading = None, None, None, None
+        out._dict, out._pack, out.bound, out.changed = None, None, None, {}
         return out
 
     def packed_fold(self, stack: Stacked, codes: np.ndarray, keys: list[Key]) -> SliceTable | None:

@@ -23,6 +23,7 @@ from ..uncertainty import check_level
 from ._rows import Rows, column_names, groups, template, weight_by_keyword
 from ._slice_joins import check_keys_join, check_slices_join
 from ._slice_keys import slice_keys
+from ._slice_pack import SlicePack
 from ._slice_table import Key, SliceTable, slice_kind
 
 __all__ = ["Sliced", "SliceTable", "slice_keys"]
@@ -207,6 +208,7 @@ class Sliced(Metric):
             # Every row validated, every slice's state ready: one fold of all slices, in place
             # (the slices belong to this state alone; the fold checks the count bound for
             # every slice before it commits any).
+            changed = table.changed  # (the ``slices`` property forgets it: kept below)
             states = [table.slices.get(k) for k in keys]
             if stack.accepts([m for m in states if m is not None]):
                 missing = [j for j, m in enumerate(states) if m is None]
@@ -218,6 +220,7 @@ class Sliced(Metric):
                 added = {keys[j]: ready[j] for j in missing}
                 done = table.updated(added) if added else table
                 done.bound = bound
+                done.changed = {reads: c + len(keys) for reads, c in changed.items()}
                 return self._commit(n, slices=done)
         fresh: dict[Key, Metric] = {}
         held = table.view()  # read only: each slice is updated on a copy
@@ -357,12 +360,26 @@ class Sliced(Metric):
         many = getattr(type(self._template), "_compute_many", None) if own else None
         values = many(metrics) if many is not None and metrics else None
         if values is None:
-            reading = self.slices.read_pack() if own else None
-            packed = None if reading is None else reading.computed()
-            if packed is not None:  # the states read as one table
-                return {k: packed[k] for k in keys}
-            values = [m.compute() for m in metrics]
+            packed = self._read_stale("compute") if own else {}
+            values = [
+                packed[k] if k in packed else m.compute()
+                for k, m in zip(keys, metrics, strict=True)
+            ]
         return dict(zip(keys, values, strict=True))
+
+    def _read_stale(self, read: str, level: float = 0.95) -> dict[Key, Any]:
+        """``{key: compute()}`` or ``{key: interval(level)}`` (``read``) of the score slices
+        held one state each whose states have not kept that read, from one table of their
+        states (``SliceTable.read_pack``), when there are enough of them to pay for it; the
+        reads are given to those states, so the next read finds them kept. Empty otherwise."""
+        reads = SlicePack.reads(self._template, read)
+        found = None if reads is None else self.slices.read_pack(reads)
+        if found is None:
+            return {}
+        pack, states = found
+        out = pack.computed() if read == "compute" else pack.intervals(level)
+        pack.keep_reads(states)
+        return {} if out is None else out
 
     def _empty_result(self) -> dict[Key, Any]:
         return {}
@@ -376,13 +393,14 @@ class Sliced(Metric):
                 "(Sliced(Bootstrap(metric))) for bootstrap intervals per slice"
             )
         keys = self.keys()
+        pack = self.slices.pack()
         own = _library_class(self._template)
-        pack = self.slices.read_pack() if own else None
-        packed = None if pack is None else pack.intervals(level)
+        packed = None if pack is None or not own else pack.intervals(level)
         if packed is not None:  # every slice from the packed table at once
             return {k: packed[k] for k in keys}
+        stale = self._read_stale("interval", level) if own else {}
         view = self.slices.view()
-        return {k: view[k].interval(level) for k in keys}
+        return {k: stale[k] if k in stale else view[k].interval(level) for k in keys}
 
     def _floats(self, what: str) -> list[tuple[Key, float]]:
         out = []
