@@ -220,8 +220,8 @@ _READ_DUNDERS = frozenset({"__getitem__", "__len__", "__contains__", "__iter__"}
 
 def check_keywords(metric: Any, kwargs: dict[str, Any]) -> None:
     """``UnknownArgumentError`` for keywords ``metric``'s ``update`` does not take: for a
-    wrapper that hands a batch to its metric by another door (``Sliced``'s packed folds call
-    ``_stacked``, whose Python ``TypeError`` would name a private base)."""
+    wrapper that runs that update past the lock's door (``Rows.feed(direct=True)``: ``Sliced``'s
+    per-slice copies), where Python's ``TypeError`` would name a private base."""
     known = getattr(type(metric).update, "__sm_keywords__", None)
     if kwargs and known is not None and not known[0].issuperset(kwargs):
         raise _unknown_keyword(metric, kwargs, known)

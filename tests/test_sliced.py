@@ -347,7 +347,10 @@ def test_a_list_of_lists_is_composite_keys_as_a_list_of_tuples():
         ([2**63, -1, 1], "integers past int64 in a list"),
         ([0.5, 1.5, 2.5], "round or label float keys first"),
         # (past uint64: the message says how keys past int64 are given)
-        ([2**64, 1, 2], r"within int64 \(.*\); give keys from 2\*\*63 to 2\*\*64 - 1 as a uint64"),
+        (
+            [2**64, 1, 2],
+            r"within int64 \(.*\); give values from 2\*\*63 to 2\*\*64 - 1 as a uint64",
+        ),
     ],
 )
 def test_key_refusals_say_what_the_keys_were(by, says):

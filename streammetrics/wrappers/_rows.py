@@ -196,7 +196,7 @@ def one_kind(arr: np.ndarray, refusal: str, raw: Any = None) -> np.ndarray:
         except OverflowError:
             raise InputError(
                 f"{refusal.split(':')[0]}: integers must lie within int64 (-2**63 to 2**63 - 1)"
-                "; give keys from 2**63 to 2**64 - 1 as a uint64 array"
+                "; give values from 2**63 to 2**64 - 1 as a uint64 array"
             ) from None
     raise InputError(refusal)
 

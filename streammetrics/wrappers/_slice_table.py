@@ -152,8 +152,9 @@ class SliceTable(StateBlock):
         slices = self.view()
         if len(slices) < READ_PACK_MIN_SLICES:
             return None
-        if not isinstance(getattr(self.template, "hist", None), ScoreBuckets):
-            return None
+        hist = getattr(self.template, "hist", None)
+        if not isinstance(hist, ScoreBuckets) or hist.mapping is None or hist.mapping.size is None:
+            return None  # (exact and "real" stores: no pack)
         changed = self.changed.get(reads)
         # (the caller reads every slice next: all of them then hold ``reads``)
         self.changed = {**self.changed, reads: 0}
