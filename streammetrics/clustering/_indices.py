@@ -21,10 +21,9 @@ import numpy as np
 
 from ..states.centroids import ClusterMoments
 from ..states.samples import BottomKSample
-from ._distances import _cosine_centres, _pairwise, _to_centres
+from ._distances import _EPS, _cosine_centres, _pairwise, _to_centres
 
 _FMAX = float(np.finfo(np.float64).max)
-_EPS = float(np.finfo(np.float64).eps)
 _BLOCK = 1 << 22  # distance-matrix entries per chunk of the sample computations
 _FLOAT_KEYS = (
     "compactness",
