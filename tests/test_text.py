@@ -150,6 +150,74 @@ def test_chrf_renumbers_ngrams_when_keys_would_overflow(
     assert [CHRF(word_order=2).update(hyps, refs), CHRF().update(hyps, refs)] == want
 
 
+HANZI = (
+    "我们今天去北京上海天气很好的是在有人这个中国东京晴れ。、“”《》…—"
+    "\uff0c\uff01\uff1f\uff08\uff09\uff1a\uff1b"  # fullwidth , ! ? ( ) : ;
+)
+
+
+def chinese(rng: random.Random, n: int) -> str:
+    """A line of Chinese characters, CJK punctuation, English words and ``ODD`` tokens, with
+    or without spaces between them, ending as lines do ("。", ".", "5.", a space, nothing)."""
+    parts = []
+    for _ in range(n):
+        r = rng.random()
+        if r < 0.6:
+            parts.append("".join(rng.choice(HANZI) for _ in range(rng.randint(1, 4))))
+        elif r < 0.85:
+            parts.append(rng.choice(VOCAB))
+        else:
+            parts.append(rng.choice([t for t in ODD if "\n" not in t]))
+    glue = rng.choice(["", " "])
+    return glue.join(parts) + rng.choice(["。", ".", " 5.", "", " ", "\uff0c", "7,", " ."])
+
+
+def test_zh_characters_are_sacrebleus() -> None:
+    """Every code point is a character of its own under ``zh`` exactly when sacrebleu's table
+    says so (its string comparisons included: U+2001 to U+2A6D in, Extension B out)."""
+    from sacrebleu.tokenizers.tokenizer_zh import TokenizerZh
+
+    from streammetrics.text.tokenizers import _ZH_RANGES
+
+    ours = np.zeros(0x110000, dtype=bool)
+    for a, b in _ZH_RANGES:
+        ours[a : b + 1] = True
+    theirs = np.array([TokenizerZh._is_chinese_char(chr(c)) for c in range(0x110000)])
+    assert np.array_equal(ours, theirs)
+    assert ours[0x4E2D] and ours[0x2014] and not ours[0x20000] and not ours[ord("a")]
+
+
+@pytest.mark.parametrize("newline", [False, True])
+def test_zh_tokens_equal_sacrebleu(newline: bool) -> None:
+    """Batches with no newline in any line (the batch pass) and with one (line by line)."""
+    from sacrebleu.tokenizers.tokenizer_zh import TokenizerZh
+
+    rng = random.Random(11)
+    lines = [chinese(rng, rng.randint(0, 12)) for _ in range(500)] + EDGE + ODD[:-2]
+    lines += ["  东京。 ", ".5 元", "价格是 5.", ",8 个", "3-4 天", "A.B.C.", "1,000.50"]
+    if newline:
+        lines[7] += "\n下一行 2."
+    ref = TokenizerZh()
+    assert TOKENIZERS["zh"](lines) == [ref(line.rstrip()).split() for line in lines]
+
+
+@pytest.mark.parametrize("lowercase", [False, True])
+def test_bleu_zh_equals_sacrebleu(lowercase: bool) -> None:
+    rng = random.Random(5)
+    refs = [
+        [chinese(rng, rng.randint(1, 15)) for _ in range(rng.randint(1, 2))] for _ in range(400)
+    ]
+    hyps = [r[0][: rng.randint(0, len(r[0]))] + chinese(rng, rng.randint(0, 3)) for r in refs]
+    m = sharded(lambda: BLEU(tokenize="zh", lowercase=lowercase), hyps, refs, seed=3)
+    streams = [[r[j] if j < len(r) else None for r in refs] for j in range(2)]
+    want = sacrebleu.BLEU(tokenize="zh", lowercase=lowercase).corpus_score(hyps, streams)
+    d = m.details()
+    assert d["counts"] == list(want.counts) and d["totals"] == list(want.totals)
+    assert (d["sys_len"], d["ref_len"]) == (want.sys_len, want.ref_len)
+    assert m.compute() == pytest.approx(want.score, rel=0, abs=1e-9)
+    assert sm.loads(m.to_bytes()).to_bytes() == m.to_bytes()
+
+
 @pytest.mark.parametrize("max_refs", [1, 3])
 @pytest.mark.parametrize(
     "kwargs",
@@ -254,7 +322,7 @@ def test_bad_inputs_name_the_argument() -> None:
     with pytest.raises(sm.InputError, match="hypotheses"):
         m.update([b"a"], ["b"])
     with pytest.raises(sm.InputError, match="tokenize"):
-        BLEU(tokenize="zh")
+        BLEU(tokenize="ja-mecab")
     with pytest.raises(sm.InputError, match="smooth_method"):
         BLEU(smooth_method="nist")
     with pytest.raises(sm.InputError, match="word_order"):

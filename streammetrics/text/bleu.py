@@ -107,8 +107,9 @@ class BLEU(Metric):
         further order without matches (mteval's NIST smoothing); ``floor`` replaces a zero
         match count by ``smooth_value`` (default 0.1); ``add-k`` adds ``smooth_value``
         (default 1) to the matches and totals of orders 2 and above.
-    tokenize : {"13a", "none", "intl", "char"}
-        The tokeniser, as sacrebleu's (``intl`` needs the ``regex`` package).
+    tokenize : {"13a", "none", "intl", "char", "zh"}
+        The tokeniser, as sacrebleu's (``intl`` needs the ``regex`` package; ``zh`` makes every
+        CJK character a token, ``docs/text.md``).
     lowercase : bool
         Lowercase hypotheses and references first.
     smooth_value : float, optional

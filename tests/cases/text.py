@@ -17,10 +17,19 @@ def _sentence(rng: np.random.Generator) -> str:
     return " ".join(WORDS[rng.integers(0, len(WORDS), int(rng.integers(0, 12)))].tolist())
 
 
-def _batch(n_refs: int):
+# Chinese characters and CJK punctuation for the ``zh`` tokeniser, beside the words above.
+HANZI = np.array(list("我们今天去北京上海天气很好的是在有人这个中国。\uff0c\uff01\uff1f“”《》"))
+
+
+def _chinese(rng: np.random.Generator) -> str:
+    chars = "".join(HANZI[rng.integers(0, len(HANZI), int(rng.integers(0, 10)))].tolist())
+    return chars + " " + _sentence(rng) if rng.random() < 0.5 else chars
+
+
+def _batch(n_refs: int, line=_sentence):  # type: ignore[no-untyped-def]
     def batch(rng: np.random.Generator, n: int):
-        hyps = [_sentence(rng) for _ in range(n)]
-        refs = [[_sentence(rng) for _ in range(int(rng.integers(1, n_refs + 1)))] for _ in hyps]
+        hyps = [line(rng) for _ in range(n)]
+        refs = [[line(rng) for _ in range(int(rng.integers(1, n_refs + 1)))] for _ in hyps]
         return (hyps, refs), {}
 
     return batch
@@ -74,6 +83,13 @@ CASES += [
         "BLEU-none",
         lambda: BLEU(smooth_method="none"),
         _batch(1),
+        BAD,
+        other=BLEU,
+    ),
+    Case(
+        "BLEU-zh",
+        lambda: BLEU(tokenize="zh"),
+        _batch(2, _chinese),
         BAD,
         other=BLEU,
     ),
