@@ -201,6 +201,26 @@ def test_open_buffers_are_split_invariant_byte_for_byte(queries):
     assert merged.to_bytes() == whole.to_bytes()
 
 
+def test_large_open_buffers_match_sklearn_and_split_byte_for_byte():
+    """Past ``SMALL`` rows a buffer is sorted by one composite key (graded relevance) and read
+    without a sort: the values are scikit-learn's, and any split merges to the same bytes."""
+    queries = _queries(21, n_queries=4000, max_len=14)  # about 30,000 rows
+    ids, rel, score = _rows(queries)
+    lin = np.mean([ndcg_score([r], [s], k=5) for _, r, s in queries])
+    aps = [average_precision_score(r > 0, s) for _, r, s in queries if (r > 0).any()]
+    rng = np.random.default_rng(2)
+    perm = rng.permutation(len(ids))
+    whole = K.NDCG(k=5, gain="linear").update(ids[perm], rel[perm], score[perm])
+    assert len(ids) > 20_000 and whole.compute() == pytest.approx(lin, rel=1e-12)
+    assert K.MAP().update(ids, rel, score).compute() == pytest.approx(np.mean(aps), rel=1e-12)
+    shards = [K.NDCG(k=5, gain="linear") for _ in range(3)]
+    for idx in np.array_split(rng.permutation(len(ids)), 5):
+        shards[int(rng.integers(3))].update(ids[idx], rel[idx], score[idx])
+    merged = sm.loads((shards[1] + shards[2] + shards[0]).to_bytes())
+    assert merged.to_bytes() == whole.to_bytes()
+    assert merged.compute() == whole.compute()
+
+
 def test_string_ids_and_errors():
     m = K.RecallAtK(2).update(["a", "a", "b"], [1, 1, 0], [0.3, 0.2, 0.1])
     assert m.compute() == 1.0

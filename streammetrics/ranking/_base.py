@@ -16,7 +16,7 @@ from .._inputs import as_scores, check_same_length
 from .._keyed import Keyed
 from ..base import Metric
 from ..errors import InputError
-from ..states._order import lex_order
+from ..states._order import lex_order, small_levels
 from ..states.labels import key_hash, unique_codes
 from ..states.queries import QueryBuffers
 from ..uncertainty import NAN_INTERVAL, check_level, t_interval
@@ -38,14 +38,31 @@ class _Ranked:
     order; ``g_first`` maps each group to its first sorted row.
     """
 
-    def __init__(self, query: np.ndarray, relevance: np.ndarray, score: np.ndarray) -> None:
-        _, codes = unique_codes(query)
-        order = lex_order([codes, -score])
-        c, s = codes[order], score[order]
-        n = len(c)
+    def __init__(
+        self,
+        query: np.ndarray,
+        relevance: np.ndarray,
+        score: np.ndarray,
+        canonical: bool = False,
+    ) -> None:
+        n = len(query)
         new_q = np.ones(n, dtype=bool)
-        new_q[1:] = c[1:] != c[:-1]
-        q_first = np.flatnonzero(new_q)
+        if canonical:
+            # Rows sorted by (query, score, relevance), as a buffer holds them: within each
+            # query, rank order is the rows reversed (no sort; ties then come in descending
+            # relevance, which no value depends on).
+            new_q[1:] = query[1:] != query[:-1]
+            codes = np.cumsum(new_q) - 1
+            q_first = np.flatnonzero(new_q)
+            last = np.append(q_first[1:], n) - 1
+            order = (q_first + last)[codes] - np.arange(n)
+            c, s = codes, score[order]
+        else:
+            _, codes = unique_codes(query)
+            order = lex_order([codes, -score])
+            c, s = codes[order], score[order]
+            new_q[1:] = c[1:] != c[:-1]
+            q_first = np.flatnonzero(new_q)
         self.n_queries = len(q_first)
         self.length = np.diff(np.append(q_first, n))
         self.codes = codes
@@ -227,7 +244,7 @@ class _RankingMetric(Keyed, Metric, register=False):
         q, r, s = self.buffer.rows()
         if not len(q):
             return np.empty(0), np.empty(0, dtype=bool)
-        return self._values(_Ranked(q, r, s))
+        return self._values(_Ranked(q, r, s, canonical=True))
 
     def _compute(self) -> float:
         values, scored = self._open()
@@ -387,12 +404,21 @@ class _GainMetric(_RankingMetric, register=False):
 
     def _ideal_dcg(self, ranked: _Ranked, relevance: np.ndarray) -> np.ndarray:
         k = self._config["k"]
-        codes = ranked.codes
-        order = lex_order([codes, -relevance])
-        c = codes[order]
+        codes, queries = ranked.codes, ranked.n_queries
+        graded = small_levels(relevance)
+        if graded is not None and queries * graded[1] <= 4 * len(codes) + 1024:
+            # Graded relevance: each query's relevances in descending order, from a count per
+            # (query, grade): no sort. The same sequence as the sort gives (equal grades are
+            # alike), so the same sums.
+            grades, levels = graded
+            counts = np.bincount(codes * levels + (levels - 1 - grades), minlength=queries * levels)
+            top_down = np.arange(levels - 1, -1, -1, dtype=np.float64)
+            rel = np.repeat(np.tile(top_down, queries), counts)
+            c = np.repeat(np.arange(queries), ranked.length)
+        else:
+            order = lex_order([codes, -relevance])
+            c, rel = codes[order], relevance[order]
         first = np.r_[0, np.cumsum(ranked.length)[:-1]]
         pos = np.arange(len(c)) - first[c]
         discount = np.diff(_discount_cumsum(int(ranked.length.max()), k))
-        return np.bincount(
-            c, weights=self._gain(relevance[order]) * discount[pos], minlength=ranked.n_queries
-        )
+        return np.bincount(c, weights=self._gain(rel) * discount[pos], minlength=queries)

@@ -22,8 +22,8 @@ import numpy as np
 
 from ..base import StateBlock
 from ..errors import IncompatibleStateError
-from ._order import lex_order
-from .labels import check_kinds
+from ._order import SMALL, grouped_order, lex_order, small_levels
+from .labels import check_kinds, unique_codes
 
 __all__ = ["QueryBuffers"]
 
@@ -38,11 +38,25 @@ _JOIN_RATIO = 0.5
 Rows = tuple[np.ndarray, np.ndarray, np.ndarray]
 
 
-def canonical(query: np.ndarray, relevance: np.ndarray, score: np.ndarray) -> Rows:
-    """The rows sorted by (query id, score, relevance): the same for any order of arrival."""
+def canonical(
+    query: np.ndarray, relevance: np.ndarray, score: np.ndarray, *, runs: bool = False
+) -> Rows:
+    """The rows sorted by (query id, score, relevance): the same for any order of arrival.
+
+    Graded relevance (whole numbers below 4096) and not too many queries take one sort of a
+    composite key (:func:`~streammetrics.states._order.grouped_order`); other rows
+    ``lex_order``'s three. Both give the same rows (rows equal in all three columns are
+    alike). ``runs``: the rows are sorted runs (the chunks of a block being joined)."""
     if len(query) < 2:
         return query, relevance, score
-    order = lex_order([query, score, relevance])
+    order = None
+    if len(query) >= SMALL:
+        graded = small_levels(relevance)
+        if graded is not None:
+            uniq, codes = unique_codes(query)
+            order = grouped_order(codes, len(uniq), score, *graded, runs=runs)
+    if order is None:
+        order = lex_order([query, score, relevance])
     return query[order], relevance[order], score[order]
 
 
@@ -85,7 +99,7 @@ class QueryBuffers(StateBlock):
             return _EMPTY_IDS, _EMPTY_F, _EMPTY_F
         if len(self._chunks) > 1:
             joined = tuple(np.concatenate([c[i] for c in self._chunks]) for i in range(3))
-            self._chunks = [canonical(*joined)]  # same logical contents, sorted once
+            self._chunks = [canonical(*joined, runs=True)]  # same contents, sorted once
         return self._chunks[0]
 
     def _with_chunks(self, chunks: list[Rows]) -> QueryBuffers:
@@ -97,7 +111,7 @@ class QueryBuffers(StateBlock):
         kept = [c for c in chunks if len(c[0])]
         while len(kept) > 1 and len(kept[-1][0]) >= _JOIN_RATIO * len(kept[-2][0]):
             a, b = kept[-2], kept[-1]
-            kept[-2:] = [canonical(*(np.concatenate([a[i], b[i]]) for i in range(3)))]
+            kept[-2:] = [canonical(*(np.concatenate([a[i], b[i]]) for i in range(3)), runs=True)]
         out._chunks = kept
         out._size = sum(len(c[0]) for c in kept)
         if len(kept) > _MAX_CHUNKS:
