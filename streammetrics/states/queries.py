@@ -109,9 +109,17 @@ class QueryBuffers(StateBlock):
         every ``_MAX_CHUNKS`` appends cost (0.8.4: 30 ms per row at 4M buffered rows)."""
         out = QueryBuffers()
         kept = [c for c in chunks if len(c[0])]
-        while len(kept) > 1 and len(kept[-1][0]) >= _JOIN_RATIO * len(kept[-2][0]):
-            a, b = kept[-2], kept[-1]
-            kept[-2:] = [canonical(*(np.concatenate([a[i], b[i]]) for i in range(3)), runs=True)]
+        # The chunks joined two at a time from the end while the joined one is at least half
+        # the one before it, found first and joined by one sort of their sorted runs (a merge
+        # of many states joined the last pair, then that with the one before, ...).
+        joined, size = 1, len(kept[-1][0]) if kept else 0
+        while joined < len(kept) and size >= _JOIN_RATIO * len(kept[-joined - 1][0]):
+            joined += 1
+            size += len(kept[-joined][0])
+        if joined > 1:
+            tail = kept[-joined:]
+            rows = (np.concatenate([c[i] for c in tail]) for i in range(3))
+            kept[-joined:] = [canonical(*rows, runs=True)]
         out._chunks = kept
         out._size = sum(len(c[0]) for c in kept)
         if len(kept) > _MAX_CHUNKS:
@@ -157,6 +165,14 @@ class QueryBuffers(StateBlock):
 
     def merge(self, other: Any) -> None:
         new = self.merged(other)
+        self._chunks, self._size = new._chunks, new._size
+
+    def merge_many(self, others: list[Any]) -> None:
+        """Every operand's chunks appended at once: the ones joined are then sorted together
+        once (merging them one by one sorted the growing tail again for each)."""
+        for other in others:
+            self.check_mergeable(other)
+        new = self._with_chunks([*self._chunks, *(c for o in others for c in o._chunks)])
         self._chunks, self._size = new._chunks, new._size
 
     def copy(self) -> QueryBuffers:
