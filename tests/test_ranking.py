@@ -221,6 +221,18 @@ def test_large_open_buffers_match_sklearn_and_split_byte_for_byte():
     assert merged.compute() == whole.compute()
 
 
+@pytest.mark.parametrize("make", [lambda: K.NDCG(k=5), K.MAP, K.MRR, lambda: K.HitRate(3)])
+def test_large_complete_batches_equal_open_buffers(make):
+    """A complete batch past ``SMALL`` rows is put in rank order by one composite sort (graded
+    relevance): its queries' values are those of the same rows left open, to the bit."""
+    queries = _queries(22, n_queries=3000, max_len=14)
+    ids, rel, score = _rows(queries)
+    perm = np.random.default_rng(4).permutation(len(ids))
+    done = make().update(ids[perm], rel[perm], score[perm], complete=True)
+    opened = make().update(ids[perm], rel[perm], score[perm])
+    assert len(ids) > 20_000 and done.compute() == opened.compute()
+
+
 def test_string_ids_and_errors():
     m = K.RecallAtK(2).update(["a", "a", "b"], [1, 1, 0], [0.3, 0.2, 0.1])
     assert m.compute() == 1.0

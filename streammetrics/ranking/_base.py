@@ -16,7 +16,7 @@ from .._inputs import as_scores, check_same_length
 from .._keyed import Keyed
 from ..base import Metric
 from ..errors import InputError
-from ..states._order import lex_order, small_levels
+from ..states._order import SMALL, grouped_order, lex_order, small_levels
 from ..states.labels import key_hash, unique_codes
 from ..states.queries import QueryBuffers
 from ..uncertainty import NAN_INTERVAL, check_level, t_interval
@@ -58,8 +58,17 @@ class _Ranked:
             order = (q_first + last)[codes] - np.arange(n)
             c, s = codes, score[order]
         else:
-            _, codes = unique_codes(query)
-            order = lex_order([codes, -score])
+            uniq, codes = unique_codes(query)
+            order = None
+            graded = small_levels(relevance) if n >= SMALL else None
+            if graded is not None:
+                # One sort of (query, score descending, relevance descending): the rank order
+                # of canonical rows, ties included (whole gains: sums in any order are exact).
+                grades, levels = graded
+                top_down = levels - 1 - grades
+                order = grouped_order(codes, len(uniq), 0.0 - score, top_down, levels)
+            if order is None:
+                order = lex_order([codes, -score])
             c, s = codes[order], score[order]
             new_q[1:] = c[1:] != c[:-1]
             q_first = np.flatnonzero(new_q)
