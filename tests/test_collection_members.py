@@ -126,3 +126,44 @@ def test_lists_of_one_sample_tensors_read_through_every_wrapper() -> None:
         assert got == make().update(plain, [1.0, 2.5], **kwargs)
     scores = sm.Sliced(sm.ROCAUC()).update([0, 1], grads(0.25, 0.75), by=["a", "a"])
     assert scores == sm.Sliced(sm.ROCAUC()).update([0, 1], [0.25, 0.75], by=["a", "a"])
+
+
+@pytest.mark.parametrize(
+    "made",
+    [
+        lambda: _collection(),
+        lambda: _collection().update(Y, S),  # members replaced by updated copies
+        lambda: _collection().update(1, 0.7),  # the per-request path
+        lambda: sm.loads(_collection().update(Y, S).to_bytes()),
+        lambda: _collection().update(Y, S).copy(),
+        lambda: copy.deepcopy(_collection().update(Y, S)),
+        lambda: pickle.loads(pickle.dumps(_collection().update(Y, S))),
+        lambda: _collection().update(Y, S).reset(),
+        lambda: _collection().update(Y, S).merge(_collection().update(Y, S)),
+        lambda: _collection().update(Y, S) + _collection().update(Y, S),
+    ],
+    ids=[
+        "fresh",
+        "updated",
+        "one-row",
+        "loaded",
+        "copy",
+        "deepcopy",
+        "pickle",
+        "reset",
+        "merged",
+        "added",
+    ],
+)
+def test_a_member_read_as_an_attribute_is_guarded_too(made) -> None:
+    """``collection.auc`` is the member ``collection["auc"]`` is: 0.8.24 guarded only members
+    looked up by ``[]``, and ``collection.auc.update(...)`` then wrote bytes ``loads`` refused
+    (a review found it)."""
+    c = made()
+    before = c.to_bytes()
+    assert c.auc is c["auc"]
+    for change in (lambda m: m.update(1, 0.5), lambda m: m.reset()):
+        with pytest.raises(InputError, match=r"'auc' is a member of a MetricCollection"):
+            change(c.auc)
+    assert c.to_bytes() == before
+    assert sm.loads(c.update(Y, S).to_bytes()) == c

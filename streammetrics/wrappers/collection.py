@@ -50,6 +50,15 @@ class _MemberGuard:
         return self
 
 
+def _guard(name: str, member: Metric) -> None:
+    """Shadow ``member``'s state-changing methods by :class:`_MemberGuard` (once)."""
+    attrs = member.__dict__
+    if "update" not in attrs:
+        for method in GUARDED_METHODS:
+            if hasattr(member, method):
+                attrs[method] = _MemberGuard(name, method)
+
+
 def _plan_rows(plan: Any) -> int:
     """The rows a member's per-request plan (``Metric._plan``) adds: one sample, or a small
     batch of columns."""
@@ -131,20 +140,45 @@ class MetricCollection(Metric):
         return cls(**members)
 
     def __getitem__(self, name: str) -> Metric:
-        """The member called ``name`` as it is now, to read. Its ``update``, ``merge``,
-        ``join`` and ``reset`` raise ``InputError``: the collection counts its members' rows,
-        so change them through it (``update``, ``update_each``), or change ``.copy()`` of the
-        member. An update of the collection may replace the member by an updated copy, so look
-        it up again after updating rather than keeping the object."""
+        """The member called ``name`` as it is now, to read (``collection.name`` too). Its
+        ``update``, ``merge``, ``join`` and ``reset`` raise ``InputError``: the collection
+        counts its members' rows, so change them through it (``update``, ``update_each``), or
+        change ``.copy()`` of the member. An update of the collection may replace the member
+        by an updated copy, so look it up again after updating rather than keeping the
+        object."""
         if name not in self._names:
             raise KeyError(name)
         member: Metric = getattr(self, name)
-        attrs = member.__dict__
-        if "update" not in attrs:
-            for method in GUARDED_METHODS:
-                if hasattr(member, method):
-                    attrs[method] = _MemberGuard(name, method)
         return member
+
+    # -- every member the collection holds is guarded ------------------------------------------
+    # (``collection.auc`` as well as ``collection["auc"]``: until 0.8.24 only the members looked
+    # up by ``[]`` were, and ``collection.auc.update(...)`` wrote bytes ``loads`` refused.)
+    # Members are set by ``setattr`` (construction, updates, loading, reset) or by a copy's or
+    # a pickle's ``__dict__``: both ways end here.
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        object.__setattr__(self, name, value)
+        if isinstance(value, Metric) and name in self.__dict__.get("_names", ()):
+            _guard(name, value)
+
+    def _guard_members(self) -> None:
+        for name in self._names:
+            _guard(name, self.__dict__[name])
+
+    def _twin(self, field_copy: Any, blank_rows: bool) -> MetricCollection:
+        new = super()._twin(field_copy, blank_rows)
+        new._guard_members()
+        return new
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        super().__setstate__(state)
+        self._guard_members()
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> MetricCollection:
+        new = super().__deepcopy__(memo)
+        new._guard_members()
+        return new
 
     def keys(self) -> list[str]:
         return list(self._names)
@@ -164,7 +198,7 @@ class MetricCollection(Metric):
                 for member in members:
                     with member._lock:
                         member._append_row(args)
-                self._count += 1
+                self.__dict__["_count"] += 1  # (not through __setattr__: the hot path)
                 return True
         if self._plain and not self._routed:  # (the common case: one loop, as in 0.8.8)
             plain = []
@@ -180,7 +214,7 @@ class MetricCollection(Metric):
                 for member, plan in zip(members, plain, strict=True):
                     with member._lock:
                         added = member._push(plan)
-                self._count += added
+                self.__dict__["_count"] += added
                 return True
         plans = []
         alone: tuple[Metric, dict[str, Any]] | None = None
@@ -223,7 +257,7 @@ class MetricCollection(Metric):
         for member, plan in plans:
             with member._lock:
                 added = max(added, member._push(plan))
-        self._count += added
+        self.__dict__["_count"] += added
         return True
 
     def update(self, *args: Any, **kwargs: Any) -> MetricCollection:
