@@ -46,6 +46,7 @@ import datetime as _dt
 import multiprocessing.util
 import os
 import re
+import stat
 import threading
 import time
 import warnings
@@ -200,6 +201,8 @@ class StateDirectory:
             try:
                 blob = read_regular(path)
             except FileNotFoundError:
+                if warn and os.path.islink(path):  # (gone while listed: silently)
+                    _skip(path, "is a symbolic link to nothing")
                 continue
             except OSError as exc:
                 if warn:
@@ -318,7 +321,8 @@ class StateDirectory:
         ``older_than`` well above the publishing interval (say ten times), only files of
         processes that stopped publishing are removed, and their rows stop being counted.
         Ages are file modification times, so hosts sharing a network folder should keep their
-        clocks in step.
+        clocks in step. Entries of a state file's name that are not files (a folder, a FIFO)
+        are left, with a :class:`StateFileWarning` naming each.
         """
         age = _seconds(older_than, "older_than")
         now = time.time()
@@ -336,11 +340,22 @@ class StateDirectory:
                 continue
             path = os.path.join(self.path, entry)
             try:
+                info = os.lstat(path)
+                if stat.S_ISLNK(info.st_mode):
+                    try:  # a link's age is its file's (a link to nothing: its own)
+                        info = os.stat(path)
+                    except FileNotFoundError:
+                        pass
+                if not (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)):
+                    # (a folder of that name made 0.8.24's prune raise IsADirectoryError, which
+                    # collect() skips with a warning)
+                    _skip(path, "is not a regular file: prune leaves it")
+                    continue
                 if state and age == 0:
                     doomed = True
                 else:
                     limit = cutoff if state else min(cutoff, now - _TEMPORARY_GRACE)
-                    doomed = os.stat(path).st_mtime < limit
+                    doomed = info.st_mtime < limit
                 if doomed:
                     os.unlink(path)
                     removed.append(path)

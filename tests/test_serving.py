@@ -771,6 +771,34 @@ def test_collect_skips_a_fifo_named_like_a_state(tmp_path: Path) -> None:
     )
 
 
+def test_prune_and_collect_name_what_is_not_a_state_file(tmp_path: Path) -> None:
+    """A folder, a FIFO and a link to nothing named like state files: ``collect()`` skips each
+    with a warning naming it, and ``prune(0)`` leaves the folder and the FIFO (warned about)
+    and removes the link (0.8.24's prune raised IsADirectoryError; the link was skipped
+    without a word: a review found both)."""
+    folder = StateDirectory(tmp_path)
+    folder.publish(sm.Accuracy().update([1, 0], [1, 1]))
+    (tmp_path / "metrics.old.1.x.state").mkdir()
+    os.mkfifo(tmp_path / "metrics.pipe.state")
+    os.symlink(tmp_path / "nowhere", tmp_path / "metrics.gone.2.y.state")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert folder.collect().count == 2
+    said = [str(w.message) for w in caught if issubclass(w.category, StateFileWarning)]
+    assert any("metrics.old.1.x.state: is not a regular file" in m for m in said)
+    assert any("metrics.pipe.state: is not a regular file" in m for m in said)
+    assert any("metrics.gone.2.y.state: is a symbolic link to nothing" in m for m in said)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        removed = folder.prune(0)
+    assert sorted(os.path.basename(p) for p in removed)[0] == "metrics.gone.2.y.state"
+    assert len(removed) == 2  # the link and the published file
+    left = sorted(os.listdir(tmp_path))
+    assert left == ["metrics.old.1.x.state", "metrics.pipe.state"]
+    said = [str(w.message) for w in caught if issubclass(w.category, StateFileWarning)]
+    assert sum("prune leaves it" in m for m in said) == 2
+
+
 def test_numpy_integer_seconds_are_seconds(tmp_path) -> None:
     # np.float64 passed (a float) and np.int64 was refused (an engines review, 0.8.16).
     d = StateDirectory(str(tmp_path))
