@@ -104,17 +104,70 @@ def _unknown_keyword(metric: Any, given: Any, known: tuple[frozenset[str], list[
     )
 
 
+def _own_keywords(fn: Callable[..., Any]) -> tuple[frozenset[str], list[str]]:
+    """The names a wrapper's ``update`` taking ``**kwargs`` names itself (``timestamps``,
+    ``by``, ``ids``)."""
+    params = list(inspect.signature(fn, follow_wrapped=False).parameters.values())[1:]
+    kind = inspect.Parameter
+    named = [p.name for p in params if p.kind in (kind.POSITIONAL_OR_KEYWORD, kind.KEYWORD_ONLY)]
+    return frozenset(named), named
+
+
+_UNKNOWN = object()
+
+
+def _accepted(metric: Any) -> tuple[frozenset[str], list[str]] | None:
+    """The keywords ``metric.update`` takes: its own, or for a wrapper passing the others on
+    to its ``_template`` (a window's, ``Sliced``'s), its own and the template's; None when
+    they cannot be told (a collection: each member checks its own). Kept on the metric."""
+    found = metric.__dict__.get("_sm_accepted", _UNKNOWN)
+    if found is not _UNKNOWN:
+        return found  # type: ignore[no-any-return]
+    update = type(metric).update
+    found = getattr(update, "__sm_keywords__", None)
+    own = getattr(update, "__sm_own__", None)
+    template = metric.__dict__.get("_template")
+    if found is None and own is not None and template is not None:
+        inner = _accepted(template)
+        if inner is not None:
+            found = (inner[0] | own[0], [*inner[1], *(n for n in own[1] if n not in inner[1])])
+    metric.__dict__["_sm_accepted"] = found
+    return found  # type: ignore[no-any-return]
+
+
+def _call(fn: Callable[..., Any], self: Any, args: tuple[Any, ...], kwargs: Any) -> Any:
+    """``fn(self, *args, **kwargs)``; Python's ``TypeError`` for arguments the call cannot
+    bind (one missing, too many, one given twice) names the metric's public class, not the
+    class defining ``update`` (often a private base: ``_ConfusionMetric.update()``)."""
+    try:
+        return fn(self, *args, **kwargs)
+    except TypeError as exc:
+        trace = exc.__traceback__
+        if trace is None or trace.tb_next is not None:  # raised inside ``update``: as it is
+            raise
+        message = str(exc).replace(f"{fn.__qualname__}()", f"{type(self).__name__}.update()")
+        raise TypeError(message) from None
+
+
 def _updating(fn: Callable[..., Any]) -> Callable[..., Any]:
     """A subclass's ``update`` behind the per-request path: check, buffer, or fold and update."""
     known = _keywords(fn)
     takes = None if known is None else known[0].issuperset
+    own = _own_keywords(fn) if known is None else None
 
     @functools.wraps(fn)
     def update(self: Any, *args: Any, **kwargs: Any) -> Any:
-        if kwargs and takes is not None and not takes(kwargs):
+        if kwargs:
             # (before Python's TypeError, which names the class defining ``update``, often a
-            # private base)
-            raise _unknown_keyword(self, kwargs, known)  # type: ignore[arg-type]
+            # private base; and before a wrapper's "timestamps: required" for a misspelt
+            # ``timestamp=``)
+            if takes is not None:
+                if not takes(kwargs):
+                    raise _unknown_keyword(self, kwargs, known)  # type: ignore[arg-type]
+            elif own is not None and not own[0].issuperset(kwargs):
+                accepted = _accepted(self)
+                if accepted is not None and not accepted[0].issuperset(kwargs):
+                    raise _unknown_keyword(self, kwargs, accepted)
         with self._lock:
             rows = self._rows
             if rows is None and self._take_row is not None and self._take_row(args, kwargs):
@@ -126,7 +179,7 @@ def _updating(fn: Callable[..., Any]) -> Callable[..., Any]:
                 if keyword not in kwargs:  # ``update`` says what is missing
                     if self._pending is not None:
                         self._fold()
-                    fn(self, *args, **kwargs)
+                    _call(fn, self, args, kwargs)
                     return self
                 kwargs = dict(kwargs)
                 args = (*args, kwargs.pop(keyword))
@@ -164,15 +217,16 @@ def _updating(fn: Callable[..., Any]) -> Callable[..., Any]:
             if self._pending is not None:
                 self._fold()
             if keyword is None:
-                fn(self, *args, **kwargs)
+                _call(fn, self, args, kwargs)
             else:
-                fn(self, *args[:-1], **{keyword: args[-1]}, **kwargs)
+                _call(fn, self, args[:-1], {keyword: args[-1], **kwargs})
             if self._rows is not None:
                 self._learn(args, kwargs)
             return self
 
     update.__sm_locked__ = True  # type: ignore[attr-defined]
     update.__sm_keywords__ = known  # type: ignore[attr-defined]
+    update.__sm_own__ = own  # type: ignore[attr-defined]
     update.__sm_raw__ = fn  # type: ignore[attr-defined]
     return update
 
