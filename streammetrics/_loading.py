@@ -23,7 +23,6 @@ _INT64 = np.dtype(np.int64)
 
 def _load_field(name: str, field: _Field, wire: Any) -> Any:
     default = field.default
-    where = f"state field {name!r}"
     try:
         if isinstance(default, StateBlock):
             return default.from_wire(wire)
@@ -32,7 +31,8 @@ def _load_field(name: str, field: _Field, wire: Any) -> Any:
     except StateDecodeError:
         raise
     except (TypeError, ValueError, KeyError, IndexError) as exc:
-        raise StateDecodeError(f"{where}: {exc}") from exc
+        raise StateDecodeError(f"state field {name!r}: {exc}") from exc
+    where = f"state field {name!r}"
     if isinstance(default, np.ndarray):
         if not isinstance(wire, np.ndarray):
             raise StateDecodeError(f"{where} must be an array")
@@ -74,6 +74,32 @@ def _from_tree(
         metric = expect._blank_for_load()  # the declared metric's twin: no __init__ again
     if metric is not None:
         return _loaded(metric, klass._upgrade_state(state, schema))
+    metric = _built(klass, name, config)
+    if expect is not None:
+        try:
+            expect._check_compatible(metric)
+        except IncompatibleStateError as exc:
+            raise StateDecodeError(f"nested metric does not match its declaration: {exc}") from exc
+    return _loaded(metric, klass._upgrade_state(state, schema))
+
+
+def _built(klass: type[Metric], name: str, config: dict[str, Any]) -> Metric:
+    """A metric of ``klass`` built from ``config`` (``_from_config``, whose checks are the
+    config's), to load a state into; ``StateDecodeError`` for a config it refuses.
+
+    A package class keeping its state in declared fields (``_blank_for_load``) is built once
+    per config and process: later blobs of the same config get a twin of that first metric, as
+    a nested metric's declaration gives one, without ``__init__`` and its checks again (half
+    or more of a small state's ``loads``). The config must match exactly, types, order of
+    keys and the sign of a zero included (:func:`_config_key`); a config that was refused is
+    never kept, so it is checked, and refused, every time."""
+    key = _config_key(klass, config)
+    if key is not None:
+        proto = _PROTOTYPES.get(key)
+        if proto is not None:
+            twin = proto._blank_for_load()
+            if twin is not None:
+                return twin
     try:
         metric = klass._from_config(config)
     except StateDecodeError:
@@ -82,12 +108,63 @@ def _from_tree(
         shown = repr(config)  # (a forged config may be huge: its start names it)
         shown = shown if len(shown) <= 300 else shown[:300] + " ..."
         raise StateDecodeError(f"invalid {name} config {shown}: {exc}") from exc
-    if expect is not None:
-        try:
-            expect._check_compatible(metric)
-        except IncompatibleStateError as exc:
-            raise StateDecodeError(f"nested metric does not match its declaration: {exc}") from exc
-    return _loaded(metric, klass._upgrade_state(state, schema))
+    if key is not None:
+        twin = metric._blank_for_load()
+        if twin is not None:  # the built metric stays blank, the twin is loaded
+            if len(_PROTOTYPES) >= _MAX_PROTOTYPES:
+                _PROTOTYPES.clear()  # (atomic, where evicting one entry races other threads)
+            _PROTOTYPES[key] = metric
+            return twin
+    return metric
+
+
+#: Blank metrics built by :func:`_built`, by :func:`_config_key`. Never loaded into, updated or
+#: handed out: only their twins are.
+_PROTOTYPES: dict[Any, Metric] = {}
+_MAX_PROTOTYPES = 256
+_TRUE, _FALSE = object(), object()  # (True == 1 in a tuple: the bools as markers)
+_OURS = "streammetrics."
+
+
+class _NoKey(Exception):
+    pass
+
+
+def _config_key(klass: type[Metric], config: dict[str, Any]) -> Any:
+    """A hashable key equal for configs only when ``_from_config`` cannot tell them apart:
+    the same types (``True``, ``1`` and ``1.0`` differ), values, order of keys, and float bits
+    (``-0.0`` and ``0.0`` differ; a nan makes no key). None for a class outside the package
+    (whose ``__init__`` may do more than build the metric, and which a notebook may define
+    again under its name), or a config naming one (a wrapper's), for a class keeping state
+    outside its declared fields (no twin: the windows), or a config of anything else."""
+    if not (klass.__module__.startswith(_OURS) and klass._state_in_fields()):
+        return None
+    try:
+        return (klass, _frozen(config, 0))
+    except _NoKey:
+        return None
+
+
+def _frozen(value: Any, depth: int) -> Any:
+    kind = type(value)
+    if kind is str or kind is int or value is None or kind is bytes:
+        return value  # (equal only to equal values of their own type, but for int and bool)
+    if kind is bool:
+        return _TRUE if value else _FALSE
+    if kind is float:
+        if value != value:
+            raise _NoKey
+        return (float, value.hex())
+    if depth >= 16:
+        raise _NoKey
+    if kind is dict:
+        name = value.get("class")  # (a wrapped metric's spec: a class of the package only)
+        if type(name) is str and not _REGISTRY.get(name, object).__module__.startswith(_OURS):
+            raise _NoKey
+        return (dict, *[(_frozen(k, depth + 1), _frozen(v, depth + 1)) for k, v in value.items()])
+    if kind is list:
+        return (list, *[_frozen(v, depth + 1) for v in value])
+    raise _NoKey  # (arrays, ...: built every time)
 
 
 def _loaded(metric: Metric, state: Any) -> Metric:
