@@ -24,9 +24,11 @@ from .errors import IncompatibleStateError, InputError, StateDecodeError
 
 __all__ = [
     "COUNT_LIMIT",
+    "SMALL_CHECK",
     "CountOverflowError",
     "WEIGHT_LIMIT",
     "FORMAT_MAGIC",
+    "all_finite",
     "FORMAT_VERSION",
     "check_counts",
     "check_envelope",
@@ -35,6 +37,7 @@ __all__ = [
     "decode",
     "encode",
     "envelope_tree",
+    "least",
     "pack_envelope",
     "unpack_envelope",
 ]
@@ -393,11 +396,23 @@ def check_sum(what: str, kind: str, *totals: float) -> None:
         )
 
 
+#: Arrays of at most this many counts are checked as Python values (:func:`check_counts`): a
+#: numpy reduction's fixed cost is a microsecond, a small state's whole check a few.
+SMALL_CHECK = 64
+#: The bound of float64 weights as :func:`check_counts` applies it (see there).
+_WEIGHT_CHECK_LIMIT = WEIGHT_LIMIT * (1.0 + 1e-9)
+
+
 def check_counts(what: str, *arrays: np.ndarray) -> None:
     """Decoding: raise ``ValueError`` unless the arrays hold finite, non-negative counts whose
     total stays within the bound (one min and one sum per array)."""
     for arr in arrays:
-        if not arr.size:
+        size = arr.size
+        if not size:
+            continue
+        kind = arr.dtype.kind
+        if size <= SMALL_CHECK and kind in "iuf":
+            _check_small_counts(what, arr, kind)
             continue
         if arr.dtype.kind == "f" and not np.isfinite(arr).all():
             raise ValueError(f"{what}: counts must be finite")
@@ -413,3 +428,38 @@ def check_counts(what: str, *arrays: np.ndarray) -> None:
             total = int(arr.sum(dtype=np.int64))
         if not total <= limit:
             raise ValueError(f"{what}: counts total more than 2**53 (weights: 2**100)")
+
+
+def all_finite(arr: np.ndarray) -> bool:
+    """Decoding: whether every value of a numeric array is finite (``np.isfinite(arr).all()``),
+    read as Python numbers when the array is small."""
+    if arr.size <= SMALL_CHECK:
+        return all(map(math.isfinite, arr.ravel().tolist()))
+    return bool(np.isfinite(arr).all())
+
+
+def least(arr: np.ndarray) -> Any:
+    """Decoding: the smallest value of a non-empty array holding no nan (``arr.min()``), read
+    as Python numbers when the array is small."""
+    return min(arr.ravel().tolist()) if arr.size <= SMALL_CHECK else arr.min()
+
+
+def _check_small_counts(what: str, arr: np.ndarray, kind: str) -> None:
+    """:func:`check_counts` of one small integer or float array, its values as Python numbers:
+    the same checks in the same order, so the same arrays refused with the same messages.
+    Integers: the exact sum is compared with the bound (what the float total, then the int64
+    sum within twice the bound, decide there). Floats: finite and non-negative read off the
+    values, the total numpy's own float64 sum, as there (its rounding is the bound's)."""
+    values = arr.ravel().tolist()
+    if kind == "f":
+        if not all(map(math.isfinite, values)):
+            raise ValueError(f"{what}: counts must be finite")
+        if min(values) < 0:
+            raise ValueError(f"{what}: counts must be non-negative")
+        if not count_total(arr) <= _WEIGHT_CHECK_LIMIT:
+            raise ValueError(f"{what}: counts total more than 2**53 (weights: 2**100)")
+        return
+    if min(values) < 0:
+        raise ValueError(f"{what}: counts must be non-negative")
+    if not sum(values) <= COUNT_LIMIT:
+        raise ValueError(f"{what}: counts total more than 2**53 (weights: 2**100)")
