@@ -1,6 +1,6 @@
 """The decoders' checks of small arrays, read as Python values rather than by numpy reductions
 whose fixed cost was most of a small state's ``loads`` (``_codec.check_counts``,
-``states._bucket_wire``, ...): held against 0.8.24's numpy checks
+``states._bucket_wire``, ``states._group_wire``, ...): held against 0.8.24's numpy checks
 (``tests/reference_decoders.py``) on valid states and their forgeries, the same entries or the
 same refusal with the same message."""
 
@@ -15,7 +15,9 @@ import pytest
 import streammetrics as sm
 from streammetrics import _codec
 from streammetrics.states._bucket_wire import checked_entries
-from streammetrics.states.labels import labels_from_wire
+from streammetrics.states._group_wire import checked_table
+from streammetrics.states._narrow import stepped_from_wire
+from streammetrics.states.labels import labels_from_wire, labels_to_wire
 from streammetrics.states.mappings import REAL_FINE_BITS
 from tests import reference_decoders as reference
 
@@ -241,3 +243,133 @@ def test_a_small_store_refused_at_loads_keeps_its_message() -> None:
     for message, wire in cases.items():
         with pytest.raises(sm.StateDecodeError, match=message):
             sm.loads(_forged(m, hist=wire))
+
+
+# -- GAUC's grouped tables ----------------------------------------------------------------------
+
+
+def _table_verdict(fn: Any, wire: Any, block: Any) -> Any:
+    try:
+        t = fn(wire, block.mapping, block._sketched)
+    except (ValueError, TypeError) as exc:
+        return ("refused", type(exc).__name__, str(exc))
+    arrays = (t.labels, t.rows, t.g, t.key, t.pos, t.neg, t.value, t.bucketed)
+    return tuple((a.dtype.str, a.shape, a.tobytes()) for a in arrays)
+
+
+def _gauc_blocks(rng: np.random.Generator) -> list[Any]:
+    out = []
+    for make in (
+        lambda: sm.GAUC(exact=True),
+        lambda: sm.GAUC(max_exact=2),
+        lambda: sm.GAUC(max_exact=3, score_type="logit"),
+        lambda: sm.GAUC(),
+    ):
+        for n, groups, weighted, strings in (
+            (5, 2, False, False),
+            (12, 3, True, False),
+            (40, 4, False, True),
+            (60, 30, False, False),
+            (300, 3, False, False),
+            (400, 90, True, False),
+        ):
+            m = make()
+            g = rng.integers(0, groups, n) * 7 - 5
+            scores = (
+                rng.random(n) if m.config["score_type"] == "probability" else rng.normal(size=n)
+            )
+            scores = np.round(scores, 1) if n > 100 else scores.astype(np.float32).astype(float)
+            m.update(
+                rng.integers(0, 2, n),
+                scores,
+                groups=g.astype(str) if strings else g,
+                sample_weight=rng.integers(1, 3, n).astype(float) if weighted else None,
+            )
+            out.append(m)
+    return out
+
+
+def _gauc_forgeries(wire: dict[str, Any], rng: np.random.Generator) -> list[dict[str, Any]]:
+    out = []
+    for name, value in wire.items():
+        if not isinstance(value, np.ndarray) or not len(value):
+            continue
+        i = int(rng.integers(0, len(value)))
+        if value.dtype.kind == "f":
+            changes: list[Any] = [math.nan, math.inf, -1.0, 2.0, 0.5, value[i - 1]]
+        else:
+            changes = [0, 1, int(value[i]) + 1, max(int(value[i]) - 1, 0)]
+            changes += [2**53 + 1, 2**62] if value.dtype.itemsize == 8 else []
+        for v in changes:
+            w = dict(wire)
+            w[name] = value.copy()
+            w[name][i] = v
+            out.append(w)
+        w = dict(wire)
+        w[name] = value[::-1].copy()
+        out.append(w)
+    if isinstance(wire["groups"], dict):
+        for steps in (np.array([0], np.uint8), np.array([2**63, 2**63], np.uint64)):
+            out.append({**wire, "groups": {**wire["groups"], "steps": steps}})
+        out.append({**wire, "groups": {**wire["groups"], "first": 2**63 - 2}})
+    if "value" in wire and wire["sizes"].dtype == np.int64 and len(wire["sizes"]) >= 4:
+        big = wire["sizes"].copy()  # sizes whose int64 sum wraps to the number of entries
+        big[:4] = 2**62
+        big[0] += len(wire["key"]) - int(big[4:].sum())
+        out.append({**wire, "sizes": big})
+    return out
+
+
+def test_small_grouped_tables_are_checked_as_numpy_checked_them() -> None:
+    """The tables of GAUC states, in the compact form and 0.7.0's, and their forgeries: the
+    Python checks of small tables and the numpy ones of larger give what 0.8.24 gave."""
+    rng = np.random.default_rng(3)
+    refused = small = 0
+    for m in _gauc_blocks(rng):
+        block = m.scores
+        tree = _codec.decode(m.to_bytes())
+        wires = [tree["state"]["scores"], _codec.decode(_legacy_blob(m))["state"]["scores"]]
+        for wire in wires:
+            for forged in [wire, *_gauc_forgeries(wire, rng)]:
+                want = _table_verdict(reference.checked_table, forged, block)
+                assert _table_verdict(checked_table, forged, block) == want
+                refused += want[0] == "refused"
+                small += len(forged["key"]) <= _codec.SMALL_CHECK
+    assert refused > 500 and small > 500
+
+
+def _legacy_blob(m: sm.GAUC) -> bytes:
+    """The 0.7.0 (schema 1) form of ``m`` (as ``tests/test_gauc_wire.py`` writes it)."""
+    tree = _codec.decode(m.to_bytes())
+    wire = tree["state"]["scores"]
+    t = m.scores.table()
+    tree["schema"] = 1
+    for name in ("rows", "sizes"):
+        wire[name] = wire[name].astype(np.int64)
+    if wire["pos"].dtype.kind == "u":
+        wire["pos"], wire["neg"] = wire["pos"].astype(np.int64), wire["neg"].astype(np.int64)
+    del wire["sketch_value"]
+    wire["key"], wire["value"] = t.key, t.value
+    wire["groups"] = labels_to_wire(m.scores.groups)
+    return _codec.encode(tree)
+
+
+def test_small_steps_rebuild_the_labels_numpy_rebuilt() -> None:
+    rng = np.random.default_rng(4)
+    for n in (0, 1, 2, 10, 64, 65, 100):
+        for dtype in (np.uint8, np.uint16, np.uint64):
+            for first in (0, -5, 2**63 - 300, -(2**63)):
+                steps = rng.integers(0, 200, n).astype(dtype)
+                if n and dtype == np.uint64 and first < 0:
+                    steps[n // 2] = 2**63 + 7  # a step past int64
+                wire = {"first": first, "steps": steps}
+                assert (
+                    _verdict(stepped_from_wire, wire)[0]
+                    == _verdict(reference.stepped_from_wire, wire)[0]
+                )
+                try:
+                    want = reference.stepped_from_wire(wire)
+                except ValueError:
+                    continue
+                got = stepped_from_wire(wire)
+                assert got.dtype == want.dtype and got.tobytes() == want.tobytes()
