@@ -403,16 +403,19 @@ SMALL_CHECK = 64
 _WEIGHT_CHECK_LIMIT = WEIGHT_LIMIT * (1.0 + 1e-9)
 
 
-def check_counts(what: str, *arrays: np.ndarray) -> None:
+def check_counts(what: str, *arrays: np.ndarray) -> list[float]:
     """Decoding: raise ``ValueError`` unless the arrays hold finite, non-negative counts whose
-    total stays within the bound (one min and one sum per array)."""
+    total stays within the bound (one min and one sum per array). Returns each array's
+    :func:`count_total`, which the check computed (integer counts: their exact total)."""
+    totals = []
     for arr in arrays:
         size = arr.size
         if not size:
+            totals.append(0.0)
             continue
         kind = arr.dtype.kind
         if size <= SMALL_CHECK and kind in "iuf":
-            _check_small_counts(what, arr, kind)
+            totals.append(_check_small_counts(what, arr, kind))
             continue
         if arr.dtype.kind == "f" and not np.isfinite(arr).all():
             raise ValueError(f"{what}: counts must be finite")
@@ -428,6 +431,9 @@ def check_counts(what: str, *arrays: np.ndarray) -> None:
             total = int(arr.sum(dtype=np.int64))
         if not total <= limit:
             raise ValueError(f"{what}: counts total more than 2**53 (weights: 2**100)")
+        # (Within the bound an integer total is exactly the float64 sum count_total gives.)
+        totals.append(float(total))
+    return totals
 
 
 def all_finite(arr: np.ndarray) -> bool:
@@ -444,7 +450,7 @@ def least(arr: np.ndarray) -> Any:
     return min(arr.ravel().tolist()) if arr.size <= SMALL_CHECK else arr.min()
 
 
-def _check_small_counts(what: str, arr: np.ndarray, kind: str) -> None:
+def _check_small_counts(what: str, arr: np.ndarray, kind: str) -> float:
     """:func:`check_counts` of one small integer or float array, its values as Python numbers:
     the same checks in the same order, so the same arrays refused with the same messages.
     Integers: the exact sum is compared with the bound (what the float total, then the int64
@@ -456,10 +462,13 @@ def _check_small_counts(what: str, arr: np.ndarray, kind: str) -> None:
             raise ValueError(f"{what}: counts must be finite")
         if min(values) < 0:
             raise ValueError(f"{what}: counts must be non-negative")
-        if not count_total(arr) <= _WEIGHT_CHECK_LIMIT:
+        total = count_total(arr)
+        if not total <= _WEIGHT_CHECK_LIMIT:
             raise ValueError(f"{what}: counts total more than 2**53 (weights: 2**100)")
-        return
+        return total
     if min(values) < 0:
         raise ValueError(f"{what}: counts must be non-negative")
-    if not sum(values) <= COUNT_LIMIT:
+    exact = sum(values)
+    if not exact <= COUNT_LIMIT:
         raise ValueError(f"{what}: counts total more than 2**53 (weights: 2**100)")
+    return float(exact)

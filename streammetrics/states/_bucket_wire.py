@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from .._codec import COUNT_LIMIT, SMALL_CHECK, check_counts, count_total
+from .._codec import COUNT_LIMIT, SMALL_CHECK, check_counts
 from .mappings import REAL_FINE_BITS, REAL_MAX_BUCKETS, BucketMapping, real_at
 
 __all__ = ["checked_entries"]
@@ -53,10 +53,12 @@ def checked_entries(wire: Any, mapping: BucketMapping | None, floor_bits: int | 
         raise ValueError("score buckets: pos and neg must both be int64 or float64")
     if len(pos) <= SMALL_CHECK:
         return _small_entries(wire, mapping, floor_bits, bits, exact)
-    check_counts("score buckets", pos, neg)
-    if pos.dtype == _I64 and count_total(pos) + count_total(neg) > COUNT_LIMIT:
+    # (The totals are count_total's: integers within 2**53 each sum exactly in float64.)
+    totals = check_counts("score buckets", pos, neg)
+    if pos.dtype == _I64 and totals[0] + totals[1] > COUNT_LIMIT:
         raise ValueError("score buckets: counts total more than 2**53")
-    if len(pos) and not ((pos + neg) > 0).all():
+    # Non-negative, finite: a bucket holds something where the sum is not 0 (one pass fewer).
+    if len(pos) and np.count_nonzero(pos + neg) != len(pos):
         raise ValueError("score buckets: a bucket is empty")
     if exact:
         scores = wire["scores"]
@@ -116,11 +118,10 @@ def _small_entries(
     off the values as Python numbers rather than by a dozen numpy reductions, whose fixed cost
     was most of a small state's ``loads``. Only the keys are the mapping's own numpy call."""
     pos, neg = wire["pos"], wire["neg"]
-    check_counts("score buckets", pos, neg)
-    p, q = pos.tolist(), neg.tolist()
-    if pos.dtype == _I64 and float(sum(p)) + float(sum(q)) > COUNT_LIMIT:
-        # (each sum is within 2**53 here, so exactly its float64 total: count_total's)
+    totals = check_counts("score buckets", pos, neg)
+    if pos.dtype == _I64 and totals[0] + totals[1] > COUNT_LIMIT:
         raise ValueError("score buckets: counts total more than 2**53")
+    p, q = pos.tolist(), neg.tolist()
     if not all(a + b > 0 for a, b in zip(p, q, strict=True)):  # (finite, non-negative)
         raise ValueError("score buckets: a bucket is empty")
     if exact:
