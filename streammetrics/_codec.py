@@ -39,6 +39,7 @@ __all__ = [
     "envelope_tree",
     "least",
     "pack_envelope",
+    "tree_bytes",
     "unpack_envelope",
 ]
 
@@ -217,6 +218,14 @@ def _canonical(obj: Any, depth: int = 0) -> Any:
         items = sorted(obj.items(), key=lambda kv: _sort_key(kv[0]))
         return {_canonical(k, depth + 1): _canonical(v, depth + 1) for k, v in items}
     raise TypeError(f"values of type {type(obj).__name__} cannot be serialised")
+
+
+def tree_bytes(tree: Any) -> bytes:
+    """msgpack bytes of a decoded tree as it is (not canonical: maps keep their order), equal
+    for two trees only if they hold the same types and values in the same order (floats by
+    their bits). ``TypeError`` for an array."""
+    out: bytes = _PACKERS.packer.pack(tree)
+    return out
 
 
 def encode(obj: Any) -> bytes:

@@ -91,15 +91,15 @@ def _built(klass: type[Metric], name: str, config: dict[str, Any]) -> Metric:
     per config and process: later blobs of the same config get a twin of that first metric, as
     a nested metric's declaration gives one, without ``__init__`` and its checks again (half
     or more of a small state's ``loads``). The config must match exactly, types, order of
-    keys and the sign of a zero included (:func:`_config_key`); a config that was refused is
-    never kept, so it is checked, and refused, every time."""
+    keys and float bits included (:func:`_config_key`); a config that was refused is never
+    kept, so it is checked, and refused, every time; one naming a class outside the package
+    (a wrapper's) is built every time."""
     key = _config_key(klass, config)
-    if key is not None:
-        proto = _PROTOTYPES.get(key)
-        if proto is not None:
-            twin = proto._blank_for_load()
-            if twin is not None:
-                return twin
+    kept = None if key is None else _PROTOTYPES.get(key)
+    if kept is not None and kept is not _BUILD:
+        twin: Metric | None = kept._blank_for_load()
+        if twin is not None:
+            return twin
     try:
         metric = klass._from_config(config)
     except StateDecodeError:
@@ -108,63 +108,53 @@ def _built(klass: type[Metric], name: str, config: dict[str, Any]) -> Metric:
         shown = repr(config)  # (a forged config may be huge: its start names it)
         shown = shown if len(shown) <= 300 else shown[:300] + " ..."
         raise StateDecodeError(f"invalid {name} config {shown}: {exc}") from exc
-    if key is not None:
-        twin = metric._blank_for_load()
-        if twin is not None:  # the built metric stays blank, the twin is loaded
-            if len(_PROTOTYPES) >= _MAX_PROTOTYPES:
-                _PROTOTYPES.clear()  # (atomic, where evicting one entry races other threads)
-            _PROTOTYPES[key] = metric
+    if key is not None and kept is None:
+        twin = metric._blank_for_load() if _names_ours(config) else None
+        if len(_PROTOTYPES) >= _MAX_PROTOTYPES:
+            _PROTOTYPES.clear()  # (atomic, where evicting one entry races other threads)
+        _PROTOTYPES[key] = _BUILD if twin is None else metric  # (the built one stays blank)
+        if twin is not None:
             return twin
     return metric
 
 
-#: Blank metrics built by :func:`_built`, by :func:`_config_key`. Never loaded into, updated or
-#: handed out: only their twins are.
-_PROTOTYPES: dict[Any, Metric] = {}
+#: Blank metrics built by :func:`_built`, by :func:`_config_key` (``_BUILD``: a config built
+#: every time). Never loaded into, updated or handed out: only their twins are.
+_PROTOTYPES: dict[Any, Any] = {}
 _MAX_PROTOTYPES = 256
-_TRUE, _FALSE = object(), object()  # (True == 1 in a tuple: the bools as markers)
+_BUILD = object()
 _OURS = "streammetrics."
 
 
-class _NoKey(Exception):
-    pass
-
-
 def _config_key(klass: type[Metric], config: dict[str, Any]) -> Any:
-    """A hashable key equal for configs only when ``_from_config`` cannot tell them apart:
-    the same types (``True``, ``1`` and ``1.0`` differ), values, order of keys, and float bits
-    (``-0.0`` and ``0.0`` differ; a nan makes no key). None for a class outside the package
-    (whose ``__init__`` may do more than build the metric, and which a notebook may define
-    again under its name), or a config naming one (a wrapper's), for a class keeping state
-    outside its declared fields (no twin: the windows), or a config of anything else."""
+    """A key equal for configs only when ``_from_config`` cannot tell them apart: the class
+    and the config's msgpack bytes as decoded (not canonical: the order of its keys kept;
+    ``True``, ``1`` and ``1.0`` apart, and floats by their bits). None for a class outside
+    the package (whose ``__init__`` may do more than build the metric, and which a notebook
+    may define again under its name), for one keeping state outside its declared fields (no
+    twin: the windows), or for a config of anything else (an array)."""
     if not (klass.__module__.startswith(_OURS) and klass._state_in_fields()):
         return None
     try:
-        return (klass, _frozen(config, 0))
-    except _NoKey:
+        return (klass, _codec.tree_bytes(config))
+    except (TypeError, ValueError, OverflowError):
         return None
 
 
-def _frozen(value: Any, depth: int) -> Any:
-    kind = type(value)
-    if kind is str or kind is int or value is None or kind is bytes:
-        return value  # (equal only to equal values of their own type, but for int and bool)
-    if kind is bool:
-        return _TRUE if value else _FALSE
-    if kind is float:
-        if value != value:
-            raise _NoKey
-        return (float, value.hex())
-    if depth >= 16:
-        raise _NoKey
-    if kind is dict:
-        name = value.get("class")  # (a wrapped metric's spec: a class of the package only)
-        if type(name) is str and not _REGISTRY.get(name, object).__module__.startswith(_OURS):
-            raise _NoKey
-        return (dict, *[(_frozen(k, depth + 1), _frozen(v, depth + 1)) for k, v in value.items()])
-    if kind is list:
-        return (list, *[_frozen(v, depth + 1) for v in value])
-    raise _NoKey  # (arrays, ...: built every time)
+def _names_ours(config: Any) -> bool:
+    """Whether every metric ``config`` names (a wrapper's ``{"class", "config"}``) is a class
+    of the package."""
+    stack = [config]
+    while stack:
+        value = stack.pop()
+        if type(value) is dict:
+            name = value.get("class")
+            if type(name) is str and not _REGISTRY.get(name, object).__module__.startswith(_OURS):
+                return False
+            stack.extend(value.values())
+        elif type(value) is list:
+            stack.extend(value)
+    return True
 
 
 def _loaded(metric: Metric, state: Any) -> Metric:
