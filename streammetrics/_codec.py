@@ -24,9 +24,11 @@ from .errors import IncompatibleStateError, InputError, StateDecodeError
 
 __all__ = [
     "COUNT_LIMIT",
+    "SMALL_CHECK",
     "CountOverflowError",
     "WEIGHT_LIMIT",
     "FORMAT_MAGIC",
+    "all_finite",
     "FORMAT_VERSION",
     "check_counts",
     "check_envelope",
@@ -35,7 +37,9 @@ __all__ = [
     "decode",
     "encode",
     "envelope_tree",
+    "least",
     "pack_envelope",
+    "tree_bytes",
     "unpack_envelope",
 ]
 
@@ -216,6 +220,14 @@ def _canonical(obj: Any, depth: int = 0) -> Any:
     raise TypeError(f"values of type {type(obj).__name__} cannot be serialised")
 
 
+def tree_bytes(tree: Any) -> bytes:
+    """msgpack bytes of a decoded tree as it is (not canonical: maps keep their order), equal
+    for two trees only if they hold the same types and values in the same order (floats by
+    their bits). ``TypeError`` for an array."""
+    out: bytes = _PACKERS.packer.pack(tree)
+    return out
+
+
 def encode(obj: Any) -> bytes:
     """Canonical msgpack bytes of a tree of plain values and numpy arrays."""
     out: bytes = msgpack.packb(_canonical(obj), use_bin_type=True, use_single_float=False)
@@ -393,11 +405,26 @@ def check_sum(what: str, kind: str, *totals: float) -> None:
         )
 
 
-def check_counts(what: str, *arrays: np.ndarray) -> None:
+#: Arrays of at most this many counts are checked as Python values (:func:`check_counts`): a
+#: numpy reduction's fixed cost is a microsecond, a small state's whole check a few.
+SMALL_CHECK = 64
+#: The bound of float64 weights as :func:`check_counts` applies it (see there).
+_WEIGHT_CHECK_LIMIT = WEIGHT_LIMIT * (1.0 + 1e-9)
+
+
+def check_counts(what: str, *arrays: np.ndarray) -> list[float]:
     """Decoding: raise ``ValueError`` unless the arrays hold finite, non-negative counts whose
-    total stays within the bound (one min and one sum per array)."""
+    total stays within the bound (one min and one sum per array). Returns each array's
+    :func:`count_total`, which the check computed (integer counts: their exact total)."""
+    totals = []
     for arr in arrays:
-        if not arr.size:
+        size = arr.size
+        if not size:
+            totals.append(0.0)
+            continue
+        kind = arr.dtype.kind
+        if size <= SMALL_CHECK and kind in "iuf":
+            totals.append(_check_small_counts(what, arr, kind))
             continue
         if arr.dtype.kind == "f" and not np.isfinite(arr).all():
             raise ValueError(f"{what}: counts must be finite")
@@ -413,3 +440,44 @@ def check_counts(what: str, *arrays: np.ndarray) -> None:
             total = int(arr.sum(dtype=np.int64))
         if not total <= limit:
             raise ValueError(f"{what}: counts total more than 2**53 (weights: 2**100)")
+        # (Within the bound an integer total is exactly the float64 sum count_total gives.)
+        totals.append(float(total))
+    return totals
+
+
+def all_finite(arr: np.ndarray) -> bool:
+    """Decoding: whether every value of a numeric array is finite (``np.isfinite(arr).all()``),
+    read as Python numbers when the array is small."""
+    if arr.size <= SMALL_CHECK:
+        return all(map(math.isfinite, arr.ravel().tolist()))
+    return bool(np.isfinite(arr).all())
+
+
+def least(arr: np.ndarray) -> Any:
+    """Decoding: the smallest value of a non-empty array holding no nan (``arr.min()``), read
+    as Python numbers when the array is small."""
+    return min(arr.ravel().tolist()) if arr.size <= SMALL_CHECK else arr.min()
+
+
+def _check_small_counts(what: str, arr: np.ndarray, kind: str) -> float:
+    """:func:`check_counts` of one small integer or float array, its values as Python numbers:
+    the same checks in the same order, so the same arrays refused with the same messages.
+    Integers: the exact sum is compared with the bound (what the float total, then the int64
+    sum within twice the bound, decide there). Floats: finite and non-negative read off the
+    values, the total numpy's own float64 sum, as there (its rounding is the bound's)."""
+    values = arr.ravel().tolist()
+    if kind == "f":
+        if not all(map(math.isfinite, values)):
+            raise ValueError(f"{what}: counts must be finite")
+        if min(values) < 0:
+            raise ValueError(f"{what}: counts must be non-negative")
+        total = count_total(arr)
+        if not total <= _WEIGHT_CHECK_LIMIT:
+            raise ValueError(f"{what}: counts total more than 2**53 (weights: 2**100)")
+        return total
+    if min(values) < 0:
+        raise ValueError(f"{what}: counts must be non-negative")
+    exact = sum(values)
+    if not exact <= COUNT_LIMIT:
+        raise ValueError(f"{what}: counts total more than 2**53 (weights: 2**100)")
+    return float(exact)

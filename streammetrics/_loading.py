@@ -23,7 +23,6 @@ _INT64 = np.dtype(np.int64)
 
 def _load_field(name: str, field: _Field, wire: Any) -> Any:
     default = field.default
-    where = f"state field {name!r}"
     try:
         if isinstance(default, StateBlock):
             return default.from_wire(wire)
@@ -32,7 +31,8 @@ def _load_field(name: str, field: _Field, wire: Any) -> Any:
     except StateDecodeError:
         raise
     except (TypeError, ValueError, KeyError, IndexError) as exc:
-        raise StateDecodeError(f"{where}: {exc}") from exc
+        raise StateDecodeError(f"state field {name!r}: {exc}") from exc
+    where = f"state field {name!r}"
     if isinstance(default, np.ndarray):
         if not isinstance(wire, np.ndarray):
             raise StateDecodeError(f"{where} must be an array")
@@ -74,6 +74,32 @@ def _from_tree(
         metric = expect._blank_for_load()  # the declared metric's twin: no __init__ again
     if metric is not None:
         return _loaded(metric, klass._upgrade_state(state, schema))
+    metric = _built(klass, name, config)
+    if expect is not None:
+        try:
+            expect._check_compatible(metric)
+        except IncompatibleStateError as exc:
+            raise StateDecodeError(f"nested metric does not match its declaration: {exc}") from exc
+    return _loaded(metric, klass._upgrade_state(state, schema))
+
+
+def _built(klass: type[Metric], name: str, config: dict[str, Any]) -> Metric:
+    """A metric of ``klass`` built from ``config`` (``_from_config``, whose checks are the
+    config's), to load a state into; ``StateDecodeError`` for a config it refuses.
+
+    A package class keeping its state in declared fields (``_blank_for_load``) is built once
+    per config and process: later blobs of the same config get a twin of that first metric, as
+    a nested metric's declaration gives one, without ``__init__`` and its checks again (half
+    or more of a small state's ``loads``). The config must match exactly, types, order of
+    keys and float bits included (:func:`_config_key`); a config that was refused is never
+    kept, so it is checked, and refused, every time; one naming a class outside the package
+    (a wrapper's) is built every time."""
+    key = _config_key(klass, config)
+    kept = None if key is None else _PROTOTYPES.get(key)
+    if kept is not None and kept is not _BUILD:
+        twin: Metric | None = kept._blank_for_load()
+        if twin is not None:
+            return twin
     try:
         metric = klass._from_config(config)
     except StateDecodeError:
@@ -82,12 +108,53 @@ def _from_tree(
         shown = repr(config)  # (a forged config may be huge: its start names it)
         shown = shown if len(shown) <= 300 else shown[:300] + " ..."
         raise StateDecodeError(f"invalid {name} config {shown}: {exc}") from exc
-    if expect is not None:
-        try:
-            expect._check_compatible(metric)
-        except IncompatibleStateError as exc:
-            raise StateDecodeError(f"nested metric does not match its declaration: {exc}") from exc
-    return _loaded(metric, klass._upgrade_state(state, schema))
+    if key is not None and kept is None:
+        twin = metric._blank_for_load() if _names_ours(config) else None
+        if len(_PROTOTYPES) >= _MAX_PROTOTYPES:
+            _PROTOTYPES.clear()  # (atomic, where evicting one entry races other threads)
+        _PROTOTYPES[key] = _BUILD if twin is None else metric  # (the built one stays blank)
+        if twin is not None:
+            return twin
+    return metric
+
+
+#: Blank metrics built by :func:`_built`, by :func:`_config_key` (``_BUILD``: a config built
+#: every time). Never loaded into, updated or handed out: only their twins are.
+_PROTOTYPES: dict[Any, Any] = {}
+_MAX_PROTOTYPES = 256
+_BUILD = object()
+_OURS = "streammetrics."
+
+
+def _config_key(klass: type[Metric], config: dict[str, Any]) -> Any:
+    """A key equal for configs only when ``_from_config`` cannot tell them apart: the class
+    and the config's msgpack bytes as decoded (not canonical: the order of its keys kept;
+    ``True``, ``1`` and ``1.0`` apart, and floats by their bits). None for a class outside
+    the package (whose ``__init__`` may do more than build the metric, and which a notebook
+    may define again under its name), for one keeping state outside its declared fields (no
+    twin: the windows), or for a config of anything else (an array)."""
+    if not (klass.__module__.startswith(_OURS) and klass._state_in_fields()):
+        return None
+    try:
+        return (klass, _codec.tree_bytes(config))
+    except (TypeError, ValueError, OverflowError):
+        return None
+
+
+def _names_ours(config: Any) -> bool:
+    """Whether every metric ``config`` names (a wrapper's ``{"class", "config"}``) is a class
+    of the package."""
+    stack = [config]
+    while stack:
+        value = stack.pop()
+        if type(value) is dict:
+            name = value.get("class")
+            if type(name) is str and not _REGISTRY.get(name, object).__module__.startswith(_OURS):
+                return False
+            stack.extend(value.values())
+        elif type(value) is list:
+            stack.extend(value)
+    return True
 
 
 def _loaded(metric: Metric, state: Any) -> Metric:

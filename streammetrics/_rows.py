@@ -131,8 +131,18 @@ class Rows:
         self.scalars = False
 
     def blank(self) -> Rows:
-        """The same declaration with nothing learnt (what :meth:`forget` leaves)."""
-        return Rows(self.kinds, self.weights, self.keyword, self.free)
+        """The same declaration with nothing learnt (what :meth:`forget` leaves): what
+        ``Rows(kinds, weights, keyword, free)`` sets, the declaration taken from this one, which
+        ``__init__`` checked (every metric ``loads`` builds makes one)."""
+        out = Rows.__new__(Rows)
+        out.kinds, out.n, out.weights, out.keyword = self.kinds, self.n, self.weights, self.keyword
+        out.paired, out.free = self.paired, self.free
+        out.labels = [Seen() for _ in self.kinds]
+        out.anywhere = [Seen() for _ in self.kinds] if self.free else []
+        out.label_kinds, out.kinds_known = set(), False
+        out.checks = out._check = None
+        out.row_ok, out.shapes, out.scalars = _never, set(), False
+        return out
 
     def copy(self) -> Rows:
         """A copy with its own learnt sets (and checks bound to them)."""

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from .._codec import SMALL_CHECK
 from .._input_labels import as_labels
 from .._inputs import as_scores, check_finite
 from ..errors import InputError
@@ -66,7 +67,11 @@ def checked_scores(y_score: Any, score_type: str, name: str = "y_score") -> np.n
 def check_exact_probabilities(scores: np.ndarray) -> None:
     """Decoding: the exact scores of a store of ``score_type="probability"`` lie in [0, 1], as
     every update checked (``ValueError`` otherwise)."""
-    if scores.size and not (scores.min() >= 0.0 and scores.max() <= 1.0):
+    if scores.size <= SMALL_CHECK:  # (as Python floats: a nan anywhere is refused too)
+        inside = all(0.0 <= s <= 1.0 for s in scores.ravel().tolist())
+    else:
+        inside = bool(scores.min() >= 0.0 and scores.max() <= 1.0)
+    if not inside:
         raise ValueError("an exact score lies outside [0, 1] (score_type='probability')")
 
 

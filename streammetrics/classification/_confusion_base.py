@@ -170,16 +170,16 @@ class _ConfusionMetric(Metric, register=False):
 
     def _validate_state(self) -> None:
         self._check_labels(self.counts.rows)
-        if not self.counts.weighted and self.counts.total() != self._count:
+        weighted, held = self.counts.weighted, self.counts.total()
+        if not weighted and held != self._count:
             # Integer counts are unweighted rows: one per row counted.
-            held = self.counts.total()
             raise ValueError(f"the table counts {held:.0f} rows, the state {self._count}")
         if self._keeps_weight_sq:
-            if not self.counts.weighted and self.weight_sq != self._count:
+            if not weighted and self.weight_sq != self._count:
                 # Integer counts hold no weights: each row's squared weight is 1 (a forged
                 # weight_sq loaded within Cauchy-Schwarz's range and widened the interval).
                 raise ValueError("unweighted counts need weight_sq equal to the row count")
-            check_weight_sq(self.weight_sq, self.counts.total(), self._count)
+            check_weight_sq(self.weight_sq, held, self._count)
 
     @classmethod
     def _upgrade_state(cls, state: Any, schema: int) -> Any:

@@ -327,7 +327,7 @@ class _RegressionMetric(Metric, register=False):
 
     def _validate_state(self) -> None:
         width = self.moments.width
-        if (self.count == 0) != (width is None):
+        if (self._count == 0) != (width is None):  # (a state just loaded: nothing pending)
             raise ValueError("moments and count disagree on whether anything was seen")
         mo = self._config["multioutput"]
         if isinstance(mo, list) and width is not None and width != len(mo):

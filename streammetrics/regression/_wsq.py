@@ -108,6 +108,8 @@ def check_wsq_fields(
                 "wsq_mean and wsq_spread are left out only for rows of weight 1 "
                 "(sum w = sum w**2 <= count)"
             )
+    if not a.size:
+        return  # (nothing below reads an empty pair: every check of it passes)
     known = ~np.isnan(a)
     if not (np.isfinite(a[known]).all() and (q[known] >= 0).all()):
         raise ValueError("wsq_mean must be finite and wsq_spread non-negative (or nan)")

@@ -6,11 +6,13 @@ the field otherwise, which ``loads`` reports as a ``StateDecodeError``)."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from math import isfinite
+from operator import gt, lt
 from typing import Any
 
 import numpy as np
 
-from .._codec import check_counts
+from .._codec import SMALL_CHECK, check_counts
 from ._group_table import _Table
 from ._narrow import (
     narrow_counts,
@@ -90,30 +92,8 @@ def checked_table(
             raise ValueError("grouped scores: pos and neg must both be unsigned or float64")
     if len(rows) != len(groups) or len(sizes) != len(groups):
         raise ValueError("grouped scores: one row count and one size per group")
-    if len(rows) and (rows.min() < 1 or sizes.min() < 0):
-        raise ValueError("grouped scores: rows must be positive and sizes non-negative")
-    if int(sizes.sum()) != len(key) or not len(key) == len(pos) == len(neg):
-        raise ValueError("grouped scores: entry arrays do not match the sizes")
-    if key.dtype != np.float64 or value.dtype != np.float64:
-        raise ValueError("grouped scores: key and values must be float64")
-    check_counts("grouped scores", rows, pos, neg)
-    if len(pos) and not ((pos + neg) > 0).all():
-        raise ValueError("grouped scores: an entry is empty")
-    if sizes.max(initial=0) > rows.max(initial=0) or (sizes > rows).any():
-        raise ValueError("grouped scores: a group has more entries than rows")
-    g = np.repeat(np.arange(len(groups), dtype=np.int64), sizes)
-    if pos.dtype == np.int64:
-        # Exact integer sums per group, from one running total (each count column totals
-        # at most 2**53: no overflow); 0.8.15's float bincount took 3x longer for few
-        # groups.
-        ends = np.cumsum(sizes)
-        running = np.concatenate([[0], np.cumsum(pos + neg)])
-        if not np.array_equal(running[ends] - running[ends - sizes], rows):
-            raise ValueError("grouped scores: the counts of a group do not add up to its rows")
-    if not np.isfinite(key).all():
-        raise ValueError("grouped scores: keys must be finite")
-    if ((g[1:] == g[:-1]) & (key[1:] <= key[:-1])).any():
-        raise ValueError("grouped scores: keys must increase within a group")
+    small = len(rows) <= SMALL_CHECK and len(key) <= SMALL_CHECK
+    g = (_checked_small if small else _checked_entries)(rows, sizes, key, pos, neg, value)
     group_sketched = is_sketched(rows)
     sketched = group_sketched[g]
     held = int(sizes[group_sketched].sum())  # entries of sketched groups
@@ -153,3 +133,83 @@ def checked_table(
         ):
             raise ValueError("grouped scores: bucket keys out of range")
     return _Table(groups, rows, g, key + 0.0, pos, neg, value, sketched)
+
+
+def _checked_entries(
+    rows: np.ndarray,
+    sizes: np.ndarray,
+    key: np.ndarray,
+    pos: np.ndarray,
+    neg: np.ndarray,
+    value: np.ndarray,
+) -> np.ndarray:
+    """The checks of a table's groups and entries (their counts, sizes and keys); the group
+    index of each entry."""
+    if len(rows) and (rows.min() < 1 or sizes.min() < 0):
+        raise ValueError("grouped scores: rows must be positive and sizes non-negative")
+    if int(sizes.sum()) != len(key) or not len(key) == len(pos) == len(neg):
+        raise ValueError("grouped scores: entry arrays do not match the sizes")
+    if key.dtype != np.float64 or value.dtype != np.float64:
+        raise ValueError("grouped scores: key and values must be float64")
+    check_counts("grouped scores", rows, pos, neg)
+    if len(pos) and not ((pos + neg) > 0).all():
+        raise ValueError("grouped scores: an entry is empty")
+    if sizes.max(initial=0) > rows.max(initial=0) or (sizes > rows).any():
+        raise ValueError("grouped scores: a group has more entries than rows")
+    g = np.repeat(np.arange(len(rows), dtype=np.int64), sizes)
+    if pos.dtype == np.int64:
+        # Exact integer sums per group, from one running total (each count column totals
+        # at most 2**53: no overflow); 0.8.15's float bincount took 3x longer for few
+        # groups.
+        ends = np.cumsum(sizes)
+        running = np.concatenate([[0], np.cumsum(pos + neg)])
+        if not np.array_equal(running[ends] - running[ends - sizes], rows):
+            raise ValueError("grouped scores: the counts of a group do not add up to its rows")
+    if not np.isfinite(key).all():
+        raise ValueError("grouped scores: keys must be finite")
+    if ((g[1:] == g[:-1]) & (key[1:] <= key[:-1])).any():
+        raise ValueError("grouped scores: keys must increase within a group")
+    return g
+
+
+def _checked_small(
+    rows: np.ndarray,
+    sizes: np.ndarray,
+    key: np.ndarray,
+    pos: np.ndarray,
+    neg: np.ndarray,
+    value: np.ndarray,
+) -> np.ndarray:
+    """:func:`_checked_entries` of at most ``SMALL_CHECK`` groups and entries, read as Python
+    values: the same checks in the same order, so the same tables refused with the same
+    messages (int64 sums wrap as numpy's do), without two dozen numpy calls whose fixed cost
+    was most of a small ``GAUC`` state's ``loads``."""
+    r, s = rows.tolist(), sizes.tolist()
+    if r and (min(r) < 1 or min(s) < 0):
+        raise ValueError("grouped scores: rows must be positive and sizes non-negative")
+    entries = (sum(s) + 2**63) % 2**64 - 2**63  # (int64 sizes: their sum wraps as numpy's)
+    if entries != len(key) or not len(key) == len(pos) == len(neg):
+        raise ValueError("grouped scores: entry arrays do not match the sizes")
+    if key.dtype != np.float64 or value.dtype != np.float64:
+        raise ValueError("grouped scores: key and values must be float64")
+    check_counts("grouped scores", rows, pos, neg)
+    p, q = pos.tolist(), neg.tolist()
+    if not all(a + b > 0 for a, b in zip(p, q, strict=True)):  # (finite, non-negative)
+        raise ValueError("grouped scores: an entry is empty")
+    if max(s, default=0) > max(r, default=0) or any(map(gt, s, r)):
+        raise ValueError("grouped scores: a group has more entries than rows")
+    g = np.repeat(np.arange(len(rows), dtype=np.int64), sizes)
+    k = key.tolist()
+    at = 0
+    for size, held in zip(s, r, strict=True) if pos.dtype == np.int64 else ():
+        if sum(p[at : at + size]) + sum(q[at : at + size]) != held:  # (exact, as int64's)
+            raise ValueError("grouped scores: the counts of a group do not add up to its rows")
+        at += size
+    if not all(map(isfinite, k)):
+        raise ValueError("grouped scores: keys must be finite")
+    at = 0
+    for size in s:
+        if not all(map(lt, k[at : at + size], k[at + 1 : at + size])):
+            raise ValueError("grouped scores: keys must increase within a group")
+        at += size
+    return g

@@ -10,9 +10,11 @@ bytes stay a function of the state; the decoder accepts any unsigned width and r
 
 from __future__ import annotations
 
+from operator import lt
+
 import numpy as np
 
-from .._codec import COUNT_LIMIT
+from .._codec import COUNT_LIMIT, SMALL_CHECK
 
 __all__ = [
     "narrow_counts",
@@ -41,7 +43,8 @@ def widened_counts(what: str, arr: np.ndarray) -> np.ndarray:
     reach)."""
     if arr.dtype.kind != "u":
         raise ValueError(f"{what} must be an unsigned integer array")
-    if len(arr) and int(arr.max()) > COUNT_LIMIT:
+    top = (max(arr.tolist()) if len(arr) <= SMALL_CHECK else int(arr.max())) if len(arr) else 0
+    if top > COUNT_LIMIT:
         raise ValueError(f"{what}: a count above 2**53")
     return arr.astype(np.int64)
 
@@ -90,9 +93,23 @@ def stepped_from_wire(wire: object) -> np.ndarray:
         raise ValueError("stepped labels: first must be an int64")
     if not isinstance(steps, np.ndarray) or steps.ndim != 1 or steps.dtype.kind != "u":
         raise ValueError("stepped labels: steps must be a 1-D unsigned integer array")
+    if len(steps) <= SMALL_CHECK:
+        return _stepped_small(first, steps.tolist())
     start = np.array([first], dtype=np.int64).view(np.uint64)
     labels = np.concatenate([start, steps.astype(np.uint64)]).cumsum(dtype=np.uint64)
     out = labels.view(np.int64)
     if len(out) > 1 and not (out[1:] > out[:-1]).all():
         raise ValueError("stepped labels: steps must be positive and stay within int64")
     return out
+
+
+def _stepped_small(first: int, steps: list[int]) -> np.ndarray:
+    """:func:`stepped_from_wire` of a few steps, summed as Python ints modulo 2**64 (as the
+    uint64 running sum wraps) and read back as int64: the same labels, and the same refusal."""
+    values, at = [first], first % 2**64
+    for step in steps:
+        at = (at + step) % 2**64
+        values.append(at - 2**64 if at >= 2**63 else at)
+    if not all(map(lt, values, values[1:])):
+        raise ValueError("stepped labels: steps must be positive and stay within int64")
+    return np.array(values, dtype=np.int64)

@@ -488,9 +488,9 @@ class ScoreBuckets(StateBlock):
     def from_wire(self, wire: Any) -> ScoreBuckets:
         floor = None if self._bits is None else self._floor_bits()
         keys, pos, neg, lo, hi, bits = checked_entries(wire, self.mapping, floor)
-        out = self._empty_like()
+        out = ScoreBuckets.__new__(ScoreBuckets)  # (not __init__: its empty arrays, replaced)
+        out.mapping, out._pending, out._total, out._bits = self.mapping, [], None, bits
         out._keys, out._pos, out._neg, out._lo, out._hi = keys, pos, neg, lo, hi
-        out._bits = bits if bits is not None else out._bits
         return out
 
     def copy(self) -> ScoreBuckets:

@@ -6,10 +6,12 @@ kept sorted as scikit-learn sorts labels, which also makes every state built on 
 
 from __future__ import annotations
 
+from operator import lt
 from typing import Any
 
 import numpy as np
 
+from .._codec import SMALL_CHECK
 from ..errors import IncompatibleStateError, InputError
 
 __all__ = [
@@ -186,9 +188,19 @@ def labels_from_wire(wire: Any) -> np.ndarray:
         labels = np.array(wire, dtype=np.str_) if wire else EMPTY_LABELS
     else:
         raise ValueError("labels must be an int64 array or a list of strings")
-    if len(labels) > 1 and not (labels[1:] > labels[:-1]).all():
+    if len(labels) > 1 and not _increasing(labels):
         raise ValueError("labels must be sorted and unique")
     return labels
+
+
+def _increasing(labels: np.ndarray) -> bool:
+    """Whether ``labels`` strictly increase: a few int64 labels (a decoded state's, most
+    often) compared as Python ints, others by numpy (whose strings compare without their
+    trailing NULs)."""
+    if labels.dtype.kind == "i" and len(labels) <= SMALL_CHECK:
+        values = labels.tolist()
+        return all(map(lt, values, values[1:]))
+    return bool((labels[1:] > labels[:-1]).all())
 
 
 def config_labels(labels: Any, name: str = "labels") -> list[Any] | None:

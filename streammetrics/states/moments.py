@@ -56,7 +56,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from .._codec import WEIGHT_LIMIT, check_sum
+from .._codec import WEIGHT_LIMIT, all_finite, check_sum, least
 from ..base import StateBlock
 from ..errors import IncompatibleStateError
 from .mappings import CHUNK, scratch
@@ -334,15 +334,16 @@ class Moments(StateBlock):
                 raise ValueError(f"{name} must be a 2-D float64 array")
             if arr.shape[0] != rows:
                 raise ValueError(f"{name} must have {rows} rows, has {arr.shape[0]}")
-            if arr.size and not np.isfinite(arr).all():
+            if arr.size and not all_finite(arr):
                 raise ValueError(f"{name} must be finite")
         if not mean.shape[1] == low.shape[1] == comoment.shape[1]:
             raise ValueError("mean, mean_low and comoment differ in width")
         for i, (g, h) in enumerate(self.pairs):
-            if g == h and comoment.shape[1] and comoment[i].min() < 0:
+            if g == h and comoment.shape[1] and least(comoment[i]) < 0:
                 raise ValueError("a sum of squared deviations is negative")
         _check_bounds(mean, low, comoment, ValueError)
-        out = self._empty_like()
+        out = Moments.__new__(Moments)  # (not _empty_like: its empty arrays, replaced)
+        out.groups, out.pairs = self.groups, self.pairs
         out.weight, out.hi, out.lo, out.comoment = weight, mean, low, comoment
         return out
 

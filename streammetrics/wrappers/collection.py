@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -95,6 +95,9 @@ class MetricCollection(Metric):
 
     #: A wrapper's values are its wrapped metric's (or a dict of them): no direction of its own.
     higher_is_better = None
+    #: Set in ``__init__`` and never changed (an update replaces members, not these): copies,
+    #: and the metrics ``loads`` builds, share them (``Metric._constant``).
+    _constant: ClassVar[frozenset[str]] = frozenset({"_names", "_needs"})
 
     def __init__(self, **metrics: Metric) -> None:
         super().__init__()
@@ -327,6 +330,6 @@ class MetricCollection(Metric):
         return self._compute()
 
     def _validate_state(self) -> None:
-        counts = {getattr(self, name).count for name in self._names}
+        counts = {getattr(self, name)._count for name in self._names}  # (loaded: none pending)
         if counts and max(counts) > self._count:
             raise ValueError("a member has seen more samples than the collection")
