@@ -3,7 +3,8 @@
 :func:`streammetrics.uncertainty.delong` is :func:`delong_rows` on one row, so that
 ``Sliced(ROCAUC())`` reads the tables of one length as the rows of one array and every slice
 gets its own state's floats: each step is elementwise or runs along a row (numpy sums,
-accumulates and ``einsum``-s a row of a contiguous array as it does the row alone).
+accumulates and ``einsum``-s a row of a contiguous array as it does the row alone; ``row_dots``
+for rows longer than einsum's buffer).
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import math
 from typing import Any
 
 import numpy as np
+
+from ._row_sums import row_dots
 
 __all__ = ["delong_rows"]
 
@@ -33,12 +36,12 @@ def delong_rows(pos: np.ndarray, neg: np.ndarray) -> tuple[np.ndarray, np.ndarra
     with np.errstate(all="ignore"):
         below = np.subtract(cum_n, 0.5 * neg, dtype=np.float64)  # negatives below + half ties
         part = np.multiply(pos, below, dtype=np.float64)
-        # einsum, not ``@``: OpenBLAS threads a long dot product, which on a busy machine can
-        # take milliseconds to synchronise; einsum's loop stays in this thread.
-        s1, s2 = part.sum(axis=1), np.einsum("ij,ij->i", part, below)
+        # einsum (row_dots), not ``@``: OpenBLAS threads a long dot product, which on a busy
+        # machine can take milliseconds to synchronise; einsum's loop stays in this thread.
+        s1, s2 = part.sum(axis=1), row_dots(part, below)
         under = np.subtract(cum_p, 0.5 * pos, dtype=np.float64)  # positives below + half ties
         np.multiply(neg, under, out=part, dtype=np.float64)
-        u2 = np.einsum("ij,ij->i", part, under)
+        u2 = row_dots(part, under)
         if many == 1:  # one table (a state): the steps below on numpy scalars, the same
             # operations at a tenth of the cost of one-element arrays
             p_tot, n_tot, s1, s2, u2 = p_tot[0], n_tot[0], s1[0], s2[0], u2[0]
@@ -77,5 +80,5 @@ def _spreads(
         return out
     if again.any():
         d = counts[again] / total[again, None] - mean[again, None]
-        out[again] = np.einsum("ij,ij->i", np.multiply(w[again], d, dtype=np.float64), d)
+        out[again] = row_dots(np.multiply(w[again], d, dtype=np.float64), d)
     return out

@@ -12,6 +12,8 @@ import math
 import numpy as np
 from scipy.special import digamma
 
+from ._row_sums import row_dots
+
 __all__ = ["ap_from_table", "ap_of_rows", "auc_from_table", "auc_of_rows", "curve_counts"]
 
 
@@ -61,9 +63,9 @@ def auc_of_rows(
     total_p, total_n = p.sum(axis=1), n.sum(axis=1)
     with np.errstate(all="ignore"):  # a forged state may hold huge weights
         below = np.cumsum(n, axis=1) - n
-        ranked = np.einsum("ij,ij->i", p, below + 0.5 * n)
+        ranked = row_dots(p, below + 0.5 * n)
         # (the pairs inside entries of more than one distinct score: a row's sum, not a mask's)
-        pairs = np.einsum("ij,ij->i", p, np.where(lo < hi, n, 0.0))
+        pairs = row_dots(p, np.where(lo < hi, n, 0.0))
         if many == 1:  # one table (a state): the steps below on numpy scalars, the same
             # operations at a tenth of the cost of one-element arrays
             total_p, total_n, ranked, pairs = total_p[0], total_n[0], ranked[0], pairs[0]
