@@ -1,18 +1,108 @@
-"""A score table's reads are the same floats read alone or as a row among others, to the bit.
+"""A single score table's reads equal the row functions' floats, to the bit.
 
-``Sliced`` reads many tables as the rows of one array (``auc_of_rows``, ``delong_rows``); a
-state reads its own as one row. Rows longer than einsum's buffer are summed whole by
-``row_dots``, as a row alone is.
+``auc_from_table``, ``ap_from_table`` and ``uncertainty.delong`` (what a ``ROCAUC`` or
+``AveragePrecision`` state reads) take a one-row path on 1-D arrays and scalars; ``Sliced``
+reads many tables as the rows of one array (``auc_of_rows``, ``ap_of_rows``, ``delong_rows``).
+These tests hold the one-row paths to the row functions on arrays of two or more rows
+(``repr``), over seeded random tables: counts and weights, ties, exact stores (``lo is hi``),
+one class only, one or two entries, AUCs near 1, tiny, huge and empty weights, and rows longer
+than einsum's buffer (``row_dots``).
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pytest
 
 import streammetrics as sm
+from streammetrics import uncertainty
+from streammetrics.states import score_tables
+from streammetrics.states._delong_rows import delong_row, delong_rows
 from streammetrics.states._row_sums import EINSUM_BUFFER, row_dots
 from streammetrics.wrappers import _slice_table
+
+
+def _table(rng: np.random.Generator, size: int, kind: str) -> tuple[np.ndarray, ...]:
+    """``(lo, hi, pos, neg)`` of ``size`` entries ascending by score, of one ``kind``."""
+    lo = np.sort(rng.random(size))
+    spread = rng.random() < 0.7
+    hi = np.where(rng.random(size) < rng.uniform(0.2, 1.0), lo + 1e-4, lo) if spread else lo
+    if kind == "exact":
+        hi = lo  # (an exact store's lo and hi are one array)
+    top = int(rng.choice([2, 5, 50, 3_000_000]))  # (past 2**20: the harmonic steps' logs)
+    pos = rng.integers(0, top, size)
+    neg = rng.integers(0, top, size)
+    if rng.random() < 0.3:  # an AUC near 1: the positives above the negatives
+        cut = int(rng.integers(0, size + 1))
+        pos[:cut], neg[cut:] = 0, 0
+    if rng.random() < 0.1:  # one class only, or (rarely) none
+        (pos if rng.random() < 0.5 else neg)[:] = 0
+    if rng.random() < 0.1:  # empty entries first (the ties' denominators are 0 there)
+        pos[: size // 3], neg[: size // 3] = 0, 0
+    if kind in ("float", "tiny", "huge"):
+        scale = {"float": 1.0, "tiny": 1e-250, "huge": 1e300}[kind]
+        pos = pos * rng.random(size) * scale
+        neg = neg * rng.random(size) * (scale if rng.random() < 0.7 else 1.0)
+    return lo, hi, pos, neg
+
+
+def _rows(rng: np.random.Generator, table: tuple[np.ndarray, ...], kind: str) -> tuple:  # type: ignore[type-arg]
+    """The table as one row of a two- or three-row array beside other tables of its length,
+    and that row's index."""
+    size = len(table[0])
+    others = [_table(rng, size, kind) for _ in range(int(rng.integers(1, 3)))]
+    at = int(rng.integers(0, len(others) + 1))
+    every = [*others[:at], table, *others[at:]]
+    return tuple(np.stack([t[i] for t in every]) for i in range(4)), at
+
+
+def _sizes(rng: np.random.Generator, i: int) -> int:
+    if i < 2:  # (longer than einsum's buffer)
+        return int(rng.integers(8000, 12_000))
+    return int(rng.choice([1, 2, 3, 5, 10, int(rng.integers(4, 60)), int(rng.integers(60, 2000))]))
+
+
+@pytest.mark.parametrize("kind", ["int", "float", "exact", "tiny", "huge"])
+@pytest.mark.parametrize("seed", range(3))
+def test_one_table_reads_are_the_rows_floats(kind: str, seed: int) -> None:
+    rng = np.random.default_rng([seed, len(kind)])
+    for i in range(150):
+        table = _table(rng, _sizes(rng, i), kind)
+        (lo, hi, pos, neg), at = _rows(rng, table, kind)
+        with np.errstate(all="raise"):  # (the one-row paths keep their own errstate)
+            one = (
+                score_tables.auc_from_table(*table),
+                score_tables.ap_from_table(*table),
+                uncertainty.delong(table[2], table[3]),
+            )
+        rows = (
+            score_tables.auc_of_rows(lo, hi, pos, neg),
+            score_tables.ap_of_rows(lo, hi, pos, neg),
+            delong_rows(pos, neg),
+        )
+        for got, (values, extras) in zip(one, rows, strict=True):
+            assert repr(got) == repr((float(values[at]), float(extras[at])))
+        # and a one-row array, as a pack holding one table of a length reads it
+        single = score_tables.auc_of_rows(*(x[at : at + 1] for x in (lo, hi, pos, neg)))
+        assert repr(one[0]) == repr((float(single[0][0]), float(single[1][0])))
+
+
+def test_one_table_edges() -> None:
+    empty = np.zeros(0)
+    nan_pair = repr((math.nan, math.nan))
+    assert repr(score_tables.auc_from_table(empty, empty, empty, empty)) == nan_pair
+    assert repr(score_tables.ap_from_table(empty, empty, empty, empty)) == nan_pair
+    assert repr(uncertainty.delong(empty, empty)) == nan_pair
+    # other dtypes than a store's (int64, float64) take the rows' path
+    assert delong_row(np.array([1, 2], dtype=np.int32), np.array([2, 1], dtype=np.int32)) is None
+    small = uncertainty.delong(np.array([1, 2], dtype=np.int32), np.array([2, 1], dtype=np.int32))
+    assert repr(small) == repr(uncertainty.delong(np.array([1, 2]), np.array([2, 1])))
+    lo = np.array([0.1, 0.2])
+    tiny = np.array([1e-300, 3e-300])
+    assert score_tables._auc_row(lo, lo, tiny, tiny) is None  # (scaled by the rows' path)
+    assert score_tables.auc_from_table(lo, lo, tiny, tiny) == (0.5, 0.0)
 
 
 @pytest.mark.parametrize("size", [8000, EINSUM_BUFFER, EINSUM_BUFFER + 1, 20_000])
