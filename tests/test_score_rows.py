@@ -1,8 +1,9 @@
 """A single score table's reads equal the row functions' floats, to the bit.
 
 ``auc_from_table``, ``ap_from_table`` and ``uncertainty.delong`` (what a ``ROCAUC`` or
-``AveragePrecision`` state reads) take a one-row path on 1-D arrays and scalars; ``Sliced``
-reads many tables as the rows of one array (``auc_of_rows``, ``ap_of_rows``, ``delong_rows``).
+``AveragePrecision`` state reads) take a one-row path on 1-D arrays and scalars, and
+``AveragePrecision.interval`` takes ``ap_interval`` on floats; ``Sliced`` reads many tables as
+the rows of one array (``auc_of_rows``, ``ap_of_rows``, ``delong_rows``, ``ap_intervals``).
 These tests hold the one-row paths to the row functions on arrays of two or more rows
 (``repr``), over seeded random tables: counts and weights, ties, exact stores (``lo is hi``),
 one class only, one or two entries, AUCs near 1, tiny, huge and empty weights, and rows longer
@@ -18,6 +19,7 @@ import pytest
 
 import streammetrics as sm
 from streammetrics import uncertainty
+from streammetrics._intervals import ap_interval, ap_intervals
 from streammetrics.states import score_tables
 from streammetrics.states._delong_rows import delong_row, delong_rows
 from streammetrics.states._row_sums import EINSUM_BUFFER, row_dots
@@ -103,6 +105,24 @@ def test_one_table_edges() -> None:
     tiny = np.array([1e-300, 3e-300])
     assert score_tables._auc_row(lo, lo, tiny, tiny) is None  # (scaled by the rows' path)
     assert score_tables.auc_from_table(lo, lo, tiny, tiny) == (0.5, 0.0)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_ap_interval_is_the_arrays(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    many = 4000
+    ap = rng.choice([0.0, 1.0, math.nan, 1e-300, 1.0 - 1e-16], many)
+    ap = np.where(rng.random(many) < 0.8, rng.random(many) ** rng.uniform(0.1, 8, many), ap)
+    widen = np.where(rng.random(many) < 0.5, 0.0, rng.random(many) * 0.1)
+    big_p = np.where(rng.random(many) < 0.9, rng.integers(0, 10**6, many), rng.random(many) * 2)
+    big_n = rng.choice([0.5, 1.0, 2.0, 1e300, math.inf], many)
+    for level in (0.95, 0.6, 1e-9):
+        low, high = ap_intervals(ap, widen, big_p, big_n, level)
+        for i in range(many):
+            one = ap_interval(
+                float(ap[i]), float(widen[i]), float(big_p[i]), float(big_n[i]), level
+            )
+            assert repr(one) == repr((float(low[i]), float(high[i])))
 
 
 @pytest.mark.parametrize("size", [8000, EINSUM_BUFFER, EINSUM_BUFFER + 1, 20_000])
