@@ -299,12 +299,11 @@ class AveragePrecision(_BinaryScoreMetric):
         level = check_level(level)
         if self.count == 0:
             return NAN_INTERVAL
-        ap = self._compute()
+        ap, bound = self._ap()  # (compute() and error_bound(), the count checked)
         h = self.hist
         big_p, big_n = h.derived("totals", lambda: (float(h.pos.sum()), float(h.neg.sum())))
-        widen = 0.0 if h.exact else self._ap()[1]  # error_bound(), its count checked
         # (nan unless both classes weigh more than 1, as ROCAUC: weights as counts)
-        return ap_interval(ap, widen, big_p, big_n, level)
+        return ap_interval(ap, 0.0 if h.exact else bound, big_p, big_n, level)
 
 
 def _thresholds(metric: _BinaryScoreMetric) -> np.ndarray:
