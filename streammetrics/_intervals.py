@@ -17,9 +17,10 @@ import numpy as np
 from scipy import special
 from scipy.special import expit
 
-from .uncertainty import TWO_ROWS, normal_quantile
+from .uncertainty import NAN_INTERVAL, TWO_ROWS, normal_quantile
 
 __all__ = [
+    "ap_interval",
     "ap_intervals",
     "clipped",
     "kishes",
@@ -162,3 +163,28 @@ def ap_intervals(
     bad = ~(np.isfinite(ap) & (big_p > 1) & (big_n > 1))
     low[bad], high[bad] = math.nan, math.nan
     return low, high
+
+
+def ap_interval(
+    ap: float, widen: float, big_p: float, big_n: float, level: float
+) -> tuple[float, float]:
+    """:func:`ap_intervals` of one element (``AveragePrecision.interval``), by the same
+    operations on Python floats (``+ - * /`` and ``math.sqrt`` round as numpy's) and numpy
+    scalars (the log and ``expit`` as numpy and scipy take them): the same floats
+    (``tests/test_score_rows.py``), without the dozen one-element arrays. The edge and the
+    missing cases return before the logit, which they would discard (and which divides by zero
+    at an AP of 1)."""
+    if not (math.isfinite(ap) and big_p > 1 and big_n > 1):
+        return NAN_INTERVAL
+    z = normal_quantile(level)
+    if ap <= 0.0 or ap >= 1.0:  # normal_interval(ap, 0.0, level, (0, 1), widen)
+        side = z * 0.0 + widen
+        low, high = ap - side, ap + side
+        low = 0.0 if 0.0 > low else low  # clipped(..., 0.0, 1.0)
+        high = 0.0 if 0.0 > high else high
+        return (1.0 if 1.0 < low else low), (1.0 if 1.0 < high else high)
+    centre = np.log(ap / (1.0 - ap))
+    half = z / math.sqrt(big_p * ap * (1.0 - ap))
+    low = float(expit(centre - half)) - widen
+    high = float(expit(centre + half)) + widen
+    return (0.0 if 0.0 > low else low), (1.0 if 1.0 < high else high)

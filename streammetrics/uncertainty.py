@@ -90,11 +90,12 @@ def interval_or_none(metric: Any, level: float, many: bool = False) -> Any:
         return None
 
 
+@functools.lru_cache(maxsize=64)
 def normal_quantile(level: float) -> float:
     """The two-sided standard normal quantile ``z`` with ``P(|Z| <= z) = level``.
 
     ``scipy.special.ndtri`` (what ``scipy.stats.norm.ppf`` evaluates, without its 50 us of
-    argument handling)."""
+    argument handling), kept for the last 64 levels asked (a state's interval asks one)."""
     return float(special.ndtri(0.5 + level / 2.0))
 
 
@@ -291,12 +292,15 @@ def delong(pos: np.ndarray, neg: np.ndarray) -> tuple[float, float]:
     exactly, several times faster than floats), and each variance is taken as ``sum w v**2 -
     W mean**2`` from the placements before scaling (``V01 = 1 - A / P`` with ``A`` the
     positives below plus half the tied ones, so ``S01`` is the spread of ``A / P``), which the
-    tests hold to 1e-12 of the two-pass formulas of the paper. Computed by
-    ``states._delong_rows.delong_rows`` on one row (``Sliced`` reads many tables at once).
+    tests hold to 1e-12 of the two-pass formulas of the paper. The floats of
+    ``states._delong_rows.delong_rows`` on one row (``Sliced`` reads many tables at once), by
+    ``delong_row``.
     """
-    from .states._delong_rows import delong_rows  # (states import this module)
-
-    auc, var = delong_rows(np.asarray(pos)[None, :], np.asarray(neg)[None, :])
+    pos, neg = np.asarray(pos), np.asarray(neg)
+    found = delong_row(pos, neg) if pos.ndim == 1 and neg.ndim == 1 else None
+    if found is not None:
+        return found
+    auc, var = delong_rows(pos[None, :], neg[None, :])
     return float(auc[0]), float(var[0])
 
 
@@ -484,3 +488,7 @@ def explained_delta_se(block: Any, kind: str, n_eff: float) -> float:
     k = a / b
     var = (var_s + k * k * var_u - 2 * k * cov) / (b * b * n_eff)
     return math.sqrt(max(var, 0.0)) if math.isfinite(var) else math.nan
+
+
+# (at the end: ``states`` import this module)
+from .states._delong_rows import delong_row, delong_rows  # noqa: E402

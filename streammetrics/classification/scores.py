@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from .._inputs import BFLOAT16_BITS, as_weights, bfloat16_values, check_same_length
-from .._intervals import ap_intervals
+from .._intervals import ap_interval
 from ..base import Metric
 from ..errors import InputError
 from ..states._bucket_stack import BucketStack
@@ -241,7 +241,7 @@ class ROCAUC(_BinaryScoreMetric):
             return NAN_INTERVAL
         h = self.hist
         auc, var = h.derived("delong", lambda: delong(h.pos, h.neg))
-        widen = 0.0 if h.exact else self.error_bound()
+        widen = 0.0 if h.exact else self._auc()[1]  # error_bound(), its count checked
         return normal_interval(auc, math.sqrt(max(var, 0.0)), level, (0.0, 1.0), widen)
 
 
@@ -299,14 +299,11 @@ class AveragePrecision(_BinaryScoreMetric):
         level = check_level(level)
         if self.count == 0:
             return NAN_INTERVAL
-        ap = self._compute()
+        ap, bound = self._ap()  # (compute() and error_bound(), the count checked)
         h = self.hist
         big_p, big_n = h.derived("totals", lambda: (float(h.pos.sum()), float(h.neg.sum())))
-        widen = 0.0 if self.hist.exact else self.error_bound()
         # (nan unless both classes weigh more than 1, as ROCAUC: weights as counts)
-        one = [np.array([x]) for x in (ap, widen, big_p, big_n)]
-        low, high = ap_intervals(one[0], one[1], one[2], one[3], level)
-        return float(low[0]), float(high[0])
+        return ap_interval(ap, 0.0 if h.exact else bound, big_p, big_n, level)
 
 
 def _thresholds(metric: _BinaryScoreMetric) -> np.ndarray:

@@ -12,6 +12,8 @@ import math
 import numpy as np
 from scipy.special import digamma
 
+from ._row_sums import row_dots
+
 __all__ = ["ap_from_table", "ap_of_rows", "auc_from_table", "auc_of_rows", "curve_counts"]
 
 
@@ -26,8 +28,11 @@ def auc_from_table(
     ``|AUC - exact| <= 0.5 * sum_b pos_b * neg_b / (P * N)`` over entries with ``lo < hi``.
     ``(nan, nan)`` when either class is absent.
     """
-    with np.errstate(all="ignore"):  # a forged state may hold huge weights
-        return _auc_from_table(lo, hi, pos, neg)
+    found = _auc_row(lo, hi, pos, neg)
+    if found is None:
+        values, bounds = _auc_rows(lo[None, :], hi[None, :], pos[None, :], neg[None, :])
+        return float(values[0]), float(bounds[0])
+    return found
 
 
 #: Weights whose largest is below this are scaled up by a power of two before the products of
@@ -36,19 +41,22 @@ def auc_from_table(
 TINY_WEIGHT = 2.0**-200
 
 
-def _auc_from_table(
-    lo: np.ndarray, hi: np.ndarray, pos: np.ndarray, neg: np.ndarray
-) -> tuple[float, float]:
-    values, bounds = auc_of_rows(lo[None, :], hi[None, :], pos[None, :], neg[None, :])
-    return float(values[0]), float(bounds[0])
-
-
 def auc_of_rows(
     lo: np.ndarray, hi: np.ndarray, pos: np.ndarray, neg: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
     """:func:`auc_from_table` of every row of ``(tables, entries)`` arrays (each row a table
     ascending by score), as ``(values, bounds)``, each row's floats its own table's (see
     :func:`ap_of_rows`)."""
+    if pos.shape[0] == 1:
+        found = _auc_row(lo[0], hi[0], pos[0], neg[0])
+        if found is not None:
+            return np.array([found[0]]), np.array([found[1]])
+    return _auc_rows(lo, hi, pos, neg)
+
+
+def _auc_rows(
+    lo: np.ndarray, hi: np.ndarray, pos: np.ndarray, neg: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     many = pos.shape[0]
     if pos.shape[1] == 0:
         return np.full(many, math.nan), np.full(many, math.nan)
@@ -58,26 +66,57 @@ def auc_of_rows(
     # both by one power, set by the heavier class: weights 1e-300 beside 1e-60 gave P * N = 0
     # and ZeroDivisionError).
     (p,), (n,) = _unscaled_rows(pos), _unscaled_rows(neg)
-    total_p, total_n = p.sum(axis=1), n.sum(axis=1)
     with np.errstate(all="ignore"):  # a forged state may hold huge weights
+        total_p, total_n = p.sum(axis=1), n.sum(axis=1)
         below = np.cumsum(n, axis=1) - n
-        ranked = np.einsum("ij,ij->i", p, below + 0.5 * n)
+        ranked = row_dots(p, below + 0.5 * n)
         # (the pairs inside entries of more than one distinct score: a row's sum, not a mask's)
-        pairs = np.einsum("ij,ij->i", p, np.where(lo < hi, n, 0.0))
-        if many == 1:  # one table (a state): the steps below on numpy scalars, the same
-            # operations at a tenth of the cost of one-element arrays
-            total_p, total_n, ranked, pairs = total_p[0], total_n[0], ranked[0], pairs[0]
+        pairs = row_dots(p, np.where(lo < hi, n, 0.0))
         scale = total_p * total_n
         value = ranked / scale
         bound = 0.5 * pairs / scale
-    if many == 1:
-        if not (total_p > 0 and total_n > 0):
-            return np.full(1, math.nan), np.full(1, math.nan)
-        return np.array([min(max(value, 0.0), 1.0)]), np.array([bound], dtype=np.float64)
     value = np.where(0.0 > value, 0.0, value)  # min(max(value, 0.0), 1.0)
     value = np.where(1.0 < value, 1.0, value)
     known = (total_p > 0) & (total_n > 0)
     return np.where(known, value, math.nan), np.where(known, bound, math.nan)
+
+
+def _auc_row(
+    lo: np.ndarray, hi: np.ndarray, pos: np.ndarray, neg: np.ndarray
+) -> tuple[float, float] | None:
+    """:func:`_auc_rows` of one table given as 1-D arrays, by the same operations on 1-D arrays
+    and numpy scalars (a row's sums and prefix sums are the 1-D array's; ``tests/
+    test_score_rows.py`` holds every float to a two-row array's), at a third of the cost; None
+    where a weight may be below :data:`TINY_WEIGHT` (the rows' path scales them).
+
+    A class's total of at least ``2 * entries * TINY_WEIGHT`` has an entry of at least
+    ``TINY_WEIGHT`` (pairwise sums of smaller entries stay below), so no scaling; a total that
+    is not positive reads nan whatever the scaling (a power of two). Without spread entries
+    (``lo`` is ``hi`` in exact stores) the pairs' sum is 0.0 when the positives' total is
+    finite: every product is a zero."""
+    size = pos.shape[0]
+    if size == 0:
+        return math.nan, math.nan
+    with np.errstate(all="ignore"):  # a forged state may hold huge weights
+        p = np.ascontiguousarray(pos, dtype=np.float64)
+        n = np.ascontiguousarray(neg, dtype=np.float64)
+        total_p, total_n = _sum(p), _sum(n)
+        least = 2.0 * size * TINY_WEIGHT
+        if not (total_p >= least and total_n >= least):
+            return None if total_p > 0 and total_n > 0 else (math.nan, math.nan)
+        below = _accumulate(n) - n
+        ranked = np.einsum("i,i->", p, below + 0.5 * n)
+        scale = total_p * total_n
+        value = ranked / scale
+        spread = None if lo is hi else lo < hi
+        if (spread is not None and np.count_nonzero(spread)) or not math.isfinite(total_p):
+            bound = 0.5 * np.einsum("i,i->", p, np.where(lo < hi, n, 0.0)) / scale
+        else:
+            bound = 0.0
+    return float(min(max(value, 0.0), 1.0)), float(bound)
+
+
+_sum, _accumulate = np.add.reduce, np.add.accumulate  # (ndarray.sum and np.cumsum, 1 µs less)
 
 
 #: Past this many counts ranked above, ``H(b + d) - H(b)`` is taken as ``ln((b + d) / b)``: the
@@ -91,6 +130,9 @@ def _harmonic_step(d: np.ndarray, b: np.ndarray) -> np.ndarray:
     :data:`_HARMONIC_LIMIT` its upper bound ``ln(1 + d / b)`` (for whole ``b`` and ``d``,
     ``sum_{k=b+1}^{b+d} 1/k`` is at most the integral of ``1/x`` from ``b`` to ``b + d``)."""
     small = b < _HARMONIC_LIMIT
+    if np.count_nonzero(small) == small.size:  # (the usual case: no log would be kept)
+        every: np.ndarray = digamma(b + d + 1.0) - digamma(b + 1.0)
+        return every
     out: np.ndarray = _log_step(d, b)
     if small.any():
         out[small] = digamma(b[small] + d[small] + 1.0) - digamma(b[small] + 1.0)
@@ -100,7 +142,11 @@ def _harmonic_step(d: np.ndarray, b: np.ndarray) -> np.ndarray:
 def _log_step(d: np.ndarray, b: np.ndarray) -> np.ndarray:
     """ln((b + d) / b) for d, b >= 0, as ``log1p(d / b)`` (not of ``(b + d) - b``, which rounds
     to 0 when ``d`` is below ``b``'s last bit); 0 where b is 0 (its factor is 0 there)."""
-    out: np.ndarray = np.log1p(np.divide(d, b, out=np.zeros_like(d), where=b > 0))
+    above = b > 0
+    if np.count_nonzero(above) == above.size:  # (the usual case: every quotient taken)
+        out: np.ndarray = np.log1p(d / b)
+    else:
+        out = np.log1p(np.divide(d, b, out=np.zeros_like(d), where=above))
     return out
 
 
@@ -125,11 +171,14 @@ def ap_from_table(
     every weight is scaled. (0.8.4 used the counts' form for weights too: below weight 1 its
     "lower" end could pass the value, and the bound was not certified.)
 
-    Computed by :func:`ap_of_rows` on one row, so that ``Sliced`` scores many tables of one
+    The floats of :func:`ap_of_rows` on one row, so that ``Sliced`` scores many tables of one
     length at once to the same bits.
     """
-    values, bounds = ap_of_rows(lo[None, :], hi[None, :], pos[None, :], neg[None, :])
-    return float(values[0]), float(bounds[0])
+    found = _ap_row(lo, hi, pos, neg)
+    if found is None:
+        values, bounds = _ap_rows(lo[None, :], hi[None, :], pos[None, :], neg[None, :])
+        return float(values[0]), float(bounds[0])
+    return found
 
 
 def ap_of_rows(
@@ -139,6 +188,16 @@ def ap_of_rows(
     ascending by score), as ``(values, bounds)``. Every step is elementwise or runs along a
     row (numpy sums and accumulates a row of a contiguous array as it does the row alone), so
     a row's floats do not depend on the rows beside it."""
+    if pos.shape[0] == 1:
+        found = _ap_row(lo[0], hi[0], pos[0], neg[0])
+        if found is not None:
+            return np.array([found[0]]), np.array([found[1]])
+    return _ap_rows(lo, hi, pos, neg)
+
+
+def _ap_rows(
+    lo: np.ndarray, hi: np.ndarray, pos: np.ndarray, neg: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     many = pos.shape[0]
     if pos.shape[1] == 0:
         return np.full(many, math.nan), np.full(many, math.nan)
@@ -179,6 +238,66 @@ def ap_of_rows(
     value = np.where(1.0 < value, 1.0, value)
     bound = np.where(1.0 < bound, 1.0, bound)  # min(bound, 1.0)
     return np.where(known, value, math.nan), np.where(known, bound, math.nan)
+
+
+def _ap_row(
+    lo: np.ndarray, hi: np.ndarray, pos: np.ndarray, neg: np.ndarray
+) -> tuple[float, float] | None:
+    """:func:`_ap_rows` of one table given as 1-D arrays (as :func:`_auc_row`), by the same
+    operations on 1-D arrays and numpy scalars; None where a weight may be below
+    :data:`TINY_WEIGHT`. Where every entry spreads, the ties' contributions, which the spread
+    ones replace, are not computed, and no mask selects the entries."""
+    size = pos.shape[0]
+    if size == 0:
+        return math.nan, math.nan
+    weighted = pos.dtype.kind == "f" or neg.dtype.kind == "f"
+    with np.errstate(all="ignore"):  # a forged state may hold huge weights
+        p = np.ascontiguousarray(pos[::-1], dtype=np.float64)
+        n = np.ascontiguousarray(neg[::-1], dtype=np.float64)
+        total_p = _sum(p)
+        if not total_p > 0:
+            return math.nan, math.nan
+        t, f = _accumulate(p), _accumulate(n)
+        # (then the largest weight of either class is at least TINY_WEIGHT, as in _auc_row: a
+        # running sum of smaller entries stays below the bound too)
+        least = 2.0 * size * TINY_WEIGHT
+        if not (total_p >= least or f[-1] >= least):
+            return None
+        t -= p  # positives ranked above
+        f -= n  # negatives ranked above
+        if lo is hi:  # (an exact store: no entry spreads)
+            spread, spreading = None, 0
+        else:
+            spread = (lo < hi)[::-1] & (p > 0)
+            spreading = int(np.count_nonzero(spread))
+        every = spreading == size
+        if not every:
+            tie_den = t + f + p + n
+            above = tie_den > 0
+            if np.count_nonzero(above) == size:
+                contrib = p * ((t + p) / tie_den)
+            else:
+                contrib = p * np.divide(t + p, tie_den, out=np.zeros(size), where=above)
+        bound = 0.0
+        if spreading:
+            ps, ns, ts, fs = (p, n, t, f) if every else (p[spread], n[spread], t[spread], f[spread])
+            upper = ps * ((ts + ps) / (ts + fs + ps))
+            step = _log_step if weighted else _harmonic_step
+            lower = np.minimum(ps - (fs + ns) * step(ps, ts + fs + ns), upper)
+            r = 1.0 + ns / ps
+            c = (ts + fs) / r
+            interp = (ps + (ts - c) * step(ps, c)) / r
+            if every:
+                contrib = interp.clip(lower, upper)  # (np.clip calls it)
+                width = upper - lower
+            else:
+                contrib[spread] = interp.clip(lower, upper)
+                width = np.zeros(size)
+                width[spread] = upper - lower
+            bound = _sum(width) / total_p
+        value = _sum(contrib) / total_p
+    value = 0.0 if 0.0 > value else value
+    return float(1.0 if 1.0 < value else value), float(1.0 if 1.0 < bound else bound)
 
 
 def _unscaled_rows(*weights: np.ndarray) -> list[np.ndarray]:
