@@ -322,7 +322,8 @@ class StateDirectory:
         processes that stopped publishing are removed, and their rows stop being counted.
         Ages are file modification times, so hosts sharing a network folder should keep their
         clocks in step. Entries of a state file's name that are not files (a folder, a FIFO)
-        are left, with a :class:`StateFileWarning` naming each.
+        are left, with a :class:`StateFileWarning` naming each; a symbolic link is removed as
+        a file is (by its target's age; its target stays).
         """
         age = _seconds(older_than, "older_than")
         now = time.time()
@@ -341,12 +342,15 @@ class StateDirectory:
             path = os.path.join(self.path, entry)
             try:
                 info = os.lstat(path)
+                written = info.st_mtime
                 if stat.S_ISLNK(info.st_mode):
-                    try:  # a link's age is its file's (a link to nothing: its own)
-                        info = os.stat(path)
-                    except FileNotFoundError:
+                    # A link is removed as a file is (its target stays), by its target's age;
+                    # a link to nothing, to itself or out of reach, by its own.
+                    try:
+                        written = os.stat(path).st_mtime
+                    except OSError:
                         pass
-                if not (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode)):
+                elif not stat.S_ISREG(info.st_mode):
                     # (a folder of that name made 0.8.24's prune raise IsADirectoryError, which
                     # collect() skips with a warning)
                     _skip(path, "is not a regular file: prune leaves it")
@@ -355,7 +359,7 @@ class StateDirectory:
                     doomed = True
                 else:
                     limit = cutoff if state else min(cutoff, now - _TEMPORARY_GRACE)
-                    doomed = info.st_mtime < limit
+                    doomed = written < limit
                 if doomed:
                     os.unlink(path)
                     removed.append(path)

@@ -90,12 +90,17 @@ def interval_or_none(metric: Any, level: float, many: bool = False) -> Any:
         return None
 
 
-@functools.lru_cache(maxsize=64)
 def normal_quantile(level: float) -> float:
     """The two-sided standard normal quantile ``z`` with ``P(|Z| <= z) = level``.
 
     ``scipy.special.ndtri`` (what ``scipy.stats.norm.ppf`` evaluates, without its 50 us of
-    argument handling), kept for the last 64 levels asked (a state's interval asks one)."""
+    argument handling), kept for the last 64 levels asked (a state's interval asks one).
+    ``level`` is read as a float (a 0-d array or numpy scalar too)."""
+    return _normal_quantile(float(level))
+
+
+@functools.lru_cache(maxsize=64)
+def _normal_quantile(level: float) -> float:
     return float(special.ndtri(0.5 + level / 2.0))
 
 

@@ -49,24 +49,34 @@ class _Ranked:
         new_q = np.ones(n, dtype=bool)
         if canonical:
             # Rows sorted by (query, score, relevance), as a buffer holds them: within each
-            # query, rank order is the rows reversed (no sort; ties then come in descending
-            # relevance, which no value depends on).
+            # query, rank order is its runs of equal score in reverse, each run kept in
+            # ascending relevance (no sort). Ties so come in the order 0.8.24's stable sort
+            # gave them (a tie's gains are summed in that order: float sums depend on it).
             new_q[1:] = query[1:] != query[:-1]
             codes = np.cumsum(new_q) - 1
             q_first = np.flatnonzero(new_q)
-            last = np.append(q_first[1:], n) - 1
-            order = (q_first + last)[codes] - np.arange(n)
+            q_end = np.append(q_first[1:], n)
+            new_run = new_q.copy()
+            new_run[1:] |= score[1:] != score[:-1]
+            run = np.cumsum(new_run) - 1
+            run_first = np.flatnonzero(new_run)
+            run_end = np.append(run_first[1:], n)
+            at = np.arange(n)
+            # a row's place: its query's start, the runs after its own, its place in its run
+            place = (q_first + q_end)[codes] - run_end[run] + (at - run_first[run])
+            order = np.empty(n, dtype=np.int64)
+            order[place] = at
             c, s = codes, score[order]
         else:
             uniq, codes = unique_codes(query)
             order = None
             graded = small_levels(relevance) if n >= SMALL else None
             if graded is not None:
-                # One sort of (query, score descending, relevance descending): the rank order
-                # of canonical rows, ties included (whole gains: sums in any order are exact).
+                # One sort of (query, score descending, relevance): ties in ascending
+                # relevance, as the open buffers' rows are read (0.8.24 left them in the
+                # order of an unstable sort).
                 grades, levels = graded
-                top_down = levels - 1 - grades
-                order = grouped_order(codes, len(uniq), 0.0 - score, top_down, levels)
+                order = grouped_order(codes, len(uniq), 0.0 - score, grades, levels)
             if order is None:
                 order = lex_order([codes, -score])
             c, s = codes[order], score[order]
@@ -351,6 +361,10 @@ class _RankingMetric(Keyed, Metric, register=False):
 
     def _check_compatible_together(self, others: tuple[Any, ...]) -> None:
         super()._check_compatible_together(others)
+        # Each operand was checked against this state alone: an empty one took both an int-id
+        # and a str-id operand, whose ids the buffers' concatenation then made strings alike
+        # (a review found query 1 and query "1" joined).
+        self.buffer.check_mergeable_together([o.buffer for o in others])
         self._merged_spread(others)
 
     def _validate_state(self) -> None:

@@ -167,11 +167,21 @@ class QueryBuffers(StateBlock):
         new = self.merged(other)
         self._chunks, self._size = new._chunks, new._size
 
+    def check_mergeable_together(self, others: list[Any]) -> None:
+        """:meth:`check_mergeable` of every operand, and one kind of query id among them all
+        (each may be compatible with an empty block and not with another)."""
+        for other in others:
+            self.check_mergeable(other)
+        kinds = {b.kind for b in (self, *others)} - {None}
+        if len(kinds) > 1:
+            raise IncompatibleStateError(
+                "cannot merge states of int query ids with states of str query ids"
+            )
+
     def merge_many(self, others: list[Any]) -> None:
         """Every operand's chunks appended at once: the ones joined are then sorted together
         once (merging them one by one sorted the growing tail again for each)."""
-        for other in others:
-            self.check_mergeable(other)
+        self.check_mergeable_together(others)
         new = self._with_chunks([*self._chunks, *(c for o in others for c in o._chunks)])
         self._chunks, self._size = new._chunks, new._size
 
