@@ -50,8 +50,9 @@ class _Ranked:
         if canonical:
             # Rows sorted by (query, score, relevance), as a buffer holds them: within each
             # query, rank order is its runs of equal score in reverse, each run kept in
-            # ascending relevance (no sort). Ties so come in the order 0.8.24's stable sort
-            # gave them (a tie's gains are summed in that order: float sums depend on it).
+            # ascending relevance (no sort): ties in the order 0.8.24's stable sort gave them
+            # below 16,384 rows (a tie's gains are summed in that order, and float sums
+            # depend on it).
             new_q[1:] = query[1:] != query[:-1]
             codes = np.cumsum(new_q) - 1
             q_first = np.flatnonzero(new_q)

@@ -90,13 +90,13 @@ def tokenize_char(lines: list[str]) -> list[list[str]]:
 
 
 # The code points sacrebleu's ``zh`` tokeniser spaces out as characters of their own: the CJK
-# blocks of its table as Python compares them. Two of its bounds are written with five hex
-# digits after ``\\u`` ("\\u20000", "\\u2a6d6": meant as Extension B), which Python reads as a
-# four-digit escape and a digit, so that single characters from U+2001 to U+2A6D compare as
-# inside (general punctuation, arrows, mathematical symbols among them) and Extension B itself
-# does not. Written here as the ranges that table selects, merged (checked code point by code
-# point against sacrebleu's in the tests), so that BLEU with ``tokenize="zh"`` gives
-# sacrebleu's scores.
+# blocks of its table as Python compares them. Two of its ranges are written with five hex
+# digits after ``\u`` (Extension B, "\u20000" to "\u2a6d6", and the compatibility supplement,
+# "\u2f800" to "\u2fa1d"), which Python reads as four-digit escapes followed by a digit, so
+# that single characters from U+2001 to U+2A6D compare as inside (general punctuation, arrows,
+# mathematical symbols among them), and the supplementary planes themselves do not. Written
+# here as the ranges that table selects, merged (checked code point by code point against
+# sacrebleu's in the tests), so that BLEU with ``tokenize="zh"`` gives sacrebleu's scores.
 _ZH_RANGES = (
     (0x2001, 0x2A6D),
     (0x2E80, 0x2FDF),
