@@ -83,15 +83,19 @@ def _keywords(fn: Callable[..., Any]) -> tuple[frozenset[str], list[str]] | None
     """The names ``fn`` (an ``update``) takes by keyword, and its parameters' names after
     ``self`` for messages; None when it takes any keyword (``**kwargs``: a wrapper passing them
     on, whose wrapped metric checks them)."""
-    # (its own signature: a decorator's wrapper may take keywords the function it wraps does
-    # not, and passes them on itself)
-    params = list(inspect.signature(fn, follow_wrapped=False).parameters.values())[1:]
+    params = _parameters(fn)
     kind = inspect.Parameter
     if any(p.kind is kind.VAR_KEYWORD for p in params):
         return None
     named = (kind.POSITIONAL_OR_KEYWORD, kind.KEYWORD_ONLY)
     keywords = frozenset(p.name for p in params if p.kind in named)
     return keywords, [p.name for p in params if p.kind is not kind.VAR_POSITIONAL]
+
+
+def _parameters(fn: Callable[..., Any]) -> list[inspect.Parameter]:
+    """``fn``'s parameters after ``self``, from its own signature (a decorator's wrapper may
+    take keywords the function it wraps does not, and passes them on itself)."""
+    return list(inspect.signature(fn, follow_wrapped=False).parameters.values())[1:]
 
 
 def _unknown_keyword(metric: Any, given: Any, known: tuple[frozenset[str], list[str]]) -> Exception:
@@ -107,10 +111,10 @@ def _unknown_keyword(metric: Any, given: Any, known: tuple[frozenset[str], list[
 def _own_keywords(fn: Callable[..., Any]) -> tuple[frozenset[str], list[str]]:
     """The names a wrapper's ``update`` taking ``**kwargs`` names itself (``timestamps``,
     ``by``, ``ids``)."""
-    params = list(inspect.signature(fn, follow_wrapped=False).parameters.values())[1:]
     kind = inspect.Parameter
-    named = [p.name for p in params if p.kind in (kind.POSITIONAL_OR_KEYWORD, kind.KEYWORD_ONLY)]
-    return frozenset(named), named
+    named = (kind.POSITIONAL_OR_KEYWORD, kind.KEYWORD_ONLY)
+    names = [p.name for p in _parameters(fn) if p.kind in named]
+    return frozenset(names), names
 
 
 _UNKNOWN = object()

@@ -17,9 +17,10 @@ from streammetrics import _codec
 from streammetrics.states._bucket_wire import checked_entries
 from streammetrics.states._group_wire import checked_table
 from streammetrics.states._narrow import stepped_from_wire
-from streammetrics.states.labels import labels_from_wire, labels_to_wire
+from streammetrics.states.labels import labels_from_wire
 from streammetrics.states.mappings import REAL_FINE_BITS
 from tests import reference_decoders as reference
+from tests.test_gauc_wire import _legacy_tree
 
 
 def _forged(metric: sm.Metric, **state: Any) -> bytes:
@@ -336,7 +337,7 @@ def test_small_grouped_tables_are_checked_as_numpy_checked_them() -> None:
     for m in _gauc_blocks(rng):
         block = m.scores
         tree = _codec.decode(m.to_bytes())
-        wires = [tree["state"]["scores"], _codec.decode(_legacy_blob(m))["state"]["scores"]]
+        wires = [tree["state"]["scores"], _legacy_tree(m)["state"]["scores"]]
         for wire in wires:
             for forged in [wire, *_gauc_forgeries(wire, rng)]:
                 want = _table_verdict(reference.checked_table, forged, block)
@@ -344,22 +345,6 @@ def test_small_grouped_tables_are_checked_as_numpy_checked_them() -> None:
                 refused += want[0] == "refused"
                 small += len(forged["key"]) <= _codec.SMALL_CHECK
     assert refused > 500 and small > 500
-
-
-def _legacy_blob(m: sm.GAUC) -> bytes:
-    """The 0.7.0 (schema 1) form of ``m`` (as ``tests/test_gauc_wire.py`` writes it)."""
-    tree = _codec.decode(m.to_bytes())
-    wire = tree["state"]["scores"]
-    t = m.scores.table()
-    tree["schema"] = 1
-    for name in ("rows", "sizes"):
-        wire[name] = wire[name].astype(np.int64)
-    if wire["pos"].dtype.kind == "u":
-        wire["pos"], wire["neg"] = wire["pos"].astype(np.int64), wire["neg"].astype(np.int64)
-    del wire["sketch_value"]
-    wire["key"], wire["value"] = t.key, t.value
-    wire["groups"] = labels_to_wire(m.scores.groups)
-    return _codec.encode(tree)
 
 
 def test_small_steps_rebuild_the_labels_numpy_rebuilt() -> None:
