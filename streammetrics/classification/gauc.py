@@ -127,20 +127,24 @@ class GAUC(Keyed, Metric):
         return out
 
     def _per_group(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        """Per group: AUC (nan when one class is missing), bound, P, N; made once per table
-        (``compute()``, ``interval()`` and ``error_bound()`` of an unchanged state share it).
-        Read only: :meth:`per_group` hands out copies."""
-        found: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] = self.scores.derived(
-            "per_group", self._per_group_of
-        )
-        return found
+        """Per group: AUC (nan when one class is missing), bound, P, N. Read only:
+        :meth:`per_group` hands out copies."""
+        auc, bound, big_p, big_n = self._read_groups()[1]
+        return auc, bound, big_p, big_n
+
+    def _read_groups(self) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
+        """The groups and :meth:`_per_group`'s arrays, kept with the state: ``compute()``,
+        ``interval()`` and ``error_bound()`` of an unchanged state share one read, and after
+        an update only the groups it touched are computed again
+        (:meth:`GroupedScores.per_group`)."""
+        return self.scores.per_group("per_group", self._per_group_of)
 
     def _per_group_of(self, t: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         with np.errstate(all="ignore"):  # a forged state may hold huge weights
             return self._per_group_unchecked(t)
 
     def _per_group_unchecked(self, t: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-        size = len(self.scores.groups)
+        size = len(t.labels)
         if len(t.g) == 0:
             return np.full(size, np.nan), np.full(size, np.nan), np.zeros(size), np.zeros(size)
         # Entries ascend by (group, score), so each group is one run of entries: every sum is
@@ -266,9 +270,9 @@ class GAUC(Keyed, Metric):
 
     def per_group(self) -> dict[str, np.ndarray]:
         """Per group: ``groups``, ``auc`` (nan when left out), ``bound``, ``pos``, ``neg``."""
-        auc, bound, big_p, big_n = self._per_group()
+        groups, (auc, bound, big_p, big_n) = self._read_groups()
         return {
-            "groups": self.scores.groups.copy(),
+            "groups": groups.copy(),
             "auc": auc.copy(),
             "bound": bound.copy(),
             "pos": big_p.copy(),

@@ -3,12 +3,20 @@ reductions and unions over it (one sort of (group, key) per batch, one k-way pas
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from itertools import pairwise
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from ._fold import fold_equal
 from .score_tables import TINY_WEIGHT
+
+if TYPE_CHECKING:
+    from .mappings import BucketMapping
+
+#: Entries per slice of a fold: small enough for each slice's sort to stay in cache.
+SLICE = 1 << 17
 
 _NAN = float("nan")
 
@@ -85,6 +93,63 @@ def _sort_reduce(
     order = _order(g, key, presorted_runs)
     (g, key), out_cols, (vmin,), (vmax,) = fold_equal([g, key], cols, [value], [value], order)
     return (g, key, *out_cols, np.where(vmin == vmax, vmin, _NAN))
+
+
+def fold_tables(
+    parts: list[_Table],
+    mapping: BucketMapping | None,
+    sketched: Callable[[np.ndarray], np.ndarray],
+) -> _Table:
+    """The canonical table of the entries of ``parts`` (tables sorted by group, then key):
+    their groups' union, each group's entries sorted by key with equal keys folded (summed in
+    the order of ``parts``), and the entries of every group ``sketched`` (given the groups' row
+    counts) bucketed by ``mapping``.
+
+    Every table is sorted by group, so the work is cut into ranges of groups of about
+    :data:`SLICE` entries, each sorted and reduced while it fits in cache.
+    """
+    dtype = np.result_type(*(t.pos.dtype for t in parts))
+    groups, rows, index = union_labels([t.labels for t in parts], [t.rows for t in parts])
+    codes = [at[t.g] if len(t.g) else t.g for t, at in zip(parts, index, strict=True)]
+    total = sum(len(c) for c in codes)
+    pieces = max(1, total // SLICE)
+    bounds = np.linspace(0, len(groups), pieces + 1).astype(np.int64)
+    cuts = [np.searchsorted(c, bounds) for c in codes]
+    sketched_groups = sketched(rows)
+    # Each range's entries are written into arrays sized for all of them (the fold only
+    # shrinks), and the unused tail is cut off at the end: no second copy of every column.
+    g: np.ndarray = np.empty(total, dtype=np.int64)
+    key: np.ndarray = np.empty(total)
+    value: np.ndarray = np.empty(total)
+    pos, neg = np.empty(total, dtype=dtype), np.empty(total, dtype=dtype)
+    filled = 0
+    for i in range(pieces):
+        sl = [slice(int(cut[i]), int(cut[i + 1])) for cut in cuts]
+        pg = np.concatenate([c[s] for c, s in zip(codes, sl, strict=True)]).astype(np.int64)
+        if len(pg) == 0:
+            continue
+        pkey = np.concatenate([t.key[s] for t, s in zip(parts, sl, strict=True)])
+        pvalue = np.concatenate([t.value[s] for t, s in zip(parts, sl, strict=True)])
+        bucketed = np.concatenate([t.bucketed[s] for t, s in zip(parts, sl, strict=True)])
+        ppos = np.concatenate([t.pos[s] for t, s in zip(parts, sl, strict=True)])
+        pneg = np.concatenate([t.neg[s] for t, s in zip(parts, sl, strict=True)])
+        convert = sketched_groups[pg] & ~bucketed
+        if convert.any():
+            assert mapping is not None
+            pkey[convert] = mapping.keys(pkey[convert])
+        reduced = _sort_reduce(
+            pg, pkey, [ppos.astype(dtype), pneg.astype(dtype)], pvalue, presorted_runs=True
+        )
+        end = filled + len(reduced[0])
+        for column, piece in zip((g, key, pos, neg, value), reduced, strict=True):
+            column[filled:end] = piece
+        filled = end
+    # The state keeps the arrays: cut to size by a copy when the fold shrank them much.
+    shrunk = filled < 0.9 * total
+    g, key, pos, neg, value = (
+        c[:filled].copy() if shrunk else c[:filled] for c in (g, key, pos, neg, value)
+    )
+    return _Table(groups, rows, g, key, pos, neg, value, sketched_groups[g])
 
 
 _INT_LIMIT = 2**62  # integer sums below this cannot overflow int64

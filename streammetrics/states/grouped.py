@@ -20,14 +20,13 @@ from .._codec import WEIGHT_LIMIT, check_sum, held_total
 from ..base import StateBlock
 from ..errors import IncompatibleStateError
 from ._fold import queue_full
-from ._group_table import _sort_reduce, _Table, union_labels
+from ._group_reads import GroupRead, read_groups
+from ._group_table import SLICE, _sort_reduce, _Table, fold_tables
 from ._group_wire import checked_table, grouped_to_wire
 from .labels import EMPTY_LABELS, check_kinds, unique_codes
 from .mappings import BucketMapping
 
 __all__ = ["GroupedScores"]
-
-_SLICE = 1 << 17  # entries per consolidation slice: small enough to stay in cache
 
 
 class GroupedScores(StateBlock):
@@ -58,6 +57,11 @@ class GroupedScores(StateBlock):
         #: The total weight held as :meth:`add` keeps it, or None where unknown (a new block,
         #: which may be given tables, or one merged into): the next weighted add sums it.
         self._held_bound: float | None = None
+        #: The last per-group read and the labels of the groups each batch since touched
+        #: (``states._group_reads``); None when there is none, or after a merge.
+        self._read: GroupRead | None = None
+        self._fresh: list[np.ndarray] | None = None
+        self._fresh_size = 0
 
     @property
     def groups(self) -> np.ndarray:
@@ -131,10 +135,11 @@ class GroupedScores(StateBlock):
             check_sum("sample_weight (grouped scores)", "f", held, added)
         out._held_bound = None if held is None else held + added
         # A long batch in pieces that sort in cache; the fold merges their sorted tables.
-        for a in range(0, len(groups), _SLICE):
-            w = None if weights is None else weights[a : a + _SLICE]
-            piece = groups[a : a + _SLICE], scores[a : a + _SLICE], positive[a : a + _SLICE]
+        for a in range(0, len(groups), SLICE):
+            w = None if weights is None else weights[a : a + SLICE]
+            piece = groups[a : a + SLICE], scores[a : a + SLICE], positive[a : a + SLICE]
             out._pending.append(self._table_of(*piece, w))
+            out._note_changed(out._pending[-1].labels)
         out._consolidate_if_large()
         return out
 
@@ -185,62 +190,36 @@ class GroupedScores(StateBlock):
         out._groups, out._rows, out._total = self._groups, self._rows, self._total
         out._main, out._pending = self._main, list(self._pending)
         out._held_bound = self._held_bound
+        out._read, out._fresh_size = self._read, self._fresh_size
+        out._fresh = None if self._fresh is None else list(self._fresh)
         return out
+
+    def _note_changed(self, labels: np.ndarray) -> None:
+        """Record that the groups ``labels`` changed since the last read; forget that read
+        once more labels changed than it holds groups (the next read is a full one anyway)."""
+        if self._fresh is None or self._read is None:
+            return
+        self._fresh.append(labels)
+        self._fresh_size += len(labels)
+        if self._fresh_size > len(self._read[1]):
+            self._forget_read()
+
+    def _forget_read(self) -> None:
+        self._read, self._fresh, self._fresh_size = None, None, 0
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = super().__getstate__()
+        state.update(_read=None, _fresh=None, _fresh_size=0)  # (a read is never sent)
+        return state
 
     # -- canonical form ------------------------------------------------------------------------
 
     def _consolidate(self) -> None:
-        """Fold the queued tables into the main one (same logical contents, canonical form).
-
-        Every table is sorted by group, so the work is cut into ranges of groups of about
-        ``_SLICE`` entries, each sorted and reduced while it fits in cache.
-        """
+        """Fold the queued tables into the main one (same logical contents, canonical form)."""
         if not self._pending:
             return
-        parts = [self._main, *self._pending]
-        dtype = np.result_type(*(t.pos.dtype for t in parts))
-        groups, rows, index = union_labels([t.labels for t in parts], [t.rows for t in parts])
-        self._groups, self._rows = groups, rows
-        codes = [at[t.g] if len(t.g) else t.g for t, at in zip(parts, index, strict=True)]
-        total = sum(len(c) for c in codes)
-        pieces = max(1, total // _SLICE)
-        bounds = np.linspace(0, len(groups), pieces + 1).astype(np.int64)
-        cuts = [np.searchsorted(c, bounds) for c in codes]
-        sketched_groups = self._sketched(rows)
-        # Each range's entries are written into arrays sized for all of them (the fold only
-        # shrinks), and the unused tail is cut off at the end: no second copy of every column.
-        g: np.ndarray = np.empty(total, dtype=np.int64)
-        key: np.ndarray = np.empty(total)
-        value: np.ndarray = np.empty(total)
-        pos, neg = np.empty(total, dtype=dtype), np.empty(total, dtype=dtype)
-        filled = 0
-        for i in range(pieces):
-            sl = [slice(int(cut[i]), int(cut[i + 1])) for cut in cuts]
-            pg = np.concatenate([c[s] for c, s in zip(codes, sl, strict=True)]).astype(np.int64)
-            if len(pg) == 0:
-                continue
-            pkey = np.concatenate([t.key[s] for t, s in zip(parts, sl, strict=True)])
-            pvalue = np.concatenate([t.value[s] for t, s in zip(parts, sl, strict=True)])
-            bucketed = np.concatenate([t.bucketed[s] for t, s in zip(parts, sl, strict=True)])
-            ppos = np.concatenate([t.pos[s] for t, s in zip(parts, sl, strict=True)])
-            pneg = np.concatenate([t.neg[s] for t, s in zip(parts, sl, strict=True)])
-            convert = sketched_groups[pg] & ~bucketed
-            if convert.any():
-                assert self.mapping is not None
-                pkey[convert] = self.mapping.keys(pkey[convert])
-            reduced = _sort_reduce(
-                pg, pkey, [ppos.astype(dtype), pneg.astype(dtype)], pvalue, presorted_runs=True
-            )
-            end = filled + len(reduced[0])
-            for column, piece in zip((g, key, pos, neg, value), reduced, strict=True):
-                column[filled:end] = piece
-            filled = end
-        # The state keeps the arrays: cut to size by a copy when the fold shrank them much.
-        shrunk = filled < 0.9 * total
-        g, key, pos, neg, value = (
-            c[:filled].copy() if shrunk else c[:filled] for c in (g, key, pos, neg, value)
-        )
-        self._main = _Table(groups, rows, g, key, pos, neg, value, sketched_groups[g])
+        self._main = fold_tables([self._main, *self._pending], self.mapping, self._sketched)
+        self._groups, self._rows = self._main.labels, self._main.rows
         self._pending = []
 
     def table(self) -> _Table:
@@ -248,11 +227,13 @@ class GroupedScores(StateBlock):
         self._consolidate()
         return self._main
 
-    def derived(self, name: str, make: Callable[[_Table], Any]) -> Any:
-        """``make(self.table())``, once per table: tables are replaced, never written in place,
-        so the table is its version (:meth:`~streammetrics.base.StateBlock.remembered`)."""
-        table = self.table()
-        return self.remembered(name, (table,), lambda: make(table))
+    def per_group(
+        self, name: str, make: Callable[[_Table], tuple[np.ndarray, ...]]
+    ) -> tuple[np.ndarray, tuple[np.ndarray, ...]]:
+        """``(groups, make(table))`` of the block as it is: ``make`` gives one array per group
+        of a canonical table, each group's values from its own entries. Only the groups
+        changed since the last read are computed again (``states._group_reads``)."""
+        return read_groups(self, name, make)
 
     # -- merging -------------------------------------------------------------------------------
 
@@ -294,6 +275,7 @@ class GroupedScores(StateBlock):
         self._pending.append(other.table())  # its groups join this block's at the fold
         self._total += other._total
         self._held_bound = None
+        self._forget_read()
         self._consolidate_if_large()
 
     def merge_many(self, others: list[Any]) -> None:
@@ -307,6 +289,7 @@ class GroupedScores(StateBlock):
             self._pending.append(other.table())  # its groups join this block's at the fold
             self._total += other._total
         self._held_bound = None
+        self._forget_read()
         self._consolidate_if_large()
 
     def join_many(self, others: list[Any]) -> None:
@@ -358,6 +341,7 @@ class GroupedScores(StateBlock):
         self._groups, self._rows = groups, rows
         self._total = sum(p._total for p in parts)
         self._held_bound = None
+        self._forget_read()
         self._main = _Table(
             groups,
             rows,

@@ -1,0 +1,150 @@
+"""GAUC reads after a change compute only the groups it touched (``states._group_reads``):
+every read equals, bit for bit, the read of the same rows loaded fresh, and reading never
+changes the bytes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import streammetrics as sm
+from streammetrics.states import _group_reads
+from streammetrics.states._group_reads import FAN, restricted, spliced
+from streammetrics.states._group_table import _sort_reduce, _Table
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> bool:
+    return a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes()
+
+
+def _reads(m: sm.GAUC) -> tuple:
+    per = m.per_group()
+    return (
+        repr(m.compute()),
+        repr(m.interval()),
+        repr(m.error_bound()),
+        m.groups_used,
+        m.groups_left_out,
+        per.pop("groups").tolist(),  # (string labels: the width of their dtype may differ)
+        {k: (v.dtype.str, v.tobytes()) for k, v in per.items()},
+    )
+
+
+def _batch(rng: np.random.Generator, n: int, groups: int, kind: str, weighted: bool) -> tuple:
+    y = rng.integers(0, 2, n)
+    s = np.round(rng.random(n), 2)  # ties within groups
+    g = rng.integers(0, groups, n)
+    if kind == "str":
+        g = np.array([f"user-{v}" for v in g])
+    w = None
+    if weighted:
+        w = rng.choice([0.0, 0.5, 1.5, 1e-170, 3.0], n, p=[0.1, 0.4, 0.3, 0.05, 0.15])
+    return y, s, g, w
+
+
+CONFIGS = [
+    ({}, "int", False),
+    ({"max_exact": 3}, "int", False),  # groups pass max_exact between reads
+    ({"exact": True}, "str", False),
+    ({"max_exact": 5, "weighting": "clicks"}, "int", True),
+    ({"exact": True, "weighting": "uniform"}, "str", True),
+    ({"score_type": "real", "max_exact": 4}, "int", False),
+]
+
+
+@pytest.mark.parametrize(("config", "kind", "weighted"), CONFIGS)
+def test_reads_after_updates_equal_fresh_reads(
+    config: dict, kind: str, weighted: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    full_reads = []
+    read_all = _group_reads._read_all
+    monkeypatch.setattr(_group_reads, "_read_all", lambda *a: full_reads.append(1) or read_all(*a))
+    rng = np.random.default_rng(len(repr(config)) + weighted)
+    served, twin = sm.GAUC(**config), sm.GAUC(**config)
+    for y, s, g, w in [_batch(rng, 4000, 600, kind, weighted)]:
+        served.update(y, s, g, sample_weight=w)
+        twin.update(y, s, g, sample_weight=w)
+    served.interval()
+    partial = 0
+    for step in range(60):
+        n = int(rng.choice([1, 2, 7, 40, 150]))
+        groups = 700 if step % 7 == 0 else 600  # now and then a new group
+        y, s, g, w = _batch(rng, n, groups, kind, weighted)
+        served.update(y, s, g, sample_weight=w)
+        twin.update(y, s, g, sample_weight=w)
+        if step % 3:
+            continue
+        before = len(full_reads)
+        assert _reads(served) == _reads(sm.loads(served.to_bytes()))
+        partial += len(full_reads) == before + 1  # (the loaded state's read is a full one)
+    assert partial >= 10  # half the reads at least were partial
+    # Reading changed neither the bytes nor the values of the twin that never read.
+    assert served.to_bytes() == twin.to_bytes()
+    assert _reads(served) == _reads(twin)
+
+
+def test_reads_stay_partial_and_tables_few() -> None:
+    """A read after a small update folds queued integer tables by size, so a served state
+    keeps a few of them however many batches arrive between reads."""
+    rng = np.random.default_rng(5)
+    m = sm.GAUC()
+    y, s, g, _ = _batch(rng, 20_000, 500, "int", False)
+    m.update(y, s, g)
+    m.compute()
+    for _ in range(200):
+        y, s, g, _ = _batch(rng, 20, 500, "int", False)
+        m.update(y, s, g)
+        m.compute()
+        assert len(m.scores._pending) < 3 * (FAN - 1)
+    assert _reads(m) == _reads(sm.loads(m.to_bytes()))
+
+
+def test_merges_and_copies_keep_reads_right() -> None:
+    rng = np.random.default_rng(9)
+    a, b = sm.GAUC(), sm.GAUC()
+    for m in (a, b):
+        y, s, g, _ = _batch(rng, 2000, 50, "int", False)
+        m.update(y, s, g)
+        m.compute()
+    c = a.copy()
+    y, s, g, _ = _batch(rng, 30, 80, "int", False)
+    c.update(y, s, g)
+    a.merge(b)
+    for m in (a, c):
+        assert _reads(m) == _reads(sm.loads(m.to_bytes()))
+    a.update(y, s, g)
+    assert _reads(a) == _reads(sm.loads(a.to_bytes()))
+
+
+def _table(rng: np.random.Generator, groups: int, n: int) -> _Table:
+    labels = np.unique(rng.integers(0, 3 * groups, groups))
+    code = rng.integers(0, len(labels), n)
+    key = np.round(rng.random(n), 1)
+    g, key, pos, neg, value = _sort_reduce(code, key, [np.ones(n, np.int64), code % 2], key)
+    rows = np.bincount(code, minlength=len(labels)).astype(np.int64)
+    return _Table(labels, rows, g, key, pos, neg, value, np.zeros(len(g), bool))
+
+
+def test_restricted_is_a_selection() -> None:
+    rng = np.random.default_rng(2)
+    t = _table(rng, 40, 500)
+    wanted = np.unique(rng.integers(0, 130, 25))
+    sub = restricted(t, wanted)
+    inside = np.isin(t.labels, wanted)
+    assert _same(sub.labels, t.labels[inside])
+    assert _same(sub.rows, t.rows[inside])
+    mask = inside[t.g]
+    for name in ("key", "pos", "neg", "value", "bucketed"):
+        assert _same(getattr(sub, name), getattr(t, name)[mask])
+    assert _same(sub.labels[sub.g], t.labels[t.g][mask])
+    assert len(restricted(t, np.array([-5, 10_000])).g) == 0
+
+
+def test_spliced_takes_new_values_and_new_labels() -> None:
+    labels = np.array([2, 5, 9])
+    values = (np.array([0.2, 0.5, 0.9]),)
+    new_labels = np.array([1, 5, 12])
+    out_labels, (out,) = spliced(labels, values, new_labels, (np.array([10.0, 50.0, 120.0]),))
+    assert out_labels.tolist() == [1, 2, 5, 9, 12]
+    assert out.tolist() == [10.0, 0.2, 50.0, 0.9, 120.0]
+    assert values[0].tolist() == [0.2, 0.5, 0.9]  # the last read is not written
