@@ -51,3 +51,40 @@ def test_queue_policy() -> None:
     assert not queue_full(10 * QUEUE_MIN, 10 * QUEUE_MIN)
     assert queue_full(10 * QUEUE_MIN + 1, 10 * QUEUE_MIN)
     assert not queue_full(3 * QUEUE_MIN, QUEUE_MIN, factor=4)
+
+
+def _fold_by_reduceat(keys: list[np.ndarray], sums: list[np.ndarray], extremes: np.ndarray) -> list:
+    """fold_equal as 0.8.25 wrote it: a ``reduceat`` over every run."""
+    order = np.lexsort(tuple(reversed(keys)))
+    sk = [k[order] for k in keys]
+    edge = np.ones(len(order), dtype=bool)
+    edge[1:] = np.any([k[1:] != k[:-1] for k in sk], axis=0)
+    starts = np.flatnonzero(edge)
+    return [
+        *(k[starts] for k in sk),
+        *(np.add.reduceat(c[order], starts) for c in sums),
+        np.minimum.reduceat(extremes[order], starts),
+        np.maximum.reduceat(extremes[order], starts),
+    ]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_fold_of_few_runs_gives_reduceats_bits(seed: int) -> None:
+    """Tables with a few repeated keys take the runs of several apart from the rest; every sum
+    (floats of any magnitude, runs longer than numpy's pairwise block) and every min and max
+    (nan kept) is the bit of a ``reduceat`` over all runs."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(50, 4000))
+    base = np.arange(n) * 3
+    repeated = np.repeat(rng.choice(base, int(rng.integers(1, 1 + n // 10))), rng.integers(1, 300))
+    k = np.concatenate([base, repeated])
+    rng.shuffle(k)
+    keys = [k % 5, k] if seed % 2 else [k]
+    w = rng.random(len(k)) * 10.0 ** rng.integers(-30, 30, len(k))
+    counts = rng.integers(0, 9, len(k))
+    v = rng.random(len(k))
+    v[rng.random(len(k)) < 0.05] = np.nan
+    got_keys, got_sums, (lo,), (hi,) = fold_equal(keys, [w, counts], [v], [v])
+    want = _fold_by_reduceat(keys, [w, counts], v)
+    for a, b in zip([*got_keys, *got_sums, lo, hi], want, strict=True):
+        assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
