@@ -143,7 +143,9 @@ def test_packed_slices_of_long_tables_read_as_their_states(monkeypatch) -> None:
     """Weighted ``ROCAUC`` slices whose tables hold more than 8,192 entries, packed as the rows
     of one array: up to 0.8.24 their values and intervals were off their states' in the last
     bits (einsum summed each row a buffer at a time)."""
-    monkeypatch.setattr(_slice_table, "READ_PACK_MIN_SLICES", 2)
+    monkeypatch.setattr(
+        _slice_table, "READ_PACK_FROM", dict.fromkeys(_slice_table.READ_PACK_FROM, 2)
+    )
     rng = np.random.default_rng(0)
     slices, entries = 3, 9000
     scores = np.tile(1.0 / (1.0 + np.exp(-np.linspace(-2.0, 2.0, entries))), slices)

@@ -2,11 +2,11 @@
 
 Fewer than ``PACK_MIN_SLICES`` (512) score slices are held one state per slice, since updating
 them so is as fast; reading them asked each state in turn (some 30 numpy calls each: 41 ms for
-``ROCAUC`` intervals of 500 slices). From ``READ_PACK_MIN_SLICES`` they are read through
-``SlicePack.of_slices`` of the states, whose row reads give each slice its own state's floats.
-These tests hold every read to the bit (``repr``) against each slice's own state, check that
-the states are not asked, and that the pack made for reading is dropped when the slices change
-(updates, merges, rows fed one at a time, ``Decayed``'s scaling).
+``ROCAUC`` intervals of 500 slices). From ``READ_PACK_FROM[reads]`` slices (per read) they are
+read through ``SlicePack.of_slices`` of the states, whose row reads give each slice its own
+state's floats. These tests hold every read to the bit (``repr``) against each slice's own
+state, check that the states are not asked, and that the pack made for reading is dropped when
+the slices change (updates, merges, rows fed one at a time, ``Decayed``'s scaling).
 """
 
 from __future__ import annotations
@@ -20,7 +20,16 @@ import pytest
 import streammetrics as sm
 from streammetrics.classification import scores
 from streammetrics.wrappers import _slice_table
-from streammetrics.wrappers._slice_pack import PACK_MIN_SLICES, READ_PACK_MIN_SLICES, SlicePack
+from streammetrics.wrappers._slice_pack import (
+    PACK_MIN_SLICES,
+    READ_PACK_FROM,
+    READ_PACK_MIN_SLICES,
+    SlicePack,
+)
+
+#: Every read of AveragePrecision is packed from this many slices; ROCAUC's intervals too.
+AP_PACKED = max(READ_PACK_FROM[("ap",)], READ_PACK_FROM[("ap", "totals")])
+ROC_INTERVALS_PACKED = READ_PACK_FROM[("delong", "auc")]
 
 MAKERS = [
     lambda: sm.ROCAUC(),
@@ -64,19 +73,22 @@ def _table_reads(monkeypatch) -> list[str]:  # type: ignore[no-untyped-def]
 @pytest.mark.parametrize("maker", range(len(MAKERS)))
 def test_reads_are_each_slices_own(maker: int, seed: int, monkeypatch) -> None:
     rng = np.random.default_rng(seed)
-    slices = int(rng.integers(READ_PACK_MIN_SLICES, PACK_MIN_SLICES))
+    slices = int(rng.integers(max(AP_PACKED, ROC_INTERVALS_PACKED), PACK_MIN_SLICES))
     weighted, ties = seed % 2 == 1, seed % 3 == 2
     s = sm.Sliced(MAKERS[maker]())
     for _ in range(3):
         y, p, by, kwargs = _batch(rng, 20_000, slices, weighted, ties)
         s.update(y, p, by=by, **kwargs)
     s = sm.loads(s.to_bytes())
-    assert s.slices.pack() is None and len(s) >= READ_PACK_MIN_SLICES  # one state per slice
+    assert s.slices.pack() is None and len(s) >= AP_PACKED  # one state per slice
     values, intervals = _own_reads(s)
     low = _own_reads(s, 0.6)[1]
     read = _table_reads(monkeypatch)
     got = s.compute(), s.intervals(), s.intervals(0.6), s.compute()
-    assert read == []  # (unweighted ROCAUC values: ROCAUC._compute_many, as before)
+    # Every read came from the pack, but ROCAUC's values: weighted, from each state (faster at
+    # every size below PACK_MIN_SLICES); unweighted, from ROCAUC._compute_many.
+    assert [r for r in read if r != "auc_from_table"] == []
+    assert read == [] or (isinstance(s._template, sm.ROCAUC) and weighted)
     assert repr(got[0]) == repr(values) == repr(got[3])
     assert repr(got[1]) == repr(intervals)
     assert repr(got[2]) == repr(low)
@@ -100,7 +112,7 @@ def test_few_slices_read_their_states(monkeypatch) -> None:
 
 def test_the_read_pack_is_kept_until_the_slices_change(monkeypatch) -> None:
     rng = np.random.default_rng(3)
-    slices = READ_PACK_MIN_SLICES + 20
+    slices = AP_PACKED + 20
     s = sm.Sliced(sm.AveragePrecision())
     y, p, by, _ = _batch(rng, 10_000, slices, False, False)
     s.update(y, p, by=by)
@@ -138,7 +150,7 @@ def test_a_small_update_reads_only_the_slices_it_changed(monkeypatch) -> None:
     one by one (0.8.24's first cut rebuilt a pack of every slice: 2 -> 16 ms a read at 300
     slices, a review found)."""
     rng = np.random.default_rng(8)
-    slices = READ_PACK_MIN_SLICES + 60
+    slices = AP_PACKED + 60
     s = sm.Sliced(sm.AveragePrecision())
     y, p, by, _ = _batch(rng, 20_000, slices, False, False)
     s.update(y, p, by=by)
@@ -164,7 +176,7 @@ def test_reads_do_not_grow_the_pickle() -> None:
     """What a read keeps is not shipped (``remembered``: copies and pickles start without it)."""
     rng = np.random.default_rng(9)
     s = sm.Sliced(sm.AveragePrecision())
-    y, p, by, _ = _batch(rng, 20_000, READ_PACK_MIN_SLICES + 10, False, False)
+    y, p, by, _ = _batch(rng, 20_000, AP_PACKED + 10, False, False)
     s.update(y, p, by=by)
     s.compute(), s.intervals()
     held = s.slices.view()
@@ -177,7 +189,7 @@ def test_reads_do_not_grow_the_pickle() -> None:
 def test_decayed_slices_read_as_their_states() -> None:
     """``Decayed(Sliced(...))`` reads a scaled copy of the slices (weights: a float pack)."""
     rng = np.random.default_rng(5)
-    slices = READ_PACK_MIN_SLICES + 8
+    slices = ROC_INTERVALS_PACKED + 8
     d = sm.Decayed(sm.Sliced(sm.ROCAUC()), half_life=2.0)
     for step in range(3):
         y, p, by, _ = _batch(rng, 8_000, slices, False, False)

@@ -33,7 +33,7 @@ from ..states.score_tables import ap_of_rows, auc_of_rows
 from ..states.stacked import blanks
 from ._packing import slots
 
-__all__ = ["PACK_MIN_SLICES", "READ_PACK_MIN_SLICES", "SlicePack"]
+__all__ = ["PACK_MIN_SLICES", "READ_PACK_FROM", "READ_PACK_MIN_SLICES", "SlicePack"]
 
 #: Tables of this many slices, or batches touching this many, are packed; below, one state per
 #: slice is as fast (its dense tables cost nothing per slice at 100 slices: 27 against 13 M
@@ -42,10 +42,22 @@ __all__ = ["PACK_MIN_SLICES", "READ_PACK_MIN_SLICES", "SlicePack"]
 PACK_MIN_SLICES = 512
 
 #: Slices held one state each (fewer than :data:`PACK_MIN_SLICES`) are read through a pack of
-#: their states (:meth:`SlicePack.of_slices`) from this many: its reads take the tables of one
-#: length at once, where each state pays some 30 numpy calls. Measured crossing, 200k rows: about
-#: 100 slices (at 250, ``intervals()`` 20.7 -> 11.4 ms, ``AveragePrecision`` 24.5 -> 14.6 ms).
-READ_PACK_MIN_SLICES = 128
+#: their states (:meth:`SlicePack.of_slices`) from this many, per read (:meth:`SlicePack.reads`):
+#: the pack takes the tables of one length at once, where each state pays some 30 numpy calls,
+#: but building it costs too. The first read of a loaded ``Sliced`` of 200k rows, pack against
+#: states (0.8.26, unweighted / weighted; 0.8.25 made a single state's reads cheaper, so the
+#: crossings moved up from about 100): ``ROCAUC`` values, states as fast or faster up to 450
+#: slices (never packed: its unweighted values have ``ROCAUC._compute_many``); ``ROCAUC``
+#: intervals, equal at about 300 / 400; ``AveragePrecision`` values about 300 / 380, its
+#: intervals about 200 / 220 (``docs/benchmarks/uncertainty.md``).
+READ_PACK_FROM: dict[tuple[str, ...], int] = {
+    ("auc",): PACK_MIN_SLICES,
+    ("delong", "auc"): 384,
+    ("ap",): 320,
+    ("ap", "totals"): 224,
+}
+#: The fewest slices any read is packed from.
+READ_PACK_MIN_SLICES = min(READ_PACK_FROM.values())
 
 Key = Any
 #: The tables of one length are read as rows of one array this many entries at a time.

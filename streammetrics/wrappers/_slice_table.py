@@ -30,7 +30,7 @@ from ._fit_pack import FIT_PACK_MIN_SLICES, FitPack
 from ._moments_pack import MOMENTS_PACK_MIN_SLICES, MomentsPack
 from ._moments_wire import MOMENTS_DECODE_MIN, decoded_moments_pack
 from ._packing import library_state
-from ._slice_pack import PACK_MIN_SLICES, READ_PACK_MIN_SLICES, SlicePack
+from ._slice_pack import PACK_MIN_SLICES, READ_PACK_FROM, SlicePack
 from ._slice_wire import decoded_confusion_pack, decoded_pack, key_from_wire, key_to_wire
 from ._sum_pack import SUM_PACK_MIN_SLICES, SumPack
 from ._sum_wire import SUM_DECODE_MIN, decoded_bins_pack, decoded_sum_pack
@@ -141,7 +141,7 @@ class SliceTable(StateBlock):
     def read_pack(self, reads: tuple[str, ...]) -> tuple[SlicePack, list[Metric]] | None:
         """For score slices held one state each: a :class:`SlicePack` of the slices whose
         stores have not kept ``reads`` (``ScoreBuckets.kept``: a value read since their last
-        change), and their states in its order, when there are ``READ_PACK_MIN_SLICES`` of
+        change), and their states in its order, when there are ``READ_PACK_FROM[reads]`` of
         them; None otherwise (each state answers: the kept reads at once, the others one by
         one). Its reads take the tables of one length at once, with the functions each state
         calls on its own table, and :meth:`SlicePack.keep_reads` gives them to the states, so
@@ -149,8 +149,8 @@ class SliceTable(StateBlock):
         waiting in a state, weighted beside unweighted slices)."""
         if self._pack is not None or not library_state(self.template):
             return None
-        slices = self.view()
-        if len(slices) < READ_PACK_MIN_SLICES:
+        slices, enough = self.view(), READ_PACK_FROM[reads]
+        if len(slices) < enough:
             return None
         hist = getattr(self.template, "hist", None)
         if not isinstance(hist, ScoreBuckets) or hist.mapping is None or hist.mapping.size is None:
@@ -158,14 +158,14 @@ class SliceTable(StateBlock):
         changed = self.changed.get(reads)
         # (the caller reads every slice next: all of them then hold ``reads``)
         self.changed = {**self.changed, reads: 0}
-        if changed is not None and changed < READ_PACK_MIN_SLICES:
+        if changed is not None and changed < enough:
             return None  # (a stream of small batches: the few changed slices read alone)
         stale = {
             k: m
             for k, m in slices.items()
             if m._count and (m._pending is not None or not m.hist.kept(reads))  # type: ignore[attr-defined]
         }
-        if len(stale) < READ_PACK_MIN_SLICES:
+        if len(stale) < enough:
             return None
         made = SlicePack.of_slices(self.template, stale)
         return None if made is None else (made, list(stale.values()))
