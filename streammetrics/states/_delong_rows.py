@@ -38,12 +38,12 @@ def delong_rows(pos: np.ndarray, neg: np.ndarray) -> tuple[np.ndarray, np.ndarra
     if not known.any():
         return np.full(many, math.nan), np.full(many, math.nan)
     with np.errstate(all="ignore"):
-        below = np.subtract(cum_n, 0.5 * neg, dtype=np.float64)  # negatives below + half ties
+        below = _less_half(cum_n, neg)  # negatives below + half ties
         part = np.multiply(pos, below, dtype=np.float64)
         # einsum (row_dots), not ``@``: OpenBLAS threads a long dot product, which on a busy
         # machine can take milliseconds to synchronise; einsum's loop stays in this thread.
         s1, s2 = part.sum(axis=1), row_dots(part, below)
-        under = np.subtract(cum_p, 0.5 * pos, dtype=np.float64)  # positives below + half ties
+        under = _less_half(cum_p, pos)  # positives below + half ties
         np.multiply(neg, under, out=part, dtype=np.float64)
         u2 = row_dots(part, under)
         auc = s1 / (p_tot * n_tot)
@@ -73,10 +73,10 @@ def delong_row(pos: np.ndarray, neg: np.ndarray) -> tuple[float, float] | None:
         p_tot, n_tot = float(cum_p[-1]), float(cum_n[-1])
         if not (p_tot > 1 and n_tot > 1):
             return math.nan, math.nan
-        below = np.subtract(cum_n, 0.5 * neg, dtype=np.float64)
+        below = _less_half(cum_n, neg)
         part = np.multiply(pos, below, dtype=np.float64)
         s1, s2 = float(_sum(part)), float(np.einsum("i,i->", part, below))
-        under = np.subtract(cum_p, 0.5 * pos, dtype=np.float64)
+        under = _less_half(cum_p, pos)
         np.multiply(neg, under, out=part, dtype=np.float64)
         u2 = float(np.einsum("i,i->", part, under))
         auc = s1 / (p_tot * n_tot)
@@ -86,6 +86,15 @@ def delong_row(pos: np.ndarray, neg: np.ndarray) -> tuple[float, float] | None:
     s10 = 0.0 if 0.0 > s10 else s10  # max(s10, 0.0)
     s01 = 0.0 if 0.0 > s01 else s01
     return auc, s10 / (p_tot - 1.0) / p_tot + s01 / (n_tot - 1.0) / n_tot
+
+
+def _less_half(cum: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """``cum - 0.5 * w`` in float64, as ``cum + (-0.5 * w)``: the same floats (IEEE's ``x - y``
+    is ``x + -y``), without numpy's mixed-dtype ``subtract``, which buffers its casts (5 ms at
+    a million int64 entries, against under 2)."""
+    out: np.ndarray = np.multiply(w, -0.5, dtype=np.float64)
+    out += cum
+    return out
 
 
 _sum, _accumulate = np.add.reduce, np.add.accumulate  # (ndarray.sum and np.cumsum, 1 µs less)

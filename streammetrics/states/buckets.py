@@ -23,7 +23,14 @@ import numpy as np
 from .._codec import check_sum, held_total
 from ..base import StateBlock
 from ..errors import IncompatibleStateError
-from ._bucket_batch import count_grid, fold_grid, merge_subset, reduce_entries, reduce_raw
+from ._bucket_batch import (
+    count_grid,
+    fold_grid,
+    insert_entries,
+    merge_subset,
+    reduce_entries,
+    reduce_raw,
+)
 from ._bucket_wire import checked_entries
 from ._fold import queue_full
 from .mappings import (
@@ -208,6 +215,8 @@ class ScoreBuckets(StateBlock):
     def _reduce_parts(self, parts: list[ScoreBuckets], dtype: Any) -> None:
         """Set this store to the entries of ``parts``, sorted and folded by key (``"real"``:
         at the coarsest resolution among them, then fitted to the bucket budget)."""
+        if self.exact and dtype == _I64 and self._insert_few(parts):
+            return
         if self._bits is not None:
             held = [p._bits for p in parts if len(p._keys) and p._bits is not None]
             level = min(held) if held else REAL_FINE_BITS
@@ -227,6 +236,25 @@ class ScoreBuckets(StateBlock):
         if self._bits is not None:
             self._bits = level
             self._fit_budget()
+
+    def _insert_few(self, parts: list[ScoreBuckets]) -> bool:
+        """Exact counts: set this store to ``parts`` folded by inserting the entries of all
+        but the largest into it, when they are few (at most an eighth of it); False, with
+        nothing changed, otherwise. The entries are the sort's: counts add exactly."""
+        big = max(parts, key=lambda p: len(p._keys))
+        rest = [p for p in parts if p is not big]
+        if not rest or 8 * sum(len(p._keys) for p in rest) > len(big._keys):
+            return False
+        keys, cols, _, _ = _reduce(
+            np.concatenate([p._keys for p in rest]),
+            [np.concatenate([p._pos for p in rest]), np.concatenate([p._neg for p in rest])],
+            None,
+            None,
+        )
+        self._keys, (self._pos, self._neg) = insert_entries(
+            big._keys, [big._pos, big._neg], keys, cols
+        )
+        return True
 
     def _empty_like(self) -> ScoreBuckets:
         return ScoreBuckets(self.mapping)
