@@ -104,7 +104,8 @@ def _auc_row(
         least = 2.0 * size * TINY_WEIGHT
         if not (total_p >= least and total_n >= least):
             return None if total_p > 0 and total_n > 0 else (math.nan, math.nan)
-        below = _accumulate(n) - n
+        below = _running(neg, n, total_n)
+        below -= n
         ranked = np.einsum("i,i->", p, below + 0.5 * n)
         scale = total_p * total_n
         value = ranked / scale
@@ -117,6 +118,25 @@ def _auc_row(
 
 
 _sum, _accumulate = np.add.reduce, np.add.accumulate  # (ndarray.sum and np.cumsum, 1 µs less)
+
+#: Integer running sums up to this total are exact as float64 sums too.
+_EXACT_TOTAL = 2.0**53
+
+
+def _running(counts: np.ndarray, as_float: np.ndarray, total: float | None) -> np.ndarray:
+    """The running sums of ``as_float`` (``counts`` as float64), in float64. Integer counts
+    whose total (``None``: not yet known) is at most 2**53 are summed as integers: every
+    partial sum is then an exact float either way, so the floats are the float sum's, and an
+    integer running sum vectorises (a float one waits on each add: 3.3 ms at a million
+    entries, against 0.4)."""
+    if counts.dtype.kind == "i":
+        if total is None:
+            total = float(_sum(as_float))
+        if total <= _EXACT_TOTAL:
+            out: np.ndarray = _accumulate(counts).astype(np.float64)
+            return out
+    found: np.ndarray = _accumulate(as_float)
+    return found
 
 
 #: Past this many counts ranked above, ``H(b + d) - H(b)`` is taken as ``ln((b + d) / b)``: the
@@ -257,7 +277,7 @@ def _ap_row(
         total_p = _sum(p)
         if not total_p > 0:
             return math.nan, math.nan
-        t, f = _accumulate(p), _accumulate(n)
+        t, f = _running(pos[::-1], p, total_p), _running(neg[::-1], n, None)
         # (then the largest weight of either class is at least TINY_WEIGHT, as in _auc_row: a
         # running sum of smaller entries stays below the bound too)
         least = 2.0 * size * TINY_WEIGHT
