@@ -88,3 +88,15 @@ def test_fold_of_few_runs_gives_reduceats_bits(seed: int) -> None:
     want = _fold_by_reduceat(keys, [w, counts], v)
     for a, b in zip([*got_keys, *got_sums, lo, hi], want, strict=True):
         assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.uint8, np.int32, np.uint32, np.float32])
+def test_fold_of_few_runs_widens_as_reduceat_does(dtype: type) -> None:
+    """Small integer and bool sums widen (``reduceat`` adds them as int64 or uint64): a run of
+    two int8 100s folds to 200, not -56."""
+    keys = np.array([0, 0, 1, 2, 3, 4, 5, 6])
+    column = np.array([100, 100, 1, 1, 0, 1, 1, 1]).astype(dtype)
+    got = fold_equal([keys], [column])[1][0]
+    order = np.argsort(keys, kind="stable")
+    want = np.add.reduceat(column[order], np.array([0, 2, 3, 4, 5, 6, 7]))
+    assert got.dtype == want.dtype and got.tobytes() == want.tobytes()

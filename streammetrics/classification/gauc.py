@@ -188,19 +188,45 @@ class GAUC(Keyed, Metric):
         return _away_from_underflow(weights)
 
     def _summary(self) -> tuple[float, float, int, int]:
-        auc, bound, big_p, big_n = self._per_group()
+        """``(GAUC, bound, groups used, groups left out)``."""
+        value, bound, n_used, left, _ = self._digest()
+        return value, bound, n_used, left
+
+    def _digest(self) -> tuple[float, float, int, int, tuple[float, float, float] | None]:
+        """:meth:`_summary` and the interval's ``(centre, variance, widening)`` (None with
+        fewer than two groups averaged): one O(groups) pass per read of the groups, shared by
+        ``compute()``, ``interval()`` at every level and ``error_bound()``."""
+        arrays = self._per_group()
+        found: tuple[float, float, int, int, tuple[float, float, float] | None] = (
+            self.scores.remembered("digest", arrays, lambda: self._digest_of(*arrays))
+        )
+        return found
+
+    def _digest_of(
+        self, auc: np.ndarray, bound: np.ndarray, big_p: np.ndarray, big_n: np.ndarray
+    ) -> tuple[float, float, int, int, tuple[float, float, float] | None]:
         used = ~np.isnan(auc)
         w = self._weights(big_p, big_n)[used]
         total = float(w.sum())
         n_used = int(used.sum())
         if n_used == 0 or total <= 0:
-            return math.nan, math.nan, n_used, len(auc) - n_used
-        return (
-            float(np.dot(w, auc[used]) / total),
-            float(np.dot(w, bound[used]) / total),
-            n_used,
-            len(auc) - n_used,
-        )
+            return math.nan, math.nan, n_used, len(auc) - n_used, None
+        a, b = auc[used], bound[used]
+        summary = float(np.dot(w, a) / total), float(np.dot(w, b) / total)
+        if n_used < 2:
+            return (*summary, n_used, len(auc) - n_used, None)
+        # einsum rather than BLAS dot products, which OpenBLAS threads for long vectors (costly
+        # to synchronise on a busy machine).
+        value = float(np.einsum("i,i->", w, a) / total)
+        # The variance is the same for weights scaled by any constant: scaled to a largest of
+        # 1, so that neither w**2 nor total**2 underflows (sample weights of 1e-170 raised
+        # ZeroDivisionError in 0.8.11) or overflows.
+        top = float(w.max())
+        scaled = w / top
+        spread = float(np.einsum("i,i->", scaled * scaled, (a - value) ** 2))
+        var = n_used / (n_used - 1.0) * spread / (total / top) ** 2
+        widen = float(np.einsum("i,i->", w, b) / total)
+        return (*summary, n_used, len(auc) - n_used, (value, var, widen))
 
     def _compute(self) -> float:
         return self._summary()[0]
@@ -234,28 +260,16 @@ class GAUC(Keyed, Metric):
         no per-group variance is needed, and groups with one positive count like any other.
         Widened by ``error_bound()`` on each side (sketched groups); clipped to [0, 1]. ``nan,
         nan`` with fewer than two groups averaged. O(entries) at the first read of a state
-        (shared with ``compute()``), O(groups) after.
+        (shared with ``compute()``); after an update, O(entries of the groups it touched +
+        groups); O(1) for a state read since its last change.
         """
         level = check_level(level)
         if self.count == 0:
             return NAN_INTERVAL
-        auc, bound, big_p, big_n = self._per_group()
-        used = ~np.isnan(auc)
-        w, a = self._weights(big_p, big_n)[used], auc[used]
-        total, groups = float(w.sum()), len(a)
-        if groups < 2 or not total > 0:
+        parts = self._digest()[4]
+        if parts is None:
             return NAN_INTERVAL
-        # einsum rather than BLAS dot products, which OpenBLAS threads for long vectors (costly
-        # to synchronise on a busy machine).
-        value = float(np.einsum("i,i->", w, a) / total)
-        # The variance is the same for weights scaled by any constant: scaled to a largest of
-        # 1, so that neither w**2 nor total**2 underflows (sample weights of 1e-170 raised
-        # ZeroDivisionError in 0.8.11) or overflows.
-        top = float(w.max())
-        scaled = w / top
-        spread = float(np.einsum("i,i->", scaled * scaled, (a - value) ** 2))
-        var = groups / (groups - 1.0) * spread / (total / top) ** 2
-        widen = float(np.einsum("i,i->", w, bound[used]) / total)
+        value, var, widen = parts
         return normal_interval(value, math.sqrt(var), level, (0.0, 1.0), widen)
 
     @property

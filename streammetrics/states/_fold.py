@@ -110,8 +110,9 @@ def fold_equal(
         folded = order[np.repeat(starts[several] - at, size) + np.arange(int(size.sum()))]
 
         def reduced(c: np.ndarray, ufunc: np.ufunc) -> np.ndarray:
-            out: np.ndarray = c[first]
-            out[several] = ufunc.reduceat(c[folded], at)
+            part = ufunc.reduceat(c[folded], at)
+            out: np.ndarray = c[first].astype(part.dtype)  # (reduceat widens small integers)
+            out[several] = part
             return out
 
         return (

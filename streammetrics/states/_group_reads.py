@@ -75,18 +75,17 @@ def spliced(
     at = np.searchsorted(labels, new_labels)
     known = at < len(labels)
     known[known] = labels[at[known]] == new_labels[known]
+    # (labels of the dtype a full fold's union would have: strings as wide as the widest)
+    kind = np.result_type(labels, new_labels)
     if known.all():
+        labels = labels.astype(kind, copy=False)
         arrays = tuple(a.copy() for a in arrays)
     else:
-        joined = np.concatenate([labels, new_labels[~known]])
-        union = joined[np.argsort(joined, kind="stable")]  # two sorted runs: one merge
-        old_at = np.searchsorted(union, labels)
-        grown = []
-        for a in arrays:
-            out = np.empty(len(union), dtype=a.dtype)
-            out[old_at] = a
-            grown.append(out)
-        labels, arrays = union, tuple(grown)
+        # The new labels go in where they sort, each array grown the same way: no search of
+        # every held label (12 ms at a million groups).
+        where = at[~known]
+        labels = np.insert(labels.astype(kind, copy=False), where, new_labels[~known])
+        arrays = tuple(np.insert(a, where, 0) for a in arrays)
         at = np.searchsorted(labels, new_labels)
     for a, values in zip(arrays, new_arrays, strict=True):
         a[at] = values
@@ -110,10 +109,10 @@ def _fold_by_size(block: GroupedScores) -> None:
         classes: dict[int, list[int]] = {}
         for i, t in enumerate(pending):
             classes.setdefault(_size_class(t), []).append(i)
-        full = next((ix for ix in classes.values() if len(ix) >= FAN), None)
+        full = next((set(ix) for ix in classes.values() if len(ix) >= FAN), None)
         if full is None:
             break
-        folded = fold_tables([pending[i] for i in full], block.mapping, block._sketched)
+        folded = fold_tables([pending[i] for i in sorted(full)], block.mapping, block._sketched)
         pending = [t for i, t in enumerate(pending) if i not in full] + [folded]
     block._pending = pending
 

@@ -45,6 +45,11 @@ class GroupedScores(StateBlock):
     canonicalised lazily in O(m log m) for m entries, at most doubling work over a stream.
     """
 
+    #: (Class defaults: blocks pickled by 0.8.25 have no such attributes.)
+    _read: GroupRead | None = None
+    _fresh: list[np.ndarray] | None = None
+    _fresh_size = 0
+
     def __init__(self, mapping: BucketMapping | None, max_exact: int) -> None:
         self.mapping = mapping
         self.max_exact = max_exact if mapping is not None else -1
@@ -124,6 +129,10 @@ class GroupedScores(StateBlock):
         check_kinds(self._some_labels(), groups, "groups")
         check_sum("grouped scores", "i", float(self._total), len(groups))
         out = self._shallow()
+        if weights is not None and not self.weighted:
+            # Weights make every sum a float one: a kept read of integer sums may differ from
+            # the float sums' in the last bits (past 2**53 pairs in a group).
+            out._forget_read()
         out._total = self._total + len(groups)
         # Weights past 2**100 would make the bytes unreadable: checked against a running bound
         # of the weight held (exact sums added), recomputed only where it is unknown.
