@@ -188,33 +188,46 @@ class GAUC(Keyed, Metric):
         return _away_from_underflow(weights)
 
     def _summary(self) -> tuple[float, float, int, int]:
-        """``(GAUC, bound, groups used, groups left out)``."""
-        value, bound, n_used, left, _ = self._digest()
-        return value, bound, n_used, left
-
-    def _digest(self) -> tuple[float, float, int, int, tuple[float, float, float] | None]:
-        """:meth:`_summary` and the interval's ``(centre, variance, widening)`` (None with
-        fewer than two groups averaged): one O(groups) pass per read of the groups, shared by
-        ``compute()``, ``interval()`` at every level and ``error_bound()``."""
+        """``(GAUC, bound, groups used, groups left out)``, once per read of the groups."""
         arrays = self._per_group()
-        found: tuple[float, float, int, int, tuple[float, float, float] | None] = (
-            self.scores.remembered("digest", arrays, lambda: self._digest_of(*arrays))
+        found: tuple[float, float, int, int] = self.scores.remembered(
+            "summary", arrays, lambda: self._summary_of(*arrays)
         )
         return found
 
-    def _digest_of(
+    def _summary_of(
         self, auc: np.ndarray, bound: np.ndarray, big_p: np.ndarray, big_n: np.ndarray
-    ) -> tuple[float, float, int, int, tuple[float, float, float] | None]:
+    ) -> tuple[float, float, int, int]:
         used = ~np.isnan(auc)
         w = self._weights(big_p, big_n)[used]
         total = float(w.sum())
         n_used = int(used.sum())
         if n_used == 0 or total <= 0:
-            return math.nan, math.nan, n_used, len(auc) - n_used, None
-        a, b = auc[used], bound[used]
-        summary = float(np.dot(w, a) / total), float(np.dot(w, b) / total)
-        if n_used < 2:
-            return (*summary, n_used, len(auc) - n_used, None)
+            return math.nan, math.nan, n_used, len(auc) - n_used
+        return (
+            float(np.dot(w, auc[used]) / total),
+            float(np.dot(w, bound[used]) / total),
+            n_used,
+            len(auc) - n_used,
+        )
+
+    def _interval_parts(self) -> tuple[float, float, float] | None:
+        """The interval's ``(centre, variance, widening)``, None with fewer than two groups
+        averaged; once per read of the groups, for every level."""
+        arrays = self._per_group()
+        found: tuple[float, float, float] | None = self.scores.remembered(
+            "interval", arrays, lambda: self._interval_parts_of(*arrays)
+        )
+        return found
+
+    def _interval_parts_of(
+        self, auc: np.ndarray, bound: np.ndarray, big_p: np.ndarray, big_n: np.ndarray
+    ) -> tuple[float, float, float] | None:
+        used = ~np.isnan(auc)
+        w, a = self._weights(big_p, big_n)[used], auc[used]
+        total, groups = float(w.sum()), len(a)
+        if groups < 2 or not total > 0:
+            return None
         # einsum rather than BLAS dot products, which OpenBLAS threads for long vectors (costly
         # to synchronise on a busy machine).
         value = float(np.einsum("i,i->", w, a) / total)
@@ -224,9 +237,9 @@ class GAUC(Keyed, Metric):
         top = float(w.max())
         scaled = w / top
         spread = float(np.einsum("i,i->", scaled * scaled, (a - value) ** 2))
-        var = n_used / (n_used - 1.0) * spread / (total / top) ** 2
-        widen = float(np.einsum("i,i->", w, b) / total)
-        return (*summary, n_used, len(auc) - n_used, (value, var, widen))
+        var = groups / (groups - 1.0) * spread / (total / top) ** 2
+        widen = float(np.einsum("i,i->", w, bound[used]) / total)
+        return value, var, widen
 
     def _compute(self) -> float:
         return self._summary()[0]
@@ -266,7 +279,7 @@ class GAUC(Keyed, Metric):
         level = check_level(level)
         if self.count == 0:
             return NAN_INTERVAL
-        parts = self._digest()[4]
+        parts = self._interval_parts()
         if parts is None:
             return NAN_INTERVAL
         value, var, widen = parts
