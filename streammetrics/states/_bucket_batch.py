@@ -9,9 +9,7 @@ The kernels of :class:`~streammetrics.states.buckets.ScoreBuckets`:
   same pass;
 * :func:`reduce_raw`: otherwise (exact scores, the sparse keys of ``"real"``), sort the rows
   by key and fold equal keys (:func:`~streammetrics.states._fold.fold_equal`), in
-  cache-sized pieces for long batches;
-* :func:`fold_grid` and :func:`merge_subset`: the merge of grid stores, one dense accumulation
-  of many stores, or the larger of two updated where the smaller's keys all lie among its own.
+  cache-sized pieces for long batches.
 
 Entries come back as sorted keys with per-key negative and positive weight, lowest and highest
 score: the store's canonical form.
@@ -26,7 +24,7 @@ import numpy as np
 from ._fold import fold_equal
 from .mappings import CHUNK, SCRATCH_ROWS, BucketMapping, scratch
 
-__all__ = ["SORT_CHUNK", "count_grid", "fold_grid", "merge_subset", "reduce_entries", "reduce_raw"]
+__all__ = ["SORT_CHUNK", "Grid", "count_grid", "reduce_entries", "reduce_raw"]
 
 #: A raw batch longer than this is reduced in pieces (each sorted while it fits in the cache),
 #: whose reduced entries one stable sort then merges: about 2x faster at a million scores.
@@ -174,43 +172,3 @@ def _extremes(lo: np.ndarray, hi: np.ndarray, k: np.ndarray, xs: np.ndarray, fre
             k, xs = k[rows], xs[rows]
     np.minimum.at(lo, k, xs)
     np.maximum.at(hi, k, xs)
-
-
-def fold_grid(parts: list[Grid], dtype: Any, size: int) -> Grid:
-    """The entries of grid stores ``parts`` (as ``(keys, neg, pos, lo, hi)``, keys distinct,
-    in ``0 .. size - 1``), accumulated over the whole grid in their order."""
-    pos = np.zeros(size, dtype=dtype)
-    neg = np.zeros(size, dtype=dtype)
-    lo = np.full(size, np.inf)
-    hi = np.full(size, -np.inf)
-    for k, p_neg, p_pos, p_lo, p_hi in parts:  # distinct keys: plain fancy indexing is exact
-        pos[k] += p_pos
-        neg[k] += p_neg
-        lo[k] = np.minimum(lo[k], p_lo)
-        hi[k] = np.maximum(hi[k], p_hi)
-    keys = np.flatnonzero(lo <= hi)
-    return keys.astype(np.int64), neg[keys], pos[keys], lo[keys], hi[keys]
-
-
-def merge_subset(first: Grid, second: Grid, dtype: Any) -> Grid | None:
-    """The merge of two grid stores' entries when one's keys all lie among the other's: the
-    larger's arrays updated at the smaller's positions (no pass over the whole grid), sums
-    added in the order :func:`fold_grid` adds them. None otherwise."""
-    big, small = (first, second) if len(first[0]) >= len(second[0]) else (second, first)
-    keys, small_keys = big[0], small[0]
-    if not len(small_keys):
-        return keys, big[1].astype(dtype), big[2].astype(dtype), big[3], big[4]
-    at = np.searchsorted(keys, small_keys)
-    if at[-1] >= len(keys) or not (keys[at] == small_keys).all():
-        return None
-    neg, pos = big[1].astype(dtype), big[2].astype(dtype)  # copies
-    lo, hi = big[3].copy(), big[4].copy()
-    if big is first:  # first part first, as fold_grid adds them
-        neg[at] += small[1]
-        pos[at] += small[2]
-    else:
-        neg[at] = small[1] + neg[at]
-        pos[at] = small[2] + pos[at]
-    lo[at] = np.minimum(lo[at], small[3])
-    hi[at] = np.maximum(hi[at], small[4])
-    return keys, neg, pos, lo, hi

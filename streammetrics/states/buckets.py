@@ -8,6 +8,15 @@ weights stay exact up to 2**53). The entries are always sorted, reduced and free
 buckets, so the state is canonical: any split of a stream merged in any order gives the same
 bytes.
 
+This module holds the store itself: its fields and reads, the queue of batches, the count-bound
+checks, merging, the wire form and copies. Its kernels are pure functions over arrays, beside it:
+
+- ``states._bucket_batch``: the rows of a batch as entries (dense counts on a grid, else a sort);
+- ``states._bucket_merge``: the entries of several stores as one store's (the merges, and the
+  fold of the queue), with the adaptive resolution of ``"real"`` stores;
+- ``states._bucket_wire``: the checks of a wire form read from bytes;
+- ``states._bucket_stack``: one batch into many grid stores at once (``Bootstrap``, ``Sliced``).
+
 The mappings live in :mod:`streammetrics.states.mappings`, the values of a table of entries
 (``auc_from_table``, ``ap_from_table``, ``curve_counts``) in
 :mod:`streammetrics.states.score_tables`.
@@ -23,16 +32,15 @@ import numpy as np
 from .._codec import check_sum, held_total
 from ..base import StateBlock
 from ..errors import IncompatibleStateError
-from ._bucket_batch import count_grid, fold_grid, merge_subset, reduce_entries, reduce_raw
+from ._bucket_batch import count_grid, reduce_entries, reduce_raw
+from ._bucket_merge import Fields, fold_grid, fold_sparse, merge_subset
 from ._bucket_wire import checked_entries
 from ._fold import queue_full
 from .mappings import (
     REAL_FINE_BITS,
-    REAL_MAX_BUCKETS,
     BucketMapping,
     RealBits,
     bfloat16_keys,
-    collapse_real,
     real_at,
 )
 
@@ -40,7 +48,7 @@ __all__ = ["ScoreBuckets"]
 
 _F64 = np.dtype(np.float64)
 _I64 = np.dtype(np.int64)
-_reduce = reduce_entries  # the name states.stacked imports
+_reduce = reduce_entries  # the name tests/test_sliced_stacked.py imports
 
 
 class ScoreBuckets(StateBlock):
@@ -131,26 +139,6 @@ class ScoreBuckets(StateBlock):
         """Each bucket's lowest score on its grid, ascending (grid stores only)."""
         return self._keymap().lower_edges(self.keys)
 
-    def _fit_budget(self) -> None:
-        """``"real"``: halve the resolution of every bucket until at most ``REAL_MAX_BUCKETS``
-        remain (not below the configured resolution). The level reached depends only on the
-        set of buckets held, so any split of a stream, merged in any order, gives the same
-        bytes."""
-        if self._bits is None or len(self._keys) <= REAL_MAX_BUCKETS:
-            return
-        keys, shift, room = self._keys, 0, self._bits - self._floor_bits()
-        while shift < room:
-            shift += 1
-            if np.count_nonzero(np.diff(collapse_real(keys, shift))) + 1 <= REAL_MAX_BUCKETS:
-                break
-        if shift == 0:
-            return
-        assert self._lo is not None and self._hi is not None
-        self._keys, (self._pos, self._neg), self._lo, self._hi = _reduce(
-            collapse_real(keys, shift), [self._pos, self._neg], self._lo, self._hi
-        )
-        self._bits -= shift
-
     @property
     def keys(self) -> np.ndarray:
         self._flush()
@@ -194,7 +182,7 @@ class ScoreBuckets(StateBlock):
         parts = [self, *self._pending]
         known = [p._remembered() for p in parts]
         self._pending = []
-        self._reduce_parts(parts, np.result_type(*(p._pos.dtype for p in parts)))
+        self._fold(parts, np.result_type(*(p._pos.dtype for p in parts)))
         if all(t is not None for t in known):  # the same rows: the same total
             self._total = (self._pos, self._neg, sum(known))  # type: ignore[arg-type]
 
@@ -205,28 +193,24 @@ class ScoreBuckets(StateBlock):
             return cached[2]
         return None
 
-    def _reduce_parts(self, parts: list[ScoreBuckets], dtype: Any) -> None:
-        """Set this store to the entries of ``parts``, sorted and folded by key (``"real"``:
-        at the coarsest resolution among them, then fitted to the bucket budget)."""
-        if self._bits is not None:
-            held = [p._bits for p in parts if len(p._keys) and p._bits is not None]
-            level = min(held) if held else REAL_FINE_BITS
-            keys = np.concatenate(
-                [collapse_real(p._keys, (p._bits or level) - level) for p in parts]
-            )
-        else:
-            keys = np.concatenate([p._keys for p in parts])
-        cols = [
-            np.concatenate([p._pos for p in parts]).astype(dtype),
-            np.concatenate([p._neg for p in parts]).astype(dtype),
-        ]
-        lo = None if self.exact else np.concatenate([p.lo for p in parts])
-        hi = None if self.exact else np.concatenate([p.hi for p in parts])
-        # Each part is sorted: the stable sort in _reduce merges the runs (timsort).
-        self._keys, (self._pos, self._neg), self._lo, self._hi = _reduce(keys, cols, lo, hi)
-        if self._bits is not None:
-            self._bits = level
-            self._fit_budget()
+    def _fold(self, parts: list[ScoreBuckets], dtype: Any, subset: bool = False) -> None:
+        """Set this store to the entries of the folded stores ``parts`` (``self`` among them or
+        not), counts in ``dtype``: on a grid, one dense accumulation in their order (with
+        ``subset``, two stores where one's buckets all lie among the other's: the larger
+        updated, as when a running total absorbs one more shard); otherwise one sorted
+        reduction (``"real"``: at the coarsest resolution among them, then fitted to the bucket
+        budget). The kernels are in :mod:`~streammetrics.states._bucket_merge`."""
+        size = None if self.mapping is None else self.mapping.size
+        if size is None:
+            floor = None if self._bits is None else self._floor_bits()
+            folded = fold_sparse([p._fields() for p in parts], dtype, floor)
+            self._keys, self._pos, self._neg, self._lo, self._hi, self._bits = folded
+            return
+        grids = [(p._keys, p._neg, p._pos, p.lo, p.hi) for p in parts]
+        entries = merge_subset(grids[0], grids[1], dtype) if subset and len(grids) == 2 else None
+        if entries is None:
+            entries = fold_grid(grids, dtype, size)
+        self._keys, self._neg, self._pos, self._lo, self._hi = entries
 
     def _empty_like(self) -> ScoreBuckets:
         return ScoreBuckets(self.mapping)
@@ -411,11 +395,7 @@ class ScoreBuckets(StateBlock):
             out._pos, out._neg = out._pos.astype(dtype), out._neg.astype(dtype)
             return out
         out = self._empty_like()
-        size = None if self.mapping is None else self.mapping.size
-        if size is not None:
-            out._fold_dense([self, other], dtype, size)
-        else:
-            out._reduce_parts([self, other], dtype)
+        out._fold([self, other], dtype)
         return out
 
     def merge(self, other: Any) -> None:
@@ -449,30 +429,7 @@ class ScoreBuckets(StateBlock):
             if self._pos.dtype != dtype:
                 self._pos, self._neg = self._pos.astype(dtype), self._neg.astype(dtype)
             return
-        size = None if self.mapping is None else self.mapping.size
-        if size is not None and len(parts) == 2 and self._merge_subset(parts, dtype):
-            return
-        if size is not None:
-            self._fold_dense(parts, dtype, size)
-        else:
-            self._reduce_parts(parts, dtype)
-
-    def _fold_dense(self, parts: list[ScoreBuckets], dtype: Any, size: int) -> None:
-        """Set this grid store to the entries of ``parts`` (folded stores, ``self`` among them
-        or not), accumulated over the whole grid in their order."""
-        grids = [(p._keys, p._neg, p._pos, p.lo, p.hi) for p in parts]
-        self._keys, self._neg, self._pos, self._lo, self._hi = fold_grid(grids, dtype, size)
-
-    def _merge_subset(self, parts: list[ScoreBuckets], dtype: Any) -> bool:
-        """Set this store to the merge of two when one's buckets are all among the other's
-        (a running total absorbing one more shard, as ``sum()`` does); False, with nothing
-        changed, otherwise."""
-        first, second = ((p._keys, p._neg, p._pos, p.lo, p.hi) for p in parts)
-        entries = merge_subset(first, second, dtype)
-        if entries is None:
-            return False
-        self._keys, self._neg, self._pos, self._lo, self._hi = entries
-        return True
+        self._fold(parts, dtype, subset=True)
 
     # -- wire ----------------------------------------------------------------------------------
 
@@ -510,21 +467,23 @@ class ScoreBuckets(StateBlock):
         store's arrays (updates and merges replace them), so their identity is its version
         (:meth:`~streammetrics.base.StateBlock.remembered`)."""
         self._flush()
-        return self.remembered(name, self._version(), make)
+        return self.remembered(name, self._fields(), make)
 
-    def _version(self) -> tuple[Any, ...]:
-        return (self._keys, self._pos, self._neg, self._lo, self._hi, self._bits)
+    def _fields(self) -> Fields:
+        """The main arrays and bits (the queue aside). No method writes into the arrays, so
+        their identity is also the store's version (:meth:`derived`)."""
+        return self._keys, self._pos, self._neg, self._lo, self._hi, self._bits
 
     def keep(self, name: str, value: Any) -> None:
         """Hold ``value`` as :meth:`derived` would hold ``name``'s for the store as it is: a
         read made for it elsewhere, to the bit (``Sliced`` reads many stores at once)."""
         self._flush()
-        self.remembered(name, self._version(), lambda: value)
+        self.remembered(name, self._fields(), lambda: value)
 
     def kept(self, names: tuple[str, ...]) -> bool:
         """Whether :meth:`derived` has every one of ``names`` for the store as it is."""
         self._flush()
-        return all(self.is_remembered(name, self._version()) for name in names)
+        return all(self.is_remembered(name, self._fields()) for name in names)
 
     def merge_target(self) -> ScoreBuckets:
         """A copy sharing this store's arrays: no method writes into a store's arrays (updates

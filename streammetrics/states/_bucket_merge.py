@@ -1,0 +1,116 @@
+"""How the entries of several score stores become one store's: the merges of
+:class:`~streammetrics.states.buckets.ScoreBuckets`, and the fold of its queued batches (a merge
+of the batches into the store).
+
+* :func:`fold_grid` and :func:`merge_subset`: grid stores, one dense accumulation over the whole
+  grid, or the larger of two updated where the smaller's keys all lie among its own;
+* :func:`fold_sparse`: exact and ``"real"`` stores, their entries concatenated and sorted by
+  key (each store is sorted, so one stable sort merges the runs), equal keys folded;
+* :func:`fit_budget`: the adaptive resolution of ``"real"`` stores, set here and nowhere else.
+  The stores' entries are taken to the coarsest resolution among them, then every bucket is
+  halved in resolution while more than ``REAL_MAX_BUCKETS`` remain. The level reached depends
+  only on the set of buckets held, so the result is canonical like the other stores'.
+
+Entries come and go as plain arrays (the store reads and assigns its own fields), so that every
+function here is pure.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ._bucket_batch import Grid, reduce_entries
+from .mappings import REAL_FINE_BITS, REAL_MAX_BUCKETS, collapse_real
+
+__all__ = ["Fields", "fit_budget", "fold_grid", "fold_sparse", "merge_subset"]
+
+#: A store's fields: keys, pos, neg, lo, hi (None when exact) and bits (``"real"`` only).
+Fields = tuple[np.ndarray, np.ndarray, np.ndarray, Any, Any, "int | None"]
+
+
+def fold_grid(parts: list[Grid], dtype: Any, size: int) -> Grid:
+    """The entries of grid stores ``parts`` (as ``(keys, neg, pos, lo, hi)``, keys distinct,
+    in ``0 .. size - 1``), accumulated over the whole grid in their order."""
+    pos = np.zeros(size, dtype=dtype)
+    neg = np.zeros(size, dtype=dtype)
+    lo = np.full(size, np.inf)
+    hi = np.full(size, -np.inf)
+    for k, p_neg, p_pos, p_lo, p_hi in parts:  # distinct keys: plain fancy indexing is exact
+        pos[k] += p_pos
+        neg[k] += p_neg
+        lo[k] = np.minimum(lo[k], p_lo)
+        hi[k] = np.maximum(hi[k], p_hi)
+    keys = np.flatnonzero(lo <= hi)
+    return keys.astype(np.int64), neg[keys], pos[keys], lo[keys], hi[keys]
+
+
+def merge_subset(first: Grid, second: Grid, dtype: Any) -> Grid | None:
+    """The merge of two grid stores' entries when one's keys all lie among the other's: the
+    larger's arrays updated at the smaller's positions (no pass over the whole grid), sums
+    added in the order :func:`fold_grid` adds them. None otherwise."""
+    big, small = (first, second) if len(first[0]) >= len(second[0]) else (second, first)
+    keys, small_keys = big[0], small[0]
+    if not len(small_keys):
+        return keys, big[1].astype(dtype), big[2].astype(dtype), big[3], big[4]
+    at = np.searchsorted(keys, small_keys)
+    if at[-1] >= len(keys) or not (keys[at] == small_keys).all():
+        return None
+    neg, pos = big[1].astype(dtype), big[2].astype(dtype)  # copies
+    lo, hi = big[3].copy(), big[4].copy()
+    if big is first:  # first part first, as fold_grid adds them
+        neg[at] += small[1]
+        pos[at] += small[2]
+    else:
+        neg[at] = small[1] + neg[at]
+        pos[at] = small[2] + pos[at]
+    lo[at] = np.minimum(lo[at], small[3])
+    hi[at] = np.maximum(hi[at], small[4])
+    return keys, neg, pos, lo, hi
+
+
+def fold_sparse(parts: list[Fields], dtype: Any, floor_bits: int | None) -> Fields:
+    """The fields of one store holding the entries of exact or ``"real"`` stores ``parts``
+    (each sorted and folded), counts in ``dtype``.
+
+    ``floor_bits``: for ``"real"`` stores, the configured resolution's mantissa bits, the
+    coarsest :func:`fit_budget` may go; None for exact stores (no ``lo``, ``hi`` or bits).
+    """
+    if floor_bits is not None:  # "real": every part at the coarsest level held
+        held = [bits for keys, *_, bits in parts if len(keys) and bits is not None]
+        level = min(held) if held else REAL_FINE_BITS
+        keys = np.concatenate([collapse_real(p[0], (p[5] or level) - level) for p in parts])
+    else:
+        keys = np.concatenate([p[0] for p in parts])
+    cols = [
+        np.concatenate([p[1] for p in parts]).astype(dtype),
+        np.concatenate([p[2] for p in parts]).astype(dtype),
+    ]
+    lo = None if floor_bits is None else np.concatenate([p[3] for p in parts])
+    hi = None if floor_bits is None else np.concatenate([p[4] for p in parts])
+    # Each part is sorted: the stable sort in reduce_entries merges the runs (timsort).
+    keys, (pos, neg), lo, hi = reduce_entries(keys, cols, lo, hi)
+    if floor_bits is None:
+        return keys, pos, neg, lo, hi, None
+    return fit_budget((keys, pos, neg, lo, hi, level), floor_bits)
+
+
+def fit_budget(fields: Fields, floor_bits: int) -> Fields:
+    """A ``"real"`` store's ``fields`` with the resolution of every bucket halved until at
+    most ``REAL_MAX_BUCKETS`` remain (not below ``floor_bits``, the configured resolution's).
+    The level reached depends only on the set of buckets held, so any split of a stream,
+    merged in any order, gives the same bytes."""
+    keys, pos, neg, lo, hi, bits = fields
+    assert bits is not None
+    if len(keys) <= REAL_MAX_BUCKETS:
+        return fields
+    shift, room = 0, bits - floor_bits
+    while shift < room:
+        shift += 1
+        if np.count_nonzero(np.diff(collapse_real(keys, shift))) + 1 <= REAL_MAX_BUCKETS:
+            break
+    if shift == 0:
+        return fields
+    keys, (pos, neg), lo, hi = reduce_entries(collapse_real(keys, shift), [pos, neg], lo, hi)
+    return keys, pos, neg, lo, hi, bits - shift
