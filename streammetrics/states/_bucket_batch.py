@@ -1,6 +1,7 @@
 """How batches of (score, label, weight) rows, and stores, become score-bucket entries.
 
-The kernels of :class:`~streammetrics.states.buckets.ScoreBuckets`:
+The kernels of :class:`~streammetrics.states.buckets.ScoreBuckets`'s updates, which
+:func:`batch_entries` picks between:
 
 * :func:`count_grid`: on a grid mapping (a fixed, small key range), one dense count per key and
   label (one ``bincount``) and the smallest and largest score per key (``ufunc.at`` on the rows
@@ -12,7 +13,8 @@ The kernels of :class:`~streammetrics.states.buckets.ScoreBuckets`:
   cache-sized pieces for long batches.
 
 Entries come back as sorted keys with per-key negative and positive weight, lowest and highest
-score: the store's canonical form.
+score: the store's canonical form. The merges of stores are in
+:mod:`~streammetrics.states._bucket_merge`.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import numpy as np
 from ._fold import fold_equal
 from .mappings import CHUNK, SCRATCH_ROWS, BucketMapping, scratch
 
-__all__ = ["SORT_CHUNK", "Grid", "count_grid", "reduce_entries", "reduce_raw"]
+__all__ = ["SORT_CHUNK", "Grid", "batch_entries", "count_grid", "reduce_entries", "reduce_raw"]
 
 #: A raw batch longer than this is reduced in pieces (each sorted while it fits in the cache),
 #: whose reduced entries one stable sort then merges: about 2x faster at a million scores.
@@ -34,8 +36,58 @@ SORT_CHUNK = 1 << 18
 #: its own; above it (the wide key ranges of ``"real"``), added in place.
 _BINCOUNT_CELLS = 1 << 16
 
+_F64 = np.dtype(np.float64)
+_I64 = np.dtype(np.int64)
+
 Grid = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]  # keys, neg, pos, lo, hi
 Entries = tuple[np.ndarray, list[np.ndarray], np.ndarray | None, np.ndarray | None]
+
+
+def batch_entries(
+    mapping: BucketMapping | None,
+    scores: np.ndarray,
+    positive: np.ndarray,
+    weights: np.ndarray | None,
+    keys: np.ndarray | None = None,
+    base: Any = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """``(keys, pos, neg, lo, hi)`` of a batch of at least one row (validated float64 scores,
+    0/1 or bool labels, nonzero weights or None).
+
+    ``mapping``: the one the store's keys are on now (for ``"real"``, at the store's current
+    resolution), None for exact stores (whose keys are the scores; ``lo`` and ``hi`` None).
+    ``keys`` may pass precomputed keys of ``scores``. With ``base`` (a folded store of this
+    grid) the entries are ``base``'s and the batch's together, counted in one dense pass.
+    """
+    size = None if mapping is None else mapping.size
+    offset = 0
+    if mapping is not None and size is None:
+        # Sparse keys ("real"): count densely over the batch's key range when it is small.
+        keys = mapping.keys(scores) if keys is None else keys
+        kmin, kmax = int(keys.min()), int(keys.max())
+        if kmax - kmin < max(1 << 16, 4 * len(keys)):
+            offset, size = kmin, kmax - kmin + 1
+            keys = keys - kmin
+    if size is not None:
+        assert mapping is not None
+        dtype = _I64 if weights is None else _F64
+        if base is not None:
+            dtype = np.result_type(dtype, base._pos.dtype)
+        held = None if base is None or not len(base._keys) else base
+        k, neg, pos, lo, hi = count_grid(
+            mapping, size, dtype, scores, positive, weights, keys, held
+        )
+        k += offset
+        return k, pos, neg, lo, hi
+    scores = scores + 0.0  # -0.0 becomes +0.0: one value, one key
+    if mapping is None:
+        k = scores
+    else:
+        k = mapping.keys(scores) if keys is None else keys
+    w = np.ones(len(scores), dtype=_I64) if weights is None else weights
+    pos, neg = np.where(positive, w, 0), np.where(positive, 0, w)
+    k, (pos, neg), lo_r, hi_r = reduce_raw(k, [pos, neg], None if mapping is None else scores)
+    return k, pos, neg, lo_r, hi_r
 
 
 def reduce_entries(

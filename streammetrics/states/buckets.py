@@ -32,7 +32,7 @@ import numpy as np
 from .._codec import check_sum, held_total
 from ..base import StateBlock
 from ..errors import IncompatibleStateError
-from ._bucket_batch import count_grid, reduce_entries, reduce_raw
+from ._bucket_batch import batch_entries, reduce_entries
 from ._bucket_merge import Fields, fold_grid, fold_sparse, merge_subset
 from ._bucket_wire import checked_entries
 from ._fold import queue_full
@@ -248,7 +248,8 @@ class ScoreBuckets(StateBlock):
         Rows of zero weight are left out, as scikit-learn leaves them out of its curves.
         ``keys`` may pass precomputed bucket keys of ``scores``. With ``base`` (a folded store
         of a grid mapping, like this one) the result is ``base`` merged with the batch, counted
-        in one dense pass: the grid's arrays start from ``base`` instead of from zero.
+        in one dense pass: the grid's arrays start from ``base`` instead of from zero. The
+        counting is :func:`~streammetrics.states._bucket_batch.batch_entries`.
         """
         out = self._empty_like()
         out._bits = self._bits
@@ -263,38 +264,9 @@ class ScoreBuckets(StateBlock):
             if weights is not None:
                 out._pos, out._neg = out._pos.astype(_F64), out._neg.astype(_F64)
             return out
-        size = None if self.mapping is None else self.mapping.size
-        offset = 0
-        if self.mapping is not None and size is None:
-            # Sparse keys ("real"): count densely over the batch's key range when it is small.
-            keys = self._keymap().keys(scores) if keys is None else keys
-            kmin, kmax = int(keys.min()), int(keys.max())
-            if kmax - kmin < max(1 << 16, 4 * len(keys)):
-                offset, size = kmin, kmax - kmin + 1
-                keys = keys - kmin
-        if size is not None:
-            assert self.mapping is not None
-            dtype = _I64 if weights is None else _F64
-            if base is not None:
-                dtype = np.result_type(dtype, base._pos.dtype)
-            held = None if base is None or not len(base._keys) else base
-            out._keys, out._neg, out._pos, out._lo, out._hi = count_grid(
-                self.mapping, size, dtype, scores, positive, weights, keys, held
-            )
-            out._keys += offset
-            return out
-        scores = scores + 0.0  # -0.0 becomes +0.0: one value, one key
-        if self.mapping is None:
-            k = scores
-        else:
-            k = self._keymap().keys(scores) if keys is None else keys
-        w = np.ones(len(scores), dtype=_I64) if weights is None else weights
-        pos = np.where(positive, w, 0)
-        neg = np.where(positive, 0, w)
-        minmax = None if self.mapping is None else scores
-        keys_r, (pos_r, neg_r), lo_r, hi_r = reduce_raw(k, [pos, neg], minmax)
-        out._keys, out._pos, out._neg = keys_r, pos_r, neg_r
-        out._lo, out._hi = lo_r, hi_r
+        keymap = None if self.mapping is None else self._keymap()
+        entries = batch_entries(keymap, scores, positive, weights, keys, base)
+        out._keys, out._pos, out._neg, out._lo, out._hi = entries
         return out
 
     def add(
