@@ -3,12 +3,12 @@
 The kernels of :class:`~streammetrics.states.buckets.ScoreBuckets`'s updates, which
 :func:`batch_entries` picks between:
 
-* :func:`count_grid`: on a grid mapping (a fixed, small key range), one dense count per key and
-  label (one ``bincount``) and the smallest and largest score per key (``ufunc.at`` on the rows
-  outside their bucket's range so far), in
-  chunks whose keys live in a reused scratch array; a store's entries may be added in the
-  same pass;
-* :func:`reduce_raw`: otherwise (exact scores, the sparse keys of ``"real"``), sort the rows
+* :func:`count_grid`: on a grid mapping (a fixed, small key range), and for ``"real"`` keys
+  spanning a small range in the batch, one dense count per key and label (one ``bincount``)
+  and the smallest and largest score per key (``ufunc.at`` on the rows outside their bucket's
+  range so far), in chunks whose keys live in a reused scratch array; a store's entries may
+  be added in the same pass;
+* :func:`reduce_raw`: otherwise (exact scores, ``"real"`` keys spread wide), sort the rows
   by key and fold equal keys (:func:`~streammetrics.states._fold.fold_equal`), in
   cache-sized pieces for long batches.
 
@@ -26,7 +26,15 @@ import numpy as np
 from ._fold import fold_equal
 from .mappings import CHUNK, SCRATCH_ROWS, BucketMapping, scratch
 
-__all__ = ["SORT_CHUNK", "Grid", "batch_entries", "count_grid", "reduce_entries", "reduce_raw"]
+__all__ = [
+    "SORT_CHUNK",
+    "Fields",
+    "Grid",
+    "batch_entries",
+    "count_grid",
+    "reduce_entries",
+    "reduce_raw",
+]
 
 #: A raw batch longer than this is reduced in pieces (each sorted while it fits in the cache),
 #: whose reduced entries one stable sort then merges: about 2x faster at a million scores.
@@ -40,6 +48,8 @@ _F64 = np.dtype(np.float64)
 _I64 = np.dtype(np.int64)
 
 Grid = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]  # keys, neg, pos, lo, hi
+#: A store's fields: keys, pos, neg, lo and hi (None when exact), bits (``"real"`` only).
+Fields = tuple[np.ndarray, np.ndarray, np.ndarray, Any, Any, "int | None"]
 Entries = tuple[np.ndarray, list[np.ndarray], np.ndarray | None, np.ndarray | None]
 
 

@@ -6,13 +6,15 @@ of the batches into the store).
   grid, or the larger of two updated where the smaller's keys all lie among its own;
 * :func:`fold_sparse`: exact and ``"real"`` stores, their entries concatenated and sorted by
   key (each store is sorted, so one stable sort merges the runs), equal keys folded;
-* :func:`fit_budget`: the adaptive resolution of ``"real"`` stores, set here and nowhere else.
-  The stores' entries are taken to the coarsest resolution among them, then every bucket is
-  halved in resolution while more than ``REAL_MAX_BUCKETS`` remain. The level reached depends
-  only on the set of buckets held, so the result is canonical like the other stores'.
+* the adaptive resolution of ``"real"`` stores, which changes here only: :func:`fold_sparse`
+  takes every store to the coarsest resolution among them, then :func:`fit_budget` halves the
+  resolution of every bucket while more than ``REAL_MAX_BUCKETS`` remain (not below the
+  configured resolution). The level reached depends only on the set of buckets held, so the
+  result is canonical like the other stores'.
 
-Entries come and go as plain arrays (the store reads and assigns its own fields), so that every
-function here is pure.
+Entries come and go as plain arrays, which the store reads from and assigns to its own fields,
+so every function here is pure: as ``Grid`` tuples (keys, neg, pos, lo, hi: the order the grid
+counts them in) or as ``Fields`` (keys, pos, neg, lo, hi, bits: the store's order).
 """
 
 from __future__ import annotations
@@ -21,13 +23,10 @@ from typing import Any
 
 import numpy as np
 
-from ._bucket_batch import Grid, reduce_entries
+from ._bucket_batch import Fields, Grid, reduce_entries
 from .mappings import REAL_FINE_BITS, REAL_MAX_BUCKETS, collapse_real
 
-__all__ = ["Fields", "fit_budget", "fold_grid", "fold_sparse", "merge_subset"]
-
-#: A store's fields: keys, pos, neg, lo, hi (None when exact) and bits (``"real"`` only).
-Fields = tuple[np.ndarray, np.ndarray, np.ndarray, Any, Any, "int | None"]
+__all__ = ["fit_budget", "fold_grid", "fold_sparse", "merge_subset"]
 
 
 def fold_grid(parts: list[Grid], dtype: Any, size: int) -> Grid:

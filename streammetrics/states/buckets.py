@@ -14,7 +14,7 @@ checks, merging, the wire form and copies. Its kernels are pure functions over a
 - ``states._bucket_batch``: the rows of a batch as entries (dense counts on a grid, else a sort);
 - ``states._bucket_merge``: the entries of several stores as one store's (the merges, and the
   fold of the queue), with the adaptive resolution of ``"real"`` stores;
-- ``states._bucket_wire``: the checks of a wire form read from bytes;
+- ``states._bucket_wire``: the wire form, written and, read from bytes, checked;
 - ``states._bucket_stack``: one batch into many grid stores at once (``Bootstrap``, ``Sliced``).
 
 The mappings live in :mod:`streammetrics.states.mappings`, the values of a table of entries
@@ -32,17 +32,11 @@ import numpy as np
 from .._codec import check_sum, held_total
 from ..base import StateBlock
 from ..errors import IncompatibleStateError
-from ._bucket_batch import batch_entries, reduce_entries
-from ._bucket_merge import Fields, fold_grid, fold_sparse, merge_subset
-from ._bucket_wire import checked_entries
+from ._bucket_batch import Fields, batch_entries, reduce_entries
+from ._bucket_merge import fold_grid, fold_sparse, merge_subset
+from ._bucket_wire import checked_entries, wire_form
 from ._fold import queue_full
-from .mappings import (
-    REAL_FINE_BITS,
-    BucketMapping,
-    RealBits,
-    bfloat16_keys,
-    real_at,
-)
+from .mappings import REAL_FINE_BITS, BucketMapping, RealBits, bfloat16_keys, real_at
 
 __all__ = ["ScoreBuckets"]
 
@@ -193,24 +187,10 @@ class ScoreBuckets(StateBlock):
             return cached[2]
         return None
 
-    def _fold(self, parts: list[ScoreBuckets], dtype: Any, subset: bool = False) -> None:
-        """Set this store to the entries of the folded stores ``parts`` (``self`` among them or
-        not), counts in ``dtype``: on a grid, one dense accumulation in their order (with
-        ``subset``, two stores where one's buckets all lie among the other's: the larger
-        updated, as when a running total absorbs one more shard); otherwise one sorted
-        reduction (``"real"``: at the coarsest resolution among them, then fitted to the bucket
-        budget). The kernels are in :mod:`~streammetrics.states._bucket_merge`."""
-        size = None if self.mapping is None else self.mapping.size
-        if size is None:
-            floor = None if self._bits is None else self._floor_bits()
-            folded = fold_sparse([p._fields() for p in parts], dtype, floor)
-            self._keys, self._pos, self._neg, self._lo, self._hi, self._bits = folded
-            return
-        grids = [(p._keys, p._neg, p._pos, p.lo, p.hi) for p in parts]
-        entries = merge_subset(grids[0], grids[1], dtype) if subset and len(grids) == 2 else None
-        if entries is None:
-            entries = fold_grid(grids, dtype, size)
-        self._keys, self._neg, self._pos, self._lo, self._hi = entries
+    def _fields(self) -> Fields:
+        """The main arrays and bits (the queue aside). No method writes into the arrays, so
+        their identity is also the store's version (:meth:`derived`)."""
+        return self._keys, self._pos, self._neg, self._lo, self._hi, self._bits
 
     def _empty_like(self) -> ScoreBuckets:
         return ScoreBuckets(self.mapping)
@@ -295,14 +275,7 @@ class ScoreBuckets(StateBlock):
         batch = self.batch(scores, positive, weights)
         batch._total = (batch._pos, batch._neg, total)  # its rows' total, known: remembered
         out = self._empty_like()
-        out._bits = self._bits
-        out._keys, out._pos, out._neg, out._lo, out._hi = (
-            self._keys,
-            self._pos,
-            self._neg,
-            self._lo,
-            self._hi,
-        )
+        out._keys, out._pos, out._neg, out._lo, out._hi, out._bits = self._fields()
         out._total = self._total  # the same main arrays: their remembered total holds
         out._pending = [*self._pending, batch]
         if queue_full(sum(len(p._keys) for p in out._pending), len(out._keys)):
@@ -372,14 +345,7 @@ class ScoreBuckets(StateBlock):
 
     def merge(self, other: Any) -> None:
         new = self.merged(other)
-        self._keys, self._pos, self._neg, self._lo, self._hi, self._bits = (
-            new._keys,
-            new._pos,
-            new._neg,
-            new._lo,
-            new._hi,
-            new._bits,
-        )
+        self._keys, self._pos, self._neg, self._lo, self._hi, self._bits = new._fields()
 
     def merge_many(self, others: list[Any]) -> None:
         """Fold many stores at once: one dense accumulation over a grid, one sorted reduction
@@ -403,16 +369,30 @@ class ScoreBuckets(StateBlock):
             return
         self._fold(parts, dtype, subset=True)
 
+    def _fold(self, parts: list[ScoreBuckets], dtype: Any, subset: bool = False) -> None:
+        """Set this store to the entries of the folded stores ``parts`` (``self`` among them or
+        not), counts in ``dtype``: on a grid, one dense accumulation in their order (with
+        ``subset``, two stores where one's buckets all lie among the other's: the larger
+        updated, as when a running total absorbs one more shard); otherwise one sorted
+        reduction (``"real"``: at the coarsest resolution among them, then fitted to the bucket
+        budget). The kernels are in :mod:`~streammetrics.states._bucket_merge`."""
+        size = None if self.mapping is None else self.mapping.size
+        if size is None:
+            floor = None if self._bits is None else self._floor_bits()
+            folded = fold_sparse([p._fields() for p in parts], dtype, floor)
+            self._keys, self._pos, self._neg, self._lo, self._hi, self._bits = folded
+            return
+        grids = [(p._keys, p._neg, p._pos, p.lo, p.hi) for p in parts]
+        entries = merge_subset(grids[0], grids[1], dtype) if subset and len(grids) == 2 else None
+        if entries is None:
+            entries = fold_grid(grids, dtype, size)
+        self._keys, self._neg, self._pos, self._lo, self._hi = entries
+
     # -- wire ----------------------------------------------------------------------------------
 
     def to_wire(self) -> Any:
         self._flush()
-        if self.exact:
-            return {"scores": self._keys, "pos": self._pos, "neg": self._neg}
-        wire: dict[str, Any] = {"lo": self.lo, "hi": self.hi, "pos": self._pos, "neg": self._neg}
-        if self._bits is not None:  # an empty store has no resolution of its own yet
-            wire["bits"] = self._bits if len(self._keys) else REAL_FINE_BITS
-        return wire
+        return wire_form(self._fields(), self.exact)
 
     def from_wire(self, wire: Any) -> ScoreBuckets:
         floor = None if self._bits is None else self._floor_bits()
@@ -441,11 +421,6 @@ class ScoreBuckets(StateBlock):
         self._flush()
         return self.remembered(name, self._fields(), make)
 
-    def _fields(self) -> Fields:
-        """The main arrays and bits (the queue aside). No method writes into the arrays, so
-        their identity is also the store's version (:meth:`derived`)."""
-        return self._keys, self._pos, self._neg, self._lo, self._hi, self._bits
-
     def keep(self, name: str, value: Any) -> None:
         """Hold ``value`` as :meth:`derived` would hold ``name``'s for the store as it is: a
         read made for it elsewhere, to the bit (``Sliced`` reads many stores at once)."""
@@ -462,8 +437,8 @@ class ScoreBuckets(StateBlock):
         and merges replace them), so ``a + b`` need not copy ``a``'s before the merge does."""
         self._flush()
         out = self._empty_like()
-        out._keys, out._pos, out._neg = self._keys, self._pos, self._neg
-        out._lo, out._hi, out._bits, out._total = self._lo, self._hi, self._bits, self._total
+        out._keys, out._pos, out._neg, out._lo, out._hi, out._bits = self._fields()
+        out._total = self._total
         return out
 
     def __deepcopy__(self, memo: dict[int, Any]) -> ScoreBuckets:
