@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 import streammetrics as sm
-from streammetrics.states._bucket_batch import insert_entries, reduce_entries
+from streammetrics.states._bucket_batch import reduce_entries
+from streammetrics.states._bucket_merge import insert_entries
 
 
 @pytest.mark.parametrize("seed", range(30))

@@ -1,20 +1,20 @@
 """How batches of (score, label, weight) rows, and stores, become score-bucket entries.
 
-The kernels of :class:`~streammetrics.states.buckets.ScoreBuckets`:
+The kernels of :class:`~streammetrics.states.buckets.ScoreBuckets`'s updates, which
+:func:`batch_entries` picks between:
 
-* :func:`count_grid`: on a grid mapping (a fixed, small key range), one dense count per key and
-  label (one ``bincount``) and the smallest and largest score per key (``ufunc.at`` on the rows
-  outside their bucket's range so far), in
-  chunks whose keys live in a reused scratch array; a store's entries may be added in the
-  same pass;
-* :func:`reduce_raw`: otherwise (exact scores, the sparse keys of ``"real"``), sort the rows
+* :func:`count_grid`: on a grid mapping (a fixed, small key range), and for ``"real"`` keys
+  spanning a small range in the batch, one dense count per key and label (one ``bincount``)
+  and the smallest and largest score per key (``ufunc.at`` on the rows outside their bucket's
+  range so far), in chunks whose keys live in a reused scratch array; a store's entries may
+  be added in the same pass;
+* :func:`reduce_raw`: otherwise (exact scores, ``"real"`` keys spread wide), sort the rows
   by key and fold equal keys (:func:`~streammetrics.states._fold.fold_equal`), in
-  cache-sized pieces for long batches;
-* :func:`fold_grid` and :func:`merge_subset`: the merge of grid stores, one dense accumulation
-  of many stores, or the larger of two updated where the smaller's keys all lie among its own.
+  cache-sized pieces for long batches.
 
 Entries come back as sorted keys with per-key negative and positive weight, lowest and highest
-score: the store's canonical form.
+score: the store's canonical form. The merges of stores are in
+:mod:`~streammetrics.states._bucket_merge`.
 """
 
 from __future__ import annotations
@@ -26,7 +26,15 @@ import numpy as np
 from ._fold import fold_equal
 from .mappings import CHUNK, SCRATCH_ROWS, BucketMapping, scratch
 
-__all__ = ["SORT_CHUNK", "count_grid", "fold_grid", "merge_subset", "reduce_entries", "reduce_raw"]
+__all__ = [
+    "SORT_CHUNK",
+    "Fields",
+    "Grid",
+    "batch_entries",
+    "count_grid",
+    "reduce_entries",
+    "reduce_raw",
+]
 
 #: A raw batch longer than this is reduced in pieces (each sorted while it fits in the cache),
 #: whose reduced entries one stable sort then merges: about 2x faster at a million scores.
@@ -36,8 +44,60 @@ SORT_CHUNK = 1 << 18
 #: its own; above it (the wide key ranges of ``"real"``), added in place.
 _BINCOUNT_CELLS = 1 << 16
 
+_F64 = np.dtype(np.float64)
+_I64 = np.dtype(np.int64)
+
 Grid = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]  # keys, neg, pos, lo, hi
+#: A store's fields: keys, pos, neg, lo and hi (None when exact), bits (``"real"`` only).
+Fields = tuple[np.ndarray, np.ndarray, np.ndarray, Any, Any, "int | None"]
 Entries = tuple[np.ndarray, list[np.ndarray], np.ndarray | None, np.ndarray | None]
+
+
+def batch_entries(
+    mapping: BucketMapping | None,
+    scores: np.ndarray,
+    positive: np.ndarray,
+    weights: np.ndarray | None,
+    keys: np.ndarray | None = None,
+    base: Any = None,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:
+    """``(keys, pos, neg, lo, hi)`` of a batch of at least one row (validated float64 scores,
+    0/1 or bool labels, nonzero weights or None).
+
+    ``mapping``: the one the store's keys are on now (for ``"real"``, at the store's current
+    resolution), None for exact stores (whose keys are the scores; ``lo`` and ``hi`` None).
+    ``keys`` may pass precomputed keys of ``scores``. With ``base`` (a folded store of this
+    grid) the entries are ``base``'s and the batch's together, counted in one dense pass.
+    """
+    size = None if mapping is None else mapping.size
+    offset = 0
+    if mapping is not None and size is None:
+        # Sparse keys ("real"): count densely over the batch's key range when it is small.
+        keys = mapping.keys(scores) if keys is None else keys
+        kmin, kmax = int(keys.min()), int(keys.max())
+        if kmax - kmin < max(1 << 16, 4 * len(keys)):
+            offset, size = kmin, kmax - kmin + 1
+            keys = keys - kmin
+    if size is not None:
+        assert mapping is not None
+        dtype = _I64 if weights is None else _F64
+        if base is not None:
+            dtype = np.result_type(dtype, base._pos.dtype)
+        held = None if base is None or not len(base._keys) else base
+        k, neg, pos, lo, hi = count_grid(
+            mapping, size, dtype, scores, positive, weights, keys, held
+        )
+        k += offset
+        return k, pos, neg, lo, hi
+    scores = scores + 0.0  # -0.0 becomes +0.0: one value, one key
+    if mapping is None:
+        k = scores
+    else:
+        k = mapping.keys(scores) if keys is None else keys
+    w = np.ones(len(scores), dtype=_I64) if weights is None else weights
+    pos, neg = np.where(positive, w, 0), np.where(positive, 0, w)
+    k, (pos, neg), lo_r, hi_r = reduce_raw(k, [pos, neg], None if mapping is None else scores)
+    return k, pos, neg, lo_r, hi_r
 
 
 def reduce_entries(
@@ -57,29 +117,6 @@ def reduce_entries(
         [keys], cols, [] if lo is None else [lo], [] if hi is None else [hi], order=order
     )
     return k, sums, (mins[0] if mins else None), (maxs[0] if maxs else None)
-
-
-def insert_entries(
-    keys: np.ndarray, cols: list[np.ndarray], new_keys: np.ndarray, new_cols: list[np.ndarray]
-) -> tuple[np.ndarray, list[np.ndarray]]:
-    """Exact entries (sorted, distinct keys) with a few more (sorted, distinct) folded in:
-    the same entries :func:`reduce_entries` gives their concatenation, for integer ``cols``
-    (their sums are exact in any order), by one search and one insertion per column instead
-    of a sort of every entry (a hundred new scores into a million: about 3 ms against 20)."""
-    at = np.searchsorted(keys, new_keys)
-    held = np.zeros(len(new_keys), dtype=bool)
-    inside = at < len(keys)
-    held[inside] = keys[at[inside]] == new_keys[inside]
-    fresh = ~held
-    before = at[fresh]
-    out_keys = np.insert(keys, before, new_keys[fresh])
-    out = [np.insert(c, before, n[fresh]) for c, n in zip(cols, new_cols, strict=True)]
-    if held.any():
-        # A held key's entry moved up by the new keys inserted before it.
-        where = at[held] + np.searchsorted(before, at[held], side="right")
-        for c, n in zip(out, new_cols, strict=True):
-            c[where] += n[held]
-    return out_keys, out
 
 
 def reduce_raw(keys: np.ndarray, cols: list[np.ndarray], values: np.ndarray | None) -> Entries:
@@ -197,43 +234,3 @@ def _extremes(lo: np.ndarray, hi: np.ndarray, k: np.ndarray, xs: np.ndarray, fre
             k, xs = k[rows], xs[rows]
     np.minimum.at(lo, k, xs)
     np.maximum.at(hi, k, xs)
-
-
-def fold_grid(parts: list[Grid], dtype: Any, size: int) -> Grid:
-    """The entries of grid stores ``parts`` (as ``(keys, neg, pos, lo, hi)``, keys distinct,
-    in ``0 .. size - 1``), accumulated over the whole grid in their order."""
-    pos = np.zeros(size, dtype=dtype)
-    neg = np.zeros(size, dtype=dtype)
-    lo = np.full(size, np.inf)
-    hi = np.full(size, -np.inf)
-    for k, p_neg, p_pos, p_lo, p_hi in parts:  # distinct keys: plain fancy indexing is exact
-        pos[k] += p_pos
-        neg[k] += p_neg
-        lo[k] = np.minimum(lo[k], p_lo)
-        hi[k] = np.maximum(hi[k], p_hi)
-    keys = np.flatnonzero(lo <= hi)
-    return keys.astype(np.int64), neg[keys], pos[keys], lo[keys], hi[keys]
-
-
-def merge_subset(first: Grid, second: Grid, dtype: Any) -> Grid | None:
-    """The merge of two grid stores' entries when one's keys all lie among the other's: the
-    larger's arrays updated at the smaller's positions (no pass over the whole grid), sums
-    added in the order :func:`fold_grid` adds them. None otherwise."""
-    big, small = (first, second) if len(first[0]) >= len(second[0]) else (second, first)
-    keys, small_keys = big[0], small[0]
-    if not len(small_keys):
-        return keys, big[1].astype(dtype), big[2].astype(dtype), big[3], big[4]
-    at = np.searchsorted(keys, small_keys)
-    if at[-1] >= len(keys) or not (keys[at] == small_keys).all():
-        return None
-    neg, pos = big[1].astype(dtype), big[2].astype(dtype)  # copies
-    lo, hi = big[3].copy(), big[4].copy()
-    if big is first:  # first part first, as fold_grid adds them
-        neg[at] += small[1]
-        pos[at] += small[2]
-    else:
-        neg[at] = small[1] + neg[at]
-        pos[at] = small[2] + pos[at]
-    lo[at] = np.minimum(lo[at], small[3])
-    hi[at] = np.maximum(hi[at], small[4])
-    return keys, neg, pos, lo, hi

@@ -1,6 +1,7 @@
-"""The checks of a score store's wire form: every field of ``ScoreBuckets.to_wire``, decoded
-from untrusted bytes, is checked before a store is built from it (a ``ValueError`` naming the
-field otherwise, which ``loads`` reports as a ``StateDecodeError``)."""
+"""A score store's wire form: the tree :func:`wire_form` writes for ``ScoreBuckets.to_wire``,
+and its checks. Every field of such a tree, decoded from untrusted bytes, is checked before a
+store is built from it (:func:`checked_entries`: a ``ValueError`` naming the field otherwise,
+which ``loads`` reports as a ``StateDecodeError``)."""
 
 from __future__ import annotations
 
@@ -11,17 +12,28 @@ from typing import Any
 import numpy as np
 
 from .._codec import COUNT_LIMIT, SMALL_CHECK, check_counts
+from ._bucket_batch import Fields
 from .mappings import REAL_FINE_BITS, REAL_MAX_BUCKETS, BucketMapping, real_at
 
-__all__ = ["checked_entries"]
+__all__ = ["checked_entries", "wire_form"]
 
 _F64 = np.dtype(np.float64)
 _I64 = np.dtype(np.int64)
 
-Entries = tuple[np.ndarray, np.ndarray, np.ndarray, Any, Any, "int | None"]
+
+def wire_form(fields: Fields, exact: bool) -> dict[str, Any]:
+    """The wire tree of a folded store's ``fields``: ``scores``, ``pos``, ``neg`` when
+    ``exact``; else ``lo``, ``hi``, ``pos``, ``neg`` and, for ``"real"`` stores, ``bits``."""
+    keys, pos, neg, lo, hi, bits = fields
+    if exact:
+        return {"scores": keys, "pos": pos, "neg": neg}
+    wire: dict[str, Any] = {"lo": lo, "hi": hi, "pos": pos, "neg": neg}
+    if bits is not None:  # an empty store has no resolution of its own yet
+        wire["bits"] = bits if len(keys) else REAL_FINE_BITS
+    return wire
 
 
-def checked_entries(wire: Any, mapping: BucketMapping | None, floor_bits: int | None) -> Entries:
+def checked_entries(wire: Any, mapping: BucketMapping | None, floor_bits: int | None) -> Fields:
     """``(keys, pos, neg, lo, hi, bits)`` of a store's wire form, checked.
 
     ``mapping``: the store's (None: exact, the keys are the distinct scores and ``lo``/``hi``
@@ -112,7 +124,7 @@ def _small_entries(
     floor_bits: int | None,
     bits: int | None,
     exact: bool,
-) -> Entries:
+) -> Fields:
     """:func:`checked_entries` past the arrays' types, for at most ``SMALL_CHECK`` entries:
     the same checks in the same order (the same stores refused, with the same messages), read
     off the values as Python numbers rather than by a dozen numpy reductions, whose fixed cost

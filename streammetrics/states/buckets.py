@@ -8,6 +8,15 @@ weights stay exact up to 2**53). The entries are always sorted, reduced and free
 buckets, so the state is canonical: any split of a stream merged in any order gives the same
 bytes.
 
+This module holds the store itself: its fields and reads, the queue of batches, the count-bound
+checks, merging, the wire form and copies. Its kernels are pure functions over arrays, beside it:
+
+- ``states._bucket_batch``: the rows of a batch as entries (dense counts on a grid, else a sort);
+- ``states._bucket_merge``: the entries of several stores as one store's (the merges, and the
+  fold of the queue), with the adaptive resolution of ``"real"`` stores;
+- ``states._bucket_wire``: the wire form, written and, read from bytes, checked;
+- ``states._bucket_stack``: one batch into many grid stores at once (``Bootstrap``, ``Sliced``).
+
 The mappings live in :mod:`streammetrics.states.mappings`, the values of a table of entries
 (``auc_from_table``, ``ap_from_table``, ``curve_counts``) in
 :mod:`streammetrics.states.score_tables`.
@@ -23,31 +32,17 @@ import numpy as np
 from .._codec import check_sum, held_total
 from ..base import StateBlock
 from ..errors import IncompatibleStateError
-from ._bucket_batch import (
-    count_grid,
-    fold_grid,
-    insert_entries,
-    merge_subset,
-    reduce_entries,
-    reduce_raw,
-)
-from ._bucket_wire import checked_entries
+from ._bucket_batch import Fields, batch_entries, reduce_entries
+from ._bucket_merge import fold_grid, fold_sparse, merge_subset
+from ._bucket_wire import checked_entries, wire_form
 from ._fold import queue_full
-from .mappings import (
-    REAL_FINE_BITS,
-    REAL_MAX_BUCKETS,
-    BucketMapping,
-    RealBits,
-    bfloat16_keys,
-    collapse_real,
-    real_at,
-)
+from .mappings import REAL_FINE_BITS, BucketMapping, RealBits, bfloat16_keys, real_at
 
 __all__ = ["ScoreBuckets"]
 
 _F64 = np.dtype(np.float64)
 _I64 = np.dtype(np.int64)
-_reduce = reduce_entries  # the name states.stacked imports
+_reduce = reduce_entries  # the name tests/test_sliced_stacked.py imports
 
 
 class ScoreBuckets(StateBlock):
@@ -138,26 +133,6 @@ class ScoreBuckets(StateBlock):
         """Each bucket's lowest score on its grid, ascending (grid stores only)."""
         return self._keymap().lower_edges(self.keys)
 
-    def _fit_budget(self) -> None:
-        """``"real"``: halve the resolution of every bucket until at most ``REAL_MAX_BUCKETS``
-        remain (not below the configured resolution). The level reached depends only on the
-        set of buckets held, so any split of a stream, merged in any order, gives the same
-        bytes."""
-        if self._bits is None or len(self._keys) <= REAL_MAX_BUCKETS:
-            return
-        keys, shift, room = self._keys, 0, self._bits - self._floor_bits()
-        while shift < room:
-            shift += 1
-            if np.count_nonzero(np.diff(collapse_real(keys, shift))) + 1 <= REAL_MAX_BUCKETS:
-                break
-        if shift == 0:
-            return
-        assert self._lo is not None and self._hi is not None
-        self._keys, (self._pos, self._neg), self._lo, self._hi = _reduce(
-            collapse_real(keys, shift), [self._pos, self._neg], self._lo, self._hi
-        )
-        self._bits -= shift
-
     @property
     def keys(self) -> np.ndarray:
         self._flush()
@@ -201,7 +176,7 @@ class ScoreBuckets(StateBlock):
         parts = [self, *self._pending]
         known = [p._remembered() for p in parts]
         self._pending = []
-        self._reduce_parts(parts, np.result_type(*(p._pos.dtype for p in parts)))
+        self._fold(parts, np.result_type(*(p._pos.dtype for p in parts)))
         if all(t is not None for t in known):  # the same rows: the same total
             self._total = (self._pos, self._neg, sum(known))  # type: ignore[arg-type]
 
@@ -212,49 +187,10 @@ class ScoreBuckets(StateBlock):
             return cached[2]
         return None
 
-    def _reduce_parts(self, parts: list[ScoreBuckets], dtype: Any) -> None:
-        """Set this store to the entries of ``parts``, sorted and folded by key (``"real"``:
-        at the coarsest resolution among them, then fitted to the bucket budget)."""
-        if self.exact and dtype == _I64 and self._insert_few(parts):
-            return
-        if self._bits is not None:
-            held = [p._bits for p in parts if len(p._keys) and p._bits is not None]
-            level = min(held) if held else REAL_FINE_BITS
-            keys = np.concatenate(
-                [collapse_real(p._keys, (p._bits or level) - level) for p in parts]
-            )
-        else:
-            keys = np.concatenate([p._keys for p in parts])
-        cols = [
-            np.concatenate([p._pos for p in parts]).astype(dtype),
-            np.concatenate([p._neg for p in parts]).astype(dtype),
-        ]
-        lo = None if self.exact else np.concatenate([p.lo for p in parts])
-        hi = None if self.exact else np.concatenate([p.hi for p in parts])
-        # Each part is sorted: the stable sort in _reduce merges the runs (timsort).
-        self._keys, (self._pos, self._neg), self._lo, self._hi = _reduce(keys, cols, lo, hi)
-        if self._bits is not None:
-            self._bits = level
-            self._fit_budget()
-
-    def _insert_few(self, parts: list[ScoreBuckets]) -> bool:
-        """Exact counts: set this store to ``parts`` folded by inserting the entries of all
-        but the largest into it, when they are few (at most an eighth of it); False, with
-        nothing changed, otherwise. The entries are the sort's: counts add exactly."""
-        big = max(parts, key=lambda p: len(p._keys))
-        rest = [p for p in parts if p is not big]
-        if not rest or 8 * sum(len(p._keys) for p in rest) > len(big._keys):
-            return False
-        keys, cols, _, _ = _reduce(
-            np.concatenate([p._keys for p in rest]),
-            [np.concatenate([p._pos for p in rest]), np.concatenate([p._neg for p in rest])],
-            None,
-            None,
-        )
-        self._keys, (self._pos, self._neg) = insert_entries(
-            big._keys, [big._pos, big._neg], keys, cols
-        )
-        return True
+    def _fields(self) -> Fields:
+        """The main arrays and bits (the queue aside). No method writes into the arrays, so
+        their identity is also the store's version (:meth:`derived`)."""
+        return self._keys, self._pos, self._neg, self._lo, self._hi, self._bits
 
     def _empty_like(self) -> ScoreBuckets:
         return ScoreBuckets(self.mapping)
@@ -292,7 +228,8 @@ class ScoreBuckets(StateBlock):
         Rows of zero weight are left out, as scikit-learn leaves them out of its curves.
         ``keys`` may pass precomputed bucket keys of ``scores``. With ``base`` (a folded store
         of a grid mapping, like this one) the result is ``base`` merged with the batch, counted
-        in one dense pass: the grid's arrays start from ``base`` instead of from zero.
+        in one dense pass: the grid's arrays start from ``base`` instead of from zero. The
+        counting is :func:`~streammetrics.states._bucket_batch.batch_entries`.
         """
         out = self._empty_like()
         out._bits = self._bits
@@ -307,38 +244,9 @@ class ScoreBuckets(StateBlock):
             if weights is not None:
                 out._pos, out._neg = out._pos.astype(_F64), out._neg.astype(_F64)
             return out
-        size = None if self.mapping is None else self.mapping.size
-        offset = 0
-        if self.mapping is not None and size is None:
-            # Sparse keys ("real"): count densely over the batch's key range when it is small.
-            keys = self._keymap().keys(scores) if keys is None else keys
-            kmin, kmax = int(keys.min()), int(keys.max())
-            if kmax - kmin < max(1 << 16, 4 * len(keys)):
-                offset, size = kmin, kmax - kmin + 1
-                keys = keys - kmin
-        if size is not None:
-            assert self.mapping is not None
-            dtype = _I64 if weights is None else _F64
-            if base is not None:
-                dtype = np.result_type(dtype, base._pos.dtype)
-            held = None if base is None or not len(base._keys) else base
-            out._keys, out._neg, out._pos, out._lo, out._hi = count_grid(
-                self.mapping, size, dtype, scores, positive, weights, keys, held
-            )
-            out._keys += offset
-            return out
-        scores = scores + 0.0  # -0.0 becomes +0.0: one value, one key
-        if self.mapping is None:
-            k = scores
-        else:
-            k = self._keymap().keys(scores) if keys is None else keys
-        w = np.ones(len(scores), dtype=_I64) if weights is None else weights
-        pos = np.where(positive, w, 0)
-        neg = np.where(positive, 0, w)
-        minmax = None if self.mapping is None else scores
-        keys_r, (pos_r, neg_r), lo_r, hi_r = reduce_raw(k, [pos, neg], minmax)
-        out._keys, out._pos, out._neg = keys_r, pos_r, neg_r
-        out._lo, out._hi = lo_r, hi_r
+        keymap = None if self.mapping is None else self._keymap()
+        entries = batch_entries(keymap, scores, positive, weights, keys, base)
+        out._keys, out._pos, out._neg, out._lo, out._hi = entries
         return out
 
     def add(
@@ -367,14 +275,7 @@ class ScoreBuckets(StateBlock):
         batch = self.batch(scores, positive, weights)
         batch._total = (batch._pos, batch._neg, total)  # its rows' total, known: remembered
         out = self._empty_like()
-        out._bits = self._bits
-        out._keys, out._pos, out._neg, out._lo, out._hi = (
-            self._keys,
-            self._pos,
-            self._neg,
-            self._lo,
-            self._hi,
-        )
+        out._keys, out._pos, out._neg, out._lo, out._hi, out._bits = self._fields()
         out._total = self._total  # the same main arrays: their remembered total holds
         out._pending = [*self._pending, batch]
         if queue_full(sum(len(p._keys) for p in out._pending), len(out._keys)):
@@ -439,23 +340,12 @@ class ScoreBuckets(StateBlock):
             out._pos, out._neg = out._pos.astype(dtype), out._neg.astype(dtype)
             return out
         out = self._empty_like()
-        size = None if self.mapping is None else self.mapping.size
-        if size is not None:
-            out._fold_dense([self, other], dtype, size)
-        else:
-            out._reduce_parts([self, other], dtype)
+        out._fold([self, other], dtype)
         return out
 
     def merge(self, other: Any) -> None:
         new = self.merged(other)
-        self._keys, self._pos, self._neg, self._lo, self._hi, self._bits = (
-            new._keys,
-            new._pos,
-            new._neg,
-            new._lo,
-            new._hi,
-            new._bits,
-        )
+        self._keys, self._pos, self._neg, self._lo, self._hi, self._bits = new._fields()
 
     def merge_many(self, others: list[Any]) -> None:
         """Fold many stores at once: one dense accumulation over a grid, one sorted reduction
@@ -477,41 +367,32 @@ class ScoreBuckets(StateBlock):
             if self._pos.dtype != dtype:
                 self._pos, self._neg = self._pos.astype(dtype), self._neg.astype(dtype)
             return
+        self._fold(parts, dtype, subset=True)
+
+    def _fold(self, parts: list[ScoreBuckets], dtype: Any, subset: bool = False) -> None:
+        """Set this store to the entries of the folded stores ``parts`` (``self`` among them or
+        not), counts in ``dtype``: on a grid, one dense accumulation in their order (with
+        ``subset``, two stores where one's buckets all lie among the other's: the larger
+        updated, as when a running total absorbs one more shard); otherwise one sorted
+        reduction (``"real"``: at the coarsest resolution among them, then fitted to the bucket
+        budget). The kernels are in :mod:`~streammetrics.states._bucket_merge`."""
         size = None if self.mapping is None else self.mapping.size
-        if size is not None and len(parts) == 2 and self._merge_subset(parts, dtype):
+        if size is None:
+            floor = None if self._bits is None else self._floor_bits()
+            folded = fold_sparse([p._fields() for p in parts], dtype, floor)
+            self._keys, self._pos, self._neg, self._lo, self._hi, self._bits = folded
             return
-        if size is not None:
-            self._fold_dense(parts, dtype, size)
-        else:
-            self._reduce_parts(parts, dtype)
-
-    def _fold_dense(self, parts: list[ScoreBuckets], dtype: Any, size: int) -> None:
-        """Set this grid store to the entries of ``parts`` (folded stores, ``self`` among them
-        or not), accumulated over the whole grid in their order."""
         grids = [(p._keys, p._neg, p._pos, p.lo, p.hi) for p in parts]
-        self._keys, self._neg, self._pos, self._lo, self._hi = fold_grid(grids, dtype, size)
-
-    def _merge_subset(self, parts: list[ScoreBuckets], dtype: Any) -> bool:
-        """Set this store to the merge of two when one's buckets are all among the other's
-        (a running total absorbing one more shard, as ``sum()`` does); False, with nothing
-        changed, otherwise."""
-        first, second = ((p._keys, p._neg, p._pos, p.lo, p.hi) for p in parts)
-        entries = merge_subset(first, second, dtype)
+        entries = merge_subset(grids[0], grids[1], dtype) if subset and len(grids) == 2 else None
         if entries is None:
-            return False
+            entries = fold_grid(grids, dtype, size)
         self._keys, self._neg, self._pos, self._lo, self._hi = entries
-        return True
 
     # -- wire ----------------------------------------------------------------------------------
 
     def to_wire(self) -> Any:
         self._flush()
-        if self.exact:
-            return {"scores": self._keys, "pos": self._pos, "neg": self._neg}
-        wire: dict[str, Any] = {"lo": self.lo, "hi": self.hi, "pos": self._pos, "neg": self._neg}
-        if self._bits is not None:  # an empty store has no resolution of its own yet
-            wire["bits"] = self._bits if len(self._keys) else REAL_FINE_BITS
-        return wire
+        return wire_form(self._fields(), self.exact)
 
     def from_wire(self, wire: Any) -> ScoreBuckets:
         floor = None if self._bits is None else self._floor_bits()
@@ -538,29 +419,26 @@ class ScoreBuckets(StateBlock):
         store's arrays (updates and merges replace them), so their identity is its version
         (:meth:`~streammetrics.base.StateBlock.remembered`)."""
         self._flush()
-        return self.remembered(name, self._version(), make)
-
-    def _version(self) -> tuple[Any, ...]:
-        return (self._keys, self._pos, self._neg, self._lo, self._hi, self._bits)
+        return self.remembered(name, self._fields(), make)
 
     def keep(self, name: str, value: Any) -> None:
         """Hold ``value`` as :meth:`derived` would hold ``name``'s for the store as it is: a
         read made for it elsewhere, to the bit (``Sliced`` reads many stores at once)."""
         self._flush()
-        self.remembered(name, self._version(), lambda: value)
+        self.remembered(name, self._fields(), lambda: value)
 
     def kept(self, names: tuple[str, ...]) -> bool:
         """Whether :meth:`derived` has every one of ``names`` for the store as it is."""
         self._flush()
-        return all(self.is_remembered(name, self._version()) for name in names)
+        return all(self.is_remembered(name, self._fields()) for name in names)
 
     def merge_target(self) -> ScoreBuckets:
         """A copy sharing this store's arrays: no method writes into a store's arrays (updates
         and merges replace them), so ``a + b`` need not copy ``a``'s before the merge does."""
         self._flush()
         out = self._empty_like()
-        out._keys, out._pos, out._neg = self._keys, self._pos, self._neg
-        out._lo, out._hi, out._bits, out._total = self._lo, self._hi, self._bits, self._total
+        out._keys, out._pos, out._neg, out._lo, out._hi, out._bits = self._fields()
+        out._total = self._total
         return out
 
     def __deepcopy__(self, memo: dict[int, Any]) -> ScoreBuckets:
