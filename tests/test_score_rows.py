@@ -159,3 +159,36 @@ def test_packed_slices_of_long_tables_read_as_their_states(monkeypatch) -> None:
     intervals = {k: s[k].interval() for k in s.keys()}
     assert repr(s.compute()) == repr(values)
     assert repr(s.intervals()) == repr(intervals)
+
+
+def test_integer_running_sums_only_where_exact() -> None:
+    """Counts summed as integers give the float sums' floats only while every partial sum is
+    an exact float: a total that rounds to 2**53 takes the float sums, as 0.8.25 did."""
+    from streammetrics.states.score_tables import ap_from_table, auc_from_table
+
+    lo = hi = np.array([0.1, 0.2, 0.3, 0.4])
+    pos = np.array([1, 2, 3, 4])
+    neg = np.array([2**53, 1, 1, 0])
+    for read in (auc_from_table, ap_from_table):
+        counts = read(lo, hi, pos, neg)
+        floats = read(lo, hi, pos.astype(np.float64), neg.astype(np.float64))
+        assert repr(counts) == repr(floats)
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.float64, np.float32, np.float16])
+def test_placements_are_cum_less_half_of_every_dtype(dtype: type) -> None:
+    """DeLong's placements ``cum - w / 2``: the floats of numpy's mixed subtract for every
+    dtype ``delong`` takes, subnormal halves included (narrow floats halve in their dtype)."""
+    from streammetrics.states._delong_rows import _less_half
+
+    rng = np.random.default_rng(1)
+    if np.dtype(dtype).kind == "i":
+        w = rng.integers(0, 9, (3, 200)).astype(dtype)
+    else:
+        tiny = np.finfo(dtype).smallest_subnormal
+        w = (rng.integers(0, 9, (3, 200)) * tiny).astype(dtype)
+        w[:, ::7] = rng.random((3, 29)).astype(dtype)
+    cum = np.cumsum(w, axis=1)
+    want = np.subtract(cum, 0.5 * w, dtype=np.float64)
+    assert _less_half(cum, w).tobytes() == want.tobytes()
+    assert _less_half(cum[0], w[0]).tobytes() == want[0].tobytes()

@@ -96,8 +96,8 @@ def insert_entries(
 def _inserted(parts: list[Fields]) -> Fields | None:
     """Exact stores of integer counts folded by inserting the entries of all but the largest
     into it, when they are few (at most an eighth of it); None otherwise."""
-    big = max(parts, key=lambda p: len(p[0]))
-    rest = [p for p in parts if p is not big]
+    at = max(range(len(parts)), key=lambda i: len(parts[i][0]))
+    big, rest = parts[at], [p for i, p in enumerate(parts) if i != at]
     if not rest or 8 * sum(len(p[0]) for p in rest) > len(big[0]):
         return None
     keys, cols, _, _ = reduce_entries(

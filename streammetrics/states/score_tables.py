@@ -119,20 +119,21 @@ def _auc_row(
 
 _sum, _accumulate = np.add.reduce, np.add.accumulate  # (ndarray.sum and np.cumsum, 1 µs less)
 
-#: Integer running sums up to this total are exact as float64 sums too.
+#: Integer running sums of a total below this are exact as float64 sums too.
 _EXACT_TOTAL = 2.0**53
 
 
 def _running(counts: np.ndarray, as_float: np.ndarray, total: float | None) -> np.ndarray:
-    """The running sums of ``as_float`` (``counts`` as float64), in float64. Integer counts
-    whose total (``None``: not yet known) is at most 2**53 are summed as integers: every
-    partial sum is then an exact float either way, so the floats are the float sum's, and an
-    integer running sum vectorises (a float one waits on each add: 3.3 ms at a million
-    entries, against 0.4)."""
+    """The running sums of ``as_float`` (``counts`` as float64), in float64. Non-negative
+    integer counts whose float total (``None``: not yet known) is below 2**53 are summed as
+    integers: every partial sum is then an exact float either way, so the floats are the
+    float sum's, and an integer running sum vectorises (a float one waits on each add: 3.3 ms
+    at a million entries, against 0.4). (A true total past 2**53 never sums below it as
+    floats; a store's counts are never negative, forged ones are refused.)"""
     if counts.dtype.kind == "i":
         if total is None:
             total = float(_sum(as_float))
-        if total <= _EXACT_TOTAL:
+        if total < _EXACT_TOTAL and (not len(counts) or counts.min() >= 0):
             out: np.ndarray = _accumulate(counts).astype(np.float64)
             return out
     found: np.ndarray = _accumulate(as_float)
