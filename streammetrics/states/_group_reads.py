@@ -141,7 +141,7 @@ def read_groups(
     parts = [restricted(t, changed) for t in (block._main, *block._pending)]
     table = fold_tables(parts, block.mapping, block._sketched)
     labels, arrays = spliced(last[1], last[2], table.labels, make(table))
-    block._read, block._fresh = (name, labels, arrays), []
+    block._read, block._fresh, block._fresh_size = (name, labels, arrays), [], 0
     return labels, arrays
 
 
@@ -150,5 +150,5 @@ def _read_all(
 ) -> tuple[np.ndarray, Arrays]:
     table = block.table()
     arrays = make(table)
-    block._read, block._fresh = (name, table.labels, arrays), []
+    block._read, block._fresh, block._fresh_size = (name, table.labels, arrays), [], 0
     return table.labels, arrays
