@@ -52,7 +52,8 @@ GroupRead = tuple[str, np.ndarray, Arrays]
 
 def restricted(t: _Table, labels: np.ndarray) -> _Table:
     """The entries of ``t``'s groups among ``labels`` (sorted, distinct), as a table of those
-    groups: two searches and one gather, O(len(labels) log + entries taken)."""
+    groups: a search of its labels, two of its group codes and one gather per column,
+    O(len(labels) log + entries taken)."""
     at = np.searchsorted(t.labels, labels)
     inside = at < len(t.labels)
     at = at[inside]
