@@ -42,6 +42,14 @@ def _batch(rng: np.random.Generator, n: int, groups: int, kind: str, weighted: b
     return y, s, g, w
 
 
+def _full_reads(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """A list that gains an item at every full read (``_group_reads._read_all``)."""
+    found: list[int] = []
+    read_all = _group_reads._read_all
+    monkeypatch.setattr(_group_reads, "_read_all", lambda *a: found.append(1) or read_all(*a))
+    return found
+
+
 CONFIGS = [
     ({}, "int", False),
     ({"max_exact": 3}, "int", False),  # groups pass max_exact between reads
@@ -56,9 +64,7 @@ CONFIGS = [
 def test_reads_after_updates_equal_fresh_reads(
     config: dict, kind: str, weighted: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    full_reads = []
-    read_all = _group_reads._read_all
-    monkeypatch.setattr(_group_reads, "_read_all", lambda *a: full_reads.append(1) or read_all(*a))
+    full_reads = _full_reads(monkeypatch)
     rng = np.random.default_rng(len(repr(config)) + weighted)
     served, twin = sm.GAUC(**config), sm.GAUC(**config)
     for y, s, g, w in [_batch(rng, 4000, 600, kind, weighted)]:
@@ -158,9 +164,7 @@ def test_spliced_takes_new_values_and_new_labels() -> None:
 def test_the_first_weights_read_in_full(monkeypatch: pytest.MonkeyPatch) -> None:
     """Weights make every group's sums float ones, which past 2**53 pairs in a group differ
     from the integer sums a kept read took: the first weighted update forgets it."""
-    full_reads = []
-    read_all = _group_reads._read_all
-    monkeypatch.setattr(_group_reads, "_read_all", lambda *a: full_reads.append(1) or read_all(*a))
+    full_reads = _full_reads(monkeypatch)
     rng = np.random.default_rng(4)
     m = sm.GAUC()
     y, s, g, _ = _batch(rng, 5000, 400, "int", False)
@@ -196,9 +200,7 @@ def test_a_long_served_stream_stays_partial(monkeypatch: pytest.MonkeyPatch) -> 
     """The count of groups changed since the last read starts again at every read: 0.8.26's
     first cut kept adding to it, and every read whose running count passed the number of
     groups was a full one (one read in ten at 1,000-row updates over 10,000 groups)."""
-    full_reads = []
-    read_all = _group_reads._read_all
-    monkeypatch.setattr(_group_reads, "_read_all", lambda *a: full_reads.append(1) or read_all(*a))
+    full_reads = _full_reads(monkeypatch)
     rng = np.random.default_rng(6)
     m = sm.GAUC()
     y, s, g, _ = _batch(rng, 20_000, 1000, "int", False)
