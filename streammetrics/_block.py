@@ -103,6 +103,24 @@ class StateBlock(ABC):
         memo[name] = (version, value)
         return value
 
+    def remember(self, name: str, version: tuple[Any, ...], value: Any) -> None:
+        """Hold ``value`` as :meth:`remembered` would have made it for ``version``, in place of
+        what ``name`` held."""
+        self.__dict__.setdefault("_memo", {})[name] = (version, value)
+
+    def holds(self, name: str) -> bool:
+        """Whether :meth:`remembered` holds anything under ``name``, for any version."""
+        return name in self.__dict__.get("_memo", {})
+
+    def pass_on(self, other: StateBlock, names: tuple[str, ...]) -> None:
+        """Give ``other`` what this block remembers under ``names``: each stays kept with its
+        version, so it serves ``other`` only while those objects are ``other``'s too (a block
+        built around this one's arrays)."""
+        memo = self.__dict__.get("_memo", {})
+        kept = {name: memo[name] for name in names if name in memo}
+        if kept:
+            other.__dict__.setdefault("_memo", {}).update(kept)
+
     def is_remembered(self, name: str, version: tuple[Any, ...]) -> bool:
         """Whether :meth:`remembered` holds ``name`` for ``version``."""
         found = self.__dict__.get("_memo", {}).get(name)

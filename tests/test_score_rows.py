@@ -163,16 +163,21 @@ def test_packed_slices_of_long_tables_read_as_their_states(monkeypatch) -> None:
 
 def test_integer_running_sums_only_where_exact() -> None:
     """Counts summed as integers give the float sums' floats only while every partial sum is
-    an exact float: a total that rounds to 2**53 takes the float sums, as 0.8.25 did."""
+    an exact float: a total that rounds to 2**53 takes the float sums, as 0.8.25 did, for AP;
+    the AUC of counts takes exact integer sums there (0.8.27): its numerator rounded once."""
+    from fractions import Fraction
+
     from streammetrics.states.score_tables import ap_from_table, auc_from_table
 
     lo = hi = np.array([0.1, 0.2, 0.3, 0.4])
     pos = np.array([1, 2, 3, 4])
     neg = np.array([2**53, 1, 1, 0])
-    for read in (auc_from_table, ap_from_table):
-        counts = read(lo, hi, pos, neg)
-        floats = read(lo, hi, pos.astype(np.float64), neg.astype(np.float64))
-        assert repr(counts) == repr(floats)
+    counts = ap_from_table(lo, hi, pos, neg)
+    assert repr(counts) == repr(ap_from_table(lo, hi, pos * 1.0, neg * 1.0))
+    value, bound = auc_from_table(lo, hi, pos, neg)
+    below = [Fraction(2**53, 2), 2**53 + Fraction(1, 2), 2**53 + 1 + Fraction(1, 2), 2**53 + 2]
+    ranked = sum(p * b for p, b in zip([1, 2, 3, 4], below, strict=True))  # (exact, rounded once)
+    assert (value, bound) == (float(ranked) / (10.0 * float(2**53 + 2)), 0.0)
 
 
 @pytest.mark.parametrize("dtype", [np.int64, np.float64, np.float32, np.float16])

@@ -30,10 +30,11 @@ from .._intervals import ap_interval
 from ..base import Metric
 from ..errors import InputError
 from ..states._bucket_stack import BucketStack
+from ..states._delong_rows import delong_of_sums
 from ..states._group_table import auc_of_counts
 from ..states.buckets import ScoreBuckets
 from ..states.mappings import DEFAULT_RESOLUTION, mapping_for
-from ..states.score_tables import ap_from_table, auc_from_table, curve_counts
+from ..states.score_tables import ap_from_table, auc_from_table, auc_of_sums, curve_counts
 from ..uncertainty import (
     NAN_INTERVAL,
     check_level,
@@ -199,10 +200,14 @@ class ROCAUC(_BinaryScoreMetric):
         return self._auc()[0]
 
     def _auc(self) -> tuple[float, float]:
-        """``(AUC, bound)``, once per state (``ScoreBuckets.derived``)."""
-        found: tuple[float, float] = self.hist.derived(
-            "auc", lambda: auc_from_table(*self._table())
-        )
+        """``(AUC, bound)``, once per state (``ScoreBuckets.derived``); an exact store of
+        counts from its exact sums (``ScoreBuckets.exact_sums``: a served store reads past a
+        few queued rows), the same floats as from its table."""
+        h = self.hist
+        sums = h.exact_sums() if h.exact else None
+        if sums is not None:
+            return auc_of_sums(sums), 0.0
+        found: tuple[float, float] = h.derived("auc", lambda: auc_from_table(*self._table()))
         return found
 
     @classmethod
@@ -240,7 +245,11 @@ class ROCAUC(_BinaryScoreMetric):
         if self.count == 0:
             return NAN_INTERVAL
         h = self.hist
-        auc, var = h.derived("delong", lambda: delong(h.pos, h.neg))
+        sums = h.exact_sums() if h.exact else None
+        found = None if sums is None else delong_of_sums(sums)  # (None: a spread cancels)
+        if found is None:
+            found = h.derived("delong", lambda: delong(h.pos, h.neg))
+        auc, var = found
         widen = 0.0 if h.exact else self._auc()[1]  # error_bound(), its count checked
         return normal_interval(auc, math.sqrt(max(var, 0.0)), level, (0.0, 1.0), widen)
 

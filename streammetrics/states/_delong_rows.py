@@ -13,9 +13,10 @@ import math
 
 import numpy as np
 
+from ._exact_sums import Sums, table_sums
 from ._row_sums import row_dots
 
-__all__ = ["delong_row", "delong_rows"]
+__all__ = ["delong_of_sums", "delong_row", "delong_rows"]
 
 
 def delong_rows(pos: np.ndarray, neg: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -23,7 +24,8 @@ def delong_rows(pos: np.ndarray, neg: np.ndarray) -> tuple[np.ndarray, np.ndarra
     weights, each row ascending by score (see ``uncertainty.delong``); nan for a row without two
     of each class. The prefix sums run on the tables' own dtype (integer counts sum exactly);
     each spread is ``sum w v**2 - W mean**2`` from the placements, or a second pass where that
-    difference cancels (``_spreads``). One row goes to :func:`delong_row`."""
+    difference cancels (``_spreads``). One row goes to :func:`delong_row`, as do rows of integer
+    counts whose float sums may round (they take exact integer sums there)."""
     many, size = pos.shape
     if many == 1:
         found = delong_row(pos[0], neg[0])
@@ -51,23 +53,45 @@ def delong_rows(pos: np.ndarray, neg: np.ndarray) -> tuple[np.ndarray, np.ndarra
         s10 = _spreads(s2 / (n_tot * n_tot), p_tot * auc * auc, pos, below, n_tot, auc)
         s01 = _spreads(u2 / (p_tot * p_tot), n_tot * (rest * rest), neg, under, p_tot, rest)
         var = _floor(s10) / (p_tot - 1.0) / p_tot + _floor(s01) / (n_tot - 1.0) / n_tot
-    return np.where(known, auc, math.nan), np.where(known, var, math.nan)
+    auc, var = np.where(known, auc, math.nan), np.where(known, var, math.nan)
+    if pos.dtype.kind == "i" and neg.dtype.kind == "i":
+        # Rows whose float sums may round (a sum past 2**53) are read as one row reads them:
+        # from exact integer sums (see delong_row).
+        for i in np.flatnonzero(known & (4.0 * p_tot * n_tot * np.maximum(p_tot, n_tot) >= _EXACT)):
+            found = delong_row(pos[i].astype(np.int64), neg[i].astype(np.int64))
+            assert found is not None
+            auc[i], var[i] = found
+    return auc, var
+
+
+#: Integer sums below this are exact as float sums too (any order).
+_EXACT = 2.0**53
 
 
 #: The dtypes :func:`delong_row` takes (a store's counts or weights): ``np.add.accumulate``
 #: keeps them, as ``np.cumsum`` does (which widens smaller integers).
 _ROW_DTYPES = (np.dtype(np.int64), np.dtype(np.float64))
+_I64 = np.dtype(np.int64)
 
 
 def delong_row(pos: np.ndarray, neg: np.ndarray) -> tuple[float, float] | None:
     """:func:`delong_rows` of one table given as 1-D arrays of int64 or float64 (else None), by
     the same operations on 1-D arrays and, after the sums, on Python floats (IEEE's ``+ - *
     /`` as numpy's; no division by zero: both totals are above 1), at about a third of the
-    cost; ``tests/test_score_rows.py`` holds every float to a two-row array's."""
+    cost; ``tests/test_score_rows.py`` holds every float to a two-row array's.
+
+    Integer counts within :func:`~streammetrics.states._exact_sums.fits` take their sums as
+    exact integers (``table_sums``), each rounded once: the float sums' values wherever those
+    are exact (every sum below 2**53), and the same whichever way the sums were reached (a
+    served store reads them from kept prefix sums: :func:`delong_of_sums`)."""
     if pos.dtype not in _ROW_DTYPES or neg.dtype not in _ROW_DTYPES:
         return None
     if pos.shape[0] == 0:
         return math.nan, math.nan
+    if pos.dtype == _I64 and neg.dtype == _I64:
+        sums = table_sums(pos, neg)
+        if sums is not None:
+            return _of_sums(sums, pos, neg)
     with np.errstate(all="ignore"):
         cum_n, cum_p = _accumulate(neg), _accumulate(pos)
         p_tot, n_tot = float(cum_p[-1]), float(cum_n[-1])
@@ -83,6 +107,41 @@ def delong_row(pos: np.ndarray, neg: np.ndarray) -> tuple[float, float] | None:
         rest = 1.0 - auc
         s10 = _spread(s2 / (n_tot * n_tot), p_tot * auc * auc, pos, below, n_tot, auc)
         s01 = _spread(u2 / (p_tot * p_tot), n_tot * (rest * rest), neg, under, p_tot, rest)
+    s10 = 0.0 if 0.0 > s10 else s10  # max(s10, 0.0)
+    s01 = 0.0 if 0.0 > s01 else s01
+    return auc, s10 / (p_tot - 1.0) / p_tot + s01 / (n_tot - 1.0) / n_tot
+
+
+def delong_of_sums(sums: Sums) -> tuple[float, float] | None:
+    """:func:`delong_row`'s ``(auc, var)`` of a table of integer counts from its exact sums
+    ``(P, N, S1, S2, U2)`` (:mod:`~streammetrics.states._exact_sums`) alone; None where a
+    spread cancels and :func:`_spread` takes its second pass over the table."""
+    return _of_sums(sums, None, None)
+
+
+def _of_sums(
+    sums: Sums, pos: np.ndarray | None, neg: np.ndarray | None
+) -> tuple[float, float] | None:
+    """:func:`delong_row`'s steps after the sums, on ``s1, s2, u2 = S1 / 2, S2 / 4, U2 / 4``
+    (each exact after the one rounding of ``float``); the second pass of a cancelling spread
+    reads the table (None without it)."""
+    p_total, n_total, s1_x2, s2_x4, u2_x4 = sums
+    p_tot, n_tot = float(p_total), float(n_total)
+    if not (p_tot > 1 and n_tot > 1):
+        return math.nan, math.nan
+    auc = float(s1_x2) / 2.0 / (p_tot * n_tot)
+    rest = 1.0 - auc
+    squares10, mean10 = float(s2_x4) / 4.0 / (n_tot * n_tot), p_tot * auc * auc
+    squares01, mean01 = float(u2_x4) / 4.0 / (p_tot * p_tot), n_tot * (rest * rest)
+    s10, s01 = squares10 - mean10, squares01 - mean01
+    if not (s10 > 1e-6 * mean10 and s01 > 1e-6 * mean01):
+        if pos is None or neg is None:
+            return None
+        with np.errstate(all="ignore"):
+            below = _less_half(_accumulate(neg), neg)
+            s10 = _spread(squares10, mean10, pos, below, n_tot, auc)
+            under = _less_half(_accumulate(pos), pos)
+            s01 = _spread(squares01, mean01, neg, under, p_tot, rest)
     s10 = 0.0 if 0.0 > s10 else s10  # max(s10, 0.0)
     s01 = 0.0 if 0.0 > s01 else s01
     return auc, s10 / (p_tot - 1.0) / p_tot + s01 / (n_tot - 1.0) / n_tot

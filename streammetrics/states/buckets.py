@@ -17,9 +17,8 @@ checks, merging, the wire form and copies. Its kernels are pure functions over a
 - ``states._bucket_wire``: the wire form, written and, read from bytes, checked;
 - ``states._bucket_stack``: one batch into many grid stores at once (``Bootstrap``, ``Sliced``).
 
-The mappings live in :mod:`streammetrics.states.mappings`, the values of a table of entries
-(``auc_from_table``, ``ap_from_table``, ``curve_counts``) in
-:mod:`streammetrics.states.score_tables`.
+The mappings live in :mod:`streammetrics.states.mappings`, the values of a table of entries in
+:mod:`streammetrics.states.score_tables` and :mod:`streammetrics.states._exact_sums`.
 """
 
 from __future__ import annotations
@@ -35,7 +34,9 @@ from ..errors import IncompatibleStateError
 from ._bucket_batch import Fields, batch_entries, reduce_entries
 from ._bucket_merge import fold_grid, fold_sparse, merge_subset
 from ._bucket_wire import checked_entries, wire_form
+from ._exact_sums import Sums
 from ._fold import queue_full
+from ._score_reads import exact_sums
 from .mappings import REAL_FINE_BITS, BucketMapping, RealBits, bfloat16_keys, real_at
 
 __all__ = ["ScoreBuckets"]
@@ -173,12 +174,22 @@ class ScoreBuckets(StateBlock):
         """Fold queued batches into the main arrays (same logical contents)."""
         if not self._pending:
             return
-        parts = [self, *self._pending]
+        parts, self._pending = [self, *self._pending], []
+        self._flush_from(parts)
+
+    def _flush_from(self, parts: list[ScoreBuckets]) -> None:
+        """Set this store to the fold of ``parts``, the total remembered if theirs all are."""
         known = [p._remembered() for p in parts]
-        self._pending = []
         self._fold(parts, np.result_type(*(p._pos.dtype for p in parts)))
         if all(t is not None for t in known):  # the same rows: the same total
             self._total = (self._pos, self._neg, sum(known))  # type: ignore[arg-type]
+
+    def exact_sums(self) -> Sums | None:
+        """``(P, N, S1, S2, U2)`` of an exact store of counts, its queue included, as exact
+        integers; None for weights, grids, an empty store, or past ``_exact_sums.fits``. A
+        served store reads them past a short queue (:func:`~streammetrics.states._score_reads.
+        exact_sums`)."""
+        return exact_sums(self)
 
     def _remembered(self) -> float | None:
         """The main arrays' total if remembered (see :meth:`_held`), else None."""
@@ -278,6 +289,7 @@ class ScoreBuckets(StateBlock):
         out._keys, out._pos, out._neg, out._lo, out._hi, out._bits = self._fields()
         out._total = self._total  # the same main arrays: their remembered total holds
         out._pending = [*self._pending, batch]
+        self.pass_on(out, ("prefix", "placed"))  # (kept with the main arrays, out's too)
         if queue_full(sum(len(p._keys) for p in out._pending), len(out._keys)):
             out._flush()
         return out

@@ -14,7 +14,14 @@ from scipy.special import digamma
 
 from ._row_sums import row_dots
 
-__all__ = ["ap_from_table", "ap_of_rows", "auc_from_table", "auc_of_rows", "curve_counts"]
+__all__ = [
+    "ap_from_table",
+    "ap_of_rows",
+    "auc_from_table",
+    "auc_of_rows",
+    "auc_of_sums",
+    "curve_counts",
+]
 
 
 def auc_from_table(
@@ -33,6 +40,17 @@ def auc_from_table(
         values, bounds = _auc_rows(lo[None, :], hi[None, :], pos[None, :], neg[None, :])
         return float(values[0]), float(bounds[0])
     return found
+
+
+def auc_of_sums(sums: tuple[int, int, int, int, int]) -> float:
+    """:func:`auc_from_table`'s value of a table of integer counts from its exact sums
+    ``(P, N, S1, ...)`` (:mod:`~streammetrics.states._exact_sums`): ``S1 / 2`` is the numerator
+    :func:`_auc_row` sums, exactly below 2**53 and as ``_exact_ranked`` past it."""
+    p_total, n_total, s1_x2 = sums[:3]
+    if p_total <= 0 or n_total <= 0:
+        return math.nan
+    value = float(s1_x2) / 2.0 / (float(p_total) * float(n_total))
+    return min(max(value, 0.0), 1.0)
 
 
 #: Weights whose largest is below this are scaled up by a power of two before the products of
@@ -65,6 +83,10 @@ def _auc_rows(
     # and a negative's weight underflows however far apart the classes weigh (0.8.12 scaled
     # both by one power, set by the heavier class: weights 1e-300 beside 1e-60 gave P * N = 0
     # and ZeroDivisionError).
+    if pos.dtype.kind == "i" and neg.dtype.kind == "i":
+        exact = _exact_rows(lo, hi, pos, neg)
+        if exact is not None:
+            return exact
     (p,), (n,) = _unscaled_rows(pos), _unscaled_rows(neg)
     with np.errstate(all="ignore"):  # a forged state may hold huge weights
         total_p, total_n = p.sum(axis=1), n.sum(axis=1)
@@ -79,6 +101,28 @@ def _auc_rows(
     value = np.where(1.0 < value, 1.0, value)
     known = (total_p > 0) & (total_n > 0)
     return np.where(known, value, math.nan), np.where(known, bound, math.nan)
+
+
+def _exact_rows(
+    lo: np.ndarray, hi: np.ndarray, pos: np.ndarray, neg: np.ndarray
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """:func:`_auc_rows` of integer tables some of whose sums reach 2**53, each row as
+    :func:`_auc_row` reads it (exact integer sums there); None when no row does."""
+    p_tot = pos.sum(axis=1, dtype=np.float64)
+    n_tot = neg.sum(axis=1, dtype=np.float64)
+    big = 2.0 * p_tot * n_tot >= _EXACT_TOTAL
+    if not big.any():
+        return None
+    small = ~big
+    values, bounds = np.empty(len(pos)), np.empty(len(pos))
+    if small.any():
+        values[small], bounds[small] = _auc_rows(lo[small], hi[small], pos[small], neg[small])
+    for i in np.flatnonzero(big):
+        row = pos[i].astype(np.int64), neg[i].astype(np.int64)
+        found = _auc_row(lo[i], hi[i], *row)
+        assert found is not None  # (integer counts: no weight below TINY_WEIGHT)
+        values[i], bounds[i] = found
+    return values, bounds
 
 
 def _auc_row(
@@ -104,10 +148,14 @@ def _auc_row(
         least = 2.0 * size * TINY_WEIGHT
         if not (total_p >= least and total_n >= least):
             return None if total_p > 0 and total_n > 0 else (math.nan, math.nan)
-        below = _running(neg, n, total_n)
-        below -= n
-        ranked = np.einsum("i,i->", p, below + 0.5 * n)
-        scale = total_p * total_n
+        exact = _exact_ranked(pos, neg) if 2.0 * total_p * total_n >= _EXACT_TOTAL else None
+        if exact is None:
+            below = _running(neg, n, total_n)
+            below -= n
+            ranked = np.einsum("i,i->", p, below + 0.5 * n)
+            scale = total_p * total_n
+        else:
+            ranked, scale = exact
         value = ranked / scale
         spread = None if lo is hi else lo < hi
         if (spread is not None and np.count_nonzero(spread)) or not math.isfinite(total_p):
@@ -119,8 +167,28 @@ def _auc_row(
 
 _sum, _accumulate = np.add.reduce, np.add.accumulate  # (ndarray.sum and np.cumsum, 1 µs less)
 
+
+def _exact_ranked(pos: np.ndarray, neg: np.ndarray) -> tuple[float, float] | None:
+    """``(sum_i p_i (below_i + n_i / 2), P N)`` of int64 counts from exact integer sums:
+    ``S1 / 2`` (``S1`` the sum of ``p (2 below + n)``, as ``states._exact_sums`` takes it)
+    and ``float(P) * float(N)``, each total rounded once; None for other dtypes or past ``2 P N
+    >= 2**63``. Float sums round past 2**53, in a way that depends on their order; these are
+    the values a served store reads from its kept sums (``auc_of_sums``)."""
+    if pos.dtype != _I64 or neg.dtype != _I64:
+        return None
+    p_total, n_total = int(_sum(pos)), int(_sum(neg))
+    if 2 * p_total * n_total >= 1 << 63:
+        return None
+    twice = _accumulate(neg)
+    twice <<= 1
+    twice -= neg
+    ranked = float(int(np.einsum("i,i->", pos, twice))) / 2.0
+    return ranked, float(p_total) * float(n_total)
+
+
 #: Integer running sums of a total below this are exact as float64 sums too.
 _EXACT_TOTAL = 2.0**53
+_I64 = np.dtype(np.int64)
 
 
 def _running(counts: np.ndarray, as_float: np.ndarray, total: float | None) -> np.ndarray:
