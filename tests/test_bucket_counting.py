@@ -60,14 +60,14 @@ def test_labels_are_not_modified_nor_kept():
     np.testing.assert_array_equal(y, False)
 
 
-def test_a_short_last_piece_joins_the_chunk_before_it_unless_weighted():
-    tail = SCRATCH_ROWS - CHUNK
-    assert _pieces(3 * CHUNK + 1696, whole_chunks=False)[-1] == (2 * CHUNK, 3 * CHUNK + 1696)
-    assert _pieces(3 * CHUNK + tail, whole_chunks=False)[-1] == (3 * CHUNK, 3 * CHUNK + tail)
+def test_unweighted_pieces_are_the_fewest_even_ones_weighted_break_at_chunks():
+    assert _pieces(100_000, whole_chunks=False) == [(0, 50_000), (50_000, 100_000)]
+    assert _pieces(SCRATCH_ROWS, whole_chunks=False) == [(0, SCRATCH_ROWS)]
+    assert len(_pieces(SCRATCH_ROWS + 1, whole_chunks=False)) == 2
     assert _pieces(CHUNK + 1, whole_chunks=True) == [(0, CHUNK), (CHUNK, CHUNK + 1)]
     assert _pieces(100, whole_chunks=False) == [(0, 100)]
     assert _pieces(0, whole_chunks=False) == []
-    for n in (1, CHUNK, CHUNK + 1, CHUNK + tail - 1, 5 * CHUNK + 3):
+    for n in (1, CHUNK, CHUNK + 1, SCRATCH_ROWS - 1, SCRATCH_ROWS + 1, 5 * CHUNK + 3):
         for whole in (False, True):
             pieces = _pieces(n, whole_chunks=whole)
             assert [a for a, _ in pieces] == [0, *(b for _, b in pieces[:-1])]
@@ -75,13 +75,17 @@ def test_a_short_last_piece_joins_the_chunk_before_it_unless_weighted():
             assert max(b - a for a, b in pieces) <= SCRATCH_ROWS
             if whole:
                 assert all(a % CHUNK == 0 for a, _ in pieces)
+            else:
+                sizes = [b - a for a, b in pieces]
+                assert max(sizes) - min(sizes) <= 1
+                assert len(pieces) == -(-n // SCRATCH_ROWS)
 
 
 @pytest.mark.parametrize("score_type", ["probability", "logit"])
 def test_a_joined_last_piece_counts_as_separate_batches_do(score_type):
     """Integer counts and per-bucket extremes do not depend on where the pieces break: one
-    batch whose short last piece joined the chunk before it equals the same rows in batches
-    of ``CHUNK`` (every piece its own)."""
+    batch cut into even pieces equals the same rows in batches of ``CHUNK`` (every piece its
+    own)."""
     rng = np.random.default_rng(11)
     n = 2 * CHUNK + 999
     y = rng.random(n) < 0.4

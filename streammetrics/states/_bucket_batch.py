@@ -19,6 +19,7 @@ score: the store's canonical form. The merges of stores are in
 
 from __future__ import annotations
 
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -199,17 +200,23 @@ def count_grid(
 
 
 def _pieces(n: int, whole_chunks: bool) -> list[tuple[int, int]]:
-    """The row ranges :func:`count_grid` works through: ``CHUNK`` rows each, except that a last
-    piece shorter than ``SCRATCH_ROWS - CHUNK`` joins the one before it (its fixed cost, some
-    25 numpy calls, is most of its time: 100,000 rows are three pieces, not four).
-    ``whole_chunks`` (weighted counts) keeps every break at a multiple of ``CHUNK``: float sums
-    are added chunk by chunk, and their rounding depends on where the chunks break."""
-    starts = list(range(0, n, CHUNK))
-    if not starts:
+    """The row ranges :func:`count_grid` works through.
+
+    Weighted counts (``whole_chunks``): ``CHUNK`` rows each, every break at a multiple of
+    ``CHUNK``: float sums are added chunk by chunk, and their rounding depends on where the
+    chunks break. Unweighted counts are integers, and the smallest and largest score of a
+    bucket do not depend on the order of the rows, so any breaks give the same entries: the
+    batch is cut into the fewest even pieces of at most ``SCRATCH_ROWS`` rows, which pays a
+    piece's fixed cost (some 25 numpy calls) fewer times: 100,000 rows are two pieces, not
+    three (3-5% faster on 100k-row batches than 32k pieces; wider pieces gained no more).
+    """
+    if n <= 0:
         return []
-    if not whole_chunks and len(starts) > 1 and n - starts[-1] < SCRATCH_ROWS - CHUNK:
-        starts.pop()
-    return list(zip(starts, [*starts[1:], n], strict=True))
+    if whole_chunks:
+        starts = list(range(0, n, CHUNK))
+        return list(zip(starts, [*starts[1:], n], strict=True))
+    count = -(-n // SCRATCH_ROWS)
+    return list(pairwise([n * i // count for i in range(count + 1)]))
 
 
 def _extremes(lo: np.ndarray, hi: np.ndarray, k: np.ndarray, xs: np.ndarray, fresh: bool) -> None:

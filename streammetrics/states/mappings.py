@@ -69,9 +69,9 @@ _F64 = np.dtype(np.float64)
 #: Grid mappings work through a batch in chunks of this many scores, in reused scratch arrays:
 #: a fresh array per step costs more in page faults than the arithmetic (measured 4x).
 CHUNK = 1 << 15
-#: Scratch arrays hold a little more than ``CHUNK``, so that a batch's short last piece can join
-#: the chunk before it (:func:`~streammetrics.states._bucket_batch.count_grid`).
-SCRATCH_ROWS = CHUNK + CHUNK // 4
+#: Scratch arrays hold 2.5 ``CHUNK``: the unweighted counting kernel works through pieces of up to
+#: this many rows (:func:`~streammetrics.states._bucket_batch.count_grid`).
+SCRATCH_ROWS = 2 * CHUNK + CHUNK // 2
 
 
 class _Scratch(threading.local):
