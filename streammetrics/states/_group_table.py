@@ -27,10 +27,12 @@ class _Table:
     ``labels``: the groups (sorted, distinct), ``rows``: each one's row count; ``g``: index
     into ``labels``; ``key``: the score (exact) or the bucket key (sketched) as
     float64; ``pos``/``neg``: weights; ``value``: the one distinct score of the entry, nan when
-    a bucket holds several; ``bucketed``: whether ``key`` is a bucket key.
+    a bucket holds several; ``bucketed``: whether ``key`` is a bucket key. ``starts``: where
+    each group's entries begin, and their count last, once :func:`group_starts` found them
+    (kept: a table is never written).
     """
 
-    __slots__ = ("bucketed", "g", "key", "labels", "neg", "pos", "rows", "value")
+    __slots__ = ("bucketed", "g", "key", "labels", "neg", "pos", "rows", "starts", "value")
 
     def __init__(
         self,
@@ -46,6 +48,18 @@ class _Table:
         self.labels, self.rows = labels, rows
         self.g, self.key, self.pos, self.neg = g, key, pos, neg
         self.value, self.bucketed = value, bucketed
+        self.starts: np.ndarray | None = None
+
+
+def group_starts(t: _Table) -> np.ndarray:
+    """The first entry of each of ``t``'s groups, and its entry count last (``len(t.labels) +
+    1`` items): one search per group at the first call, then kept with the table. A read of a
+    few groups of a large table then finds their entries without two searches of its million
+    group codes per group (cache misses, most of them)."""
+    starts = getattr(t, "starts", None)  # (tables pickled by 0.8.26 have no such slot)
+    if starts is None:
+        starts = t.starts = np.searchsorted(t.g, np.arange(len(t.labels) + 1))
+    return starts
 
 
 def _order(g: np.ndarray, key: np.ndarray, presorted_runs: bool) -> np.ndarray:
@@ -56,12 +70,7 @@ def _order(g: np.ndarray, key: np.ndarray, presorted_runs: bool) -> np.ndarray:
     share their top bits in one group (closer than about 2**-40 relative) are then put in
     order by an exact ``lexsort`` of just those entries.
     """
-    g_bits = max(int(g.max()).bit_length(), 1)
-    k_bits = 64 - g_bits
-    bits = key.view(np.uint64)
-    negative = key < 0  # keys are finite and never -0.0
-    image = np.where(negative, ~bits, bits | np.uint64(1 << 63))
-    comp = (g.astype(np.uint64) << np.uint64(k_bits)) | (image >> np.uint64(g_bits))
+    comp = composite(g, key, max(int(g.max()).bit_length(), 1))
     # Timsort merges the sorted runs a consolidation concatenates in linear time.
     order = np.argsort(comp, kind="stable" if presorted_runs else "quicksort")
     cs = comp[order]
@@ -78,6 +87,19 @@ def _order(g: np.ndarray, key: np.ndarray, presorted_runs: bool) -> np.ndarray:
         sub = order[where]
         order[where] = sub[np.lexsort((key[sub], run_id[where]))]
     return order
+
+
+def composite(g: np.ndarray, key: np.ndarray, g_bits: int) -> np.ndarray:
+    """The uint64 ``g`` (below ``2**g_bits``) in the high bits, the top bits of the key's
+    order-preserving integer image below: ordered as (g, key), but for keys sharing those top
+    bits (closer than about ``2**(g_bits - 64)`` relative), which share their composite."""
+    bits = key.view(np.uint64)
+    negative = key < 0  # keys are finite and never -0.0
+    image = np.where(negative, ~bits, bits | np.uint64(1 << 63))
+    comp: np.ndarray = (g.astype(np.uint64) << np.uint64(64 - g_bits)) | (
+        image >> np.uint64(g_bits)
+    )
+    return comp
 
 
 def _sort_reduce(
