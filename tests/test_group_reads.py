@@ -247,7 +247,6 @@ def test_merged_read_table_is_the_fold_of_the_same_entries(
         changed = np.unique(np.concatenate([*block._fresh, block._main.labels[::7]]))
         queued = [restricted(t, changed) for t in block._pending]
         merged = merged_read_table(block, changed, queued)
-        assert merged is not None
         held = np.isin(block._main.labels, changed)
         rows = merged.rows[np.searchsorted(merged.labels, block._main.labels[held])]
         moved += int((block._sketched(rows) & ~block._sketched(block._main.rows[held])).sum())
@@ -259,16 +258,19 @@ def test_merged_read_table_is_the_fold_of_the_same_entries(
         assert moved  # (some groups were sketched since the main table was folded)
 
 
-def test_keys_a_composite_cannot_tell_apart_are_folded() -> None:
-    """Two scores of one group one ulp apart share their composite (its low bits hold the
-    group): the merge gives up and the read folds them, equal to a fresh read."""
+def test_keys_an_ulp_apart_are_merged_in_order() -> None:
+    """Scores of one group one ulp apart (the sort's composite of group and key cannot tell
+    them apart: the merge compares the keys themselves)."""
     m = sm.GAUC(exact=True)
     m.update([0, 1, 0, 1], [0.25, 0.5, 0.75, 0.125], [1, 1, 1, 1])
     m.compute()
-    m.update([0], [np.nextafter(0.5, 1.0)], [1])
-    assert m.count == 5  # (folds the rows buffered)
+    m.update([0, 1], [np.nextafter(0.5, 1.0), np.nextafter(0.5, 0.0)], [1, 1])
+    assert m.count == 6  # (folds the rows buffered)
     block = m.scores
     changed = np.unique(np.concatenate(block._fresh))
     queued = [restricted(t, changed) for t in block._pending]
-    assert merged_read_table(block, changed, queued) is None
+    merged = merged_read_table(block, changed, queued)
+    expected = _folded_the_old_way(block, changed, queued)
+    for name in ("labels", "rows", "g", "key", "pos", "neg", "value", "bucketed"):
+        assert _same(getattr(merged, name), getattr(expected, name)), name
     assert _reads(m) == _reads(sm.loads(m.to_bytes()))

@@ -6,10 +6,11 @@ rows) and the few the queued tables hold. ``fold_tables`` concatenated them all 
 reduced every entry, most of a 7 ms read. But the main table's entries are already canonical:
 sorted by (group, key), keys distinct within a group, bucketed where their group is sketched.
 So only the queued entries are folded (a small sort), and then merged into the main table's
-run by a search of each queued entry's place: added to the entry of the same key, else
-inserted. Two sorted tables merged by position give what sorting their union gives, and
-integer sums are exact in any order, so the table is ``fold_tables``'s to the bit (float
-weights would be summed in another order: weighted blocks keep ``fold_tables``).
+run by a binary search of each queued entry's place among its group's keys: added to the
+entry of the same key, else inserted. Two sorted tables merged by position give what sorting
+their union gives, and integer sums are exact in any order, so the table is
+``fold_tables``'s to the bit (float weights would be summed in another order: weighted blocks
+keep ``fold_tables``).
 
 The main table's entries of a group that became sketched since the main table was folded are
 not yet bucket keys: they are folded with the queued ones (a group is sketched past
@@ -22,14 +23,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ._group_table import _sort_reduce, _Table, composite, group_starts
+from ._group_table import _sort_reduce, _Table, group_starts
 
 if TYPE_CHECKING:
     from .grouped import GroupedScores
 
 __all__ = ["held_codes", "merged_read_table"]
-
-_COLUMNS = ("key", "pos", "neg", "value", "bucketed")
 
 
 def held_codes(labels: np.ndarray, wanted: np.ndarray) -> np.ndarray:
@@ -41,19 +40,15 @@ def held_codes(labels: np.ndarray, wanted: np.ndarray) -> np.ndarray:
     return found
 
 
-def _gather(
-    t: _Table, runs: tuple[np.ndarray, np.ndarray] | None, names: tuple[str, ...] = _COLUMNS
-) -> tuple[np.ndarray, ...]:
-    """The columns ``names`` of ``t`` (all its entries when ``runs`` is None), or of the runs
-    of entries ``starts[i] : starts[i] + lengths[i]`` for ``runs = (starts, lengths)``,
-    concatenated (one gather per column)."""
+def _gather(t: _Table, runs: tuple[np.ndarray, np.ndarray] | None) -> tuple[np.ndarray, ...]:
+    """``key, pos, neg, value, bucketed`` of ``t`` (all its entries when ``runs`` is None),
+    or of the runs of entries ``starts[i] : starts[i] + lengths[i]`` for ``runs = (starts,
+    lengths)``, concatenated (one gather per column)."""
+    columns = (t.key, t.pos, t.neg, t.value, t.bucketed)
     if runs is None:
-        return tuple(getattr(t, name) for name in names)
-    starts, lengths = runs
-    total = int(lengths.sum())
-    offsets = np.cumsum(lengths) - lengths
-    take = np.arange(total, dtype=np.int64) + np.repeat(starts - offsets, lengths)
-    return tuple(getattr(t, name)[take] for name in names)
+        return columns
+    take = _runs_index(*runs)
+    return tuple(c[take] for c in columns)
 
 
 def _union(
@@ -75,14 +70,11 @@ def _union(
     return groups, rows.astype(np.int64), [rank[p] for p in places]
 
 
-def merged_read_table(
-    block: GroupedScores, changed: np.ndarray, queued: list[_Table]
-) -> _Table | None:
+def merged_read_table(block: GroupedScores, changed: np.ndarray, queued: list[_Table]) -> _Table:
     """The canonical table of ``block``'s groups among ``changed`` (sorted, distinct), with
     ``queued`` the queued tables restricted to them; integer counts only. Equal, array for
     array, to ``fold_tables`` of the main table's and the queued tables' entries of those
-    groups (``tests/test_group_reads.py``); None in the rare case where the merge cannot place
-    an entry (two keys of a group equal in their top 50 bits or so): fold them then."""
+    groups (``tests/test_group_reads.py``)."""
     main = block._main
     codes = held_codes(main.labels, changed)
     main_rows = main.rows[codes]
@@ -104,12 +96,18 @@ def merged_read_table(
         small.append((g, *_gather(main, (starts[moving], lengths[moving]))))
         starts, lengths, at = starts[~moving], lengths[~moving], at[~moving]
     folded = _fold_small(small, sketched, block)
-    held = (np.repeat(at, lengths), *_gather(main, (starts, lengths), _COLUMNS[:4]))
-    out = _merged(held, folded, len(groups))
-    if out is None:
-        return None
-    g, key, pos, neg, value = out
+    held = np.zeros(len(groups), dtype=np.int64)  # each group's entries in the main table
+    held[at] = lengths
+    g, key, pos, neg, value = _merged(main, _runs_index(starts, lengths), held, folded)
     return _Table(groups, rows, g, key, pos, neg, value, sketched[g])
+
+
+def _runs_index(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """The entries ``starts[i] : starts[i] + lengths[i]`` of every run, in order."""
+    offsets = np.cumsum(lengths) - lengths
+    index: np.ndarray = np.arange(int(lengths.sum()), dtype=np.int64)
+    index += np.repeat(starts - offsets, lengths)
+    return index
 
 
 def _fold_small(
@@ -132,40 +130,55 @@ def _fold_small(
 
 
 def _merged(
-    held: tuple[np.ndarray, ...], small: tuple[np.ndarray, ...], groups: int
-) -> tuple[np.ndarray, ...] | None:
-    """``(g, key, pos, neg, value)`` of the canonical entries ``held`` with the canonical
-    entries ``small`` merged in: each one added to the held entry of its group and key, or
-    inserted where it sorts. None when a place is in doubt (see :func:`composite`)."""
-    g, key, pos, neg, value = held
+    main: _Table, take: np.ndarray, held: np.ndarray, small: tuple[np.ndarray, ...]
+) -> tuple[np.ndarray, ...]:
+    """``(g, key, pos, neg, value)`` of the main table's entries ``take`` (canonical; ``held[i]``
+    of them in group ``i``) with the canonical entries ``small`` merged in: each one added to
+    the held entry of its group and key, or inserted where it sorts. Each column of the main
+    table is gathered once, straight into its place in the merged column."""
     sg, skey, spos, sneg, svalue = small
-    if not len(sg):
-        return held
-    bits = max(groups.bit_length(), 1)
-    mine = composite(g, key, bits)
-    at = np.searchsorted(mine, composite(sg, skey, bits))
-    hit = at < len(mine)
-    hit[hit] = mine[at[hit]] == composite(sg[hit], skey[hit], bits)
+    key = main.key[take]
+    runs = np.zeros(len(held) + 1, dtype=np.int64)
+    np.cumsum(held, out=runs[1:])
+    at = _places(key, runs[sg], held[sg], skey)
+    hit = at < runs[sg + 1]
+    hit[hit] = key[at[hit]] == skey[hit]
+    new = np.flatnonzero(~hit)
+    size = len(take) + len(new)
+    # The new entries' places in the merged columns (``at`` ascends: ``small`` is sorted as
+    # the held entries are), the held entries' in the others, and the hits' among those.
+    placed = at[new] + np.arange(len(new))
+    source = np.zeros(size, dtype=np.int64)
+    fresh = np.zeros(size, dtype=bool)
+    fresh[placed] = True
+    source[~fresh] = take
     same = at[hit]
-    if not bool((key[same] == skey[hit]).all()):
-        return None  # (distinct keys sharing their composite)
-    # Every held entry before ``at`` sorts strictly before the queued one (a smaller
-    # composite), every one from ``at`` on after it, or has its group and key (a hit). The
-    # held columns are fresh gathers: written in place.
+    same += np.searchsorted(at[new], same, "right")
+    out = []
+    for column, extra in zip((main.key, main.pos, main.neg, main.value), small[1:], strict=True):
+        merged = column[source]
+        merged[placed] = extra[new]
+        out.append(merged)
+    key, pos, neg, value = out
     pos[same] += spos[hit]
     neg[same] += sneg[hit]
     value[same] = np.where(value[same] == svalue[hit], value[same], np.nan)
-    new = np.flatnonzero(~hit)
-    if not len(new):
-        return held
-    # The new entries' places in the merged columns, and the held entries' in the others.
-    placed = at[new] + np.arange(len(new))
-    fresh = np.zeros(len(g) + len(new), dtype=bool)
-    fresh[placed] = True
-    out = []
-    for column, extra in zip(held, small, strict=True):
-        merged = np.empty(len(fresh), dtype=column.dtype)
-        merged[placed] = extra[new]
-        merged[~fresh] = column
-        out.append(merged)
-    return tuple(out)
+    held = held + np.bincount(sg[new], minlength=len(held))
+    g = np.repeat(np.arange(len(held), dtype=np.int64), held)
+    return g, key, pos, neg, value
+
+
+def _places(
+    key: np.ndarray, first: np.ndarray, count: np.ndarray, wanted: np.ndarray
+) -> np.ndarray:
+    """For each ``wanted[j]``, the first of the sorted keys ``key[first[j] : first[j] +
+    count[j]]`` not below it (or the end of that run): a binary search of every run at once,
+    ``log2(longest run)`` vectorised steps over the wanted keys only."""
+    lo: np.ndarray = first
+    for _ in range(int(count.max(initial=0)).bit_length()):
+        half = count >> 1
+        mid = lo + half
+        right = (count > 0) & (key.take(mid, mode="clip") < wanted)
+        lo = np.where(right, mid + 1, lo)
+        count = np.where(right, count - half - 1, half)
+    return lo

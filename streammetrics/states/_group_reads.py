@@ -143,10 +143,12 @@ def read_groups(
     if integer and len(block._pending) >= FAN:
         _fold_by_size(block)
     queued = [restricted(t, changed) for t in block._pending]
-    table = merged_read_table(block, changed, queued) if integer else None
-    if table is None:
-        parts = [restricted(block._main, changed), *queued]
-        table = fold_tables(parts, block.mapping, block._sketched)
+    if integer:
+        table = merged_read_table(block, changed, queued)
+    else:
+        table = fold_tables(
+            [restricted(block._main, changed), *queued], block.mapping, block._sketched
+        )
     labels, arrays = spliced(last[1], last[2], table.labels, make(table))
     block._read, block._fresh, block._fresh_size = (name, labels, arrays), [], 0
     return labels, arrays

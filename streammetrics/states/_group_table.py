@@ -70,7 +70,12 @@ def _order(g: np.ndarray, key: np.ndarray, presorted_runs: bool) -> np.ndarray:
     share their top bits in one group (closer than about 2**-40 relative) are then put in
     order by an exact ``lexsort`` of just those entries.
     """
-    comp = composite(g, key, max(int(g.max()).bit_length(), 1))
+    g_bits = max(int(g.max()).bit_length(), 1)
+    k_bits = 64 - g_bits
+    bits = key.view(np.uint64)
+    negative = key < 0  # keys are finite and never -0.0
+    image = np.where(negative, ~bits, bits | np.uint64(1 << 63))
+    comp = (g.astype(np.uint64) << np.uint64(k_bits)) | (image >> np.uint64(g_bits))
     # Timsort merges the sorted runs a consolidation concatenates in linear time.
     order = np.argsort(comp, kind="stable" if presorted_runs else "quicksort")
     cs = comp[order]
@@ -87,19 +92,6 @@ def _order(g: np.ndarray, key: np.ndarray, presorted_runs: bool) -> np.ndarray:
         sub = order[where]
         order[where] = sub[np.lexsort((key[sub], run_id[where]))]
     return order
-
-
-def composite(g: np.ndarray, key: np.ndarray, g_bits: int) -> np.ndarray:
-    """The uint64 ``g`` (below ``2**g_bits``) in the high bits, the top bits of the key's
-    order-preserving integer image below: ordered as (g, key), but for keys sharing those top
-    bits (closer than about ``2**(g_bits - 64)`` relative), which share their composite."""
-    bits = key.view(np.uint64)
-    negative = key < 0  # keys are finite and never -0.0
-    image = np.where(negative, ~bits, bits | np.uint64(1 << 63))
-    comp: np.ndarray = (g.astype(np.uint64) << np.uint64(64 - g_bits)) | (
-        image >> np.uint64(g_bits)
-    )
-    return comp
 
 
 def _sort_reduce(
