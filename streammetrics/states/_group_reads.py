@@ -61,6 +61,11 @@ def restricted(t: _Table, labels: np.ndarray) -> _Table:
     inside = at < len(t.labels)
     at = at[inside]
     codes = at[t.labels[at] == labels[inside]]
+    if not len(codes):  # (most queued tables hold none of a small update's groups)
+        e = slice(0, 0)
+        return _Table(
+            t.labels[e], t.rows[e], t.g[e], t.key[e], t.pos[e], t.neg[e], t.value[e], t.bucketed[e]
+        )
     starts = np.searchsorted(t.g, codes, "left")
     lengths = np.searchsorted(t.g, codes, "right") - starts
     total = int(lengths.sum())
