@@ -11,7 +11,7 @@ import streammetrics as sm
 from streammetrics.states import _group_reads
 from streammetrics.states._group_merge import merged_read_table
 from streammetrics.states._group_reads import FAN, restricted, spliced
-from streammetrics.states._group_table import _sort_reduce, _Table, fold_tables
+from streammetrics.states._group_table import _sort_reduce, _Table, fold_tables, group_starts
 
 
 def _same(a: np.ndarray, b: np.ndarray) -> bool:
@@ -274,3 +274,11 @@ def test_keys_an_ulp_apart_are_merged_in_order() -> None:
     for name in ("labels", "rows", "g", "key", "pos", "neg", "value", "bucketed"):
         assert _same(getattr(merged, name), getattr(expected, name)), name
     assert _reads(m) == _reads(sm.loads(m.to_bytes()))
+
+
+def test_group_starts_count_groups_without_entries() -> None:
+    g = np.array([0, 0, 2, 2, 2, 4])
+    e = np.zeros(len(g))
+    t = _Table(np.arange(6), np.ones(6, np.int64), g, e, e, e, e, np.zeros(len(g), bool))
+    assert group_starts(t).tolist() == [0, 2, 2, 5, 5, 6, 6]
+    assert group_starts(t) is t.starts  # (kept with the table)
