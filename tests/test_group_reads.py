@@ -9,8 +9,9 @@ import pytest
 
 import streammetrics as sm
 from streammetrics.states import _group_reads
+from streammetrics.states._group_merge import merged_read_table
 from streammetrics.states._group_reads import FAN, restricted, spliced
-from streammetrics.states._group_table import _sort_reduce, _Table
+from streammetrics.states._group_table import _sort_reduce, _Table, fold_tables, group_starts
 
 
 def _same(a: np.ndarray, b: np.ndarray) -> bool:
@@ -211,3 +212,73 @@ def test_a_long_served_stream_stays_partial(monkeypatch: pytest.MonkeyPatch) -> 
         m.update(y, s, g)
         m.compute()
     assert len(full_reads) == 1
+
+
+def _folded_the_old_way(block: object, changed: np.ndarray, queued: list[_Table]) -> _Table:
+    parts = [restricted(block._main, changed), *queued]  # type: ignore[attr-defined]
+    return fold_tables(parts, block.mapping, block._sketched)  # type: ignore[attr-defined]
+
+
+COARSE = ({"max_exact": 3, "resolution": 8}, "int", False)  # (buckets of several scores)
+
+
+@pytest.mark.parametrize(
+    ("config", "kind", "weighted"), [c for c in CONFIGS if not c[2]] + [COARSE]
+)
+def test_merged_read_table_is_the_fold_of_the_same_entries(
+    config: dict, kind: str, weighted: bool
+) -> None:
+    """The partial read's merge of queued entries into the main table's run gives the table
+    ``fold_tables`` gives, column for column: groups passing ``max_exact`` since the main
+    table was folded, new groups, groups the main table alone holds."""
+    rng = np.random.default_rng(11)
+    m = sm.GAUC(**config)
+    for n, groups in ((3000, 300), (60, 330)):  # (groups 300 to 329: a few rows each)
+        y, s, g, _ = _batch(rng, n, groups, kind, False)
+        m.update(y, s, g)
+    m = sm.loads(m.to_bytes())  # (every entry in the main table)
+    m.compute()
+    moved = 0
+    for step in range(12):
+        y, s, g, _ = _batch(rng, int(rng.choice([1, 5, 60, 400])), 340, kind, False)
+        m.update(y, s, g)
+        assert m.count  # (folds the rows buffered for the state)
+        block = m.scores
+        changed = np.unique(np.concatenate([*block._fresh, block._main.labels[::7]]))
+        queued = [restricted(t, changed) for t in block._pending]
+        merged = merged_read_table(block, changed, queued)
+        held = np.isin(block._main.labels, changed)
+        rows = merged.rows[np.searchsorted(merged.labels, block._main.labels[held])]
+        moved += int((block._sketched(rows) & ~block._sketched(block._main.rows[held])).sum())
+        expected = _folded_the_old_way(block, changed, queued)
+        for name in ("labels", "rows", "g", "key", "pos", "neg", "value", "bucketed"):
+            assert _same(getattr(merged, name), getattr(expected, name)), (step, name)
+        m.compute()
+    if config.get("max_exact", 64) < 64:
+        assert moved  # (some groups were sketched since the main table was folded)
+
+
+def test_keys_an_ulp_apart_are_merged_in_order() -> None:
+    """Scores of one group one ulp apart (the sort's composite of group and key cannot tell
+    them apart: the merge compares the keys themselves)."""
+    m = sm.GAUC(exact=True)
+    m.update([0, 1, 0, 1], [0.25, 0.5, 0.75, 0.125], [1, 1, 1, 1])
+    m.compute()
+    m.update([0, 1], [np.nextafter(0.5, 1.0), np.nextafter(0.5, 0.0)], [1, 1])
+    assert m.count == 6  # (folds the rows buffered)
+    block = m.scores
+    changed = np.unique(np.concatenate(block._fresh))
+    queued = [restricted(t, changed) for t in block._pending]
+    merged = merged_read_table(block, changed, queued)
+    expected = _folded_the_old_way(block, changed, queued)
+    for name in ("labels", "rows", "g", "key", "pos", "neg", "value", "bucketed"):
+        assert _same(getattr(merged, name), getattr(expected, name)), name
+    assert _reads(m) == _reads(sm.loads(m.to_bytes()))
+
+
+def test_group_starts_count_groups_without_entries() -> None:
+    g = np.array([0, 0, 2, 2, 2, 4])
+    e = np.zeros(len(g))
+    t = _Table(np.arange(6), np.ones(6, np.int64), g, e, e, e, e, np.zeros(len(g), bool))
+    assert group_starts(t).tolist() == [0, 2, 2, 5, 5, 6, 6]
+    assert group_starts(t) is t.starts  # (kept with the table)

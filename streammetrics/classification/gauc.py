@@ -223,8 +223,7 @@ class GAUC(Keyed, Metric):
     def _interval_parts_of(
         self, auc: np.ndarray, bound: np.ndarray, big_p: np.ndarray, big_n: np.ndarray
     ) -> tuple[float, float, float] | None:
-        used = ~np.isnan(auc)
-        w, a = self._weights(big_p, big_n)[used], auc[used]
+        w, a, bound = _used(self._weights(big_p, big_n), auc, bound)
         total, groups = float(w.sum()), len(a)
         if groups < 2 or not total > 0:
             return None
@@ -238,7 +237,7 @@ class GAUC(Keyed, Metric):
         scaled = w / top
         spread = float(np.einsum("i,i->", scaled * scaled, (a - value) ** 2))
         var = groups / (groups - 1.0) * spread / (total / top) ** 2
-        widen = float(np.einsum("i,i->", w, bound[used]) / total)
+        widen = float(np.einsum("i,i->", w, bound) / total)
         return value, var, widen
 
     def _compute(self) -> float:
@@ -305,6 +304,15 @@ class GAUC(Keyed, Metric):
             "pos": big_p.copy(),
             "neg": big_n.copy(),
         }
+
+
+def _used(w: np.ndarray, auc: np.ndarray, bound: np.ndarray) -> tuple[np.ndarray, ...]:
+    """``w``, ``auc`` and ``bound`` of the groups averaged (an AUC, not nan): the arrays
+    themselves when every group is (no copies: the same values, so the same sums)."""
+    used = ~np.isnan(auc)
+    if used.all():
+        return w, auc, bound
+    return w[used], auc[used], bound[used]
 
 
 def _away_from_underflow(weights: np.ndarray) -> np.ndarray:

@@ -10,7 +10,9 @@ read then:
 1. takes the entries of just the touched groups out of the main table and every queued
    table (a search per table, no pass over the entries);
 2. folds them as the full fold would (the same tables in the same order, so each group's
-   entries and sums are the ones a full fold gives it);
+   entries and sums are the ones a full fold gives it); integer counts by folding just the
+   queued entries and merging them into the main table's canonical run
+   (:mod:`~streammetrics.states._group_merge`, the same table without a sort of its entries);
 3. computes those groups, and splices them into the last read's arrays.
 
 Each group's values depend on that group's entries alone, so the read holds the same floats a
@@ -30,7 +32,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ._group_table import _INT_LIMIT, _Table, fold_tables
+from ._group_merge import merged_read_table
+from ._group_table import _INT_LIMIT, _Table, fold_tables, group_starts
 
 if TYPE_CHECKING:
     from .grouped import GroupedScores
@@ -58,6 +61,11 @@ def restricted(t: _Table, labels: np.ndarray) -> _Table:
     inside = at < len(t.labels)
     at = at[inside]
     codes = at[t.labels[at] == labels[inside]]
+    if not len(codes):  # (most queued tables hold none of a small update's groups)
+        e = slice(0, 0)
+        return _Table(
+            t.labels[e], t.rows[e], t.g[e], t.key[e], t.pos[e], t.neg[e], t.value[e], t.bucketed[e]
+        )
     starts = np.searchsorted(t.g, codes, "left")
     lengths = np.searchsorted(t.g, codes, "right") - starts
     total = int(lengths.sum())
@@ -139,8 +147,13 @@ def read_groups(
         return _read_all(block, name, make)
     if integer and len(block._pending) >= FAN:
         _fold_by_size(block)
-    parts = [restricted(t, changed) for t in (block._main, *block._pending)]
-    table = fold_tables(parts, block.mapping, block._sketched)
+    queued = [restricted(t, changed) for t in block._pending]
+    if integer:
+        table = merged_read_table(block, changed, queued)
+    else:
+        table = fold_tables(
+            [restricted(block._main, changed), *queued], block.mapping, block._sketched
+        )
     labels, arrays = spliced(last[1], last[2], table.labels, make(table))
     block._read, block._fresh, block._fresh_size = (name, labels, arrays), [], 0
     return labels, arrays
@@ -151,5 +164,7 @@ def _read_all(
 ) -> tuple[np.ndarray, Arrays]:
     table = block.table()
     arrays = make(table)
+    if not block.weighted:
+        group_starts(table)  # (for the partial reads to come: O(groups log entries) once)
     block._read, block._fresh, block._fresh_size = (name, table.labels, arrays), [], 0
     return table.labels, arrays
