@@ -108,6 +108,13 @@ class StateBlock(ABC):
         what ``name`` held."""
         self.__dict__.setdefault("_memo", {})[name] = (version, value)
 
+    def forget(self, *names: str) -> None:
+        """Drop what :meth:`remembered` holds under ``names`` (the memory it keeps alive)."""
+        memo = self.__dict__.get("_memo")
+        if memo:
+            for name in names:
+                memo.pop(name, None)
+
     def holds(self, name: str) -> bool:
         """Whether :meth:`remembered` holds anything under ``name``, for any version."""
         return name in self.__dict__.get("_memo", {})

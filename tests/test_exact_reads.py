@@ -12,7 +12,15 @@ import pytest
 import streammetrics as sm
 from streammetrics.states import _score_reads
 from streammetrics.states._delong_rows import delong_of_sums, delong_row, delong_rows
-from streammetrics.states._exact_sums import fits, moved_sums, placed, table_prefix, table_sums
+from streammetrics.states._exact_sums import (
+    fits,
+    moved_sums,
+    placed,
+    ranked_sum,
+    table_prefix,
+    table_sums,
+    wide_fits,
+)
 from streammetrics.states.buckets import ScoreBuckets
 from streammetrics.states.score_tables import auc_from_table, auc_of_rows, auc_of_sums
 
@@ -61,15 +69,41 @@ def test_moved_sums_are_the_folded_tables(seed: int) -> None:
     assert moved_sums(held, where, new[1], new[2]) == _brute(want[1].tolist(), want[2].tolist())
 
 
-def test_sums_refuse_what_int64_cannot_hold() -> None:
+@pytest.mark.parametrize("seed", range(12))
+def test_sums_past_int64_are_put_together_from_their_remainders(seed: int) -> None:
+    # Past fits the int64 arithmetic wraps; the float estimates pick the integer.
+    rng = np.random.default_rng(seed)
+    keys, pos, neg = _table(rng, int(rng.integers(1, 200)), 300, most=2**26)
+    new = _table(rng, int(rng.integers(1, 40)), 320, low=-10, most=2**24)
+    held = table_prefix(pos, neg)
+    assert not fits(int(pos.sum()), int(neg.sum()))
+    assert held is not None and held.est_pb is not None
+    assert held.sums == table_sums(pos, neg) == _brute(pos.tolist(), neg.tolist())
+    assert ranked_sum(pos, neg) == held.sums[2]
+    known = placed(held, keys, new[0][1::2].copy(), None) if seed % 2 else None
+    where = placed(held, keys, new[0], known)
+    want = _folded((keys, pos, neg), new)
+    assert moved_sums(held, where, new[1], new[2]) == _brute(want[1].tolist(), want[2].tolist())
+    # A table summed within fits is not moved past it (no estimates kept): read again.
+    small = table_prefix(pos // 2**20, neg // 2**20 + 1)
+    assert small is not None and small.est_pb is None
+    where = placed(small, keys, new[0], None)
+    assert moved_sums(small, where, new[1] * 2**8, new[2] * 2**8) is None
+
+
+def test_sums_refuse_what_estimates_cannot_place() -> None:
     assert fits(2**20, 2**20) and not fits(2**21, 2**21)
-    pos, neg = np.array([2**21, 0], np.int64), np.array([0, 2**21], np.int64)
+    assert wide_fits(2**28, 2**28, 2**20) and not wide_fits(2**33, 2**33, 2**20)
+    pos, neg = np.array([2**9, 0], np.int64), np.array([0, 2**52], np.int64)
     assert table_sums(pos, neg) is None and table_prefix(pos, neg) is None
+    assert ranked_sum(pos, neg) == 0  # (S1 alone: 2 P N below 2**63 still)
+    assert ranked_sum(pos * 2**20, neg) is None
     assert table_sums(pos.astype(np.float64), neg.astype(np.float64)) is None
-    held = table_prefix(np.array([2**20, 0], np.int64), np.array([0, 2**20], np.int64))
+    held = table_prefix(np.array([2**30, 0], np.int64), np.array([0, 2**30], np.int64))
     assert held is not None
     where = placed(held, np.array([0.0, 1.0]), np.array([0.5]), None)
-    assert moved_sums(held, where, np.array([2**20], np.int64), np.array([2**20], np.int64)) is None
+    big = np.array([2**36], np.int64)
+    assert moved_sums(held, where, big, big) is None
 
 
 def _delong_fraction(pos: list[int], neg: list[int]) -> tuple[Fraction, Fraction]:
@@ -167,16 +201,44 @@ def test_a_read_past_a_long_queue_folds_it_in() -> None:
     assert repr(_reads(m)) == repr(_reads(sm.ROCAUC(exact=True).update(y, s)))
 
 
-def test_a_cancelling_spread_reads_the_table() -> None:
-    # Perfect separation: DeLong's spreads cancel and take their second pass over the table,
-    # which a read from sums alone cannot: it folds the queue and reads the table instead.
-    m = sm.ROCAUC(exact=True).update([0] * 500 + [1] * 500, np.linspace(0, 1, 1000))
+@pytest.mark.parametrize("flip", [False, True])
+def test_a_cancelling_spread_is_taken_from_the_integers(flip: bool) -> None:
+    # Near-perfect separation: ``sum w v**2 - W mean**2`` cancels, and the spread comes from
+    # the integers, ``(P S2 - S1**2) / (4 N**2 P)``: no pass over the table (0.8.26's second
+    # pass took three passes a read once served), and closer to the rationals.
+    y = np.array([0] * 500 + [1] * 500)
+    m = sm.ROCAUC(exact=True).update(1 - y if flip else y, np.linspace(0, 1, 1000))
     m.interval()
-    m.update([1], [0.99995])
-    store = m.hist
-    sums = store.exact_sums()
-    assert sums is not None and delong_of_sums(sums) is None
+    m.update([0 if flip else 1], [0.99995])
+    sums = m.hist.exact_sums()
+    assert sums is not None and m.hist._pending  # (read past the queue)
+    auc, var = delong_of_sums(sums)
+    pos, neg = m.hist.pos, m.hist.neg  # (folds it)
+    want_auc, want_var = _delong_fraction(pos.tolist(), neg.tolist())
+    assert abs(Fraction(var) - want_var) <= want_var * Fraction(1, 10**13)
+    assert abs(Fraction(auc) - want_auc) <= want_auc * Fraction(2, 2**53)
     assert repr(_reads(m)) == repr(_reads(sm.loads(m.to_bytes())))
+    assert delong_row(pos, neg) == (auc, var)
+    # Rows of one array: a cancelling integer row is read as the row alone.
+    rows_p, rows_n = np.stack([pos, neg]), np.stack([neg, pos])
+    aucs, vars_ = delong_rows(rows_p, rows_n)
+    assert (aucs[0], vars_[0]) == (auc, var)
+    assert (aucs[1], vars_[1]) == delong_row(neg, pos)
+
+
+def test_a_fold_drops_what_the_served_table_kept() -> None:
+    rng = np.random.default_rng(4)
+    m = sm.ROCAUC(exact=True).update(rng.random(4_000) < 0.5, rng.random(4_000))
+    m.interval()
+    m.update([1], [0.25])
+    m.interval()
+    store = m.hist
+    assert store.holds("prefix") and store.holds("served")
+    m.to_bytes()  # (folds the queue in: the prefix sums of the old table go)
+    assert not store.holds("prefix") and not store.holds("placed") and store.holds("served")
+    m.update([0], [0.5])
+    m.interval()
+    assert m.hist.holds("prefix")
 
 
 def test_served_store_keeps_prefix_and_places_only_new_keys() -> None:
@@ -194,6 +256,30 @@ def test_served_store_keeps_prefix_and_places_only_new_keys() -> None:
     assert m.hist is not store and m.hist.remembered("prefix", m.hist._fields(), list) is prefix
     where = m.hist.remembered("placed", m.hist._fields(), lambda: None)
     assert where is not None and len(where.keys) == 2  # (one folded batch of both rows)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_a_served_store_past_int64_reads_exact_sums(seed: int) -> None:
+    # Counts past fits (a store of 2**24-row entries): served reads equal a fresh table's.
+    rng = np.random.default_rng(seed)
+    keys, pos, neg = _table(rng, 20_000, 10**6, most=2**12)
+    store = ScoreBuckets(None)
+    store._keys, store._pos, store._neg = keys, pos, neg
+    assert not fits(int(pos.sum()), int(neg.sum()))
+    assert store.exact_sums() is not None
+    everything = [(store._keys, store._pos, store._neg)]
+    for _ in range(12):
+        k = int(rng.integers(1, 60))
+        scores, labels = rng.integers(0, 10**6, k).astype(np.float64), rng.random(k) < 0.5
+        store = store.add(scores, labels, None)
+        batch = ScoreBuckets(None).add(scores, labels, None)
+        batch._flush()
+        everything.append((batch._keys, batch._pos, batch._neg))
+        want = _folded(*everything)
+        found = store.exact_sums()
+        assert found is not None and found == table_sums(want[1], want[2])
+    assert store.holds("prefix") and store._pending  # (read past the queue: it is there)
+    assert store.remembered("prefix", store._fields(), lambda: None).est_pb is not None
 
 
 def test_weighted_and_grid_stores_have_no_exact_sums() -> None:

@@ -246,10 +246,10 @@ class ROCAUC(_BinaryScoreMetric):
             return NAN_INTERVAL
         h = self.hist
         sums = h.exact_sums() if h.exact else None
-        found = None if sums is None else delong_of_sums(sums)  # (None: a spread cancels)
-        if found is None:
-            found = h.derived("delong", lambda: delong(h.pos, h.neg))
-        auc, var = found
+        if sums is not None:
+            auc, var = delong_of_sums(sums)
+        else:
+            auc, var = h.derived("delong", lambda: delong(h.pos, h.neg))
         widen = 0.0 if h.exact else self._auc()[1]  # error_bound(), its count checked
         return normal_interval(auc, math.sqrt(max(var, 0.0)), level, (0.0, 1.0), widen)
 

@@ -25,7 +25,8 @@ def delong_rows(pos: np.ndarray, neg: np.ndarray) -> tuple[np.ndarray, np.ndarra
     of each class. The prefix sums run on the tables' own dtype (integer counts sum exactly);
     each spread is ``sum w v**2 - W mean**2`` from the placements, or a second pass where that
     difference cancels (``_spreads``). One row goes to :func:`delong_row`, as do rows of integer
-    counts whose float sums may round (they take exact integer sums there)."""
+    counts whose float sums may round or whose spread cancels (they take exact integer sums
+    there)."""
     many, size = pos.shape
     if many == 1:
         found = delong_row(pos[0], neg[0])
@@ -50,14 +51,22 @@ def delong_rows(pos: np.ndarray, neg: np.ndarray) -> tuple[np.ndarray, np.ndarra
         u2 = row_dots(part, under)
         auc = s1 / (p_tot * n_tot)
         rest = 1.0 - auc
-        s10 = _spreads(s2 / (n_tot * n_tot), p_tot * auc * auc, pos, below, n_tot, auc)
-        s01 = _spreads(u2 / (p_tot * p_tot), n_tot * (rest * rest), neg, under, p_tot, rest)
+        integer = pos.dtype.kind == "i" and neg.dtype.kind == "i"
+        squares10, mean10 = s2 / (n_tot * n_tot), p_tot * auc * auc
+        squares01, mean01 = u2 / (p_tot * p_tot), n_tot * (rest * rest)
+        if integer:  # (a cancelling spread: the row's own exact form, below)
+            s10, s01 = squares10 - mean10, squares01 - mean01
+            again = ~(s10 > 1e-6 * mean10) | ~(s01 > 1e-6 * mean01)
+        else:
+            s10 = _spreads(squares10, mean10, pos, below, n_tot, auc)
+            s01 = _spreads(squares01, mean01, neg, under, p_tot, rest)
         var = _floor(s10) / (p_tot - 1.0) / p_tot + _floor(s01) / (n_tot - 1.0) / n_tot
     auc, var = np.where(known, auc, math.nan), np.where(known, var, math.nan)
-    if pos.dtype.kind == "i" and neg.dtype.kind == "i":
-        # Rows whose float sums may round (a sum past 2**53) are read as one row reads them:
-        # from exact integer sums (see delong_row).
-        for i in np.flatnonzero(known & (4.0 * p_tot * n_tot * np.maximum(p_tot, n_tot) >= _EXACT)):
+    if integer:
+        # Rows whose float sums may round (a sum past 2**53), or whose spread cancels, are
+        # read as one row reads them: from exact integer sums (see delong_of_sums).
+        again |= 4.0 * p_tot * n_tot * np.maximum(p_tot, n_tot) >= _EXACT
+        for i in np.flatnonzero(known & again):
             found = delong_row(pos[i].astype(np.int64), neg[i].astype(np.int64))
             assert found is not None
             auc[i], var[i] = found
@@ -91,7 +100,7 @@ def delong_row(pos: np.ndarray, neg: np.ndarray) -> tuple[float, float] | None:
     if pos.dtype == _I64 and neg.dtype == _I64:
         sums = table_sums(pos, neg)
         if sums is not None:
-            return _of_sums(sums, pos, neg)
+            return delong_of_sums(sums)
     with np.errstate(all="ignore"):
         cum_n, cum_p = _accumulate(neg), _accumulate(pos)
         p_tot, n_tot = float(cum_p[-1]), float(cum_n[-1])
@@ -112,36 +121,30 @@ def delong_row(pos: np.ndarray, neg: np.ndarray) -> tuple[float, float] | None:
     return auc, s10 / (p_tot - 1.0) / p_tot + s01 / (n_tot - 1.0) / n_tot
 
 
-def delong_of_sums(sums: Sums) -> tuple[float, float] | None:
+def delong_of_sums(sums: Sums) -> tuple[float, float]:
     """:func:`delong_row`'s ``(auc, var)`` of a table of integer counts from its exact sums
-    ``(P, N, S1, S2, U2)`` (:mod:`~streammetrics.states._exact_sums`) alone; None where a
-    spread cancels and :func:`_spread` takes its second pass over the table."""
-    return _of_sums(sums, None, None)
+    ``(P, N, S1, S2, U2)`` (:mod:`~streammetrics.states._exact_sums`) alone.
 
-
-def _of_sums(
-    sums: Sums, pos: np.ndarray | None, neg: np.ndarray | None
-) -> tuple[float, float] | None:
-    """:func:`delong_row`'s steps after the sums, on ``s1, s2, u2 = S1 / 2, S2 / 4, U2 / 4``
-    (each exact after the one rounding of ``float``); the second pass of a cancelling spread
-    reads the table (None without it)."""
+    The steps after the sums, on ``s1, s2, u2 = S1 / 2, S2 / 4, U2 / 4`` (each exact after the
+    one rounding of ``float``). Where ``sum w v**2 - W mean**2`` cancels (an AUC within about
+    1e-6 of 0 or 1), the spread is taken from the integers instead: ``sum p (v10 - AUC)**2 =
+    (P S2 - S1**2) / (4 N**2 P)`` and ``sum n (v01 - AUC)**2 = (N U2 - U1**2) / (4 P**2 N)``
+    with ``U1 = sum n A = 2 P N - S1``, one rounding each (0.8.26 took a second pass over the
+    table, with the rounded AUC as the mean)."""
     p_total, n_total, s1_x2, s2_x4, u2_x4 = sums
     p_tot, n_tot = float(p_total), float(n_total)
     if not (p_tot > 1 and n_tot > 1):
         return math.nan, math.nan
     auc = float(s1_x2) / 2.0 / (p_tot * n_tot)
     rest = 1.0 - auc
-    squares10, mean10 = float(s2_x4) / 4.0 / (n_tot * n_tot), p_tot * auc * auc
-    squares01, mean01 = float(u2_x4) / 4.0 / (p_tot * p_tot), n_tot * (rest * rest)
-    s10, s01 = squares10 - mean10, squares01 - mean01
-    if not (s10 > 1e-6 * mean10 and s01 > 1e-6 * mean01):
-        if pos is None or neg is None:
-            return None
-        with np.errstate(all="ignore"):
-            below = _less_half(_accumulate(neg), neg)
-            s10 = _spread(squares10, mean10, pos, below, n_tot, auc)
-            under = _less_half(_accumulate(pos), pos)
-            s01 = _spread(squares01, mean01, neg, under, p_tot, rest)
+    mean10, mean01 = p_tot * auc * auc, n_tot * (rest * rest)
+    s10 = float(s2_x4) / 4.0 / (n_tot * n_tot) - mean10
+    s01 = float(u2_x4) / 4.0 / (p_tot * p_tot) - mean01
+    if not s10 > 1e-6 * mean10:
+        s10 = (p_total * s2_x4 - s1_x2 * s1_x2) / (4 * n_total * n_total * p_total)
+    if not s01 > 1e-6 * mean01:
+        u1_x2 = 2 * p_total * n_total - s1_x2
+        s01 = (n_total * u2_x4 - u1_x2 * u1_x2) / (4 * p_total * p_total * n_total)
     s10 = 0.0 if 0.0 > s10 else s10  # max(s10, 0.0)
     s01 = 0.0 if 0.0 > s01 else s01
     return auc, s10 / (p_tot - 1.0) / p_tot + s01 / (n_tot - 1.0) / n_tot

@@ -5,7 +5,8 @@ batches without folding it into the table.
 Folding a batch of a few rows into a table of a million distinct scores, then summing the
 table again, costs O(table) per read (12-19 ms at a million entries in 0.8.26). Here the first
 read that finds a queue marks the store as served: it keeps the table's prefix sums (32 bytes
-per entry) and where the queued keys fall in the table (``_exact_sums.placed``). Each later
+per entry) and where the queued keys fall in the table (``_exact_sums.placed``), dropped when
+a fold replaces the table. Each later
 read folds the queue among itself (the same contents: the next read starts from that one
 batch), places the keys it has not placed yet, and moves the table's sums by the queue:
 O(queue + new keys x log table). Past :data:`READ_QUEUE` entries (or an eighth of the table)
@@ -24,10 +25,13 @@ from ._exact_sums import Placed, Prefix, Sums, moved_sums, placed, table_prefix,
 if TYPE_CHECKING:
     from .buckets import ScoreBuckets
 
-__all__ = ["READ_QUEUE", "exact_sums"]
+__all__ = ["READ_QUEUE", "SERVED_MEMOS", "exact_sums"]
 
 #: A read moves the table's sums past a queue of up to this many entries.
 READ_QUEUE = 8192
+
+#: What a served store keeps with its main table (a flush, which replaces it, drops them).
+SERVED_MEMOS = ("prefix", "placed", "moved", "sums")
 
 
 def exact_sums(store: ScoreBuckets) -> Sums | None:
@@ -40,7 +44,10 @@ def exact_sums(store: ScoreBuckets) -> Sums | None:
         if len(queue) > 1:
             folded = store._empty_like()
             folded._flush_from(queue)
-            store._pending = queue = [folded]
+            if store._pending is queue:  # (reads hold the metric's lock; if not, no harm)
+                store._pending = [folded]
+            queue = [folded]
+        store.remember("served", (), True)
         held, new = _prefix(store), queue[0]
         if held is not None:
             read = (held, _placed(store, held, new._keys), new._pos, new._neg)
@@ -48,7 +55,7 @@ def exact_sums(store: ScoreBuckets) -> Sums | None:
             found: Sums | None = store.remembered("moved", version, lambda: moved_sums(*read))
             if found is not None:
                 return found
-    served = store.holds("prefix")
+    served = store.holds("served")
     store._flush()
     if served:
         held = _prefix(store)

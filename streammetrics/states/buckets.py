@@ -36,7 +36,7 @@ from ._bucket_merge import fold_grid, fold_sparse, merge_subset
 from ._bucket_wire import checked_entries, wire_form
 from ._exact_sums import Sums
 from ._fold import queue_full
-from ._score_reads import exact_sums
+from ._score_reads import SERVED_MEMOS, exact_sums
 from .mappings import REAL_FINE_BITS, BucketMapping, RealBits, bfloat16_keys, real_at
 
 __all__ = ["ScoreBuckets"]
@@ -176,6 +176,7 @@ class ScoreBuckets(StateBlock):
             return
         parts, self._pending = [self, *self._pending], []
         self._flush_from(parts)
+        self.forget(*SERVED_MEMOS)  # (kept for the arrays just replaced: their memory goes)
 
     def _flush_from(self, parts: list[ScoreBuckets]) -> None:
         """Set this store to the fold of ``parts``, the total remembered if theirs all are."""
@@ -289,7 +290,7 @@ class ScoreBuckets(StateBlock):
         out._keys, out._pos, out._neg, out._lo, out._hi, out._bits = self._fields()
         out._total = self._total  # the same main arrays: their remembered total holds
         out._pending = [*self._pending, batch]
-        self.pass_on(out, ("prefix", "placed"))  # (kept with the main arrays, out's too)
+        self.pass_on(out, ("served", *SERVED_MEMOS))  # (kept with the main arrays, out's too)
         if queue_full(sum(len(p._keys) for p in out._pending), len(out._keys)):
             out._flush()
         return out

@@ -12,6 +12,7 @@ import math
 import numpy as np
 from scipy.special import digamma
 
+from ._exact_sums import ranked_sum
 from ._row_sums import row_dots
 
 __all__ = [
@@ -170,20 +171,14 @@ _sum, _accumulate = np.add.reduce, np.add.accumulate  # (ndarray.sum and np.cums
 
 def _exact_ranked(pos: np.ndarray, neg: np.ndarray) -> tuple[float, float] | None:
     """``(sum_i p_i (below_i + n_i / 2), P N)`` of int64 counts from exact integer sums:
-    ``S1 / 2`` (``S1`` the sum of ``p (2 below + n)``, as ``states._exact_sums`` takes it)
-    and ``float(P) * float(N)``, each total rounded once; None for other dtypes or past ``2 P N
-    >= 2**63``. Float sums round past 2**53, in a way that depends on their order; these are
-    the values a served store reads from its kept sums (``auc_of_sums``)."""
-    if pos.dtype != _I64 or neg.dtype != _I64:
+    ``S1 / 2`` (``S1`` the sum of ``p (2 below + n)``, ``states._exact_sums.ranked_sum``) and
+    ``float(P) * float(N)``, each total rounded once; None for other dtypes or where those
+    sums are not taken. Float sums round past 2**53, in a way that depends on their order;
+    these are the values a served store reads from its kept sums (``auc_of_sums``)."""
+    s1 = ranked_sum(pos, neg)
+    if s1 is None:
         return None
-    p_total, n_total = int(_sum(pos)), int(_sum(neg))
-    if 2 * p_total * n_total >= 1 << 63:
-        return None
-    twice = _accumulate(neg)
-    twice <<= 1
-    twice -= neg
-    ranked = float(int(np.einsum("i,i->", pos, twice))) / 2.0
-    return ranked, float(p_total) * float(n_total)
+    return float(s1) / 2.0, float(int(_sum(pos))) * float(int(_sum(neg)))
 
 
 #: Integer running sums of a total below this are exact as float64 sums too.
