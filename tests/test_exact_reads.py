@@ -159,6 +159,9 @@ def test_served_reads_are_a_fresh_reads(seed: int, monkeypatch: pytest.MonkeyPat
     # Batches of every size against a held table: one-row updates (the per-request buffer),
     # batches within the read queue, and batches past it (folded in at the read).
     monkeypatch.setattr(_score_reads, "READ_QUEUE", 300)
+    moves = []
+    moved = _score_reads.moved_sums
+    monkeypatch.setattr(_score_reads, "moved_sums", lambda *a: moves.append(1) or moved(*a))
     rng = np.random.default_rng(seed)
 
     def rows(k: int) -> tuple[np.ndarray, np.ndarray]:
@@ -178,14 +181,14 @@ def test_served_reads_are_a_fresh_reads(seed: int, monkeypatch: pytest.MonkeyPat
         else:
             served.update(*batch)
         if rng.random() < 0.6:
+            got = _reads(served)  # (first: to_bytes() folds the queue in)
             before = served.to_bytes()
-            got = _reads(served)
-            assert served.to_bytes() == before
-            twin = sm.loads(before)
-            assert repr(got) == repr(_reads(twin))
+            assert repr(_reads(served)) == repr(got) and served.to_bytes() == before
+            assert repr(got) == repr(_reads(sm.loads(before)))
     ys = np.concatenate([b[0] for b in every])
     ss = np.concatenate([b[1] for b in every])
     whole = sm.ROCAUC(exact=True).update(ys, ss)
+    assert len(moves) > 10  # (the reads moved the sums past their queues)
     assert repr(_reads(served)) == repr(_reads(whole))
     assert served.to_bytes() == whole.to_bytes()
 
@@ -239,6 +242,8 @@ def test_a_fold_drops_what_the_served_table_kept() -> None:
     m.update([0], [0.5])
     m.interval()
     assert m.hist.holds("prefix")
+    m.merge(sm.ROCAUC(exact=True).update([1], [0.125]))  # (a merge replaces the table too)
+    assert not m.hist.holds("prefix") and repr(_reads(m)) == repr(_reads(sm.loads(m.to_bytes())))
 
 
 def test_served_store_keeps_prefix_and_places_only_new_keys() -> None:

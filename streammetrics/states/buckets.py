@@ -176,7 +176,6 @@ class ScoreBuckets(StateBlock):
             return
         parts, self._pending = [self, *self._pending], []
         self._flush_from(parts)
-        self.forget(*SERVED_MEMOS)  # (kept for the arrays just replaced: their memory goes)
 
     def _flush_from(self, parts: list[ScoreBuckets]) -> None:
         """Set this store to the fold of ``parts``, the total remembered if theirs all are."""
@@ -224,6 +223,7 @@ class ScoreBuckets(StateBlock):
             if self._lo is not None and self._hi is not None:
                 self._lo, self._hi = self._lo[kept], self._hi[kept]
         self._pos, self._neg = pos, neg
+        self.forget(*SERVED_MEMOS)
 
     # -- building ------------------------------------------------------------------------------
 
@@ -358,6 +358,7 @@ class ScoreBuckets(StateBlock):
 
     def merge(self, other: Any) -> None:
         new = self.merged(other)
+        self.forget(*SERVED_MEMOS)
         self._keys, self._pos, self._neg, self._lo, self._hi, self._bits = new._fields()
 
     def merge_many(self, others: list[Any]) -> None:
@@ -389,6 +390,7 @@ class ScoreBuckets(StateBlock):
         updated, as when a running total absorbs one more shard); otherwise one sorted
         reduction (``"real"``: at the coarsest resolution among them, then fitted to the bucket
         budget). The kernels are in :mod:`~streammetrics.states._bucket_merge`."""
+        self.forget(*SERVED_MEMOS)  # (kept for the arrays replaced here: their memory goes)
         size = None if self.mapping is None else self.mapping.size
         if size is None:
             floor = None if self._bits is None else self._floor_bits()
