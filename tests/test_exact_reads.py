@@ -292,3 +292,20 @@ def test_weighted_and_grid_stores_have_no_exact_sums() -> None:
     assert weighted.hist.exact_sums() is None
     assert sm.ROCAUC().update([0, 1], [0.1, 0.2]).hist.exact_sums() is None
     assert ScoreBuckets(None).exact_sums() is None  # (empty)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_lockstep_search_is_searchsorted(seed: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    from streammetrics.states import _exact_sums
+
+    monkeypatch.setattr(_exact_sums, "LOCKSTEP_KEYS", 1)
+    rng = np.random.default_rng(seed)
+    size = int(rng.integers(1, 5_000))
+    keys = np.unique(rng.integers(0, 4 * size + 10, size)).astype(np.float64)
+    if seed % 3 == 0:
+        keys = np.sort(-keys)  # (negative keys, -0.0 among them)
+    coarse = keys[(1 << _exact_sums.BLOCK_BITS) - 1 :: 1 << _exact_sums.BLOCK_BITS].copy()
+    new = np.unique(rng.integers(-20, 4 * size + 40, int(rng.integers(1, 3_000))))
+    new = np.sort(-new.astype(np.float64)) if seed % 3 == 0 else new.astype(np.float64)
+    got = _exact_sums._below(keys, coarse, new)
+    assert got.tolist() == np.searchsorted(keys, new).tolist()

@@ -67,7 +67,7 @@ def exact_sums(store: ScoreBuckets) -> Sums | None:
 
 def _prefix(store: ScoreBuckets) -> Prefix | None:
     """The main table's :class:`~streammetrics.states._exact_sums.Prefix`, kept with it."""
-    main = store._pos, store._neg
+    main = store._pos, store._neg, store._keys
     held: Prefix | None = store.remembered("prefix", store._fields(), lambda: table_prefix(*main))
     return held
 
