@@ -214,6 +214,29 @@ def test_a_long_served_stream_stays_partial(monkeypatch: pytest.MonkeyPatch) -> 
     assert len(full_reads) == 1
 
 
+def test_a_growing_queue_is_folded_in_at_a_partial_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past READ_FOLD_SHARE of the main table's entries, a partial read folds the queue into
+    it first (each read gathered the changed groups from every queued table: reads grew with
+    the queue), and stays partial: the values do not change, the kept read holds."""
+    full_reads = _full_reads(monkeypatch)
+    rng = np.random.default_rng(7)
+    m = sm.GAUC()
+    y, s, g, _ = _batch(rng, 4_000, 2_000, "int", False)
+    m.update(y, s, g)
+    m.compute()
+    mains = set()
+    for _ in range(40):
+        y, s, g, _ = _batch(rng, 60, 2_000, "int", False)
+        m.update(y, s, g)
+        m.compute()
+        block = m.scores
+        queued = sum(len(t.g) for t in block._pending)
+        assert queued <= _group_reads.READ_FOLD_SHARE * len(block._main.g) + 60
+        mains.add(id(block._main))
+    assert len(full_reads) == 1 and len(mains) > 1
+    assert _reads(m) == _reads(sm.loads(m.to_bytes()))
+
+
 def _folded_the_old_way(block: object, changed: np.ndarray, queued: list[_Table]) -> _Table:
     parts = [restricted(block._main, changed), *queued]  # type: ignore[attr-defined]
     return fold_tables(parts, block.mapping, block._sketched)  # type: ignore[attr-defined]
