@@ -89,10 +89,10 @@ def delong_row(pos: np.ndarray, neg: np.ndarray) -> tuple[float, float] | None:
     /`` as numpy's; no division by zero: both totals are above 1), at about a third of the
     cost; ``tests/test_score_rows.py`` holds every float to a two-row array's.
 
-    Integer counts within :func:`~streammetrics.states._exact_sums.fits` take their sums as
-    exact integers (``table_sums``), each rounded once: the float sums' values wherever those
-    are exact (every sum below 2**53), and the same whichever way the sums were reached (a
-    served store reads them from kept prefix sums: :func:`delong_of_sums`)."""
+    Integer counts within :func:`~streammetrics.states._exact_sums.wide_fits` take their sums
+    as exact integers (``table_sums``), each rounded once: the float sums' values wherever
+    those are exact (every sum below 2**53), and the same whichever way the sums were reached
+    (a served store reads them from kept prefix sums: :func:`delong_of_sums`)."""
     if pos.dtype not in _ROW_DTYPES or neg.dtype not in _ROW_DTYPES:
         return None
     if pos.shape[0] == 0:

@@ -5,13 +5,13 @@ batches without folding it into the table.
 Folding a batch of a few rows into a table of a million distinct scores, then summing the
 table again, costs O(table) per read (12-19 ms at a million entries in 0.8.26). Here the first
 read that finds a queue marks the store as served: it keeps the table's prefix sums (32 bytes
-per entry) and where the queued keys fall in the table (``_exact_sums.placed``), dropped when
-a fold replaces the table. Each later
-read folds the queue among itself (the same contents: the next read starts from that one
-batch), places the keys it has not placed yet, and moves the table's sums by the queue:
-O(queue + new keys x log table). Past :data:`READ_QUEUE` entries (or an eighth of the table)
-the queue is folded in, and the prefix sums are taken again: O(table), once per that many
-entries. The sums are integers, so every path gives the same floats.
+per entry) and where the queued keys fall in the table (``_exact_sums.placed``), both dropped
+when a fold, merge or scale replaces the table. Each later read folds the queue among itself
+(the same contents: the next read starts from that one batch), places the keys it has not
+placed yet, and moves the table's sums by the queue: O(queue + new keys x log table). Past
+:data:`READ_QUEUE` entries (or an eighth of the table) the queue is folded in, and the prefix
+sums are taken again: O(table), once per that many entries. The sums are integers, so every
+path gives the same floats.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ SERVED_MEMOS = ("prefix", "placed", "moved", "sums")
 
 def exact_sums(store: ScoreBuckets) -> Sums | None:
     """``ScoreBuckets.exact_sums``: ``(P, N, S1, S2, U2)`` of ``store`` with its queue; None
-    for weights, grids, an empty store, or past ``fits``."""
+    for weights, grids, an empty store, or past ``_exact_sums.wide_fits``."""
     if store.mapping is not None or store._weighted():
         return None
     queue = store._pending

@@ -186,7 +186,7 @@ class ScoreBuckets(StateBlock):
 
     def exact_sums(self) -> Sums | None:
         """``(P, N, S1, S2, U2)`` of an exact store of counts, its queue included, as exact
-        integers; None for weights, grids, an empty store, or past ``_exact_sums.fits``. A
+        integers; None for weights, grids, an empty store, or past ``_exact_sums.wide_fits``. A
         served store reads them past a short queue (:func:`~streammetrics.states._score_reads.
         exact_sums`)."""
         return exact_sums(self)

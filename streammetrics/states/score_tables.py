@@ -183,7 +183,6 @@ def _exact_ranked(pos: np.ndarray, neg: np.ndarray) -> tuple[float, float] | Non
 
 #: Integer running sums of a total below this are exact as float64 sums too.
 _EXACT_TOTAL = 2.0**53
-_I64 = np.dtype(np.int64)
 
 
 def _running(counts: np.ndarray, as_float: np.ndarray, total: float | None) -> np.ndarray:
