@@ -4,6 +4,8 @@ changes the bytes."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import numpy as np
 import pytest
 
@@ -93,18 +95,23 @@ def test_reads_after_updates_equal_fresh_reads(
         assert _reads(served) == _reads(twin)
 
 
+def _served(seed: int, held: int, groups: int, rows: int, rounds: int) -> Iterator[sm.GAUC]:
+    """A ``GAUC`` of ``held`` integer rows read once, then ``rounds`` times updated with
+    ``rows`` rows and read (``compute()``), yielded after each read."""
+    rng = np.random.default_rng(seed)
+    m = sm.GAUC()
+    m.update(*_batch(rng, held, groups, "int", False)[:3])
+    m.compute()
+    for _ in range(rounds):
+        m.update(*_batch(rng, rows, groups, "int", False)[:3])
+        m.compute()
+        yield m
+
+
 def test_reads_stay_partial_and_tables_few() -> None:
     """A read after a small update folds queued integer tables by size, so a served state
     keeps a few of them however many batches arrive between reads."""
-    rng = np.random.default_rng(5)
-    m = sm.GAUC()
-    y, s, g, _ = _batch(rng, 20_000, 500, "int", False)
-    m.update(y, s, g)
-    m.compute()
-    for _ in range(200):
-        y, s, g, _ = _batch(rng, 20, 500, "int", False)
-        m.update(y, s, g)
-        m.compute()
+    for m in _served(5, 20_000, 500, 20, 200):
         pending = m.scores._pending
         classes = max(len(t.g) for t in pending).bit_length() // 2 + 1 if pending else 0
         assert len(pending) <= (FAN - 1) * classes  # (at most FAN - 1 per size class)
@@ -202,15 +209,8 @@ def test_a_long_served_stream_stays_partial(monkeypatch: pytest.MonkeyPatch) -> 
     first cut kept adding to it, and every read whose running count passed the number of
     groups was a full one (one read in ten at 1,000-row updates over 10,000 groups)."""
     full_reads = _full_reads(monkeypatch)
-    rng = np.random.default_rng(6)
-    m = sm.GAUC()
-    y, s, g, _ = _batch(rng, 20_000, 1000, "int", False)
-    m.update(y, s, g)
-    m.compute()
-    for _ in range(60):
-        y, s, g, _ = _batch(rng, 50, 1000, "int", False)
-        m.update(y, s, g)
-        m.compute()
+    for _ in _served(6, 20_000, 1000, 50, 60):
+        pass
     assert len(full_reads) == 1
 
 
@@ -219,16 +219,8 @@ def test_a_growing_queue_is_folded_in_at_a_partial_read(monkeypatch: pytest.Monk
     it first (each read gathered the changed groups from every queued table: reads grew with
     the queue), and stays partial: the values do not change, the kept read holds."""
     full_reads = _full_reads(monkeypatch)
-    rng = np.random.default_rng(7)
-    m = sm.GAUC()
-    y, s, g, _ = _batch(rng, 4_000, 2_000, "int", False)
-    m.update(y, s, g)
-    m.compute()
     mains = set()
-    for _ in range(40):
-        y, s, g, _ = _batch(rng, 60, 2_000, "int", False)
-        m.update(y, s, g)
-        m.compute()
+    for m in _served(7, 4_000, 2_000, 60, 40):
         block = m.scores
         queued = sum(len(t.g) for t in block._pending)
         assert queued <= _group_reads.READ_FOLD_SHARE * len(block._main.g) + 60

@@ -126,9 +126,7 @@ def ranked_sum(pos: np.ndarray, neg: np.ndarray) -> int | None:
     wide = 2 * p_total * n_total >= SUM_LIMIT
     if wide and not wide_fits(p_total, n_total, len(pos)):
         return None
-    b = _accumulate(neg)
-    b <<= 1
-    b -= neg
+    b = _doubled_below(neg, np.empty(len(neg), dtype=_I64))
     found = int(np.einsum("i,i->", pos, b))
     return _joined(found, float(np.einsum("i,i->", pos * 1.0, b * 1.0))) if wide else found
 
@@ -163,6 +161,16 @@ def _totals(pos: np.ndarray, neg: np.ndarray) -> tuple[int, int] | None:
     return (p_total, n_total) if wide_fits(p_total, n_total, len(pos)) else None
 
 
+def _doubled_below(other: np.ndarray, out: np.ndarray, cum: np.ndarray | None = None) -> np.ndarray:
+    """``B = 2 * (other at or below) - other`` into ``out``, from ``cum`` (the prefix sums of
+    ``other``) if given, else taking them in ``out`` first."""
+    if cum is None:
+        cum = _accumulate(other, out=out)
+    np.add(cum, cum, out=out)
+    out -= other
+    return out
+
+
 def _side(
     w: np.ndarray,
     other: np.ndarray,
@@ -176,10 +184,7 @@ def _side(
     ``w B`` (modulo ``2**64`` if ``wide``) are written into ``b`` and ``wb``; ``cum``, if
     given, holds the prefix sums of ``other``. (Into given arrays: a fresh array of a million
     entries costs more to fault in than to fill.)"""
-    if cum is None:
-        cum = _accumulate(other, out=b)
-    np.add(cum, cum, out=b)
-    b -= other
+    _doubled_below(other, b, cum)
     np.multiply(w, b, out=wb)
     first, second = int(_sum(wb)), int(np.einsum("i,i->", wb, b))
     if not wide:

@@ -28,7 +28,7 @@ from ._group_table import _sort_reduce, _Table, group_starts
 if TYPE_CHECKING:
     from .grouped import GroupedScores
 
-__all__ = ["held_codes", "merged_read_table"]
+__all__ = ["held_codes", "merged_read_table", "runs_index"]
 
 
 def held_codes(labels: np.ndarray, wanted: np.ndarray) -> np.ndarray:
@@ -47,7 +47,7 @@ def _gather(t: _Table, runs: tuple[np.ndarray, np.ndarray] | None) -> tuple[np.n
     columns = (t.key, t.pos, t.neg, t.value, t.bucketed)
     if runs is None:
         return columns
-    take = _runs_index(*runs)
+    take = runs_index(*runs)
     return tuple(c[take] for c in columns)
 
 
@@ -98,11 +98,11 @@ def merged_read_table(block: GroupedScores, changed: np.ndarray, queued: list[_T
     folded = _fold_small(small, sketched, block)
     held = np.zeros(len(groups), dtype=np.int64)  # each group's entries in the main table
     held[at] = lengths
-    g, key, pos, neg, value = _merged(main, _runs_index(starts, lengths), held, folded)
+    g, key, pos, neg, value = _merged(main, runs_index(starts, lengths), held, folded)
     return _Table(groups, rows, g, key, pos, neg, value, sketched[g])
 
 
-def _runs_index(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+def runs_index(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """The entries ``starts[i] : starts[i] + lengths[i]`` of every run, in order."""
     offsets = np.cumsum(lengths) - lengths
     index: np.ndarray = np.arange(int(lengths.sum()), dtype=np.int64)

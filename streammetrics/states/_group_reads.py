@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ._group_merge import merged_read_table
+from ._group_merge import held_codes, merged_read_table, runs_index
 from ._group_table import _INT_LIMIT, _Table, fold_tables, group_starts
 
 if TYPE_CHECKING:
@@ -63,10 +63,7 @@ def restricted(t: _Table, labels: np.ndarray) -> _Table:
     """The entries of ``t``'s groups among ``labels`` (sorted, distinct), as a table of those
     groups: a search of its labels, two of its group codes and one gather per column,
     O(len(labels) log + entries taken)."""
-    at = np.searchsorted(t.labels, labels)
-    inside = at < len(t.labels)
-    at = at[inside]
-    codes = at[t.labels[at] == labels[inside]]
+    codes = held_codes(t.labels, labels)
     if not len(codes):  # (most queued tables hold none of a small update's groups)
         e = slice(0, 0)
         return _Table(
@@ -74,9 +71,7 @@ def restricted(t: _Table, labels: np.ndarray) -> _Table:
         )
     starts = np.searchsorted(t.g, codes, "left")
     lengths = np.searchsorted(t.g, codes, "right") - starts
-    total = int(lengths.sum())
-    offsets = np.cumsum(lengths) - lengths
-    take = np.arange(total, dtype=np.int64) + np.repeat(starts - offsets, lengths)
+    take = runs_index(starts, lengths)
     g = np.repeat(np.arange(len(codes), dtype=np.int64), lengths)
     columns = (t.key[take], t.pos[take], t.neg[take], t.value[take], t.bucketed[take])
     return _Table(t.labels[codes], t.rows[codes], g, *columns)
