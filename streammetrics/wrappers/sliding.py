@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from .._codec import COUNT_LIMIT
 from .._config_values import config_int
 from ..base import Metric, metric_spec
 from ..errors import IncompatibleStateError, InputError, NoIntervalError
@@ -187,6 +188,19 @@ class SlidingWindow(Wrapper):
         self._head = head
         self._dropped += n_late + self._age_out()
         return self._commit(n)
+
+    def _row_trusted(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+        """Whether ``update(*args, **kwargs)`` (``timestamps`` among ``kwargs``), one row as
+        scalars, certainly passes: its slot holds rows already and has seen each of its values
+        (a collection holding this window and another then updates both in place)."""
+        rest = dict(kwargs)
+        timestamps = rest.pop("timestamps", None)
+        key = one_row_key(args, rest, timestamps, self._unit, self._config["origin"])
+        metric = None if key is None else self._slots.get(key)
+        if metric is None or self._count + 1 > COUNT_LIMIT:
+            return False
+        trusted: bool = metric._row_trusted(args, rest)
+        return trusted
 
     def _numbered(self, kwargs: dict[str, Any], n: int | None) -> dict[str, Any]:
         """``kwargs`` with ``ids=`` standing for the rows' positions in this wrapper's stream

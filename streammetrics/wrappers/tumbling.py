@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from .._codec import COUNT_LIMIT
 from .._config_values import config_int
 from ..base import Metric, metric_spec
 from ..errors import IncompatibleStateError, InputError
@@ -159,6 +160,18 @@ class TumblingWindows(Wrapper):
             {**self._open, **fresh}, {**self._closed, **late} if late else None
         )
         return self._commit(n)
+
+    def _row_trusted(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+        """Whether ``update(*args, **kwargs)`` (``timestamps`` among ``kwargs``), one row as
+        scalars, certainly passes: its window is open and has seen each of its values."""
+        rest = dict(kwargs)
+        timestamps = rest.pop("timestamps", None)
+        key = one_row_key(args, rest, timestamps, self._config["width"], self._config["origin"])
+        metric = None if key is None else self._open.get(key)
+        if metric is None or self._count + 1 > COUNT_LIMIT:
+            return False
+        trusted: bool = metric._row_trusted(args, rest)
+        return trusted
 
     def _evicted(
         self, opened: dict[int, Metric], closed: dict[int, Metric] | None = None
