@@ -21,7 +21,7 @@ from ..base import StateBlock
 from ..errors import IncompatibleStateError
 from ._fold import queue_full
 from ._group_reads import GroupRead, read_groups
-from ._group_table import SLICE, _sort_reduce, _Table, fold_tables
+from ._group_table import BATCH_SLICE, SLICE, _sort_reduce, _Table, fold_tables
 from ._group_wire import checked_table, grouped_to_wire
 from .labels import EMPTY_LABELS, check_kinds, unique_codes
 from .mappings import BucketMapping
@@ -143,10 +143,12 @@ class GroupedScores(StateBlock):
                 held = self._held()
             check_sum("sample_weight (grouped scores)", "f", held, added)
         out._held_bound = None if held is None else held + added
-        # A long batch in pieces that sort in cache; the fold merges their sorted tables.
-        for a in range(0, len(groups), SLICE):
-            w = None if weights is None else weights[a : a + SLICE]
-            piece = groups[a : a + SLICE], scores[a : a + SLICE], positive[a : a + SLICE]
+        # A batch of up to BATCH_SLICE rows is one table, canonical as it is; a longer one is
+        # cut into pieces that sort in cache, and the fold merges their sorted tables.
+        cut = len(groups) if len(groups) <= BATCH_SLICE else SLICE
+        for a in range(0, len(groups), cut):
+            w = None if weights is None else weights[a : a + cut]
+            piece = groups[a : a + cut], scores[a : a + cut], positive[a : a + cut]
             out._pending.append(self._table_of(*piece, w))
             out._note_changed(out._pending[-1].labels)
         out._consolidate_if_large()
@@ -227,7 +229,13 @@ class GroupedScores(StateBlock):
         """Fold the queued tables into the main one (same logical contents, canonical form)."""
         if not self._pending:
             return
-        self._main = fold_tables([self._main, *self._pending], self.mapping, self._sketched)
+        if len(self._pending) == 1 and not len(self._main.labels):
+            # One table and nothing held (a state built by one update of at most BATCH_SLICE
+            # rows): the table is canonical already, as every queued table is (sorted by
+            # group, then key, equal pairs folded, and its groups sketched by their rows).
+            self._main = self._pending[0]
+        else:
+            self._main = fold_tables([self._main, *self._pending], self.mapping, self._sketched)
         self._groups, self._rows = self._main.labels, self._main.rows
         self._pending = []
 

@@ -33,9 +33,12 @@ __all__ = [
 ]
 
 EMPTY_LABELS = np.empty(0, dtype=np.int64)
-# Integer columns whose range is at most this many times their length (or this small) are
-# uniqued with a bincount instead of a sort: O(n + range) instead of O(n log n).
+# Integer columns whose range is at most _DENSE_TIMES times their length (or at most
+# _DENSE_RANGE) are uniqued with a counting pass instead of a sort: O(n + range) instead of
+# O(n log n). (131,072 ids spread over a million: 3-4 ms against a sort's 11-15 ms; at 4
+# million no faster than the sort.)
 _DENSE_RANGE = 1 << 16
+_DENSE_TIMES = 8
 
 
 def _kind(labels: np.ndarray) -> str:
@@ -73,13 +76,15 @@ def unique_codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if values.dtype.kind == "i" and len(values):
         lo, hi = int(values.min()), int(values.max())
         span = hi - lo + 1
-        if span <= max(_DENSE_RANGE, 4 * len(values)):
+        if span <= max(_DENSE_RANGE, _DENSE_TIMES * len(values)):
             shifted = values - lo if lo else values
             present = np.zeros(span, dtype=bool)
             present[shifted] = True
             uniq = np.flatnonzero(present)
-            lut = np.cumsum(present, dtype=np.int64) - 1
-            return uniq + lo, lut[shifted]
+            # (the look-up table in 32 bits where it fits: half the pages to touch)
+            lut = np.cumsum(present, dtype=np.int32 if span < 2**31 else np.int64)
+            lut -= 1
+            return uniq + lo, lut[shifted].astype(np.int64)
     uniq, inverse = np.unique(values, return_inverse=True)
     return uniq, inverse.reshape(-1)
 
