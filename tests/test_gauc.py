@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import pickle
 import random
+from itertools import pairwise
 
 import numpy as np
 import pandas as pd
@@ -142,6 +143,34 @@ def test_gauc_many_groups_at_scale():
     exact = sm.GAUC(exact=True).update(y, x, g)
     assert abs(m.compute() - exact.compute()) <= m.error_bound() + 1e-12
     assert len(m.to_bytes()) / groups < 2048
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_a_batch_sorted_whole_gives_the_bytes_of_pieces_folded(weighted: bool) -> None:
+    """A batch of up to BATCH_SLICE rows is one table, adopted by an empty state without a
+    fold (0.8.28); past it, and over many updates, pieces are folded. Every way gives the
+    same bytes, sketched groups (more than max_exact rows) and ids spread wide included."""
+    from streammetrics.states._group_table import BATCH_SLICE, SLICE
+
+    rng = np.random.default_rng(31)
+    n = BATCH_SLICE + SLICE // 2
+    g = np.where(rng.random(n) < 0.3, rng.integers(0, 50, n), rng.integers(0, 3_000_000, n))
+    y = rng.integers(0, 2, n)
+    x = np.round(rng.random(n), 3)  # ties within groups
+    # (dyadic weights: their sums are exact in any order, so the bytes must match too)
+    w = rng.integers(1, 8, n) / 8 if weighted else None
+
+    def fed(*cuts: int) -> bytes:
+        m = sm.GAUC()
+        edges = [0, *cuts, n]
+        for a, b in pairwise(edges):
+            m.update(y[a:b], x[a:b], g[a:b], sample_weight=None if w is None else w[a:b])
+        return m.to_bytes()
+
+    whole = fed()  # past BATCH_SLICE: pieces of SLICE rows, folded
+    assert fed(BATCH_SLICE) == whole  # one table adopted, then a fold with the rest
+    assert fed(SLICE, 2 * SLICE, BATCH_SLICE - 7) == whole
+    assert fed(n - 1000) == whole
 
 
 @pytest.mark.parametrize("exact", [True, False])
