@@ -910,3 +910,42 @@ def test_decayed_a_row_about_2_63_away_leaves_the_others_exact() -> None:
     apart.update([0], [0], timestamps=np.array([old], dtype=np.int64))
     for m in (together, apart):
         assert m.compute()[1, 1] == 1.0 and m.compute()[0, 0] == 0.0
+
+
+def test_a_row_whose_values_another_slot_holds_skips_the_join_check_and_nothing_else() -> None:
+    """A row new to its slot's slice, whose values another slot has seen in that slice, joins
+    without checking every slot (0.8.27 folded every slot's waiting rows to check it: 0.33 ms
+    a request for 20 slices). The bytes are those of the rows fed as a batch, and a row whose
+    values no slot holds together is still refused whole."""
+    rng = np.random.default_rng(21)
+    n = 1500
+    y, by = rng.integers(0, 2, n), rng.choice(["a", "b", "c", "d"], n)
+    pred = np.where(rng.random(n) < 0.8, y, 1 - y)
+    t = np.arange(n) / 10.0  # 100 rows per 10 s slot
+    one = SlidingWindow(Sliced(sm.F1()), width=60, slots=6)
+    for i in range(n):
+        one.update(int(y[i]), int(pred[i]), by=str(by[i]), timestamps=float(t[i]))
+    batch = SlidingWindow(Sliced(sm.F1()), width=60, slots=6).update(y, pred, by=by, timestamps=t)
+    assert one.to_bytes() == batch.to_bytes()
+    last = float(t[-1])
+    # Slice "e" holds labels 1 and 2 in the newest slot only. The same values in an older
+    # slot's "e" are known elsewhere: joined unchecked, as the batch joins them. A third label
+    # in any slice's slot is still refused whole: (2, 2) in "a", which holds 0 and 1, and (0, 0)
+    # in "e".
+    extra = ([1, 2], [2, 1], ["e", "e"], [last, last])
+    late = (1, 2, "e", last - 25.0)
+    for row in [*zip(*extra, strict=True), late]:  # one row a call: each slot learns its rows
+        one.update(row[0], row[1], by=row[2], timestamps=row[3])
+    assert one._slots[max(one._slots)]._row_trusted((1, 2), {"by": "e"})  # known elsewhere
+    batch.update(
+        [*extra[0], late[0]],
+        [*extra[1], late[1]],
+        by=[*extra[2], late[2]],
+        timestamps=[*extra[3], late[3]],
+    )
+    assert one.to_bytes() == batch.to_bytes()
+    before = one.to_bytes()
+    for row in [(2, 2, "a", last - 25.0), (0, 0, "e", last - 25.0), (0, 0, "e", last)]:
+        with pytest.raises(InputError, match="two classes"):
+            one.update(row[0], row[1], by=row[2], timestamps=row[3])
+        assert one.to_bytes() == before

@@ -133,15 +133,22 @@ class SlidingWindow(Wrapper):
             floor = head - self._config["slots"]
             if key <= floor:  # too late: checked as the window's rows are, then dropped
                 row = self._template.copy().update(*args, **kwargs)  # type: ignore[attr-defined]
-                check_joins([row], [m for k, m in self._slots.items() if k > floor])
+                if not self._known_elsewhere(args, kwargs, None, floor):
+                    check_joins([row], [m for k, m in self._slots.items() if k > floor])
                 self._dropped += 1
             elif metric is not None and metric._row_trusted(args, kwargs):
                 metric.update(*args, **kwargs)  # type: ignore[attr-defined]  # nothing new
             else:
                 # A new slot, or a row its slot has not seen the like of (a label, a slice):
-                # the row alone is checked against every slot of the window (its own too).
-                row = self._template.copy().update(*args, **kwargs)  # type: ignore[attr-defined]
-                check_joins([row], [m for k, m in self._slots.items() if k > floor])
+                # the row alone is checked against every slot of the window (its own too),
+                # unless another slot has seen each of its values (in its slice) and so holds
+                # them in the window already: the values the checks compare (label and key
+                # sets, their kinds) are then those the window holds and has checked.
+                known = self._known_elsewhere(args, kwargs, metric, floor)
+                if metric is None or not known:
+                    row = self._template.copy().update(*args, **kwargs)  # type: ignore[attr-defined]
+                    if not known:
+                        check_joins([row], [m for k, m in self._slots.items() if k > floor])
                 if metric is None:
                     self._slots[key] = row
                 else:
@@ -188,6 +195,21 @@ class SlidingWindow(Wrapper):
         self._head = head
         self._dropped += n_late + self._age_out()
         return self._commit(n)
+
+    def _known_elsewhere(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any], mine: Metric | None, floor: int
+    ) -> bool:
+        """Whether a slot of the window other than ``mine`` has seen each value of this one
+        row (``_row_trusted``), newest slot first. (0.8.27 checked such a row against every
+        slot, folding their waiting rows: 0.33 ms a request for ``SlidingWindow(Sliced(...))``
+        of 20 slices, whose rows are new to their slot's slice four times in ten.)"""
+        for k in sorted(self._slots, reverse=True):
+            if k <= floor:
+                break
+            slot = self._slots[k]
+            if slot is not mine and slot._row_trusted(args, kwargs):
+                return True
+        return False
 
     def _row_trusted(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
         """Whether ``update(*args, **kwargs)`` (``timestamps`` among ``kwargs``), one row as
