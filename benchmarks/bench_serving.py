@@ -551,6 +551,96 @@ def collection(calls: int, rounds: int) -> None:
     table(["metric", "µs per sample", "goal", "met"], rows)
 
 
+def nested(calls: int, rounds: int) -> None:
+    """Wrappers inside wrappers, one sample and its time per call (10 requests a second,
+    20 slices where a ``Sliced`` is inside, slots of 10 s), each round on new states warmed
+    by 200 requests: the paths where a request may reach a copy or a check of every slot.
+    No peer nests windows, slices and bootstraps."""
+    n = calls + 200
+    rng = np.random.default_rng(4)
+    y = rng.integers(0, 2, n).tolist()
+    p = np.round(rng.random(n), 4).tolist()
+    lab = [int(v > 0.5) for v in p]
+    t = (np.arange(n) / 10.0).tolist()
+    by = rng.integers(0, 20, n).tolist()
+    score = [(y[i], p[i], {"timestamps": t[i]}) for i in range(n)]
+    label = [(y[i], lab[i], {"timestamps": t[i]}) for i in range(n)]
+    sliced = [(y[i], p[i], {"timestamps": t[i], "by": by[i]}) for i in range(n)]
+    sliced_labels = [(y[i], lab[i], {"timestamps": t[i], "by": by[i]}) for i in range(n)]
+    keyed_labels = [(y[i], lab[i], {"by": by[i]}) for i in range(n)]
+
+    def sliding(m: Any) -> Any:
+        return sm.SlidingWindow(m, width=60, slots=6)
+
+    cases = [
+        ("SlidingWindow(Sliced(ROCAUC))", lambda: sliding(sm.Sliced(sm.ROCAUC())), sliced),
+        ("Sliced(SlidingWindow(ROCAUC))", lambda: sm.Sliced(sliding(sm.ROCAUC())), sliced),
+        (
+            "Sliced(MetricCollection(Accuracy, F1))",
+            lambda: sm.Sliced(sm.MetricCollection(a=sm.Accuracy(), f=sm.F1())),
+            keyed_labels,
+        ),
+        (
+            "SlidingWindow(MetricCollection(Accuracy, F1))",
+            lambda: sliding(sm.MetricCollection(a=sm.Accuracy(), f=sm.F1())),
+            label,
+        ),
+        (
+            "SlidingWindow(Bootstrap(Accuracy, 50))",
+            lambda: sliding(sm.Bootstrap(sm.Accuracy(), replicates=50)),
+            label,
+        ),
+        (
+            "MetricCollection(Decayed(ROCAUC), SlidingWindow(ROCAUC))",
+            lambda: sm.MetricCollection(
+                d=sm.Decayed(sm.ROCAUC(), half_life=60), s=sliding(sm.ROCAUC())
+            ),
+            score,
+        ),
+        (
+            "MetricCollection(Bootstrap(Accuracy, 50), SlidingWindow(Accuracy))",
+            lambda: sm.MetricCollection(
+                b=sm.Bootstrap(sm.Accuracy(), replicates=50), w=sliding(sm.Accuracy())
+            ),
+            label,
+        ),
+        (
+            "MetricCollection(SlidingWindow, TumblingWindows, Decayed) of Accuracy",
+            lambda: sm.MetricCollection(
+                a=sliding(sm.Accuracy()),
+                b=sm.TumblingWindows(sm.Accuracy(), width=60),
+                c=sm.Decayed(sm.Accuracy(), half_life=60),
+            ),
+            label,
+        ),
+        (
+            "MetricCollection(SlidingWindow(Sliced(Accuracy)), TumblingWindows(Sliced(Accuracy)))",
+            lambda: sm.MetricCollection(
+                a=sliding(sm.Sliced(sm.Accuracy())),
+                b=sm.TumblingWindows(sm.Sliced(sm.Accuracy()), width=60),
+            ),
+            sliced_labels,
+        ),
+    ]
+    rows = []
+    for name, make, feed in cases:
+        best = float("inf")
+        for _ in range(rounds):
+            m = make()
+            for a, b, kw in feed[:200]:
+                m.update(a, b, **kw)
+            start = perf_ns()
+            for a, b, kw in feed[200:]:
+                m.update(a, b, **kw)
+            best = min(best, (perf_ns() - start) / calls)
+        rows.append([f"`{name}`", us(best)])
+    print(
+        f"## Wrappers inside wrappers, one sample per call, best of {rounds} rounds of "
+        f"{calls:,} calls\n"
+    )
+    table(["metric", "µs per sample"], rows)
+
+
 # -- 4. threads ----------------------------------------------------------------------------------
 
 
@@ -705,6 +795,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         (wrapped_bootstrap_one_sample, lambda: wrapped_bootstrap_one_sample(calls, rounds)),
         (batches, lambda: batches(calls, rounds)),
         (collection, lambda: collection(calls, rounds)),
+        (nested, lambda: nested(min(calls, 5_000), rounds)),
         (threads, lambda: threads(calls, rounds)),
         (collect, lambda: collect(rounds=rounds, rows_per_state=2_000 if args.quick else 20_000)),
     ]

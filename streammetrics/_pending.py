@@ -212,6 +212,14 @@ class PerRequest:
         # against the other slots, which a label trusted in every slice has not passed.)
         return row is not None and rows is not None and rows.row_known(row)
 
+    def _row_certain(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+        """Whether ``update(*args, **kwargs)``, one row as scalars, certainly passes (a
+        collection then updates this member in place beside another that may refuse it). A
+        trusted row takes the hot path, which only the count bound can stop, and the
+        collection checks that bound first; wrappers taking arguments of their own
+        (``Bootstrap``'s ``ids``) say more."""
+        return self._row_trusted(args, kwargs)
+
     def _learn_row(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         """Trust each value of one row of scalars that ``update`` just accepted, with its own
         slice key (:meth:`_row_trusted`'s test): a window calls it after a checked update,

@@ -77,10 +77,11 @@ class MetricCollection(Metric):
     The collection starts empty: it keeps each member's configuration, not
     the data a member may already hold. An update is all or nothing: if any member refuses the
     batch, no member changes. One sample or a small batch that every member certainly accepts
-    is buffered in each (the per-request path, ``docs/serving.md``); where one member cannot
-    buffer it, that member is updated first, in place, and the others buffer it; otherwise
-    each member updates a copy, committed only when all have succeeded (one copy of every
-    member's state besides the members' own work). Two collections merge when they hold the
+    is buffered in each (the per-request path, ``docs/serving.md``); members that cannot
+    buffer it (windows) are updated in place when at most one of them may refuse it (a
+    window whose slot has seen the row's values certainly takes it), that one first;
+    otherwise each member updates a copy, committed only when all have succeeded (one copy
+    of every member's state besides the members' own work). Two collections merge when they hold the
     same names with the same configurations, in any order. Their bytes do not depend on the
     order the members were given in, so a collection read back with ``loads`` lists its
     members (``keys()``, ``compute()``) by name.
@@ -240,12 +241,12 @@ class MetricCollection(Metric):
         # Members that cannot buffer the call (a window; a slice or label its rows have not
         # seen) are updated for real, in place. The first may refuse the row: its update is all
         # or nothing. Every other one must certainly pass (a window whose slot for this time
-        # has seen the row's values: ``_row_trusted``), as must the others' buffering, so the
+        # has seen the row's values: ``_row_certain``), as must the others' buffering, so the
         # collection still changes wholly or not at all without copying every member's state
         # (0.8.8 copied them all on every such call: 3-12 ms per request with a window or 500
         # slices inside; 0.8.27 still did with two windows, 1.1 ms a request).
         if len(unplanned) > 1:
-            sure = [m._row_trusted(args, given) for m, given in unplanned]
+            sure = [m._row_certain(args, given) for m, given in unplanned]
             if sure.count(False) > 1:
                 return False  # two members may refuse the row: copy and commit
             # (the one that may refuse first: sorted is stable, False before True)
@@ -274,6 +275,12 @@ class MetricCollection(Metric):
         holding the collection then skips checking the row against its other slots)."""
         return all(
             getattr(self, name)._row_trusted(args, self._member_kwargs(name, kwargs))
+            for name in self._names
+        )
+
+    def _row_certain(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+        return all(
+            getattr(self, name)._row_certain(args, self._member_kwargs(name, kwargs))
             for name in self._names
         )
 

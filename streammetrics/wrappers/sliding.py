@@ -211,7 +211,7 @@ class SlidingWindow(Wrapper):
                 return True
         return False
 
-    def _row_trusted(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    def _row_certain(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
         """Whether ``update(*args, **kwargs)`` (``timestamps`` among ``kwargs``), one row as
         scalars, certainly passes: its slot holds rows already and has seen each of its values
         (a collection holding this window and another then updates both in place)."""
@@ -221,8 +221,8 @@ class SlidingWindow(Wrapper):
         metric = None if key is None else self._slots.get(key)
         if metric is None or self._count + 1 > COUNT_LIMIT:
             return False
-        trusted: bool = metric._row_trusted(args, rest)
-        return trusted
+        certain: bool = metric._row_certain(args, rest)
+        return certain
 
     def _numbered(self, kwargs: dict[str, Any], n: int | None) -> dict[str, Any]:
         """``kwargs`` with ``ids=`` standing for the rows' positions in this wrapper's stream

@@ -161,7 +161,7 @@ class TumblingWindows(Wrapper):
         )
         return self._commit(n)
 
-    def _row_trusted(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    def _row_certain(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
         """Whether ``update(*args, **kwargs)`` (``timestamps`` among ``kwargs``), one row as
         scalars, certainly passes: its window is open and has seen each of its values."""
         rest = dict(kwargs)
@@ -170,8 +170,8 @@ class TumblingWindows(Wrapper):
         metric = None if key is None else self._open.get(key)
         if metric is None or self._count + 1 > COUNT_LIMIT:
             return False
-        trusted: bool = metric._row_trusted(args, rest)
-        return trusted
+        certain: bool = metric._row_certain(args, rest)
+        return certain
 
     def _evicted(
         self, opened: dict[int, Metric], closed: dict[int, Metric] | None = None
