@@ -11,7 +11,7 @@ import pytest
 from sklearn.metrics import accuracy_score, confusion_matrix, f1_score
 
 import streammetrics as sm
-from streammetrics.errors import InputError
+from streammetrics.errors import IncompatibleStateError, InputError
 from streammetrics.windows import Decayed, SlidingWindow, TumblingWindows
 from streammetrics.wrappers import Bootstrap, MetricCollection, Sliced
 
@@ -949,3 +949,22 @@ def test_a_row_whose_values_another_slot_holds_skips_the_join_check_and_nothing_
         with pytest.raises(InputError, match="two classes"):
             one.update(row[0], row[1], by=row[2], timestamps=row[3])
         assert one.to_bytes() == before
+
+
+def test_a_window_of_bootstrap_refuses_a_label_only_all_its_slots_together_cannot_hold() -> None:
+    """``Bootstrap`` checked nothing across more than two operands: a binary ``F1`` window
+    took labels 0, 1 and 2 in three slots (each pair fine) and wrote bytes that ``loads``
+    refused (found by a review of 0.8.28). A merge of three such states is refused too."""
+    w = SlidingWindow(Bootstrap(sm.F1(), replicates=5), width=6, slots=3)
+    w.update(0, 0, timestamps=0)
+    w.update(1, 1, timestamps=2)
+    before = w.to_bytes()
+    with pytest.raises(InputError, match="two classes"):
+        w.update(1, 2, timestamps=4)
+    assert w.to_bytes() == before
+    assert sm.loads(w.to_bytes()).to_bytes() == before
+    a, b, c = (Bootstrap(sm.F1(), replicates=5).update([x], [x]) for x in (0, 1, 2))
+    kept = a.to_bytes()
+    with pytest.raises(IncompatibleStateError):
+        a.merge(b, c)
+    assert a.to_bytes() == kept

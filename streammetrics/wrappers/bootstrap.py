@@ -308,6 +308,13 @@ class Bootstrap(Metric):
         trusted: bool = self.metric._row_trusted(args, kwargs)
         return trusted
 
+    def _check_compatible_together(self, others: tuple[Any, ...]) -> None:
+        # The wrapped states, across the operands: they hold every label the replicates do.
+        # (Until 0.8.28 nothing was checked across more than two operands, so a window of
+        # ``Bootstrap(F1())`` took a third label in a third slot and wrote bytes that ``loads``
+        # refused; found by a review.)
+        self.metric._check_compatible_together(tuple(o.metric for o in others))
+
     def _row_certain(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
         """As :meth:`_row_trusted`, but ``ids`` given make the row uncertain: the wrapped
         metric trusting the row says nothing of them (a review of 0.8.28's first cut: a bad id
