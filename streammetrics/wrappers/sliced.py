@@ -238,6 +238,14 @@ class Sliced(Metric):
                 if type(whole) is type(exc) and _argument(whole) == _argument(exc):
                     raise whole from None
                 raise
+            if base._pending is not None:  # (rows waiting in its buffer: bounded, as in
+                # ``_take_row``, across all slices together; found by a review)
+                if self._waiting is None:
+                    self._waiting = set()
+                self._waiting.add(keys[0])
+                self._waiting_rows += n
+                if self._waiting_rows > FOLD_ROWS + WAITING_PER_SLICE * len(held):
+                    self._fold_waiting()
             table.bound = bound
             table.changed = {reads: c + 1 for reads, c in changed.items()}
             return self._commit(n, slices=table)
