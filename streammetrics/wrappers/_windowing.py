@@ -180,6 +180,23 @@ def one_row_key(
     return math.floor(q) if abs(q) < MAX_KEY else None
 
 
+def row_certain(
+    window: Metric, periods: dict[int, Metric], unit: Any, args: tuple[Any, ...], kwargs: Any
+) -> bool:
+    """Whether a window's one-row ``update(*args, **kwargs)`` (``timestamps`` among
+    ``kwargs``) certainly passes: the period of its time is held in ``periods`` (a sliding
+    window's slots, the open tumbling windows), whose state certainly takes the row
+    (``_row_certain``), and one more row stays within the count bound."""
+    rest = dict(kwargs)
+    timestamps = rest.pop("timestamps", None)
+    key = one_row_key(args, rest, timestamps, unit, window._config["origin"])
+    metric = None if key is None else periods.get(key)
+    if metric is None or window._count + 1 > _codec.COUNT_LIMIT:
+        return False
+    certain: bool = metric._row_certain(args, rest)
+    return certain
+
+
 def settle(metrics: Any) -> None:
     """Fold the rows still pending in ``metrics`` (windows that stopped receiving rows), so
     that each window holds its state alone, not up to a buffer of rows besides."""

@@ -273,14 +273,14 @@ class MetricCollection(Metric):
     def _row_trusted(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
         """Every member takes this one-row update without learning anything new (a window
         holding the collection then skips checking the row against its other slots)."""
-        return all(
-            getattr(self, name)._row_trusted(args, self._member_kwargs(name, kwargs))
-            for name in self._names
-        )
+        return self._every_member("_row_trusted", args, kwargs)
 
     def _row_certain(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+        return self._every_member("_row_certain", args, kwargs)
+
+    def _every_member(self, test: str, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
         return all(
-            getattr(self, name)._row_certain(args, self._member_kwargs(name, kwargs))
+            getattr(getattr(self, name), test)(args, self._member_kwargs(name, kwargs))
             for name in self._names
         )
 

@@ -231,47 +231,39 @@ class Sliced(Metric):
             # window (0.8.27), whose state holds every slot. (Not in a packed table, whose
             # states ``view`` only materialises: the pack stays the truth.)
             changed = table.changed  # (the ``slices`` property forgets it: kept below)
-            try:
-                rows.feed(base, None)
-            except InputError as exc:
-                whole = _refusal(rows, self._template)
-                if type(whole) is type(exc) and _argument(whole) == _argument(exc):
-                    raise whole from None
-                raise
+            self._fed(rows, base, None, direct=False)
             if base._pending is not None:  # (rows waiting in its buffer: bounded, as in
                 # ``_take_row``, across all slices together; found by a review)
-                if self._waiting is None:
-                    self._waiting = set()
-                self._waiting.add(keys[0])
-                self._waiting_rows += n
-                if self._waiting_rows > FOLD_ROWS + WAITING_PER_SLICE * len(held):
-                    self._fold_waiting()
+                self._note_waiting(keys[0], n, len(held))
             table.bound = bound
             table.changed = {reads: c + 1 for reads, c in changed.items()}
             return self._commit(n, slices=table)
         for code, idx in groups(codes, len(keys)):
             key = keys[code]
             base = held.get(key)
-            try:
-                fresh[key] = rows.feed(
-                    base.copy() if base is not None else self._template.copy(), idx, direct=True
-                )
-            except InputError as exc:
-                # A slice is fed its rows alone, so its message counts rows within the slice
-                # ("found nan at 1" for the batch's fourth row, in 0.8.14): where the wrapped
-                # metric refuses the whole batch too, for the same argument, its message
-                # counts the batch's rows. (Another argument: a fault of the slice's state,
-                # such as a third label for a binary metric, which is the slice's to say.)
-                whole = _refusal(rows, self._template)
-                if type(whole) is type(exc) and _argument(whole) == _argument(exc):
-                    raise whole from None
-                raise
+            metric = base.copy() if base is not None else self._template.copy()
+            fresh[key] = self._fed(rows, metric, idx, direct=True)
         # (Each slice's copy takes its rows by its update itself, not its per-request path: a
         # small batch would wait in the copy's buffer, and with many slices those buffers
         # would outgrow the states. 0.8.16 buffered, then folded each at once: two updates.)
         done = table.updated(fresh)
         done.bound = bound
         return self._commit(n, slices=done)
+
+    def _fed(self, rows: Rows, metric: Metric, idx: np.ndarray | None, direct: bool) -> Metric:
+        """``metric`` given the rows ``idx`` of ``rows`` (one slice's). A slice is fed its rows
+        alone, so its message counts rows within the slice ("found nan at 1" for the batch's
+        fourth row, in 0.8.14): where the wrapped metric refuses the whole batch too, for the
+        same argument, its message counts the batch's rows. (Another argument: a fault of the
+        slice's state, such as a third label for a binary metric, which is the slice's to
+        say.)"""
+        try:
+            return rows.feed(metric, idx, direct=direct)
+        except InputError as exc:
+            whole = _refusal(rows, self._template)
+            if type(whole) is type(exc) and _argument(whole) == _argument(exc):
+                raise whole from None
+            raise
 
     # -- one sample per call, for a wrapped metric that takes it its own way -----------------
 
@@ -328,13 +320,18 @@ class Sliced(Metric):
         table.bound = None
         self._count += 1
         if metric._pending is not None:
-            if self._waiting is None:
-                self._waiting = set()
-            self._waiting.add(key)
-            self._waiting_rows += 1
-            if self._waiting_rows > FOLD_ROWS + WAITING_PER_SLICE * len(held):
-                self._fold_waiting()
+            self._note_waiting(key, 1, len(held))
         return True
+
+    def _note_waiting(self, key: Key, rows: int, slices: int) -> None:
+        """``rows`` more wait in slice ``key``'s buffer: fold every waiting slice once more
+        than ``FOLD_ROWS`` plus ``WAITING_PER_SLICE`` per slice wait. Lock held."""
+        if self._waiting is None:
+            self._waiting = set()
+        self._waiting.add(key)
+        self._waiting_rows += rows
+        if self._waiting_rows > FOLD_ROWS + WAITING_PER_SLICE * slices:
+            self._fold_waiting()
 
     def _fold_waiting(self) -> None:
         """Fold the rows waiting in slice states (:meth:`_take_row`). Lock held."""

@@ -9,7 +9,6 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._codec import COUNT_LIMIT
 from .._config_values import config_int
 from ..base import Metric, metric_spec
 from ..errors import IncompatibleStateError, InputError, NoIntervalError
@@ -28,6 +27,7 @@ from ._windowing import (
     number,
     one_row_key,
     positive,
+    row_certain,
     settle,
     times,
     window_groups,
@@ -215,14 +215,7 @@ class SlidingWindow(Wrapper):
         """Whether ``update(*args, **kwargs)`` (``timestamps`` among ``kwargs``), one row as
         scalars, certainly passes: its slot holds rows already and has seen each of its values
         (a collection holding this window and another then updates both in place)."""
-        rest = dict(kwargs)
-        timestamps = rest.pop("timestamps", None)
-        key = one_row_key(args, rest, timestamps, self._unit, self._config["origin"])
-        metric = None if key is None else self._slots.get(key)
-        if metric is None or self._count + 1 > COUNT_LIMIT:
-            return False
-        certain: bool = metric._row_certain(args, rest)
-        return certain
+        return row_certain(self, self._slots, self._unit, args, kwargs)
 
     def _numbered(self, kwargs: dict[str, Any], n: int | None) -> dict[str, Any]:
         """``kwargs`` with ``ids=`` standing for the rows' positions in this wrapper's stream

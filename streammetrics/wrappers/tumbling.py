@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from .._codec import COUNT_LIMIT
 from .._config_values import config_int
 from ..base import Metric, metric_spec
 from ..errors import IncompatibleStateError, InputError
@@ -18,6 +17,7 @@ from ._windowing import (
     number,
     one_row_key,
     positive,
+    row_certain,
     settle,
     times,
     window_groups,
@@ -164,14 +164,7 @@ class TumblingWindows(Wrapper):
     def _row_certain(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
         """Whether ``update(*args, **kwargs)`` (``timestamps`` among ``kwargs``), one row as
         scalars, certainly passes: its window is open and has seen each of its values."""
-        rest = dict(kwargs)
-        timestamps = rest.pop("timestamps", None)
-        key = one_row_key(args, rest, timestamps, self._config["width"], self._config["origin"])
-        metric = None if key is None else self._open.get(key)
-        if metric is None or self._count + 1 > COUNT_LIMIT:
-            return False
-        certain: bool = metric._row_certain(args, rest)
-        return certain
+        return row_certain(self, self._open, self._config["width"], args, kwargs)
 
     def _evicted(
         self, opened: dict[int, Metric], closed: dict[int, Metric] | None = None
