@@ -167,6 +167,11 @@ class Rows:
         self.shapes.update(shapes)
         self._trust_scalars((True, False) in self.shapes)
 
+    def __deepcopy__(self, memo: dict[int, Any]) -> Rows:
+        # (a copy of the learnt sets, whose members are immutable: deepcopy walked every
+        # ``(label, slice key)`` pair of a ``Sliced`` state's sets, 0.1 ms at 20 slices)
+        return self.copy()
+
     def __getstate__(self) -> tuple[Any, ...]:
         # Copies rebuild ``checks``: a bound ``set.__contains__`` would still read the original.
         return (
