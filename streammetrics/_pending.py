@@ -220,6 +220,15 @@ class PerRequest:
         (``Bootstrap``'s ``ids``) say more."""
         return self._row_trusted(args, kwargs)
 
+    def _row_check(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+        """Check, changing nothing, that ``update(*args, **kwargs)`` of one row as scalars
+        passes: ``InputError`` (the update's own) if it would refuse the row, True if it
+        certainly passes, False when that cannot be told without updating. A collection
+        updates in place several members that may refuse a row when all but one of them
+        checked it first. Here: a certain row (:meth:`_row_certain`); the windows check a row
+        new to their slots as their update does, without taking it."""
+        return self._row_certain(args, kwargs)
+
     def _learn_row(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
         """Trust each value of one row of scalars that ``update`` just accepted, with its own
         slice key (:meth:`_row_trusted`'s test): a window calls it after a checked update,

@@ -245,10 +245,16 @@ class MetricCollection(Metric):
         # collection still changes wholly or not at all without copying every member's state
         # (0.8.8 copied them all on every such call: 3-12 ms per request with a window or 500
         # slices inside; 0.8.27 still did with two windows, 1.1 ms a request).
+        # Members that may refuse it check the row first where they can without updating
+        # (a sliding window's row new to its slot; ``_row_check`` raises the update's own
+        # InputError, nothing changed), in order, so that at most one is left unsure (0.8.28
+        # copied every member whenever two windows met a slice new to them: 1.5 ms a request).
         if len(unplanned) > 1:
             sure = [m._row_certain(args, given) for m, given in unplanned]
             if sure.count(False) > 1:
-                return False  # two members may refuse the row: copy and commit
+                sure = [s or m._row_check(args, given) for (m, given), s in zip(unplanned, sure)]
+                if sure.count(False) > 1:
+                    return False  # two members may refuse the row: copy and commit
             # (the one that may refuse first: sorted is stable, False before True)
             unplanned = [
                 pair for pair, _ in sorted(zip(unplanned, sure, strict=True), key=lambda t: t[1])

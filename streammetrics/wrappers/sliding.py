@@ -197,17 +197,25 @@ class SlidingWindow(Wrapper):
         return self._commit(n)
 
     def _known_elsewhere(
-        self, args: tuple[Any, ...], kwargs: dict[str, Any], mine: Metric | None, floor: int
+        self,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        mine: Metric | None,
+        floor: int,
+        certain: bool = False,
     ) -> bool:
         """Whether a slot of the window other than ``mine`` has seen each value of this one
-        row (``_row_trusted``), newest slot first. (0.8.27 checked such a row against every
-        slot, folding their waiting rows: 0.33 ms a request for ``SlidingWindow(Sliced(...))``
-        of 20 slices, whose rows are new to their slot's slice four times in ten.)"""
+        row (``_row_trusted``; ``certain``: would certainly take it, ``_row_certain``),
+        newest slot first. (0.8.27 checked such a row against every slot, folding their
+        waiting rows: 0.33 ms a request for ``SlidingWindow(Sliced(...))`` of 20 slices, whose
+        rows are new to their slot's slice four times in ten.)"""
         for k in sorted(self._slots, reverse=True):
             if k <= floor:
                 break
             slot = self._slots[k]
-            if slot is not mine and slot._row_trusted(args, kwargs):
+            if slot is not mine and (
+                slot._row_certain(args, kwargs) if certain else slot._row_trusted(args, kwargs)
+            ):
                 return True
         return False
 
@@ -216,6 +224,30 @@ class SlidingWindow(Wrapper):
         scalars, certainly passes: its slot holds rows already and has seen each of its values
         (a collection holding this window and another then updates both in place)."""
         return row_certain(self, self._slots, self._unit, args, kwargs)
+
+    def _row_check(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+        """Check one row of scalars (``timestamps`` among ``kwargs``) as :meth:`update`
+        does, without taking it: unless its slot certainly takes it, the row alone (its own
+        values, a ``Bootstrap``'s ids), then against every slot of the window unless a slot
+        has seen each of its values (``InputError`` if refused). False when the call is not
+        one row of scalars."""
+        rest = dict(kwargs)
+        timestamps = rest.pop("timestamps", None)
+        key = one_row_key(args, rest, timestamps, self._unit, self._config["origin"])
+        if key is None:
+            return False
+        self._check_room(1)
+        rest = self._numbered(rest, None)
+        floor = (key if self._head is None else max(self._head, key)) - self._config["slots"]
+        slot = self._slots.get(key) if key > floor else None
+        if slot is not None and slot._row_certain(args, rest):
+            return True
+        if self._known_elsewhere(args, rest, slot, floor, certain=True):
+            return True  # (valid, as another slot certainly takes it, and already joined)
+        row = self._template.copy().update(*args, **rest)  # type: ignore[attr-defined]
+        if not self._known_elsewhere(args, rest, None, floor):
+            check_joins([row], [m for k, m in self._slots.items() if k > floor])
+        return True
 
     def _numbered(self, kwargs: dict[str, Any], n: int | None) -> dict[str, Any]:
         """``kwargs`` with ``ids=`` standing for the rows' positions in this wrapper's stream

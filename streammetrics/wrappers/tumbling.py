@@ -166,6 +166,27 @@ class TumblingWindows(Wrapper):
         scalars, certainly passes: its window is open and has seen each of its values."""
         return row_certain(self, self._open, self._config["width"], args, kwargs)
 
+    def _row_check(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+        """Check one row of scalars (``timestamps`` among ``kwargs``) as :meth:`update`
+        does, without taking it, where that can be told: a row its window certainly takes,
+        or one opening a new window (the row alone, and the eviction it causes). False for a
+        row new to an open or closed window: only its window's update can tell."""
+        rest = dict(kwargs)
+        timestamps = rest.pop("timestamps", None)
+        width, origin = self._config["width"], self._config["origin"]
+        key = one_row_key(args, rest, timestamps, width, origin)
+        if key is None:
+            return False
+        self._check_room(1)
+        metric = self._open.get(key)
+        if metric is not None:
+            return metric._row_certain(args, rest)
+        if key in self._closed:
+            return False
+        opened = self._template.copy().update(*args, **rest)  # type: ignore[attr-defined]
+        self._evicted({**self._open, key: opened})
+        return True
+
     def _evicted(
         self, opened: dict[int, Metric], closed: dict[int, Metric] | None = None
     ) -> tuple[dict[int, Metric], dict[int, Metric]]:
