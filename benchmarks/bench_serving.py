@@ -641,6 +641,44 @@ def nested(calls: int, rounds: int) -> None:
     table(["metric", "µs per sample"], rows)
 
 
+def new_slices(slices: int) -> None:
+    """Collections whose members may each refuse a request to a slice they have not held yet
+    (``Sliced`` of a binary metric, which checks each slice's own two classes): one sample
+    per call, every call to a new slice, the mean cost per call up to each number of slices.
+    Until 0.8.28 every such call copied every member whole, so the cost grew with the slices
+    held (and a stream of new users was quadratic); single runs, the copy path is slow."""
+    rng = np.random.default_rng(9)
+    cases = [
+        (
+            "MetricCollection(Sliced(F1), Sliced(Precision))",
+            lambda: sm.MetricCollection(a=sm.Sliced(sm.F1()), b=sm.Sliced(sm.Precision())),
+            False,
+        ),
+        (
+            "MetricCollection(Sliced(F1), SlidingWindow(Sliced(F1)))",
+            lambda: sm.MetricCollection(
+                a=sm.Sliced(sm.F1()), b=sm.SlidingWindow(sm.Sliced(sm.F1()), width=60, slots=6)
+            ),
+            True,
+        ),
+    ]
+    marks = [m for m in (250, 1_000, 2_000, 5_000) if m <= slices]
+    rows = []
+    for name, make, timed in cases:
+        metric, held, cells = make(), 0, []
+        for mark in marks:
+            start = perf_ns()
+            calls = mark - held
+            for key in range(held, mark):
+                extra = {"timestamps": key / 100.0} if timed else {}
+                metric.update(int(rng.integers(0, 2)), int(rng.integers(0, 2)), by=key, **extra)
+            cells.append(us((perf_ns() - start) / calls))
+            held = mark
+        rows.append([f"`{name}`", *cells])
+    print("## A new slice every request, mean µs per call up to each number of slices\n")
+    table(["metric", *(f"{m:,} slices" for m in marks)], rows)
+
+
 # -- 4. threads ----------------------------------------------------------------------------------
 
 
@@ -796,6 +834,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         (batches, lambda: batches(calls, rounds)),
         (collection, lambda: collection(calls, rounds)),
         (nested, lambda: nested(min(calls, 5_000), rounds)),
+        (new_slices, lambda: new_slices(250 if args.quick else 2_000)),
         (threads, lambda: threads(calls, rounds)),
         (collect, lambda: collect(rounds=rounds, rows_per_state=2_000 if args.quick else 20_000)),
     ]

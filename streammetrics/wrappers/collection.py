@@ -252,7 +252,10 @@ class MetricCollection(Metric):
         if len(unplanned) > 1:
             sure = [m._row_certain(args, given) for m, given in unplanned]
             if sure.count(False) > 1:
-                sure = [s or m._row_check(args, given) for (m, given), s in zip(unplanned, sure)]
+                sure = [
+                    s or m._row_check(args, given)
+                    for (m, given), s in zip(unplanned, sure, strict=True)
+                ]
                 if sure.count(False) > 1:
                     return False  # two members may refuse the row: copy and commit
             # (the one that may refuse first: sorted is stable, False before True)
