@@ -79,7 +79,8 @@ class MetricCollection(Metric):
     batch, no member changes. One sample or a small batch that every member certainly accepts
     is buffered in each (the per-request path, ``docs/serving.md``); members that cannot
     buffer it (windows) are updated in place when at most one of them may refuse it (a
-    window whose slot has seen the row's values certainly takes it), that one first;
+    window whose slot has seen the row's values certainly takes it, and a sliding window or
+    a ``Sliced`` checks a row new to it without taking it first), that one first;
     otherwise each member updates a copy, committed only when all have succeeded (one copy
     of every member's state besides the members' own work). Two collections merge when they hold the
     same names with the same configurations, in any order. Their bytes do not depend on the
