@@ -225,8 +225,14 @@ class PerRequest:
         passes: ``InputError`` (the update's own) if it would refuse the row, True if it
         certainly passes, False when that cannot be told without updating. A collection
         updates in place several members that may refuse a row when all but one of them
-        checked it first. Here: a certain row (:meth:`_row_certain`); the windows check a row
-        new to their slots as their update does, without taking it."""
+        checked it first. Here: a row the per-request path would buffer (every value
+        trusted, the state far from its bounds), or a certain row (:meth:`_row_certain`); the
+        windows and ``Sliced`` check a row new to them as their update does, without taking
+        it."""
+        rows = self._rows
+        row = None if rows is None else _keyword_last(rows, args, kwargs)
+        if rows is not None and row is not None and rows.row_ok(row):
+            return True
         return self._row_certain(args, kwargs)
 
     def _learn_row(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:

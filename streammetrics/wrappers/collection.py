@@ -253,12 +253,10 @@ class MetricCollection(Metric):
         if len(unplanned) > 1:
             sure = [m._row_certain(args, given) for m, given in unplanned]
             if sure.count(False) > 1:
-                sure = [
-                    s or m._row_check(args, given)
-                    for (m, given), s in zip(unplanned, sure, strict=True)
-                ]
-                if sure.count(False) > 1:
+                checked = self._checked(args, unplanned, sure)
+                if checked is None:
                     return False  # two members may refuse the row: copy and commit
+                sure = checked
             # (the one that may refuse first: sorted is stable, False before True)
             unplanned = [
                 pair for pair, _ in sorted(zip(unplanned, sure, strict=True), key=lambda t: t[1])
@@ -279,6 +277,28 @@ class MetricCollection(Metric):
                 added = max(added, member._push(plan))
         self.__dict__["_count"] += added
         return True
+
+    @staticmethod
+    def _checked(
+        args: tuple[Any, ...], unplanned: list[tuple[Metric, dict[str, Any]]], sure: list[bool]
+    ) -> list[bool] | None:
+        """``sure`` once each unsure member, in name order, has checked the row where it can
+        (``_row_check``); None when two or more still cannot tell, or when a check refuses
+        the row after a member before it could not tell: the copy-and-commit path then
+        updates the members in name order, and the first to refuse says why, as before such
+        checks (a review: a later member's message won)."""
+        out, untold = [], False
+        for (member, given), certain in zip(unplanned, sure, strict=True):
+            if not certain:
+                try:
+                    certain = member._row_check(args, given)
+                except InputError:
+                    if untold:
+                        return None
+                    raise
+                untold = untold or not certain
+            out.append(certain)
+        return None if out.count(False) > 1 else out
 
     def _row_trusted(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
         """Every member takes this one-row update without learning anything new (a window

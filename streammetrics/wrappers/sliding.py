@@ -229,8 +229,10 @@ class SlidingWindow(Wrapper):
         """Check one row of scalars (``timestamps`` among ``kwargs``) as :meth:`update`
         does, without taking it: unless its slot certainly takes it, the row alone (its own
         values, a ``Bootstrap``'s ids), then against every slot of the window unless a slot
-        has seen each of its values (``InputError`` if refused). False when the call is not
-        one row of scalars."""
+        has seen each of its values, then its slot's own check (``InputError`` if refused).
+        False when the call is not one row of scalars, or its slot cannot tell without
+        updating (a plain metric near a weight bound; a review of 0.8.29's first cut: the
+        slot was not asked, and a collection updated another window alone)."""
         rest = dict(kwargs)
         timestamps = rest.pop("timestamps", None)
         key = one_row_key(args, rest, timestamps, self._unit, self._config["origin"])
@@ -242,12 +244,12 @@ class SlidingWindow(Wrapper):
         slot = self._slots.get(key) if key > floor else None
         if slot is not None and slot._row_certain(args, rest):
             return True
-        if self._known_elsewhere(args, rest, slot, floor, certain=True):
-            return True  # (valid, as another slot certainly takes it, and already joined)
-        row = self._template.copy().update(*args, **rest)  # type: ignore[attr-defined]
-        if not self._known_elsewhere(args, rest, None, floor):
-            check_joins([row], [m for k, m in self._slots.items() if k > floor])
-        return True
+        # (A row another slot certainly takes is valid, and its values joined the window.)
+        if not self._known_elsewhere(args, rest, slot, floor, certain=True):
+            row = self._template.copy().update(*args, **rest)  # type: ignore[attr-defined]
+            if not self._known_elsewhere(args, rest, None, floor):
+                check_joins([row], [m for k, m in self._slots.items() if k > floor])
+        return slot is None or slot._row_check(args, rest)
 
     def _numbered(self, kwargs: dict[str, Any], n: int | None) -> dict[str, Any]:
         """``kwargs`` with ``ids=`` standing for the rows' positions in this wrapper's stream
