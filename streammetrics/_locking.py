@@ -72,7 +72,7 @@ def _resetting(fn: Callable[..., Any]) -> Callable[..., Any]:
         with self._lock:
             self._drop_pending()
             if self._rows is not None:
-                self._rows.forget()
+                self._rows.restart()
             return fn(self, *args, **kwargs)
 
     reset.__sm_locked__ = True  # type: ignore[attr-defined]

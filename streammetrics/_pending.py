@@ -69,7 +69,12 @@ class PerRequest:
     _room: float = 0.0
 
     def _declare_rows(
-        self, *kinds: str, weights: bool = True, keyword: str | None = None, free: bool = False
+        self,
+        *kinds: str,
+        weights: bool = True,
+        keyword: str | None = None,
+        free: bool = False,
+        labels: tuple[Any, ...] = (),
     ) -> None:
         """Declare the columns of ``update`` for the per-request path (``streammetrics._pending``).
 
@@ -83,8 +88,13 @@ class PerRequest:
         the checks of ``streammetrics._rows``, made for its ``update``). ``keyword``: the last
         column is passed to ``update`` as this keyword argument (``Sliced``'s ``by=``);
         ``free``: a label accepted with one key is trusted with every key (see ``Rows``).
+        ``labels``: every value the label columns accept, when they are fixed (a binary
+        metric's 0 and 1): one sample of them is trusted from the first call, not once a call
+        has brought it (``Rows.trust_labels``).
         """
         self._rows = Rows(tuple(kinds), weights, keyword, free)
+        if labels:
+            self._rows.trust_labels(labels)
 
     def _room_for(self, weight: Any, factor: float, held: Callable[[], float]) -> bool:
         """For ``_take_row``: whether one more waiting row of ``weight`` (None: 1; at least 1)

@@ -315,7 +315,7 @@ class Metric(Serialised, PerRequest, Mergeable, Copyable):
         with self._lock:
             self._drop_pending()
             if self._rows is not None:
-                self._rows.forget()
+                self._rows.restart()
             for name, field in self._fields.items():
                 setattr(self, name, _copy_value(field.default))
             self._count = 0

@@ -206,6 +206,7 @@ def test_a_blank_rows_declaration_is_a_new_one() -> None:
     ):
         assert rows is not None
         fresh = Rows(rows.kinds, rows.weights, rows.keyword, rows.free)
+        fresh.fixed = rows.fixed  # (part of the declaration: what a reset trusts again)
         blank = rows.blank()
         for slot in Rows.__slots__:
             assert getattr(blank, slot) == getattr(fresh, slot), slot

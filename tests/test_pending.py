@@ -63,6 +63,53 @@ def test_merge_and_reset_end_trust() -> None:
     assert m == two_columns
 
 
+@pytest.mark.parametrize(
+    "make, extra",
+    [
+        (lambda: sm.ROCAUC(), ()),
+        (lambda: sm.ROCAUC(exact=True), ()),
+        (lambda: sm.AveragePrecision(), ()),
+        (lambda: sm.ROCAUC(score_type="logit"), ()),
+        (lambda: sm.GAUC(), (7,)),
+    ],
+)
+def test_binary_labels_are_trusted_from_the_first_call(make, extra) -> None:  # type: ignore[no-untyped-def]
+    """A binary metric's labels are 0 and 1 and nothing else, and no state refuses either:
+    a fresh state buffers its first one-sample call of either class (0.8.28 took the
+    ordinary update for the first sample of each class, in every new slot of a window), and
+    so does a reset one. The state is the same as the same rows in one batch; a bad label
+    is still refused at its call, and a merge or a load still ends the trust."""
+    rng = np.random.default_rng(12)
+    y = rng.integers(0, 2, 50)
+    p = rng.random(50).round(3)
+    m = make()
+    for i in range(50):
+        m.update(bool(y[i]) if i % 3 == 0 else int(y[i]), float(p[i]), *extra)
+        # (GAUC's first call teaches it its keys' kind, int or str: an ordinary update)
+        assert m._pending is not None or (extra and i == 0)
+    assert m == make().update(y, p, *(np.full(50, e) for e in extra))
+    with pytest.raises(sm.InputError, match="y_true"):
+        m.update(2, 0.5, *extra)
+    with pytest.raises(sm.InputError, match="y_true"):
+        m.update(0.5, 0.5, *extra)
+    assert m.count == 50
+    m.reset()
+    m.update(1, 0.25, *extra)
+    assert m._rows is not None and m._rows.scalars
+    m.merge(make().update([0, 1], [0.1, 0.9], *([e, e] for e in extra)))
+    assert m._rows is not None and not m._rows.scalars
+    loaded = sm.loads(m.to_bytes())
+    assert loaded._rows is not None and not loaded._rows.scalars
+
+
+def test_labels_that_a_state_may_refuse_are_still_learnt() -> None:
+    """``LogLoss`` and ``CalibrationError`` take 0/1 labels with one probability, or a
+    row of class probabilities: a state holding the latter refuses the former, so their
+    one-sample calls are trusted only once one has passed, as any label's."""
+    for metric in (sm.LogLoss(), sm.CalibrationError()):
+        assert metric._rows is not None and not metric._rows.scalars
+
+
 def test_the_callers_buffer_may_be_reused() -> None:
     m = sm.ROCAUC()
     m.update(np.array([0, 1]), np.array([0.1, 0.9]))  # learn small batches

@@ -18,6 +18,7 @@ from .._config_values import config_int
 from .._input_labels import as_labels
 from .._inputs import as_weights, check_same_length
 from .._keyed import Keyed
+from .._rows import BINARY_LABELS
 from ..base import Metric
 from ..errors import InputError
 from ..states._group_table import _group_sums, _scatter, tiny_groups_scaled
@@ -99,7 +100,7 @@ class GAUC(Keyed, Metric):
         mapping = None if exact else mapping_for(score_type, resolution)
         self._add_state("scores", GroupedScores(mapping, max_exact), merge=None)
         kind = "probability" if score_type == "probability" else "number"
-        self._declare_rows("label", kind, "key")
+        self._declare_rows("label", kind, "key", labels=BINARY_LABELS)
 
     scores: GroupedScores
     key_argument = 2  # groups

@@ -27,6 +27,7 @@ import numpy as np
 
 from .._inputs import BFLOAT16_BITS, as_weights, bfloat16_values, check_same_length
 from .._intervals import ap_interval
+from .._rows import BINARY_LABELS
 from ..base import Metric
 from ..errors import InputError
 from ..states._bucket_stack import BucketStack
@@ -82,7 +83,11 @@ class _BinaryScoreMetric(Metric, register=False):
         self._add_config(exact=exact, score_type=score_type, resolution=resolution)
         mapping = None if exact else mapping_for(score_type, resolution)
         self._add_state("hist", ScoreBuckets(mapping), merge=None)
-        self._declare_rows("label", "probability" if score_type == "probability" else "number")
+        self._declare_rows(
+            "label",
+            "probability" if score_type == "probability" else "number",
+            labels=BINARY_LABELS,
+        )
 
     def update(self, y_true: Any, y_score: Any, sample_weight: Any = None) -> Any:
         """Add a batch of (label, score) pairs, optionally weighted.
