@@ -161,6 +161,12 @@ def _loaded(metric: Metric, state: Any) -> Metric:
     """``metric`` with ``state`` loaded, and its count checked against the bound (classes that
     load their own state, such as the windows, skip the base class's check)."""
     metric._load_state(state)
+    if metric._rows is not None:
+        # A loaded state trusts nothing it has not seen a call pass (a class outside the
+        # package is built by ``__init__``, which may trust binary labels from the start:
+        # a review found such a ``ROCAUC`` subclass, loaded near its weight bound, buffering
+        # rows whose fold then failed).
+        metric._rows.forget()
     count = metric._count
     if type(count) is not int or not 0 <= count <= _codec.COUNT_LIMIT:
         raise StateDecodeError(

@@ -365,6 +365,6 @@ def test_the_first_member_to_refuse_a_row_says_why() -> None:
     c.update(0, 1, timestamps=1)
     c.update(1, 0, timestamps=1)
     before = c.to_bytes()
-    with pytest.raises(InputError, match="^y_true/y_pred: average='binary' needs two classes"):
+    with pytest.raises(InputError, match=r"^y_true/y_pred: average='binary' needs two classes"):
         c.update(2, 2, timestamps=2)
     assert c.to_bytes() == before

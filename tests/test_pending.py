@@ -102,6 +102,29 @@ def test_binary_labels_are_trusted_from_the_first_call(make, extra) -> None:  # 
     assert loaded._rows is not None and not loaded._rows.scalars
 
 
+class _MyAUC(sm.ROCAUC):
+    """A subclass outside the package: ``loads`` builds it by ``__init__``."""
+
+
+def test_a_loaded_state_trusts_nothing_yet() -> None:
+    """A review of 0.8.29's first cut: a ``ROCAUC`` subclass (built by ``__init__`` when
+    loaded, trusting binary labels from the start) loaded near its weight bound buffered
+    rows whose fold then failed, losing them. A loaded state now trusts nothing until a call
+    passes: the call that would pass the bound raises."""
+    from streammetrics import CountOverflowError
+
+    m = _MyAUC().update([1, 0], [0.9, 0.1], sample_weight=[2.0**100 - 2.0**90, 1.0])
+    loaded = sm.loads(m.to_bytes())
+    assert type(loaded) is _MyAUC and loaded._rows is not None and not loaded._rows.scalars
+    accepted = 0
+    with pytest.raises(CountOverflowError):
+        for _ in range(400):
+            loaded.update(1, 0.5, sample_weight=2.0**82)
+            accepted += 1
+    assert loaded.count == 2 + accepted and 0 < accepted < 400
+    loaded.compute()
+
+
 def test_labels_that_a_state_may_refuse_are_still_learnt() -> None:
     """``LogLoss`` and ``CalibrationError`` take 0/1 labels with one probability, or a
     row of class probabilities: a state holding the latter refuses the former, so their

@@ -968,3 +968,22 @@ def test_a_window_of_bootstrap_refuses_a_label_only_all_its_slots_together_canno
     with pytest.raises(IncompatibleStateError):
         a.merge(b, c)
     assert a.to_bytes() == kept
+
+
+def test_a_sliding_window_checks_its_slots_weights_together() -> None:
+    """The window's value merges every slot, so their weights together must stay within the
+    bound (2**100): a row whose slot's weights fit with its neighbour's but not with every
+    slot's was accepted, and the window's ``compute`` and bytes were then refused (found by
+    a review of 0.8.29; 0.8.28 did the same). Refused at its call, by one row or a batch."""
+    for one in (True, False):
+        w = SlidingWindow(sm.ROCAUC(), width=20, slots=4)
+        w.update(1, 0.1, sample_weight=2.0**99.5, timestamps=0)
+        w.update(0, 0.5, timestamps=6)
+        before = w.to_bytes()
+        with pytest.raises(InputError, match=r"^sample_weight: .*2\*\*100"):
+            if one:
+                w.update(1, 0.9, sample_weight=2.0**99.5, timestamps=11)
+            else:
+                w.update([1], [0.9], sample_weight=[2.0**99.5], timestamps=[11])
+        assert w.to_bytes() == before
+        assert sm.loads(before).compute() == w.compute()

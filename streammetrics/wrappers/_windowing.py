@@ -313,6 +313,8 @@ def _argument_of(message: str, slot: Metric) -> str:
     keyword = getattr(type(slot), "own_keyword", None)
     if keyword is not None and ("slice key" in message or "max_slices" in message):
         return str(keyword)
+    if message.startswith("sample_weight: "):  # (the slots' weights together, :func:`joins`)
+        return "sample_weight"
     names = [n for n in column_names(slot) if n != "sample_weight"]
     for found in re.findall(r"([A-Za-z_]+(?:/[A-Za-z_]+)*): ", message):
         if all(part in names for part in found.split("/")):
@@ -339,6 +341,10 @@ def joins(changed: list[Metric], others: list[Metric]) -> None:
         pool.append(slot)
     if len(pool) > 1:
         pool[0]._check_compatible_together(tuple(pool[1:]))
+        # The window's value merges every slot: their weights together within the bound, as
+        # a merge of many checks them (the chain of pairs compares neighbours only: a review
+        # found two slots of 2**99.5 apart accepted, and the window's value and bytes refused).
+        _codec.check_sum("sample_weight", "f", *(m._held_total() for m in pool))
 
 
 def check_mergeable(groups: list[list[Metric]]) -> None:
