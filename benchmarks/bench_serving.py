@@ -573,6 +573,9 @@ def nested(calls: int, rounds: int) -> None:
         return sm.SlidingWindow(m, width=60, slots=6)
 
     cases = [
+        # (the wrappers alone, for scale)
+        ("Decayed(ROCAUC)", lambda: sm.Decayed(sm.ROCAUC(), half_life=60), score),
+        ("SlidingWindow(ROCAUC)", lambda: sliding(sm.ROCAUC()), score),
         ("SlidingWindow(Sliced(ROCAUC))", lambda: sliding(sm.Sliced(sm.ROCAUC())), sliced),
         ("Sliced(SlidingWindow(ROCAUC))", lambda: sm.Sliced(sliding(sm.ROCAUC())), sliced),
         (

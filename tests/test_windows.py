@@ -987,3 +987,36 @@ def test_a_sliding_window_checks_its_slots_weights_together() -> None:
                 w.update([1], [0.9], sample_weight=[2.0**99.5], timestamps=[11])
         assert w.to_bytes() == before
         assert sm.loads(before).compute() == w.compute()
+
+
+@pytest.mark.parametrize(
+    "make",
+    [lambda: sm.ROCAUC(), lambda: sm.Accuracy(), lambda: sm.F1()],
+)
+def test_decayed_one_sample_of_python_scalars_is_the_batch_path(make) -> None:  # type: ignore[no-untyped-def]
+    """``Decayed`` takes one unweighted sample at a Python int or float time without building
+    the batch's columns (0.8.29): the same state, byte for byte, as the same calls through
+    the batch path (numpy scalar times), across epochs, with int and float times mixed, and
+    the same refusals, with nothing changed."""
+    rng = np.random.default_rng(29)
+    fast, slow = Decayed(make(), half_life=2), Decayed(make(), half_life=2)
+    t = 0.0
+    for i in range(600):
+        t += float(rng.exponential(1.5))
+        when: int | float = int(t) if i % 3 == 0 else t
+        row: tuple = (int(rng.integers(0, 2)), float(rng.random()))
+        if not isinstance(make(), sm.ROCAUC):
+            row = (row[0], int(row[1] > 0.5))
+        fast.update(*row, timestamps=when)
+        slow.update(*row, timestamps=np.asarray(when)[()])
+        if i % 50 == 0:
+            assert fast.to_bytes() == slow.to_bytes()
+    assert fast.to_bytes() == slow.to_bytes()
+    before = fast.to_bytes()
+    for bad in ((float("nan"), 1), (0.5, 1)):
+        with pytest.raises(InputError):
+            fast.update(*bad, timestamps=t)
+    for when in (float("inf"), float("nan"), True):
+        with pytest.raises(InputError):
+            fast.update(1, 1, timestamps=when)
+    assert fast.to_bytes() == before

@@ -269,6 +269,10 @@ class Decayed(Wrapper):
         self, *args: Any, timestamps: Any = None, sample_weight: Any = None, **kwargs: Any
     ) -> Decayed:
         """Add a batch, each row weighted by its age relative to the reference."""
+        if sample_weight is None and not kwargs and type(timestamps) in (int, float):
+            done = self._one_row(args, timestamps)
+            if done is not None:
+                return done
         if sample_weight is None:
             args, kw = weight_by_keyword(self._template, args, {})
             sample_weight = kw.get("sample_weight")
@@ -311,6 +315,44 @@ class Decayed(Wrapper):
         weight_sq += float(factor @ factor)
         return self._commit(
             n, inner=inner, epoch=epoch, latest=latest, weight=weight, weight_sq=weight_sq
+        )
+
+    def _one_row(self, args: tuple[Any, ...], t: int | float) -> Decayed | None:
+        """:meth:`update` of one unweighted sample given as scalars at time ``t`` (a Python
+        int or float), without building the batch's columns: the same weight from the same
+        numpy steps on a one-row array, the same update of the wrapped metric. None, with
+        nothing changed, for a call the batch path takes instead (more columns than the
+        wrapped metric's, a time it refuses, a new epoch), and says what is wrong with.
+        (13 us a request for ``Decayed(ROCAUC())`` before 0.8.29, most of it building the
+        one-row columns and checking them.)"""
+        rows = self._template._rows
+        if rows is None or len(args) != rows.n or not all(type(a) in _SCALAR_TYPES for a in args):
+            return None
+        if type(t) is int:
+            if not -(2**63) <= t < 2**63:
+                return None
+            raw = np.array([t], dtype=np.int64)
+            top: int | float = t
+        else:
+            if not math.isfinite(t):
+                return None
+            raw = np.array([t], dtype=np.float64)
+            top = t + 0.0  # -0.0 -> 0.0
+        latest = _later(self.latest, top)
+        found = self._epoch_of(latest)
+        if not -MAX_EPOCH <= found <= MAX_EPOCH or (self._count and found != self.epoch):
+            return None
+        epoch = int(found)
+        factor = np.exp2(self._since_ref(raw, epoch) / self._config["half_life"])
+        inner = self.inner
+        inner.update(*args, sample_weight=float(factor[0]))  # type: ignore[attr-defined]
+        return self._commit(
+            1,
+            inner=inner,
+            epoch=epoch,
+            latest=latest,
+            weight=self.weight + float(factor.sum()),
+            weight_sq=self.weight_sq + float(factor @ factor),
         )
 
     def _check_compatible(self, other: Any) -> None:
