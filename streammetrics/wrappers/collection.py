@@ -286,18 +286,27 @@ class MetricCollection(Metric):
         (``_row_check``); None when two or more still cannot tell, or when a check refuses
         the row after a member before it could not tell: the copy-and-commit path then
         updates the members in name order, and the first to refuse says why, as before such
-        checks (a review: a later member's message won)."""
-        out, untold = [], False
-        for (member, given), certain in zip(unplanned, sure, strict=True):
-            if not certain:
-                try:
-                    certain = member._row_check(args, given)
-                except InputError:
-                    if untold:
-                        return None
-                    raise
-                untold = untold or not certain
-            out.append(certain)
+        checks (a review: a later member's message won). The last unsure member is left
+        unchecked when every one before it could tell: it is the one updated first, whose
+        own update refuses the row as its check would (one check fewer per request: two
+        ``Sliced`` members meeting a new slice checked it twice and updated it twice)."""
+        unsure = [i for i, certain in enumerate(sure) if not certain]
+        out, untold = list(sure), False
+        for i in unsure[:-1]:
+            member, given = unplanned[i]
+            try:
+                out[i] = member._row_check(args, given)
+            except InputError:
+                if untold:
+                    return None
+                raise
+            untold = untold or not out[i]
+        if untold:  # (the last must tell, or two members are left that may refuse)
+            member, given = unplanned[unsure[-1]]
+            try:
+                out[unsure[-1]] = member._row_check(args, given)
+            except InputError:
+                return None
         return None if out.count(False) > 1 else out
 
     def _row_trusted(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
