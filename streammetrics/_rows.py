@@ -53,8 +53,9 @@ def _label_kind(value: Any) -> str:
     return "str" if isinstance(value, str) else "int"
 
 
-#: The labels of a binary metric (``ROCAUC``, ``LogLoss``, ``GAUC``, ...): every value its
-#: ``update`` takes (``True`` and ``False`` are equal to them), for ``Rows.trust_labels``.
+#: The labels of a binary score metric (``ROCAUC``, ``AveragePrecision``, ``GAUC``): every
+#: value its ``update`` takes (``True`` and ``False`` are equal to them), which no state of it
+#: refuses, for ``Rows.trust_labels``.
 BINARY_LABELS = (0, 1)
 
 

@@ -168,9 +168,10 @@ class TumblingWindows(Wrapper):
 
     def _row_check(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
         """Check one row of scalars (``timestamps`` among ``kwargs``) as :meth:`update`
-        does, without taking it, where that can be told: a row its window certainly takes,
-        or one opening a new window (the row alone, and the eviction it causes). False for a
-        row new to an open or closed window: only its window's update can tell."""
+        does, without taking it, where that can be told: a row for an open or closed window,
+        by that window's own check (its update takes the row alone: in place, or on a copy),
+        or one opening a new window (the row alone, and the eviction it causes). False where
+        the window's state cannot tell without updating."""
         rest = dict(kwargs)
         timestamps = rest.pop("timestamps", None)
         width, origin = self._config["width"], self._config["origin"]
@@ -179,10 +180,10 @@ class TumblingWindows(Wrapper):
             return False
         self._check_room(1)
         metric = self._open.get(key)
+        if metric is None:
+            metric = self._closed.get(key)
         if metric is not None:
-            return metric._row_certain(args, rest)
-        if key in self._closed:
-            return False
+            return metric._row_check(args, rest)
         opened = self._template.copy().update(*args, **rest)  # type: ignore[attr-defined]
         self._evicted({**self._open, key: opened})
         return True
