@@ -180,6 +180,17 @@ def one_row_key(
     return math.floor(q) if abs(q) < MAX_KEY else None
 
 
+def keyed_row(
+    window: Metric, unit: Any, args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[int | None, dict[str, Any]]:
+    """``(key, rest)`` of a window's one-row call, ``timestamps`` among ``kwargs``: the
+    period key of its time (:func:`one_row_key`; None when it is not one row of scalars)
+    and the keywords the wrapped metric takes."""
+    rest = dict(kwargs)
+    timestamps = rest.pop("timestamps", None)
+    return one_row_key(args, rest, timestamps, unit, window._config["origin"]), rest
+
+
 def row_certain(
     window: Metric, periods: dict[int, Metric], unit: Any, args: tuple[Any, ...], kwargs: Any
 ) -> bool:
@@ -187,9 +198,7 @@ def row_certain(
     ``kwargs``) certainly passes: the period of its time is held in ``periods`` (a sliding
     window's slots, the open tumbling windows), whose state certainly takes the row
     (``_row_certain``), and one more row stays within the count bound."""
-    rest = dict(kwargs)
-    timestamps = rest.pop("timestamps", None)
-    key = one_row_key(args, rest, timestamps, unit, window._config["origin"])
+    key, rest = keyed_row(window, unit, args, kwargs)
     metric = None if key is None else periods.get(key)
     if metric is None or window._count + 1 > _codec.COUNT_LIMIT:
         return False

@@ -242,14 +242,12 @@ class MetricCollection(Metric):
         # Members that cannot buffer the call (a window; a slice or label its rows have not
         # seen) are updated for real, in place. The first may refuse the row: its update is all
         # or nothing. Every other one must certainly pass (a window whose slot for this time
-        # has seen the row's values: ``_row_certain``), as must the others' buffering, so the
-        # collection still changes wholly or not at all without copying every member's state
-        # (0.8.8 copied them all on every such call: 3-12 ms per request with a window or 500
-        # slices inside; 0.8.27 still did with two windows, 1.1 ms a request).
-        # Members that may refuse it check the row first where they can without updating
-        # (a sliding window's row new to its slot; ``_row_check`` raises the update's own
-        # InputError, nothing changed), in order, so that at most one is left unsure (0.8.28
-        # copied every member whenever two windows met a slice new to them: 1.5 ms a request).
+        # has seen the row's values: ``_row_certain``; or one that checked the row without
+        # taking it: ``_checked``), as must the others' buffering, so the collection still
+        # changes wholly or not at all without copying every member's state (0.8.8 copied
+        # them all on every such call: 3-12 ms per request with a window or 500 slices
+        # inside; 0.8.27 with two windows, 1.1 ms; 0.8.28 with two windows meeting a slice
+        # new to them, 1.5 ms).
         if len(unplanned) > 1:
             sure = [m._row_certain(args, given) for m, given in unplanned]
             if sure.count(False) > 1:

@@ -270,9 +270,9 @@ class Decayed(Wrapper):
     ) -> Decayed:
         """Add a batch, each row weighted by its age relative to the reference."""
         if sample_weight is None and not kwargs and type(timestamps) in (int, float):
-            done = self._one_row(args, timestamps)
-            if done is not None:
-                return done
+            one = self._one_time(args, timestamps)
+            if one is not None:
+                return self._add(args, {}, *one, None, check_columns=False)
         if sample_weight is None:
             args, kw = weight_by_keyword(self._template, args, {})
             sample_weight = kw.get("sample_weight")
@@ -285,6 +285,38 @@ class Decayed(Wrapper):
             Rows(args, kwargs, 0, "timestamps", names).feed(self._template.copy(), None)
             return self
         top = int(raw.max()) if raw.dtype.kind == "i" else float(t.max()) + 0.0  # -0.0 -> 0.0
+        return self._add(args, kwargs, raw, top, weights, check_columns=True)
+
+    def _one_time(self, args: tuple[Any, ...], t: int | float) -> tuple[np.ndarray, Any] | None:
+        """``(raw, top)`` of one unweighted sample given as scalars at time ``t`` (a Python int
+        or float), as :func:`times` and ``update`` read them, without building and checking
+        the batch's columns (13 us a request for ``Decayed(ROCAUC())`` before 0.8.29, most of
+        it there); None for a call the batch path takes instead (more columns than the
+        wrapped metric's, a time it refuses), which says what is wrong with it."""
+        rows = self._template._rows
+        if rows is None or len(args) != rows.n or not all(type(a) in _SCALAR_TYPES for a in args):
+            return None
+        if type(t) is int:
+            if not -(2**63) <= t < 2**63:
+                return None
+            return np.array([t], dtype=np.int64), t
+        if not math.isfinite(t):
+            return None
+        return np.array([t], dtype=np.float64), t + 0.0  # -0.0 -> 0.0
+
+    def _add(
+        self,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        raw: np.ndarray,
+        top: int | float,
+        weights: np.ndarray | None,
+        check_columns: bool,
+    ) -> Decayed:
+        """The rows at times ``raw`` (the latest ``top``), weighted by their age (and by
+        ``weights``), into the wrapped metric; ``check_columns``: check the columns' lengths
+        first (one row of scalars has none to check)."""
+        n = len(raw)
         latest = _later(self.latest, top)
         found = self._epoch_of(latest)
         if not -MAX_EPOCH <= found <= MAX_EPOCH:  # its bytes would not encode (int64)
@@ -292,8 +324,8 @@ class Decayed(Wrapper):
                 f"timestamps: {latest!r} lies more than 2**62 x 64 half-lives from time 0"
             )
         epoch = int(found)
-        # The columns' lengths, named, before the weights'.
-        Rows(args, kwargs, n, "timestamps", column_names(self))
+        if check_columns:  # (the columns' lengths, named, before the weights')
+            Rows(args, kwargs, n, "timestamps", column_names(self))
         inner = self.inner
         weight, weight_sq = self.weight, self.weight_sq
         if self._count and epoch != self.epoch:
@@ -315,44 +347,6 @@ class Decayed(Wrapper):
         weight_sq += float(factor @ factor)
         return self._commit(
             n, inner=inner, epoch=epoch, latest=latest, weight=weight, weight_sq=weight_sq
-        )
-
-    def _one_row(self, args: tuple[Any, ...], t: int | float) -> Decayed | None:
-        """:meth:`update` of one unweighted sample given as scalars at time ``t`` (a Python
-        int or float), without building the batch's columns: the same weight from the same
-        numpy steps on a one-row array, the same update of the wrapped metric. None, with
-        nothing changed, for a call the batch path takes instead (more columns than the
-        wrapped metric's, a time it refuses, a new epoch), and says what is wrong with.
-        (13 us a request for ``Decayed(ROCAUC())`` before 0.8.29, most of it building the
-        one-row columns and checking them.)"""
-        rows = self._template._rows
-        if rows is None or len(args) != rows.n or not all(type(a) in _SCALAR_TYPES for a in args):
-            return None
-        if type(t) is int:
-            if not -(2**63) <= t < 2**63:
-                return None
-            raw = np.array([t], dtype=np.int64)
-            top: int | float = t
-        else:
-            if not math.isfinite(t):
-                return None
-            raw = np.array([t], dtype=np.float64)
-            top = t + 0.0  # -0.0 -> 0.0
-        latest = _later(self.latest, top)
-        found = self._epoch_of(latest)
-        if not -MAX_EPOCH <= found <= MAX_EPOCH or (self._count and found != self.epoch):
-            return None
-        epoch = int(found)
-        factor = np.exp2(self._since_ref(raw, epoch) / self._config["half_life"])
-        inner = self.inner
-        inner.update(*args, sample_weight=float(factor[0]))  # type: ignore[attr-defined]
-        return self._commit(
-            1,
-            inner=inner,
-            epoch=epoch,
-            latest=latest,
-            weight=self.weight + float(factor.sum()),
-            weight_sq=self.weight_sq + float(factor @ factor),
         )
 
     def _check_compatible(self, other: Any) -> None:

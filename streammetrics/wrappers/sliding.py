@@ -21,6 +21,7 @@ from ._windowing import (
     check_mergeable,
     decode_error,
     joins,
+    keyed_row,
     keys_of,
     load_windows,
     merged,
@@ -233,9 +234,7 @@ class SlidingWindow(Wrapper):
         False when the call is not one row of scalars, or its slot cannot tell without
         updating (a plain metric near a weight bound; a review of 0.8.29's first cut: the
         slot was not asked, and a collection updated another window alone)."""
-        rest = dict(kwargs)
-        timestamps = rest.pop("timestamps", None)
-        key = one_row_key(args, rest, timestamps, self._unit, self._config["origin"])
+        key, rest = keyed_row(self, self._unit, args, kwargs)
         if key is None:
             return False
         self._check_room(1)

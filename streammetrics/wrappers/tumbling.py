@@ -12,6 +12,7 @@ from ._windowing import (
     Wrapper,
     check_mergeable,
     decode_error,
+    keyed_row,
     keys_of,
     load_windows,
     number,
@@ -172,10 +173,7 @@ class TumblingWindows(Wrapper):
         by that window's own check (its update takes the row alone: in place, or on a copy),
         or one opening a new window (the row alone, and the eviction it causes). False where
         the window's state cannot tell without updating."""
-        rest = dict(kwargs)
-        timestamps = rest.pop("timestamps", None)
-        width, origin = self._config["width"], self._config["origin"]
-        key = one_row_key(args, rest, timestamps, width, origin)
+        key, rest = keyed_row(self, self._config["width"], args, kwargs)
         if key is None:
             return False
         self._check_room(1)
