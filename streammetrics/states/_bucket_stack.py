@@ -113,7 +113,7 @@ class BucketStack(Stacked):
         held = Held(metrics, True)
         self._combine(metrics, np.full(counts.shape[1], self.n), held, (grid, 0), entries=entries)
 
-    def fold_groups(self, metrics: list[Any], codes: np.ndarray, size: int) -> None:
+    def fold_groups(self, metrics: list[Any], codes: np.ndarray, size: int) -> bool:
         grid = self.mapping.size
         assert grid is not None
         n_rows = np.bincount(codes, minlength=size)
@@ -138,12 +138,13 @@ class BucketStack(Stacked):
             flat = np.bincount(2 * cell + self.y, weights=self.sw, minlength=2 * len(lo))
             dense = (flat.reshape(-1, 2), lo, hi)
             self._combine(metrics, n_rows, held, (span, kmin), dense=dense)
-            return
+            return True
         # ... or from one stable sort of the cells (two radix passes of 16 bits).
         cells, pos, neg, lo, hi = self.cell_entries(codes)
         group = cells // grid
         entries = (group, cells - group * grid, pos, neg, lo, hi)
         self._combine(metrics, n_rows, held, (grid, 0), entries=entries)
+        return True
 
     def cell_entries(self, groups: np.ndarray) -> tuple[np.ndarray, ...]:
         """The batch's entries per (group, bucket), ``groups`` giving each kept row's group:

@@ -191,24 +191,34 @@ class Sliced(Metric):
             if packed is not None:  # many slices: one table, no work per slice
                 packed.bound = bound
                 return self._commit(n, slices=packed)
-        if stack is not None and stack.groups:
+        judged = not self._template._slice_free_labels()
+        if (
+            stack is not None
+            and stack.groups
+            and not (judged and len(keys) == 1 and table._pack is None and table.has(keys[0]))
+        ):
+            # (A slice that judges its own labels takes a batch of its own rows through its
+            # per-request path, below: there it learns which rows it certainly takes.)
             # Every row validated, every slice's state ready: one fold of all slices, in place
             # (the slices belong to this state alone; the fold checks the count bound for
             # every slice before it commits any).
             changed = table.changed  # (the ``slices`` property forgets it: kept below)
             states = [table.slices.get(k) for k in keys]
-            if stack.accepts([m for m in states if m is not None]):
+            if stack.accepts_groups([m for m in states if m is not None]):
                 missing = [j for j, m in enumerate(states) if m is None]
-                made = blanks(self._template, len(missing))
+                # (A slice judging its own labels keeps a per-request buffer, as a copy of
+                # the template has: it learns the rows it certainly takes.)
+                own = not self._template._slice_free_labels()
+                made = blanks(self._template, len(missing), rows=own)
                 ready: list[Metric] = states  # type: ignore[assignment]
                 for j, metric in zip(missing, made, strict=True):
                     ready[j] = metric
-                stack.fold_groups(ready, codes, len(keys))
-                added = {keys[j]: ready[j] for j in missing}
-                done = table.updated(added) if added else table
-                done.bound = bound
-                done.changed = {reads: c + len(keys) for reads, c in changed.items()}
-                return self._commit(n, slices=done)
+                if stack.fold_groups(ready, codes, len(keys)):
+                    added = {keys[j]: ready[j] for j in missing}
+                    done = table.updated(added) if added else table
+                    done.bound = bound
+                    done.changed = {reads: c + len(keys) for reads, c in changed.items()}
+                    return self._commit(n, slices=done)
         fresh: dict[Key, Metric] = {}
         held = table.view()  # read only: each slice is updated on a copy
         if len(keys) == 1 and table._pack is None and (base := held.get(keys[0])) is not None:

@@ -51,6 +51,14 @@ def _sliced_labels(rng: np.random.Generator, n: int):
     return (rng.integers(0, 3, n), rng.integers(0, 3, n)), {"by": rng.integers(0, 6, n)}
 
 
+def _sliced_binary_labels(rng: np.random.Generator, n: int):
+    # Binary labels, some rows weighted: each slice judges its own label set, so its rows
+    # take the grouped fold of label counts, not one packed table (0.8.30).
+    yt, yp = rng.integers(0, 2, n), rng.integers(0, 2, n)
+    w = rng.choice(np.array([1.0, 0.5, 2.0]), n)
+    return (yt, yp), {"by": rng.integers(0, 6, n), "sample_weight": w}
+
+
 def _sliced_scores(rng: np.random.Generator, n: int):
     y = rng.integers(0, 2, n)
     s = rng.integers(0, 20, n) / 20.0
@@ -174,6 +182,13 @@ CASES = [
         _sliced_weighted_labels,
         BAD_SLICED,
         other=lambda: sm.Sliced(sm.F1(average="micro")),
+    ),
+    Case(
+        "Sliced-binary-counts",
+        lambda: sm.Sliced(sm.F1()),
+        _sliced_binary_labels,
+        [*BAD_SLICED, (([0, 2], [2, 0]), {"by": [0, 0]})],  # a slice's labels without pos_label
+        other=lambda: sm.Sliced(sm.Precision()),
     ),
     Case(
         "Sliced-auc",

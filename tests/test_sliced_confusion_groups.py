@@ -1,0 +1,143 @@
+"""``Sliced`` of a confusion metric whose slices are not one packed table (a binary ``F1``, whose
+every slice judges its own label set): the grouped fold of ``ConfusionStack`` counts each
+slice's rows on a new count block, where 0.8.29 updated a copy of each slice.
+
+The fold must give the state the per-slice path gives, byte for byte (labels of both kinds,
+weights, new and held slices, one-sample requests), decline where a slice's own update would
+refuse its rows (the per-slice path then says why, and nothing changes), and never write into
+the template or another slice's state.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import streammetrics as sm
+from streammetrics.errors import InputError
+from streammetrics.states.stacked import ConfusionStack
+from streammetrics.wrappers import sliced as sliced_module
+
+BINARY = {
+    "f1": lambda: sm.F1(),
+    "precision": lambda: sm.Precision(),
+    "recall": lambda: sm.Recall(),
+    "fbeta": lambda: sm.FBeta(beta=2.0),
+    "f1 pos_label 'b'": lambda: sm.F1(pos_label="b"),
+}
+
+
+class _Spy:
+    """Counts the grouped folds that took a batch (True) and that declined it (False)."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.took = self.declined = 0
+        original = ConfusionStack.fold_groups
+
+        def fold_groups(stack, metrics, codes, size):
+            done = original(stack, metrics, codes, size)
+            if done:
+                self.took += 1
+            else:
+                self.declined += 1
+            return done
+
+        monkeypatch.setattr(ConfusionStack, "fold_groups", fold_groups)
+
+
+def _per_slice(make, monkeypatch):
+    """A ``Sliced`` whose every update takes the per-slice path (no stacked batch)."""
+    sliced = sm.Sliced(make())
+
+    def update(*args, **kwargs):
+        with monkeypatch.context() as patch:
+            patch.setattr(sliced_module, "stacked_batch", lambda *a: None)
+            sliced.update(*args, **kwargs)
+
+    return sliced, update
+
+
+def _labels(name: str, rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
+    if "'b'" in name:
+        pool = np.array(["a", "b"])
+        return rng.choice(pool, n), rng.choice(pool, n)
+    return rng.integers(0, 2, n), rng.integers(0, 2, n)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("name", list(BINARY))
+def test_grouped_fold_equals_the_per_slice_path(name, weighted, monkeypatch):
+    make = BINARY[name]
+    rng = np.random.default_rng(len(name) + weighted)
+    spy = _Spy(monkeypatch)
+    folded = sm.Sliced(make())
+    plain, plain_update = _per_slice(make, monkeypatch)
+    for size, slices in [(1, 5), (40, 5), (500, 60), (3, 60), (1, 200), (2_000, 7)]:
+        yt, yp = _labels(name, rng, size)
+        by = [f"s{k}" for k in rng.integers(0, slices, size)]
+        kw = {"sample_weight": rng.integers(1, 4, size) * 0.5} if weighted else {}
+        folded.update(yt, yp, by=by, **kw)
+        plain_update(yt, yp, by=by, **kw)
+        assert folded.to_bytes() == plain.to_bytes()
+    assert spy.took >= 5 and spy.declined == 0
+    assert folded.compute() == plain.compute()
+
+
+@pytest.mark.parametrize("name", ["f1", "f1 pos_label 'b'"])
+def test_one_sample_requests_fold_as_the_per_slice_path(name, monkeypatch):
+    make = BINARY[name]
+    rng = np.random.default_rng(3)
+    spy = _Spy(monkeypatch)
+    folded = sm.Sliced(make())
+    plain, plain_update = _per_slice(make, monkeypatch)
+    yt, yp = _labels(name, rng, 3_000)
+    keys = rng.integers(0, 300, 3_000).tolist()
+    for i in range(3_000):  # held and new slices, through the per-request buffer
+        folded.update(yt[i].item(), yp[i].item(), by=keys[i])
+        plain_update(yt[i].item(), yp[i].item(), by=keys[i])
+    assert folded.to_bytes() == plain.to_bytes()
+    assert spy.took > 0
+
+
+def test_a_slice_refusing_its_rows_declines_the_fold_and_changes_nothing(monkeypatch):
+    spy = _Spy(monkeypatch)
+    m = sm.Sliced(sm.F1())
+    m.update([0, 1, 1, 0], [0, 1, 0, 0], by=["a", "a", "b", "c"])
+    before = m.to_bytes()
+    plain, plain_update = _per_slice(sm.F1, monkeypatch)
+    plain_update([0, 1, 1, 0], [0, 1, 0, 0], by=["a", "a", "b", "c"])
+    # Slice "b" would hold the labels 0, 1 and 2: binary F1 refuses them; "a" and "d" would not.
+    batch = ([1, 2, 0, 1], [1, 1, 0, 0]), {"by": ["a", "b", "d", "b"]}
+    with pytest.raises(InputError) as folded_error:
+        m.update(*batch[0], **batch[1])
+    with pytest.raises(InputError) as plain_error:
+        plain_update(*batch[0], **batch[1])
+    assert str(folded_error.value) == str(plain_error.value)
+    assert "two classes" in str(folded_error.value)
+    assert spy.declined == 1
+    assert m.to_bytes() == before == plain.to_bytes()
+    # A new slice with two labels, neither of them pos_label: refused as the slice refuses it.
+    with pytest.raises(InputError, match=r"pos_label: 1 is not a valid label"):
+        m.update([0, 2], [2, 0], by=["e", "e"])
+    assert m.to_bytes() == before
+    m.update([1, 0], [1, 1], by=["e", "a"])  # still takes rows afterwards
+    assert m["e"].compute() == 1.0
+
+
+def test_the_template_and_other_states_are_never_written(monkeypatch):
+    _Spy(monkeypatch)
+    m = sm.Sliced(sm.Precision())
+    m.update([1, 0, 1], [1, 1, 1], by=[1, 2, 3])  # three new slices: blanks of the template
+    m.update([1, 1, 0, 0], [1, 0, 0, 1], by=[1, 2, 4, 4])
+    assert m._template.count == 0 and not m._template.counts.table.any()
+    copy = m.copy()
+    snapshot = copy.to_bytes()
+    m.update([0, 1, 1], [1, 1, 0], by=[1, 2, 3])
+    assert copy.to_bytes() == snapshot
+    fresh = sm.Sliced(sm.Precision())
+    fresh.update(
+        [1, 0, 1, 1, 1, 0, 0, 0, 1, 1],
+        [1, 1, 1, 1, 0, 0, 1, 1, 1, 0],
+        by=[1, 2, 3, 1, 2, 4, 4, 1, 2, 3],
+    )
+    assert m.to_bytes() == fresh.to_bytes()
