@@ -55,6 +55,14 @@ def slice_keys(by: Any) -> tuple[np.ndarray, list[Key]]:
     """
     if by is None:
         raise InputError("by: required (one slice key per row, beside the metric's columns)")
+    kind = type(by)
+    if (kind is str and by.isascii() and not by.endswith("\x00")) or (
+        kind is int and -(2**63) <= by < 2**63
+    ):
+        # One key, as a one-sample request passes it: the code and key the array path gives,
+        # without it. (Other strings take it: numpy drops trailing NULs, and a string without
+        # a UTF-8 form is refused there.)
+        return np.zeros(1, dtype=np.int64), [by]
     if isinstance(by, tuple):
         parts = list(by)
     elif isinstance(by, list) and by and all(isinstance(k, (tuple, list)) for k in by):
