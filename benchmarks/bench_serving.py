@@ -216,6 +216,13 @@ def sliced_one_sample(calls: int, rounds: int, slices: int = 1_000, fresh: bool 
     cases: list[tuple[str, Callable[[], Any], Callable[[], Any] | None, list[Any]]] = [
         ("Sliced(Accuracy())", lambda: sm.Sliced(sm.Accuracy()), river and river.Accuracy, labels),
         (
+            # binary: every slice judges its own label set (not one packed table)
+            "Sliced(F1())",
+            lambda: sm.Sliced(sm.F1()),
+            river and (lambda: river.F1(pos_val=1)),
+            labels,
+        ),
+        (
             "Sliced(ROCAUC())",
             lambda: sm.Sliced(sm.ROCAUC()),
             river and (lambda: river.ROCAUC(pos_val=1)),

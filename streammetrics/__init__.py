@@ -27,7 +27,7 @@ from .wrappers.decayed import Decayed
 from .wrappers.sliding import SlidingWindow
 from .wrappers.tumbling import TumblingWindows
 
-__version__ = "0.8.29"
+__version__ = "0.8.30"
 
 __all__ = [
     "Bootstrap",
