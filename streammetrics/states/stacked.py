@@ -80,6 +80,11 @@ class Stacked(ABC):
     rows: np.ndarray
     #: Whether :meth:`fold_groups` is implemented (``Sliced``).
     groups = False
+    #: Whether the states :meth:`fold_groups` takes keep their per-request path: new states
+    #: get their own ``Rows`` (``blanks(rows=True)``), and a batch for one state it holds goes
+    #: through that state's own ``update``, where it learns which rows it certainly takes (as
+    #: the per-slice path did for confusion metrics before they had a grouped fold).
+    per_request = False
     #: Whether :meth:`fold_replicates` is (``Bootstrap``); a stack made for ``Sliced``'s packed
     #: fold alone (``regression._stack.LossStack``) has none.
     replicates = True
@@ -201,6 +206,7 @@ class ConfusionStack(Stacked):
         return self._by_cell()[2]
 
     groups = True
+    per_request = True
 
     def accepts(self, metrics: list[Any]) -> bool:
         # A stack holds a dense (states, L * L) table: large label sets, which the states keep

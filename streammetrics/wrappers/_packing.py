@@ -4,7 +4,6 @@ moment tables."""
 
 from __future__ import annotations
 
-import weakref
 from typing import Any
 
 import numpy as np
@@ -55,22 +54,16 @@ def library_state(template: Any) -> bool:
     user's subclass that overrides none of :data:`_STATE_METHODS` (so it declares no other state
     field: those are added in ``__init__``). A table writes, reads and checks the library's
     state only: it would drop a subclass's own field from the bytes, or skip its own checks
-    (reviews of 0.8.22). Decided once per class (:data:`_LIBRARY_STATE`): a ``Sliced`` asks at
-    every update, and the walk of the class dictionaries cost 10 us a request."""
+    (reviews of 0.8.22). A class of the library is answered at once (a ``Sliced`` asks at
+    every update: the walk of the class dictionaries cost 10 us a request); a subclass is
+    walked every time, so a method added to it later still counts."""
     kind = type(template)
-    known = _LIBRARY_STATE.get(kind)
-    if known is None:
-        lib = next((c for c in kind.__mro__ if c.__module__.startswith("streammetrics.")), None)
-        known = lib is not None and all(
-            _defined(kind, name) is _defined(lib, name) for name in _STATE_METHODS
-        )
-        _LIBRARY_STATE[kind] = known
-    return known
-
-
-#: :func:`library_state` of each class asked about, by class (weakly: a class defined in a
-#: loop, or a test, leaves with its last use).
-_LIBRARY_STATE: weakref.WeakKeyDictionary[type, bool] = weakref.WeakKeyDictionary()
+    if kind.__module__.startswith("streammetrics."):
+        return True
+    lib = next((c for c in kind.__mro__ if c.__module__.startswith("streammetrics.")), None)
+    if lib is None:
+        return False
+    return all(_defined(kind, name) is _defined(lib, name) for name in _STATE_METHODS)
 
 
 def _defined(kind: type, name: str) -> Any:

@@ -20,6 +20,7 @@ from ..base import Metric, metric_from_spec, metric_spec
 from ..errors import InputError
 from ..states.stacked import blanks, stacked_batch
 from ..uncertainty import check_level
+from ._packing import library_state
 from ._rows import Rows, column_names, groups, template, weight_by_keyword
 from ._slice_joins import check_keys_join, check_slices_join
 from ._slice_keys import slice_keys
@@ -191,29 +192,30 @@ class Sliced(Metric):
             if packed is not None:  # many slices: one table, no work per slice
                 packed.bound = bound
                 return self._commit(n, slices=packed)
-        judged = not self._template._slice_free_labels()
         if (
             stack is not None
             and stack.groups
-            and not (judged and len(keys) == 1 and table._pack is None and table.has(keys[0]))
+            and library_state(self._template)  # (a subclass's fields may be changed in place)
+            and not (
+                stack.per_request and len(keys) == 1 and table._pack is None and table.has(keys[0])
+            )
         ):
-            # (A slice that judges its own labels takes a batch of its own rows through its
-            # per-request path, below: there it learns which rows it certainly takes.)
             # Every row validated, every slice's state ready: one fold of all slices, in place
             # (the slices belong to this state alone; the fold checks the count bound for
-            # every slice before it commits any).
-            changed = table.changed  # (the ``slices`` property forgets it: kept below)
-            states = [table.slices.get(k) for k in keys]
+            # every slice before it commits any). The states are read from the table's view:
+            # it stops being packed (and forgets its bound) only once the fold has changed
+            # them, so a refused batch leaves it as it was (a review of 0.8.30's first cut).
+            changed = table.changed
+            view = table.view()
+            states = [view.get(k) for k in keys]
             if stack.accepts_groups([m for m in states if m is not None]):
                 missing = [j for j, m in enumerate(states) if m is None]
-                # (A slice judging its own labels keeps a per-request buffer, as a copy of
-                # the template has: it learns the rows it certainly takes.)
-                own = not self._template._slice_free_labels()
-                made = blanks(self._template, len(missing), rows=own)
+                made = blanks(self._template, len(missing), rows=stack.per_request)
                 ready: list[Metric] = states  # type: ignore[assignment]
                 for j, metric in zip(missing, made, strict=True):
                     ready[j] = metric
                 if stack.fold_groups(ready, codes, len(keys)):
+                    table.slices = view  # (changed in place: no longer the pack's)
                     added = {keys[j]: ready[j] for j in missing}
                     done = table.updated(added) if added else table
                     done.bound = bound
