@@ -208,6 +208,31 @@ class ContingencyCounts(StateBlock):
         kind = np.result_type(self.dtype, other.dtype).kind
         check_sum("contingency counts", kind, self.held_total(), other.held_total())
 
+    def plus_known(
+        self, a: np.ndarray, b: np.ndarray, weights: np.ndarray | None
+    ) -> ContingencyCounts | None:
+        """``self.merged(self.batch(a, b, weights, names))`` where that is quick: a dense table
+        of shared axes, too small for the sparse form, whose labels hold every value of ``a``
+        and ``b`` (so its label set does not change). The same block to the bit: the batch's
+        cells summed in row order into a table of its own, which is then added to a copy of
+        this one, after the count bound's check. None where it does not apply (the general
+        path then also says what is wrong)."""
+        dense = self._dense
+        if dense is None or not self.shared or may_be_sparse(dense.size):
+            return None
+        ka, kb = known_codes(self.rows, a), known_codes(self.rows, b)
+        if ka is None or kb is None:
+            return None
+        batch = np.bincount(ka * len(self.rows) + kb, weights=weights, minlength=dense.size)
+        batch = batch.reshape(dense.shape)
+        kind = np.result_type(dense.dtype, batch.dtype).kind
+        mine, added = self.held_total(), held_total(batch)
+        check_sum("contingency counts", kind, mine, added)
+        out = self._blank()
+        out.rows = out.cols = self.rows
+        out._set_dense(dense + batch, mine + added)
+        return out
+
     def merged(self, other: ContingencyCounts) -> ContingencyCounts:
         """A new block with the counts of both (label union); neither input changes."""
         self.check_mergeable(other)

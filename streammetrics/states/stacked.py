@@ -243,9 +243,12 @@ class ConfusionStack(Stacked):
             weights = None if self.sw is None else self.sw[rows]
             held: ContingencyCounts = metric.counts
             try:
-                batch = held.batch(true[rows], pred[rows], weights, names)
-                metric._check_labels(union(held.rows, batch.rows))
-                counts = held.merged(batch)
+                # Labels the state holds already: its label set, which passed its check, stays.
+                counts = held.plus_known(true[rows], pred[rows], weights)
+                if counts is None:
+                    batch = held.batch(true[rows], pred[rows], weights, names)
+                    metric._check_labels(union(held.rows, batch.rows))
+                    counts = held.merged(batch)
                 metric._check_room(n)
             except InputError:  # (a CountOverflowError too) the state's own update says why
                 return False
