@@ -26,51 +26,14 @@ from ._confusion_base import (
     _label_value,
     _nanaverage,
     _prf_divide,
+    picked_margins,
     segment_nanaverage,
     segments,
 )
+from ._f_edge import RECALL_BETA2, f_edge
 from ._table_stack import Summaries, delta_ses, summaries
 
 __all__ = ["F1", "FBeta", "Precision", "Recall"]
-
-#: Past this ``beta**2`` F-beta is scored as recall: its precision term weighs at most
-#: ``2**100 / beta**2`` (weights total at most 2**100), below 2**-600, while ``(1 + beta**2) *
-#: tp`` may overflow (``beta=1e154`` gave nan, 0.8.11; an overflowing ``beta**2`` already
-#: scored as recall).
-_RECALL_BETA2 = 2.0**700
-
-
-def _f_edge(
-    tp: float, pred: float, true: float, beta: float, design: float, level: float
-) -> tuple[float, float] | None:
-    """Binary F-beta's interval at an edge of its range (and always for ``beta`` 0 or past
-    2**350), or None off the edges.
-
-    With no true positive (F = 0) or no miss (F = 1), every filled cell has a zero gradient, so
-    the delta method's variance is 0 and its interval a point, which covered the truth in 75%
-    of a review's streams (0.8.13). There: given the rows that are positive or predicted so
-    (``u = tp + fp + fn``), ``tp`` is binomial with ``theta = P(tp | u)``, and
-    ``F = (1 + b2) theta / ((1 + b2) theta + b2 phi + (1 - theta - phi))`` for the unknown
-    share ``phi`` of misses that are false negatives. The Wilson interval of ``theta`` is
-    mapped through the bounds over ``phi``: exact for F1 (``2 theta / (1 + theta)``),
-    conservative for other betas. ``beta`` 0 and past 2**350 are precision and recall: their
-    Wilson intervals. ``design``: Kish's ratio of effective to counted rows.
-    """
-    b2 = beta * beta
-    if b2 > _RECALL_BETA2 or beta == 0:
-        # On and off the edges (0.8.16 took only a set without any miss as an edge, and gave
-        # precision without a false positive the point (1, 1)).
-        den = true if beta else pred
-        return wilson(tp * design, den * design, level) if den > 0 else (math.nan, math.nan)
-    union = pred + true - tp
-    if not (tp == 0 or tp == union) or union <= 0:
-        return None
-
-    def bound(theta: float, cost: float) -> float:
-        return (1 + b2) * theta / ((1 + b2) * theta + cost * (1 - theta)) if theta else 0.0
-
-    low, high = wilson(tp * design, union * design, level)
-    return (bound(low, max(b2, 1.0)), bound(high, min(b2, 1.0)))
 
 
 class _PRF(_ConfusionMetric, register=False):
@@ -131,6 +94,9 @@ class _PRF(_ConfusionMetric, register=False):
     def _any_labels(self) -> bool:
         return bool(self._config["average"] != "binary")
 
+    def _label_rule(self) -> tuple[int, Any] | None:
+        return None if self._config["average"] != "binary" else (2, self._config["pos_label"])
+
     def _sums(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         labels = self.counts.rows
         tp, true, pred = self._margins()
@@ -167,7 +133,7 @@ class _PRF(_ConfusionMetric, register=False):
         beta, zero = self._beta, self._zero
         precision = _prf_divide(tp, pred, zero)
         recall = _prf_divide(tp, true, zero)
-        if beta * beta > _RECALL_BETA2:  # (scores as recall: see _RECALL_BETA2)
+        if beta * beta > RECALL_BETA2:  # (scores as recall: see RECALL_BETA2)
             f = recall
         elif beta == 0:
             f = precision
@@ -186,11 +152,25 @@ class _PRF(_ConfusionMetric, register=False):
         return _nanaverage(value, true if average == "weighted" else None)
 
     def _compute_margins(
-        self, tp: np.ndarray, true: np.ndarray, pred: np.ndarray, edges: list[int]
+        self,
+        tp: np.ndarray,
+        true: np.ndarray,
+        pred: np.ndarray,
+        edges: list[int],
+        labels: np.ndarray | None = None,
     ) -> list[Any] | None:
         average = self._config["average"]
-        if average == "binary" or self._config["labels"] is not None:
+        if self._config["labels"] is not None:
             return None
+        if average == "binary":  # pos_label's own sums, as _sums picks them; one value each
+            if labels is None:
+                return None
+            picked = picked_margins((tp, pred, true), edges, labels, self._config["pos_label"])
+            scores = self._scores_of(*picked)
+            chosen: np.ndarray = {"precision": scores[0], "recall": scores[1], "f": scores[2]}[
+                self._metric
+            ]
+            return list(chosen.tolist())
         if average == "micro":
             seg = segments(edges)
             tp, true, pred = (
@@ -286,7 +266,7 @@ class _PRF(_ConfusionMetric, register=False):
         (any average) and the macro/weighted averages: the delta method over the multinomial
         confusion counts (Agresti, *Categorical Data Analysis*, sec. 16.1), normal, clipped to
         [0, 1]; binary F-beta at its edges (no true positive, or no miss), where that variance
-        is 0, maps Wilson's interval of ``tp / (tp + fp + fn)`` (:func:`_f_edge`).
+        is 0, maps Wilson's interval of ``tp / (tp + fp + fn)`` (:func:`._f_edge.f_edge`).
         ``average=None`` gives an array, so it raises :class:`NoIntervalError`.
         O(L**2).
         """
@@ -307,7 +287,7 @@ class _PRF(_ConfusionMetric, register=False):
                     # a convention, not an estimate (0.8.9 gave it a zero-width interval).
                     return NAN_INTERVAL
                 if average == "binary":
-                    edge = _f_edge(
+                    edge = f_edge(
                         float(tp[0]), float(pred[0]), float(true[0]), self._beta, design, level
                     )
                     if edge is not None:
@@ -356,7 +336,7 @@ class _PRF(_ConfusionMetric, register=False):
                 v = divide(tp, pred)
             elif metric == "recall":
                 v = divide(tp, true)
-            elif beta * beta > _RECALL_BETA2:
+            elif beta * beta > RECALL_BETA2:
                 v = divide(tp, true)
             elif beta == 0:
                 v = divide(tp, pred)
