@@ -292,3 +292,56 @@ def test_binary_slices_decode_into_the_table_and_refuse_a_forged_label_set():
     state["counts"]["rows"] = np.array([0, 2], dtype=np.int64)
     with pytest.raises(StateDecodeError, match="pos_label"):
         sm.loads(_codec.encode(tree))
+
+
+# -- one-sample requests bringing a slice labels, buffered (0.8.30) ---------------------------
+
+
+def test_rows_bringing_a_slice_labels_are_buffered_when_its_rule_passes(monkeypatch):
+    """A binary metric's slice judges its own labels: a slice's first row, or one bringing its
+    second label, waits in the buffer when the slice's labels, held and waiting, pass the rule
+    with the row's; the same bytes, values and errors as each request updating for real."""
+    rng = np.random.default_rng(21)
+    buffered = sm.Sliced(sm.F1(pos_label=1), max_slices=60)
+    plain = sm.Sliced(sm.F1(pos_label=1), max_slices=60)
+    monkeypatch.setattr(plain, "_plan", lambda args, kwargs: None)  # every request for real
+    outcomes = []
+    for i in range(3_000):
+        labels = [0, 1] if rng.random() > 0.02 else [2]
+        row = int(rng.choice(labels)), int(rng.choice(labels))
+        key = int(rng.integers(0, 70))
+        results = []
+        for m in (buffered, plain):
+            try:
+                m.update(*row, by=key)
+                results.append(None)
+            except InputError as exc:
+                results.append(str(exc))
+        assert results[0] == results[1], (i, row, key)
+        outcomes.append(results[0])
+        if i % 500 == 0:
+            assert buffered.to_bytes() == plain.to_bytes()
+    assert buffered.to_bytes() == plain.to_bytes()
+    assert buffered.compute() == plain.compute()
+    assert any(outcomes) and outcomes.count(None) > 2_000
+
+
+def test_a_slice_opened_in_the_buffer_judges_its_later_labels(monkeypatch):
+    m = sm.Sliced(sm.F1())
+    m.update(0, 0, by="seed")  # a call taken for real: one-sample rows trusted from here
+    m.update(0, 1, by="u")  # opens "u" in the buffer: {0, 1}
+    assert m._pending is not None and m._new_keys == {"u"}
+    before = m.copy().to_bytes()
+    with pytest.raises(InputError, match="two classes"):
+        m.update(2, 2, by="u")  # "u" would hold 0, 1 and 2
+    assert m.to_bytes() == before
+    m.update(1, 1, by="v")  # {1}: then 0 may come, 2 may not
+    m.update(0, 1, by="v")
+    with pytest.raises(InputError, match="two classes"):
+        m.update(2, 0, by="v")
+    m.update(3, 3, by="w")  # {3} alone passes; {3, 4} would hold two labels, not pos_label
+    with pytest.raises(InputError, match="pos_label: 1 is not a valid label"):
+        m.update(4, 3, by="w")
+    # a collection asks a member about a row whose slice waits in the buffer: it cannot tell
+    m.update(0, 1, by="x")
+    assert m._row_check((2, 2), {"by": "x"}) is False

@@ -25,6 +25,7 @@ from ._rows import Rows, column_names, groups, template, weight_by_keyword
 from ._slice_joins import check_keys_join, check_slices_join
 from ._slice_keys import slice_keys
 from ._slice_pack import SlicePack
+from ._slice_rows import slice_row_plan
 from ._slice_table import Key, SliceTable, slice_kind
 
 __all__ = ["Sliced", "SliceTable", "slice_keys"]
@@ -293,6 +294,8 @@ class Sliced(Metric):
         if table.has(keys[0]):
             held = None if table._pack is not None else table.view().get(keys[0])
             return held is not None and held._row_certain(args, rest)
+        if self._new_keys and keys[0] in self._new_keys:
+            return False  # (opened by rows waiting in the buffer: only the update can tell)
         self._fed(rows, self._template.copy(), None, direct=True)
         return True
 
@@ -318,6 +321,42 @@ class Sliced(Metric):
     #: waiting in all slices together to ``FOLD_ROWS`` plus ``WAITING_PER_SLICE`` per slice.
     _waiting_rows: int = 0
     _waiting: set[Key] | None = None
+    #: Until the buffer folds: the keys of the slices that rows waiting in it open, and the
+    #: labels such rows bring each slice (``_slice_rows.slice_row_plan``).
+    _new_keys: set[Key] | None = None
+    _waiting_labels: dict[Key, set[Any]] | None = None
+
+    def _plan(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        plan = super()._plan(args, kwargs)
+        return plan if plan is not None else slice_row_plan(self, args, kwargs)
+
+    def _push(self, plan: Any) -> int:
+        if len(plan) == 3:  # a row bringing its slice labels (``slice_row_plan``)
+            values, weighted, key = plan
+            if self._waiting_labels is None:
+                self._new_keys, self._waiting_labels = set(), {}
+            assert self._new_keys is not None
+            if not self._holds_slice(key):
+                self._new_keys.add(key)
+            self._waiting_labels.setdefault(key, set()).update(values[:2])
+            assert self._rows is not None
+            self._rows.learn(values, None)
+            plan = values, weighted
+        return super()._push(plan)
+
+    def _holds_slice(self, key: Key) -> bool:
+        """Whether the state holds slice ``key`` (rows waiting in the buffer aside)."""
+        pending = self._pending
+        table = self.__dict__["slices"] if pending is None else pending.stash["slices"]
+        return bool(table.has(key))
+
+    def _fold(self) -> None:
+        self._new_keys = self._waiting_labels = None
+        super()._fold()
+
+    def _drop_pending(self) -> None:
+        self._new_keys = self._waiting_labels = None
+        super()._drop_pending()
 
     def _take_row(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
         """One sample as scalars, for a wrapped metric that takes one sample its own way
