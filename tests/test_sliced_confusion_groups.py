@@ -14,8 +14,7 @@ import numpy as np
 import pytest
 
 import streammetrics as sm
-from streammetrics import _codec
-from streammetrics.errors import InputError, StateDecodeError
+from streammetrics.errors import InputError
 from streammetrics.states.stacked import ConfusionStack
 from streammetrics.wrappers import sliced as sliced_module
 
@@ -215,83 +214,6 @@ def test_a_check_added_to_a_subclass_after_use_counts():
     Later._check_labels = no_seven
     with pytest.raises(InputError, match="label 7"):
         s.update([7, 7], [7, 7], by=[0, 1])
-
-
-# -- binary metrics in one packed table, for large batches (0.8.30) --------------------------
-
-
-def _binary_stream(name: str, rng: np.random.Generator, n: int, slices: int):
-    yt, yp = _labels(name, rng, n)
-    return yt, yp, rng.integers(0, slices, n)
-
-
-@pytest.mark.parametrize("name", list(BINARY))
-def test_large_batches_pack_binary_slices_as_the_per_slice_path(name, monkeypatch):
-    make = BINARY[name]
-    rng = np.random.default_rng(11)
-    packed = sm.Sliced(make())
-    plain, plain_update = _per_slice(make, monkeypatch)
-    for n, slices, weighted in [(20_000, 3_000, False), (9_000, 3_000, True), (30, 3_000, False)]:
-        yt, yp, by = _binary_stream(name, rng, n, slices)
-        kw = {"sample_weight": rng.integers(1, 4, n) * 0.5} if weighted else {}
-        packed.update(yt, yp, by=by, **kw)
-        plain_update(yt, yp, by=by, **kw)
-        assert packed.to_bytes() == plain.to_bytes()
-        # a large batch packs the table; a small one after it unpacks it, once
-        assert (packed.slices._pack is not None) == (n >= 8_192)
-    fresh = sm.Sliced(make())
-    yt, yp, by = _binary_stream(name, rng, 40_000, 5_000)
-    fresh.update(yt, yp, by=by)
-    assert fresh.slices._pack is not None
-    values = fresh.compute()  # from the table's margins, without a state per slice
-    assert fresh.slices._dict is None
-    one_by_one, update = _per_slice(make, monkeypatch)
-    update(yt, yp, by=by)
-    expected = one_by_one.compute()
-    assert values.keys() == expected.keys()
-    for key, value in values.items():
-        assert value == expected[key] or (np.isnan(value) and np.isnan(expected[key]))
-
-
-def test_a_packed_binary_table_refuses_a_slice_of_three_labels_and_changes_nothing(monkeypatch):
-    rng = np.random.default_rng(12)
-    yt, yp, by = _binary_stream("f1", rng, 10_000, 1_000)
-    s = sm.Sliced(sm.F1()).update(yt, yp, by=by)
-    assert s.slices._pack is not None
-    before = s.to_bytes()
-    big = np.tile([0, 1], 5_000)
-    bad_true, bad_by = big.copy(), np.arange(10_000) % 1_000
-    bad_true[7] = 2  # slice 7 would hold 0, 1 and 2
-    with pytest.raises(InputError, match="two classes") as folded:
-        s.update(bad_true, big, by=bad_by)
-    assert s.to_bytes() == before and s.slices._pack is not None
-    plain, update = _per_slice(sm.F1, monkeypatch)
-    update(yt, yp, by=by)
-    with pytest.raises(InputError) as alone:
-        update(bad_true, big, by=bad_by)
-    assert str(folded.value) == str(alone.value)
-    assert plain.to_bytes() == before
-    # two labels without pos_label, in a new slice of a packed table
-    with pytest.raises(InputError, match="pos_label: 1 is not a valid label"):
-        s.update(np.tile([0, 2], 5_000), np.tile([2, 0], 5_000), by=np.full(10_000, 5_000))
-    assert s.to_bytes() == before
-
-
-def test_binary_slices_decode_into_the_table_and_refuse_a_forged_label_set():
-    rng = np.random.default_rng(13)
-    yt, yp, by = _binary_stream("f1", rng, 5_000, 300)
-    blob = sm.Sliced(sm.F1()).update(yt, yp, by=by).to_bytes()
-    loaded = sm.loads(blob)
-    assert loaded.slices._pack is not None  # 300 slices: read straight into the table
-    assert loaded.to_bytes() == blob
-    tree = _codec.decode(blob)
-    slices = tree["state"]["slices"]
-    state = slices[0][1]["state"]
-    assert state["counts"]["rows"].tolist() == [0, 1]
-    # slice 0 holds the labels 0 and 2 (no pos_label): each slice's decoder refuses it
-    state["counts"]["rows"] = np.array([0, 2], dtype=np.int64)
-    with pytest.raises(StateDecodeError, match="pos_label"):
-        sm.loads(_codec.encode(tree))
 
 
 # -- one-sample requests bringing a slice labels, buffered (0.8.30) ---------------------------

@@ -112,25 +112,19 @@ class _ConfusionMetric(Metric, register=False):
 
     def _label_rule(self) -> tuple[int, Any] | None:
         """The label sets :meth:`_check_labels` accepts, where it does not accept them all,
-        for a wrapper that checks many states at once (``Sliced``'s packed table):
-        ``(most, must)``, at most ``most`` labels, ``must`` among them when there are
-        ``most`` (:func:`label_sets_pass`). None: no such rule (the states check their own)."""
+        for a wrapper that judges a row without the state (``Sliced``'s per-request buffer,
+        ``wrappers._slice_rows``): ``(most, must)``, at most ``most`` labels, and ``must``
+        among them when there are ``most``. None: no such rule."""
         return None
 
     def _compute_margins(
-        self,
-        tp: np.ndarray,
-        true: np.ndarray,
-        pred: np.ndarray,
-        edges: list[int],
-        labels: np.ndarray | None = None,
+        self, tp: np.ndarray, true: np.ndarray, pred: np.ndarray, edges: list[int]
     ) -> list[Any] | None:
         """``compute()`` of many states of this configuration at once, from each state's
         margins over its own labels (the true positives, true and predicted totals, as float64,
-        state ``i``'s at ``edges[i]:edges[i + 1]``, each entry's label in ``labels``), equal
-        to the bit to each state's own; an entry may be None where only the state's own
-        compute gives that. None when the metric offers none (``Sliced`` then computes each
-        slice's state)."""
+        state ``i``'s at ``edges[i]:edges[i + 1]``), equal to the bit to each state's own; an
+        entry may be None where only the state's own compute gives that. None when the metric
+        offers none (``Sliced`` then computes each slice's state)."""
         return None
 
     def _interval_margins(
@@ -261,33 +255,6 @@ def _nanaverage(values: np.ndarray, weights: np.ndarray | None) -> float:
     if w.sum() == 0:
         return float(np.mean(values[keep]))
     return float(np.average(values[keep], weights=w))
-
-
-def is_label(values: np.ndarray, label: Any) -> np.ndarray:
-    """Elementwise ``values == label`` as a state's lookup of a configured label among its own
-    compares them (``pos_label``: a dict of Python values): a str matches strings only, a
-    number integers only."""
-    if (values.dtype.kind == "U") != isinstance(label, str):
-        return np.zeros(len(values), dtype=bool)
-    return np.asarray(values == label, dtype=bool)
-
-
-def label_sets_pass(rule: tuple[int, Any], sizes: np.ndarray, holds: np.ndarray) -> bool:
-    """Whether label sets of ``sizes`` labels, ``holds`` saying which hold the rule's label,
-    all pass :meth:`_ConfusionMetric._label_rule`'s ``rule``."""
-    most = rule[0]
-    return not bool(((sizes > most) | ((sizes == most) & ~holds)).any())
-
-
-def picked_margins(
-    margins: tuple[np.ndarray, ...], edges: list[int], labels: np.ndarray, label: Any
-) -> tuple[np.ndarray, ...]:
-    """Each state's ``margins`` (per entry, state ``i``'s at ``edges[i]:edges[i + 1]``, an
-    entry's label in ``labels``) at ``label`` alone, 0.0 where a state has not seen it: what a
-    state's own sums pick for one configured label (``average="binary"``)."""
-    hit = is_label(labels, label)
-    seg = segments(edges)[hit]
-    return tuple(np.bincount(seg, weights=m[hit], minlength=len(edges) - 1) for m in margins)
 
 
 def segments(edges: list[int]) -> np.ndarray:

@@ -140,12 +140,7 @@ class Accuracy(_ConfusionMetric):
         return float(self.counts.diagonal().sum()) / total if total else math.nan
 
     def _compute_margins(
-        self,
-        tp: np.ndarray,
-        true: np.ndarray,
-        pred: np.ndarray,
-        edges: list[int],
-        labels: np.ndarray | None = None,
+        self, tp: np.ndarray, true: np.ndarray, pred: np.ndarray, edges: list[int]
     ) -> list[Any] | None:
         seg = segments(edges)
         correct = np.bincount(seg, weights=tp, minlength=len(edges) - 1)
@@ -266,12 +261,7 @@ class MatthewsCorrCoef(_ConfusionMetric):
         return out
 
     def _compute_margins(
-        self,
-        tp: np.ndarray,
-        true: np.ndarray,
-        pred: np.ndarray,
-        edges: list[int],
-        labels: np.ndarray | None = None,
+        self, tp: np.ndarray, true: np.ndarray, pred: np.ndarray, edges: list[int]
     ) -> list[Any] | None:
         seg, many = segments(edges), len(edges) - 1
 

@@ -26,7 +26,6 @@ from ._confusion_base import (
     _label_value,
     _nanaverage,
     _prf_divide,
-    picked_margins,
     segment_nanaverage,
     segments,
 )
@@ -152,25 +151,11 @@ class _PRF(_ConfusionMetric, register=False):
         return _nanaverage(value, true if average == "weighted" else None)
 
     def _compute_margins(
-        self,
-        tp: np.ndarray,
-        true: np.ndarray,
-        pred: np.ndarray,
-        edges: list[int],
-        labels: np.ndarray | None = None,
+        self, tp: np.ndarray, true: np.ndarray, pred: np.ndarray, edges: list[int]
     ) -> list[Any] | None:
         average = self._config["average"]
-        if self._config["labels"] is not None:
+        if average == "binary" or self._config["labels"] is not None:
             return None
-        if average == "binary":  # pos_label's own sums, as _sums picks them; one value each
-            if labels is None:
-                return None
-            picked = picked_margins((tp, pred, true), edges, labels, self._config["pos_label"])
-            scores = self._scores_of(*picked)
-            chosen: np.ndarray = {"precision": scores[0], "recall": scores[1], "f": scores[2]}[
-                self._metric
-            ]
-            return list(chosen.tolist())
         if average == "micro":
             seg = segments(edges)
             tp, true, pred = (

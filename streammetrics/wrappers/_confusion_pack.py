@@ -20,11 +20,8 @@ Weighted rows (0.8.20) make the table's counts float64: each batch is then folde
 its weights summed per cell in row order and added to the held counts, the additions each
 slice's own update makes (so the counts are its bits; the squared weights agree to rounding).
 Slices never weighted keep integer tables on the wire. Weights are packed only on label sets
-small enough for dense tables (fewer than 256 labels); beyond, the per-slice path runs. A
-metric that refuses some label sets (``average="binary"``: at most two labels, ``pos_label``
-among two) is packed since 0.8.30: each batch's touched slices are checked against its
-``_label_rule`` first, and a batch one of them refuses goes to the per-slice path, which
-refuses it in that slice's words.
+small enough for dense tables (fewer than 256 labels); there, and for a metric that refuses
+some label sets (``average="binary"``), the per-slice path runs.
 """
 
 from __future__ import annotations
@@ -34,7 +31,6 @@ from typing import Any
 import numpy as np
 
 from .._codec import check_sum
-from ..classification._confusion_base import is_label, label_sets_pass
 from ..states._cells import may_be_sparse
 from ..states._fold import pushed, queue_full
 from ..states.stacked import ConfusionStack
@@ -48,14 +44,7 @@ from ._confusion_cells import (
 from ._confusion_reads import ConfusionReads
 from ._packing import slots
 
-__all__ = ["CONFUSION_PACK_MIN_SLICES", "RULED_PACK_ROWS", "ConfusionPack"]
-
-#: A metric with a label rule (``average="binary"``) is packed only by a batch of at least this
-#: many rows, or a quarter of the slices held (:meth:`ConfusionPack.wanted`): a one-sample
-#: request its per-request buffer cannot take (a slice's first row, or its second label) would
-#: otherwise fold into the whole table, O(slices) a request. Above the buffer's folds (4,096
-#: rows), so a server's stream keeps one state per slice, and a batch job gets the table.
-RULED_PACK_ROWS = 8192
+__all__ = ["CONFUSION_PACK_MIN_SLICES", "ConfusionPack"]
 
 #: Confusion tables are packed from the first slice: one sort of the batch's cells beats one
 #: update per slice at any number of slices (1M rows in 200k-row batches: 55 against 28 M rows/s
@@ -70,48 +59,14 @@ _CODE_LIMIT = 1 << 62
 
 def qualifies(template: Any) -> bool:
     """Whether slices of ``template`` can be packed: a confusion metric with the shared update,
-    whose every label set is valid, or whose valid label sets follow its ``_label_rule``
-    (``average="binary"``: the pack checks every touched slice's labels, 0.8.30) on labels
-    each slice learns (not fixed ones)."""
+    whose every label set is valid."""
     from ..classification._confusion_base import _ConfusionMetric
 
-    if not isinstance(template, _ConfusionMetric):
-        return False
-    if type(template).update is not _ConfusionMetric.update:
-        return False
-    ruled = template._label_rule() is not None and not template.counts.fixed
-    return template._any_labels() or ruled
-
-
-def _ranges(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """The indices ``lo[i]:hi[i]`` of every ``i``, concatenated."""
-    lengths = hi - lo
-    ends = np.cumsum(lengths)
-    return np.repeat(lo - ends + lengths, lengths) + np.arange(int(ends[-1]) if len(ends) else 0)
-
-
-def _rule_holds(
-    rule: tuple[int, Any],
-    labels: np.ndarray,
-    presents: list[np.ndarray],
-    batch: np.ndarray,
-) -> bool:
-    """Whether every slice a batch touches keeps a label set ``rule`` accepts: the labels it
-    holds (``presents``: the sorted codes ``slice * L + label`` of the table and of each
-    queued batch) with the batch's own (``batch``, such codes, any order)."""
-    size = len(labels)
-    touched = np.unique(batch // size)
-    parts = [batch]
-    for present in presents:
-        lo = np.searchsorted(present, touched * size)
-        hi = np.searchsorted(present, (touched + 1) * size)
-        parts.append(present[_ranges(lo, hi)])
-    codes = np.unique(np.concatenate(parts))
-    slot = codes // size
-    starts = np.flatnonzero(np.concatenate(([True], slot[1:] != slot[:-1])))
-    sizes = np.diff(np.append(starts, len(codes)))
-    holds = np.add.reduceat(is_label(labels[codes % size], rule[1]).astype(np.int64), starts)
-    return label_sets_pass(rule, sizes, holds > 0)
+    return (
+        isinstance(template, _ConfusionMetric)
+        and type(template).update is _ConfusionMetric.update
+        and template._any_labels()
+    )
 
 
 class ConfusionPack(ConfusionReads):
@@ -146,16 +101,6 @@ class ConfusionPack(ConfusionReads):
         #: None: integer counts (``values`` int64). Else ``values`` are float64 and this says
         #: which slices hold weights (float tables; the others write integer ones).
         self.floaty = floaty
-
-    @classmethod
-    def wanted(cls, template: Any, rows: int, slices: int) -> bool:
-        """Whether a batch of ``rows`` rows over a table of ``slices`` slices is folded as one
-        table (packing it first if it is not): always, but for a metric with a label rule,
-        whose batches must be large (:data:`RULED_PACK_ROWS`); a smaller one unpacks the
-        table, once, so that packing and unpacking cost O(1) a row."""
-        if template._label_rule() is None:
-            return True
-        return rows >= max(RULED_PACK_ROWS, slices // 4)
 
     def _table(self) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         return self.cells, self.values, self.present
@@ -269,14 +214,6 @@ class ConfusionPack(ConfusionReads):
             table = recoded(table, at, len(self.labels), size)
             queue = tuple(recoded(q, at, len(self.labels), size) for q in queue)
         row_slot = slot[codes]
-        at = np.searchsorted(labels, stack.labels)
-        rule = self.template._label_rule()
-        if rule is not None:  # each touched slice's labels as its own update checks them
-            cut = row_slot * size
-            batch_labels = np.concatenate((cut + at[stack.true_codes], cut + at[stack.pred_codes]))
-            presents = [p for p in (table[2], *(q[2] for q in queue)) if p is not None]
-            if not _rule_holds(rule, labels, presents, batch_labels):
-                return None  # (the per-slice path refuses the batch, in the slice's words)
         counts = np.zeros(len(keys), dtype=np.int64)
         counts[: len(self.counts)] = self.counts
         batch = np.bincount(row_slot, minlength=len(keys))
@@ -290,6 +227,7 @@ class ConfusionPack(ConfusionReads):
             # so the two agree to rounding).
             sw = stack.sw
             weight_sq += batch if sw is None else np.bincount(row_slot, sw * sw, len(keys))
+        at = np.searchsorted(labels, stack.labels)
         cell = (row_slot * size + at[stack.true_codes]) * size + at[stack.pred_codes]
         if weighted:
             folded = weighted_fold(self.floaty, table, queue, cell, stack.sw, size, len(keys))

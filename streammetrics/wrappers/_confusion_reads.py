@@ -249,7 +249,7 @@ class ConfusionReads:
         known = None
         if self.floaty is None:
             tp, true, pred, edges = self._margins()
-            known = template._compute_margins(tp, true, pred, edges, self._entry_labels())
+            known = template._compute_margins(tp, true, pred, edges)
         values = self._by_tables(
             lambda _, stack: template._compute_tables(stack), "compute", known=known
         )
@@ -275,13 +275,6 @@ class ConfusionReads:
 
         got = self._by_tables(score, "interval", level)
         return None if got is None else dict(zip(self.keys, got, strict=True))
-
-    def _entry_labels(self) -> np.ndarray:
-        """The label of each entry of :meth:`_margins` (each slice's own labels, in order)."""
-        if self.present is None:
-            return np.tile(self.labels, len(self.keys))
-        out: np.ndarray = self.labels[self.present % len(self.labels)]
-        return out
 
     def _margins(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[int]]:
         """Each slice's true positives, true and predicted totals over its own labels (float64,

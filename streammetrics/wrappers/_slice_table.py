@@ -266,9 +266,6 @@ class SliceTable(StateBlock):
         kind, least = found
         if not library_state(self.template):
             return None  # (a user's subclass with a state of its own: one state per slice)
-        wanted = getattr(kind, "wanted", None)
-        if wanted is not None and not wanted(self.template, len(codes), len(self)):
-            return None  # (the per-slice states: an update then unpacks a packed table)
         pack: Any = self._pack  # of the stack's kind: one template makes one kind of stack
         if pack is None:
             slices = self.view()

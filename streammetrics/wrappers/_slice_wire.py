@@ -191,7 +191,7 @@ def decoded_confusion_pack(template: Any, pairs: list[Any], least: int) -> Confu
     ``Sliced(Accuracy())`` over 100,000 slices: ~40 µs of Python per slice through the
     per-slice decoder, a few here.
     """
-    from ..classification._confusion_base import _ConfusionMetric, is_label, label_sets_pass
+    from ..classification._confusion_base import _ConfusionMetric
 
     if len(pairs) < max(least, 1) or not qualifies(template) or not library_state(template):
         return None  # (a subclass's own checks: the per-slice decoder)
@@ -236,11 +236,6 @@ def decoded_confusion_pack(template: Any, pairs: list[Any], least: int) -> Confu
     inner[starts] = False  # each slice's first label has no predecessor in its slice
     if (every[1:] <= every[:-1])[inner[1:]].any():
         return None  # a slice's labels unsorted or repeated
-    rule = template._label_rule()
-    if rule is not None:  # (``average="binary"``: each slice's labels as its decoder checks them)
-        holds = np.add.reduceat(is_label(every, rule[1]).astype(np.int64), starts) > 0
-        if not label_sets_pass(rule, widths, holds):
-            return None  # the per-slice decoder refuses the slice, in its words
     flat = np.concatenate([t.ravel() for t in tables])
     if len(flat) and not flat.min() >= 0:
         return None  # (negative, or nan)
