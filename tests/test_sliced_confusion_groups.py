@@ -267,3 +267,37 @@ def test_a_slice_opened_in_the_buffer_judges_its_later_labels(monkeypatch):
     # a collection asks a member about a row whose slice waits in the buffer: it cannot tell
     m.update(0, 1, by="x")
     assert m._row_check((2, 2), {"by": "x"}) is False
+
+
+def test_a_weighted_buffer_folded_at_a_push_keeps_the_row_s_labels_noted():
+    """Found by a review of 0.8.30's first cut: a row opening a slice behind weighted rows
+    made the buffer fold at its push, which forgot the labels just noted; the slice's next
+    row was then judged without them, buffered, and its fold failed (two rows lost)."""
+    m = sm.Sliced(sm.F1())
+    m.update(1, 1, by="a", sample_weight=1.0)
+    m.update(1, 1, by="a")
+    m.update(1, 1, by="a", sample_weight=1.0)  # a weighted row waits in the buffer
+    m.update(0, 0, by="u")  # opens "u" with the label 0
+    with pytest.raises(InputError, match="two classes"):
+        m.update(1, 2, by="u")  # "u" would hold 0, 1 and 2
+    assert m.count == 4
+    assert m["u"].count == 1
+
+
+def test_a_subclass_s_own_label_check_is_never_bypassed():
+    """Found by a review of 0.8.30's first cut: the rule inherited by a subclass buffered a
+    row that the subclass's own check refuses, and the fold then lost it."""
+
+    class NoSeven(sm.F1):
+        _wire_name = "TestGroupsNoSeven"
+
+        def _check_labels(self, labels):
+            super()._check_labels(labels)
+            if 7 in labels.tolist():
+                raise InputError("y_true: label 7 refused")
+
+    s = sm.Sliced(NoSeven())
+    s.update(1, 1, by=0)
+    with pytest.raises(InputError, match="label 7 refused"):
+        s.update(7, 7, by=1)
+    assert s.count == 1

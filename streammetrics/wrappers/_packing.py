@@ -46,6 +46,7 @@ _STATE_METHODS = (
     "_upgrade_state",
     "_check_labels",
     "_any_labels",
+    "_label_rule",
 )
 
 

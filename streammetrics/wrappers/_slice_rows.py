@@ -18,6 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from .._row_checks import _key_kind
+from ._packing import library_state
 from ._slice_table import slice_kind
 
 __all__ = ["slice_row_plan"]
@@ -52,10 +53,11 @@ def slice_row_plan(sliced: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -
     rows = sliced._rows
     if rows is None or kwargs or len(args) != 3 or rows.n != 3 or not rows.scalars:
         return None  # (scalars not trusted: none yet, or near the count bound)
-    label_rule = getattr(sliced._template, "_label_rule", None)
+    template = sliced._template
+    label_rule = getattr(template, "_label_rule", None)
     rule = None if label_rule is None else label_rule()
-    if rule is None:
-        return None
+    if rule is None or not library_state(template):
+        return None  # (a subclass's own label check: only its update can tell)
     true, pred, by = args
     kind = _label_kind(true)
     if kind is None or _label_kind(pred) != kind:

@@ -294,8 +294,6 @@ class Sliced(Metric):
         if table.has(keys[0]):
             held = None if table._pack is not None else table.view().get(keys[0])
             return held is not None and held._row_certain(args, rest)
-        if self._new_keys and keys[0] in self._new_keys:
-            return False  # (opened by rows waiting in the buffer: only the update can tell)
         self._fed(rows, self._template.copy(), None, direct=True)
         return True
 
@@ -333,6 +331,10 @@ class Sliced(Metric):
     def _push(self, plan: Any) -> int:
         if len(plan) == 3:  # a row bringing its slice labels (``slice_row_plan``)
             values, weighted, key = plan
+            if self._pending is not None and self._pending.weighted:
+                # (the base's push would fold weighted rows first, and with them the labels
+                # noted below: a review found a row then judged without them)
+                self._fold()
             if self._waiting_labels is None:
                 self._new_keys, self._waiting_labels = set(), {}
             assert self._new_keys is not None
