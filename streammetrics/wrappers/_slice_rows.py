@@ -4,8 +4,8 @@ rule.
 ``Sliced``'s per-request buffer takes a row whose labels its slice has taken before (or, for
 metrics that accept any label set, any slice). A binary ``F1`` judges each slice's own label
 set (at most two labels, ``pos_label`` among two), so a slice's first row, and a row bringing
-its second label, took the ordinary update: about 120 µs for every new user's first request
-(0.8.30's first cut). Such a row is certain when the slice's labels, held and waiting, with the
+its second label, took the ordinary update: some 100-140 µs for every new user's first
+request (0.8.29). Such a row is certain when the slice's labels, held and waiting, with the
 row's own pass the metric's rule (and its key, for a new slice, passes the key checks):
 :func:`slice_row_plan` says so, and the buffer takes it; ``Sliced._push`` then notes the row's
 labels as waiting for its slice (``Sliced._waiting_labels``, until the buffer folds) and
@@ -21,7 +21,7 @@ from .._row_checks import _key_kind
 from ._packing import library_state
 from ._slice_table import slice_kind
 
-__all__ = ["slice_row_plan"]
+__all__ = ["slice_row_plan", "state_field"]
 
 _INT64 = 1 << 63
 
@@ -38,7 +38,7 @@ def _label_kind(value: Any) -> str | None:
     return None
 
 
-def _field(metric: Any, name: str) -> Any:
+def state_field(metric: Any, name: str) -> Any:
     """A declared field of ``metric`` as it is, without folding its buffer (reading the field
     folds it): the buffer holds the fields aside while rows wait."""
     pending = metric._pending
@@ -66,12 +66,12 @@ def slice_row_plan(sliced: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -
     if key_kind is None or (key_kind == "str" and by.endswith("\x00")):
         return None
     key = int(by) if key_kind == "int" else str(by)
-    table = _field(sliced, "slices")
+    table = state_field(sliced, "slices")
     labels = {true, pred}
     if table.has(key):
         if table._pack is not None:
             return None  # (a packed table: the update reads the slice's labels)
-        held = _field(table.view()[key], "counts").rows
+        held = state_field(table.view()[key], "counts").rows
         if len(held) and (held.dtype.kind == "U") != (kind == "str"):
             return None  # (labels of another kind than the slice's: refused)
         labels.update(held.tolist())
