@@ -59,6 +59,13 @@ def _sliced_binary_labels(rng: np.random.Generator, n: int):
     return (yt, yp), {"by": rng.integers(0, 6, n), "sample_weight": w}
 
 
+def _sliced_binary_rows(rng: np.random.Generator, n: int):
+    # Unweighted binary labels over string keys: one sample at a time, a slice's first row and
+    # its second label wait in the buffer when its labels pass the rule (0.8.30).
+    yt, yp = rng.integers(0, 2, n), rng.integers(0, 2, n)
+    return (yt, yp), {"by": rng.choice(np.array(["de", "fr", "us", "jp", "br"]), n)}
+
+
 def _sliced_scores(rng: np.random.Generator, n: int):
     y = rng.integers(0, 2, n)
     s = rng.integers(0, 20, n) / 20.0
@@ -189,6 +196,17 @@ CASES = [
         _sliced_binary_labels,
         [*BAD_SLICED, (([0, 2], [2, 0]), {"by": [0, 0]})],  # a slice's labels without pos_label
         other=lambda: sm.Sliced(sm.Precision()),
+    ),
+    Case(
+        "Sliced-binary-rows",
+        lambda: sm.Sliced(sm.Recall(pos_label=0)),
+        _sliced_binary_rows,
+        [
+            (([0, 1], [0, 1]), {}),
+            (([0, 1], [0, 1]), {"by": [1, 2]}),  # int keys beside strings
+            (([1, 2], [2, 1]), {"by": ["de", "de"]}),  # two labels without pos_label
+        ],
+        other=lambda: sm.Sliced(sm.Recall(pos_label=0), max_slices=10),
     ),
     Case(
         "Sliced-auc",
