@@ -204,6 +204,13 @@ class PerRequest:
             pending.stash[name] = attrs.pop(name)
         return pending
 
+    def _unfolded(self, name: str) -> Any:
+        """The declared field ``name`` as it is, without folding the rows waiting (reading the
+        field folds them): while rows wait, the buffer holds the fields aside. For a wrapper's
+        per-request path, which judges a row by the state it already holds."""
+        pending = self._pending
+        return self.__dict__[name] if pending is None else pending.stash[name]
+
     def _drop_pending(self) -> None:
         """Forget the pending rows (``reset``), putting the declared fields back first."""
         pending = self._pending

@@ -231,7 +231,7 @@ class ConfusionStack(Stacked):
         slices are not one packed table) whose requests went to slices it held (0.8.29)."""
         labels = self.labels
         true, pred = labels[self.true_codes], labels[self.pred_codes]
-        order = np.argsort(codes, kind="stable")
+        order = stable_order(codes)
         bounds = np.searchsorted(codes[order], np.arange(size + 1)).tolist()
         names = ("y_true", "y_pred")
         plans = []

@@ -21,7 +21,7 @@ from .._row_checks import _key_kind
 from ._packing import library_state
 from ._slice_table import slice_kind
 
-__all__ = ["slice_row_plan", "state_field"]
+__all__ = ["slice_row_plan"]
 
 _INT64 = 1 << 63
 
@@ -36,13 +36,6 @@ def _label_kind(value: Any) -> str | None:
     if kind is str and value.isascii() and "\x00" not in value:
         return "str"
     return None
-
-
-def state_field(metric: Any, name: str) -> Any:
-    """A declared field of ``metric`` as it is, without folding its buffer (reading the field
-    folds it): the buffer holds the fields aside while rows wait."""
-    pending = metric._pending
-    return metric.__dict__[name] if pending is None else pending.stash[name]
 
 
 def slice_row_plan(sliced: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
@@ -66,12 +59,12 @@ def slice_row_plan(sliced: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -
     if key_kind is None or (key_kind == "str" and by.endswith("\x00")):
         return None
     key = int(by) if key_kind == "int" else str(by)
-    table = state_field(sliced, "slices")
+    table = sliced._unfolded("slices")
     labels = {true, pred}
     if table.has(key):
         if table._pack is not None:
             return None  # (a packed table: the update reads the slice's labels)
-        held = state_field(table.view()[key], "counts").rows
+        held = table.view()[key]._unfolded("counts").rows
         if len(held) and (held.dtype.kind == "U") != (kind == "str"):
             return None  # (labels of another kind than the slice's: refused)
         labels.update(held.tolist())

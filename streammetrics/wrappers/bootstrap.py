@@ -285,7 +285,7 @@ class Bootstrap(Metric):
             return False  # near the bound: the ordinary update checks every replicate
         by_position = hashed is None  # (no id: the row's place in this instance's stream)
         if by_position:
-            drawn = self.drawn if pending is None else pending.stash["drawn"]
+            drawn = self._unfolded("drawn")
             h = position_hash(drawn + self._queued_positions)
         else:
             h = hashed

@@ -25,7 +25,7 @@ from ._rows import Rows, column_names, groups, template, weight_by_keyword
 from ._slice_joins import check_keys_join, check_slices_join
 from ._slice_keys import slice_keys
 from ._slice_pack import SlicePack
-from ._slice_rows import slice_row_plan, state_field
+from ._slice_rows import slice_row_plan
 from ._slice_table import Key, SliceTable, slice_kind
 
 __all__ = ["Sliced", "SliceTable", "slice_keys"]
@@ -338,7 +338,7 @@ class Sliced(Metric):
             if self._waiting_labels is None:
                 self._new_keys, self._waiting_labels = set(), {}
             assert self._new_keys is not None
-            if not state_field(self, "slices").has(key):
+            if not self._unfolded("slices").has(key):
                 self._new_keys.add(key)
             self._waiting_labels.setdefault(key, set()).update(values[:2])
             assert self._rows is not None
